@@ -1,0 +1,35 @@
+// One Jest project per workspace. Tests import sibling packages from their sources, so a change
+// in core is seen by the adapter's tests without a build step.
+const path = require('node:path');
+
+const sourceOf = (dir) => path.join(__dirname, dir, 'src');
+
+const moduleNameMapper = {
+  '^@sqlgate/core$': sourceOf('packages/core'),
+  '^@sqlgate/testing$': sourceOf('packages/testing'),
+  '^@sqlgate/postgres-adapter$': sourceOf('packages/postgres-adapter'),
+  '^@sqlgate/http-express$': sourceOf('apps/http-express'),
+};
+
+const project = (dir) => ({
+  displayName: path.basename(dir),
+  rootDir: path.join(__dirname, dir),
+  testEnvironment: 'node',
+  testMatch: ['<rootDir>/test/**/*.test.ts'],
+  moduleNameMapper,
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: path.join(__dirname, dir, 'tsconfig.json') }],
+  },
+});
+
+/** @type {import('jest').Config} */
+module.exports = {
+  projects: [
+    project('packages/core'),
+    project('packages/testing'),
+    project('packages/postgres-adapter'),
+    project('apps/http-express'),
+  ],
+  globalSetup: '<rootDir>/scripts/jest-global-setup.js',
+  globalTeardown: '<rootDir>/scripts/jest-global-teardown.js',
+};
