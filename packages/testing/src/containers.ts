@@ -109,7 +109,28 @@ export async function startPostgresContainer(
           hostnames: [runtime.info.containerRuntime.host],
         })
       : undefined;
-    if (certificate) container.withSSL(certificate.certificateFile, certificate.keyFile);
+    if (certificate) {
+      // testcontainers 11 has no withSSL. PostgreSQL refuses a key its user does not own, and copied
+      // files belong to root: the entrypoint installs the key for postgres, then starts as usual.
+      container
+        .withCopyFilesToContainer([
+          { source: certificate.certificateFile, target: '/tmp/sqlgate-server.crt', mode: 0o644 },
+          { source: certificate.keyFile, target: '/tmp/sqlgate-server.key.in', mode: 0o600 },
+        ])
+        .withEntrypoint([
+          'sh',
+          '-c',
+          'install -o postgres -m 600 /tmp/sqlgate-server.key.in /tmp/sqlgate-server.key && exec docker-entrypoint.sh "$@"',
+          'sh',
+        ])
+        .withCommand([
+          'postgres',
+          ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
+          ...['-c', 'max_connections=200'],
+          ...['-c', 'ssl=on', '-c', 'ssl_cert_file=/tmp/sqlgate-server.crt'],
+          ...['-c', 'ssl_key_file=/tmp/sqlgate-server.key'],
+        ]);
+    }
     const started = await container.start();
 
     const connection = {

@@ -1,0 +1,72 @@
+/**
+ * Configuration, read from the environment and validated once at start-up. A bad value stops the
+ * start with one line naming the variable and the expected form.
+ */
+import { readFileSync } from 'node:fs';
+
+export interface ServerConfig {
+  port: number;
+  hostname: string;
+  poolMax: number;
+  poolIdleTimeoutMs: number;
+  connectTimeoutMs: number;
+  poolWaitTimeoutMs: number;
+  poolTargetsMax: number;
+  maxRows: number;
+  maxStatements: number;
+  maxBodyBytes: number;
+  sessionReset: 'auto' | 'always';
+  /** Contents of SSL_ROOT_CERT, for sslMode verify-full. */
+  sslRootCertificate?: string;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = /^[0-9]+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got '${raw}'`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!values.includes(raw as T)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got '${raw}'`);
+  return raw as T;
+}
+
+function fileContents(env: Env, name: string): string | undefined {
+  const path = env[name];
+  if (path === undefined || path === '') return undefined;
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`${name} must name a readable file, got '${path}' (${(error as Error).message})`);
+  }
+}
+
+/** Reads and validates every variable; throws ConfigError with one line on the first bad one. */
+export function loadConfig(env: Env = process.env): ServerConfig {
+  const config: ServerConfig = {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    hostname: env.HOSTNAME || '0.0.0.0',
+    poolMax: integer(env, 'POOL_MAX', 10, 1, 10_000),
+    poolIdleTimeoutMs: integer(env, 'POOL_IDLE_TIMEOUT_MS', 30_000, 1),
+    connectTimeoutMs: integer(env, 'CONNECT_TIMEOUT_MS', 5_000, 1),
+    poolWaitTimeoutMs: integer(env, 'POOL_WAIT_TIMEOUT_MS', 10_000, 1),
+    poolTargetsMax: integer(env, 'POOL_TARGETS_MAX', 100, 1),
+    maxRows: integer(env, 'MAX_ROWS', 10_000, 1, 1_000_000),
+    maxStatements: integer(env, 'MAX_STATEMENTS', 10_000, 1),
+    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1),
+    sessionReset: oneOf(env, 'SESSION_RESET', ['auto', 'always'] as const, 'auto'),
+  };
+  const sslRootCertificate = fileContents(env, 'SSL_ROOT_CERT');
+  if (sslRootCertificate) config.sslRootCertificate = sslRootCertificate;
+  return config;
+}

@@ -1,0 +1,36 @@
+/**
+ * The one mapping from sqlgate's error codes and SQLSTATEs to HTTP status codes (DECISIONS.md
+ * section 5). A database's answer is never a 500.
+ */
+import { ErrorCodes, type ResponseFailure } from '@sqlgate/core';
+
+function statusForSqlState(sqlState: string): number {
+  if (sqlState === '40001' || sqlState === '40P01') return 409; // the caller may retry
+  if (sqlState === '57014') return 504; // statement timeout; not 408, which clients retry on their own
+  if (sqlState === '53300') return 503; // too many connections
+  if (sqlState.startsWith('08') || sqlState.startsWith('57P')) return 502; // connection lost, server shutting down
+  return 400; // syntax, constraint, permission, authentication (28xxx), unknown database (3D000)...
+}
+
+const STATUS_BY_CODE: Record<string, number> = {
+  [ErrorCodes.INVALID_REQUEST]: 400,
+  [ErrorCodes.MISSING_FIELDS]: 400,
+  [ErrorCodes.NO_STATEMENTS]: 400,
+  [ErrorCodes.UNSUPPORTED_STATEMENT]: 400,
+  [ErrorCodes.TRANSACTION_LEFT_OPEN]: 400,
+  [ErrorCodes.REQUEST_ABORTED]: 400,
+  [ErrorCodes.TARGET_NOT_ALLOWED]: 403,
+  [ErrorCodes.CONNECTION_FAILED]: 502,
+  [ErrorCodes.POOL_EXHAUSTED]: 503,
+  [ErrorCodes.CONNECT_TIMEOUT]: 504,
+};
+
+/** 200 when nothing failed. */
+export function httpStatusFor(failure: ResponseFailure | undefined): number {
+  if (!failure) return 200;
+  if (failure.code === ErrorCodes.DATABASE_ERROR) return failure.sqlState ? statusForSqlState(failure.sqlState) : 400;
+  return STATUS_BY_CODE[failure.code] ?? 500;
+}
+
+/** Seconds a client should wait before retrying a 503. */
+export const RETRY_AFTER_SECONDS = 1;

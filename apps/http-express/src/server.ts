@@ -1,0 +1,90 @@
+/**
+ * Wiring and lifecycle: the composition root that plugs the pg adapter into the core, and a server
+ * that closes everything it opened.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createQueryService, type QueryService } from '@sqlgate/core';
+import { createPostgresConnections } from '@sqlgate/postgres-adapter';
+import { createApp } from './app';
+import { loadConfig, type ServerConfig } from './config';
+
+export interface StartServerOptions extends Partial<ServerConfig> {
+  /** Use this service instead of building one from the configuration. */
+  service?: QueryService;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  /** Stops accepting, lets in-flight requests finish, ends every pool. Idempotent. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** The query service of a configuration: the composition root. */
+export function createServiceFromConfig(config: ServerConfig): QueryService {
+  const connections = createPostgresConnections({
+    max: config.poolMax,
+    idleTimeoutMs: config.poolIdleTimeoutMs,
+    connectTimeoutMs: config.connectTimeoutMs,
+    waitTimeoutMs: config.poolWaitTimeoutMs,
+    maxPools: config.poolTargetsMax,
+    ...(config.sslRootCertificate ? { rootCertificate: config.sslRootCertificate } : {}),
+  });
+  return createQueryService({
+    connections,
+    defaultMaxRows: config.maxRows,
+    maxStatements: config.maxStatements,
+    alwaysResetSession: config.sessionReset === 'always',
+  });
+}
+
+/**
+ * Starts sqlgate. Options override the environment's configuration; `port: 0` picks a free port.
+ *
+ * @example
+ * await using server = await startServer({ port: 0 });
+ * await fetch(`${server.url}/api/query`, { method: 'POST', body: JSON.stringify({ ... }) });
+ */
+export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
+  const { service: givenService, ...overrides } = options;
+  const config: ServerConfig = { ...loadConfig(), ...definedOnly(overrides) };
+  const service = givenService ?? createServiceFromConfig(config);
+  const server = createServer(createApp({ service, maxBodyBytes: config.maxBodyBytes }));
+  // Slow clients cannot hold sockets forever (DECISIONS 9).
+  server.headersTimeout = 30_000;
+  server.requestTimeout = 5 * 60_000;
+  await listen(server, config.port, config.hostname);
+  const { port } = server.address() as AddressInfo;
+  const host = config.hostname === '0.0.0.0' || config.hostname === '::' ? '127.0.0.1' : config.hostname;
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => (closing ??= shutDown(server, service));
+  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, port, close, [Symbol.asyncDispose]: close };
+}
+
+function listen(server: Server, port: number, hostname: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, hostname, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+const GRACE_PERIOD_MS = 10_000;
+
+async function shutDown(server: Server, service: QueryService): Promise<void> {
+  const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const grace = setTimeout(() => server.closeAllConnections(), GRACE_PERIOD_MS);
+  grace.unref();
+  await stopped;
+  clearTimeout(grace);
+  await service.close();
+}
+
+function definedOnly<T extends object>(values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
+}

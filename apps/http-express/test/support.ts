@@ -1,0 +1,58 @@
+/** Shared set-up for HTTP tests: the app over the real adapter, pointed at the run's test database. */
+import { testDatabaseFromEnvironment, type TestDatabaseSettings } from '@sqlgate/testing';
+import type { QueryService } from '@sqlgate/core';
+import type { Express } from 'express';
+import { Client } from 'pg';
+import { createApp } from '../src/app';
+import { loadConfig, type ServerConfig } from '../src/config';
+import { createServiceFromConfig } from '../src/server';
+
+export const database: TestDatabaseSettings = testDatabaseFromEnvironment();
+
+/** Connection fields of a POST /api/query body for the test database. */
+export function target(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    host: database.host,
+    port: database.port,
+    user: database.user,
+    password: database.password,
+    database: database.database,
+    ...overrides,
+  };
+}
+
+export interface TestApp {
+  app: Express;
+  service: QueryService;
+  close(): Promise<void>;
+}
+
+/** The app with its own pools; close it in afterAll. */
+export function createTestApp(config: Partial<ServerConfig> = {}): TestApp {
+  const service = createServiceFromConfig({ ...loadConfig({}), ...config });
+  return { app: createApp({ service, maxBodyBytes: config.maxBodyBytes ?? 1024 * 1024 }), service, close: () => service.close() };
+}
+
+/** A direct pg connection to the test database, for checking what the service did. */
+export async function directClient(overrides: Partial<TestDatabaseSettings> = {}): Promise<Client> {
+  const client = new Client({
+    host: database.host,
+    port: database.port,
+    user: database.user,
+    password: database.password,
+    database: database.database,
+    ...overrides,
+  });
+  await client.connect();
+  return client;
+}
+
+/** Runs SQL directly (setup and checks), outside the service. */
+export async function sql(text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+  const client = await directClient();
+  try {
+    return (await client.query(text, params)).rows;
+  } finally {
+    await client.end();
+  }
+}

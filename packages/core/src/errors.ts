@@ -1,0 +1,120 @@
+/**
+ * The service's error catalogue. Every error sqlgate raises has a stable `code` declared here; the
+ * HTTP adapter maps codes (and, for database errors, SQLSTATEs) to status codes in one place.
+ */
+
+export const ErrorCodes = {
+  /** The request body is malformed: wrong type, invalid value, unknown option combination. */
+  INVALID_REQUEST: 'INVALID_REQUEST',
+  /** Required fields are absent. */
+  MISSING_FIELDS: 'MISSING_FIELDS',
+  /** The SQL text holds no statement. */
+  NO_STATEMENTS: 'NO_STATEMENTS',
+  /** A statement cannot be served over HTTP (COPY ... FROM STDIN). */
+  UNSUPPORTED_STATEMENT: 'UNSUPPORTED_STATEMENT',
+  /** PostgreSQL answered with an error (the SQLSTATE is on the error). */
+  DATABASE_ERROR: 'DATABASE_ERROR',
+  /** The target could not be reached or refused the connection (also TLS failures). */
+  CONNECTION_FAILED: 'CONNECTION_FAILED',
+  /** Connecting to the target took longer than the connect timeout. */
+  CONNECT_TIMEOUT: 'CONNECT_TIMEOUT',
+  /** No pooled connection became free within the pool wait timeout. */
+  POOL_EXHAUSTED: 'POOL_EXHAUSTED',
+  /** The target is outside the configured allow-list. */
+  TARGET_NOT_ALLOWED: 'TARGET_NOT_ALLOWED',
+  /** A script opened a transaction and left it open; it was rolled back. */
+  TRANSACTION_LEFT_OPEN: 'TRANSACTION_LEFT_OPEN',
+  /** The caller went away; the work was cancelled. */
+  REQUEST_ABORTED: 'REQUEST_ABORTED',
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/** Base class of every error sqlgate raises on purpose. */
+export class SqlgateError extends Error {
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/**
+ * A request that cannot be run as sent. `body` holds extra fields for the response body
+ * (for example `missing` for MISSING_FIELDS).
+ */
+export class RequestError extends SqlgateError {
+  readonly body: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, body: Record<string, unknown> = {}) {
+    super(code, message);
+    this.body = body;
+  }
+}
+
+/** Every field PostgreSQL can send with an error, as node-postgres names them. */
+export interface DatabaseErrorFields {
+  message: string;
+  /** SQLSTATE. */
+  code: string;
+  severity?: string;
+  routine?: string;
+  detail?: string;
+  hint?: string;
+  /** 1-based character position within the statement text. */
+  position?: string;
+  internalPosition?: string;
+  internalQuery?: string;
+  where?: string;
+  schema?: string;
+  table?: string;
+  column?: string;
+  dataType?: string;
+  constraint?: string;
+  file?: string;
+  line?: string;
+}
+
+/** PostgreSQL refused a statement. Keeps every field the server sent. */
+export class DatabaseError extends SqlgateError {
+  readonly fields: DatabaseErrorFields;
+
+  constructor(fields: DatabaseErrorFields, options?: { cause?: unknown }) {
+    super(ErrorCodes.DATABASE_ERROR, fields.message, options);
+    this.fields = fields;
+  }
+
+  /** The SQLSTATE, e.g. `23505`. */
+  get sqlState(): string {
+    return this.fields.code;
+  }
+}
+
+/**
+ * Talking to the target failed before or outside a statement: refused, unreachable, TLS failure,
+ * connect timeout, pool exhausted. `systemCode` is the SQLSTATE when the server sent one, else the
+ * system code (ECONNREFUSED, ENOTFOUND, ETIMEDOUT...): an error without a code is a bug.
+ */
+export class ConnectionError extends SqlgateError {
+  readonly systemCode: string;
+
+  constructor(
+    code: typeof ErrorCodes.CONNECTION_FAILED | typeof ErrorCodes.CONNECT_TIMEOUT | typeof ErrorCodes.POOL_EXHAUSTED,
+    message: string,
+    systemCode: string,
+    options?: { cause?: unknown },
+  ) {
+    super(code, message, options);
+    this.systemCode = systemCode;
+  }
+}
+
+/** Some SQLSTATEs mean the connection itself is gone, not that the statement was wrong. */
+const CONNECTION_SQLSTATE_CLASSES = ['08', '57P'];
+
+/** The SQLSTATE says the server broke the connection (08xxx, 57P0x admin shutdown / crash). */
+export function isConnectionSqlState(sqlState: string): boolean {
+  return CONNECTION_SQLSTATE_CLASSES.some((prefix) => sqlState.startsWith(prefix));
+}

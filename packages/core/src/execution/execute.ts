@@ -1,0 +1,29 @@
+/** Runs a planned request with the strategy the plan names. */
+import type { ParsedStatement } from '../parser/types';
+import type { ExecutionContext } from './context';
+import type { ExecutionOutcome } from './outcome';
+import type { ExecutionPlan } from './plan';
+import { runCallerManaged } from './strategies/caller-managed';
+import { runWithoutTransaction } from './strategies/no-transaction';
+import { runParallelReads } from './strategies/parallel-reads';
+import { runSingle } from './strategies/single';
+import { runTransactional } from './strategies/transactional';
+
+export function executePlan(
+  context: ExecutionContext,
+  plan: ExecutionPlan,
+  statements: readonly ParsedStatement[],
+): Promise<ExecutionOutcome> {
+  switch (plan.strategy) {
+    case 'single':
+      return runSingle(context, statements[0] as ParsedStatement);
+    case 'parallel-reads':
+      return runParallelReads(context, statements, plan.transaction);
+    case 'transaction':
+      return runTransactional(context, statements, plan.transaction);
+    case 'caller-managed':
+      return runCallerManaged(context, statements);
+    case 'no-transaction':
+      return runWithoutTransaction(context, statements);
+  }
+}

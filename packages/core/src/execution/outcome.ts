@@ -1,0 +1,36 @@
+/** What running a request produced, before it is shaped into SPEC's response bodies. */
+import type { DatabaseError } from '../errors';
+import type { ParsedStatement } from '../parser/types';
+import type { StatementResult } from '../ports/connections';
+import type { StrategyName } from './plan';
+
+export type StatementOutcome =
+  | { ok: true; statement: ParsedStatement; result: StatementResult; executionTime: number; cached?: boolean }
+  | { ok: false; statement: ParsedStatement; error: DatabaseError; executionTime: number };
+
+/** Why a request did not fully succeed. */
+export type ExecutionFailure =
+  /** A statement failed; the statements before it (if any) stand. */
+  | { kind: 'statement'; index: number }
+  /** A statement failed inside the service's transaction; everything was rolled back. */
+  | {
+      kind: 'transaction';
+      index: number;
+      error: DatabaseError;
+      executionTime: number;
+      /** The failing statement; absent when COMMIT itself failed. */
+      statement?: ParsedStatement;
+    }
+  /** The script left a transaction open; it was rolled back. */
+  | { kind: 'left-open' };
+
+export interface ExecutionOutcome {
+  strategy: StrategyName;
+  /** In statement order; a strategy that stops at a failure omits the statements it did not run. */
+  outcomes: StatementOutcome[];
+  /** The service wrapped the statements in a transaction of its own. */
+  transactionUsed: boolean;
+  /** Nothing the request did was kept (dryRun, or a transaction the script left open). */
+  rolledBack: boolean;
+  failure?: ExecutionFailure;
+}

@@ -1,0 +1,91 @@
+/**
+ * Which strategy runs a request: DECISIONS.md section 2. A pure function of the parsed statements and
+ * the request options, so every rule is unit-testable without a database.
+ */
+import { ErrorCodes, RequestError } from '../errors';
+import type { ParsedStatement } from '../parser/types';
+import type { IsolationLevel, QueryOptions } from '../request';
+
+export type StrategyName = 'single' | 'parallel-reads' | 'transaction' | 'caller-managed' | 'no-transaction';
+
+/** How the transaction that sqlgate opens is begun and ended. */
+export interface TransactionMode {
+  readOnly: boolean;
+  isolationLevel?: IsolationLevel;
+  /** dryRun: roll back instead of committing. */
+  rollbackAtEnd: boolean;
+}
+
+export interface ExecutionPlan {
+  strategy: StrategyName;
+  /** One statement answers with one QueryExecutionResult (SPEC rule 3), several with MultipleStatementsResponse. */
+  shape: 'single' | 'multiple';
+  transaction: TransactionMode;
+}
+
+/** Statements that manage the transaction or cannot run inside one: a request-wide transaction cannot hold them. */
+const OUTSIDE_SERVICE_TRANSACTION = new Set(['transaction-control', 'no-transaction']);
+
+function rejectUnsupported(statements: readonly ParsedStatement[]): void {
+  const unsupported = statements.find((statement) => statement.unsupported !== null);
+  if (unsupported) {
+    throw new RequestError(ErrorCodes.UNSUPPORTED_STATEMENT, unsupported.unsupported as string, {
+      statementIndex: unsupported.index,
+    });
+  }
+}
+
+function rejectIncompatibleOptions(statements: readonly ParsedStatement[], options: QueryOptions): void {
+  if (options.params && statements.length > 1) {
+    throw new RequestError(ErrorCodes.INVALID_REQUEST, "'params' can only be used with exactly one statement");
+  }
+  for (const [option, enabled] of [
+    ['dryRun', options.dryRun],
+    ['readOnly', options.readOnly],
+  ] as const) {
+    if (!enabled) continue;
+    // readOnly also refuses session statements: `SET transaction_read_only = off` before the first
+    // snapshot would turn the READ ONLY transaction into a writable one.
+    const offending = statements.find(
+      (statement) =>
+        OUTSIDE_SERVICE_TRANSACTION.has(statement.statementClass) ||
+        (option === 'readOnly' && statement.statementClass === 'session'),
+    );
+    if (offending) {
+      throw new RequestError(
+        ErrorCodes.INVALID_REQUEST,
+        `'${option}' cannot be combined with ${offending.keyword} (statement ${offending.index}): it must run in the transaction the service opens`,
+        { statementIndex: offending.index },
+      );
+    }
+  }
+}
+
+/**
+ * Chooses the strategy. Throws `RequestError` for requests that cannot be run as asked
+ * (COPY FROM STDIN, params with several statements, dryRun/readOnly with transaction control).
+ */
+export function planExecution(statements: readonly ParsedStatement[], options: QueryOptions): ExecutionPlan {
+  rejectUnsupported(statements);
+  rejectIncompatibleOptions(statements, options);
+  const transaction: TransactionMode = {
+    readOnly: options.readOnly,
+    rollbackAtEnd: options.dryRun,
+    ...(options.isolationLevel ? { isolationLevel: options.isolationLevel } : {}),
+  };
+  const wrapped = options.dryRun || options.readOnly;
+
+  if (statements.length === 1) {
+    return { strategy: wrapped ? 'transaction' : 'single', shape: 'single', transaction };
+  }
+  const classes = new Set(statements.map((statement) => statement.statementClass));
+  if (classes.has('transaction-control')) return { strategy: 'caller-managed', shape: 'multiple', transaction };
+  if (classes.has('no-transaction')) return { strategy: 'no-transaction', shape: 'multiple', transaction };
+  const independentReads = statements.every(
+    (statement) => statement.statementClass === 'read' && !statement.changesSession,
+  );
+  if (independentReads && !options.dryRun) {
+    return { strategy: 'parallel-reads', shape: 'multiple', transaction: { ...transaction, readOnly: true } };
+  }
+  return { strategy: 'transaction', shape: 'multiple', transaction };
+}

@@ -1,0 +1,57 @@
+/**
+ * Several reads at once, each on its own pooled connection in a READ ONLY transaction (DECISIONS 2.2):
+ * a statement wrongly classified as a read fails with 25006 instead of writing.
+ */
+import type { ParsedStatement } from '../../parser/types';
+import type { ExecutionContext } from '../context';
+import type { ExecutionOutcome, StatementOutcome } from '../outcome';
+import type { TransactionMode } from '../plan';
+import { inTransaction } from '../transaction';
+
+async function runRead(
+  context: ExecutionContext,
+  statement: ParsedStatement,
+  mode: TransactionMode,
+): Promise<StatementOutcome> {
+  const lent = await context.acquire();
+  try {
+    return await inTransaction(context, lent, mode, async () => {
+      const outcome = await context.runStatement(lent, statement);
+      return { value: outcome, end: outcome.ok ? 'commit' : 'rollback' };
+    });
+  } finally {
+    lent.release();
+  }
+}
+
+/** Runs `work` over `items` with at most `limit` in flight; results keep the items' order. */
+async function mapConcurrently<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+export async function runParallelReads(
+  context: ExecutionContext,
+  statements: readonly ParsedStatement[],
+  mode: TransactionMode,
+): Promise<ExecutionOutcome> {
+  const outcomes = await mapConcurrently(statements, context.settings.maxParallelReads, (statement) =>
+    runRead(context, statement, mode),
+  );
+  const failed = outcomes.findIndex((outcome) => !outcome.ok);
+  return {
+    strategy: 'parallel-reads',
+    outcomes,
+    transactionUsed: false,
+    rolledBack: false,
+    ...(failed >= 0 ? { failure: { kind: 'statement', index: failed } } : {}),
+  };
+}

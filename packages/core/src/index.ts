@@ -1,0 +1,31 @@
+/**
+ * @sqlgate/core: ports, use cases, the SQL parser and the execution strategies. No I/O: adapters
+ * implement the ports (see @sqlgate/postgres-adapter) and transports call the service.
+ */
+export { createQueryService } from './service';
+export type {
+  ConnectionCheckResponse,
+  ExecuteOptions,
+  QueryService,
+  QueryServiceOptions,
+  QueryServiceResponse,
+  QueryTimings,
+} from './service';
+export * from './errors';
+export * from './parser';
+export * from './ports/connections';
+export { systemClock, type Clock } from './ports/clock';
+export { parseQueryRequest, parseConnectionTarget, parsePort, MAX_ROWS_LIMIT } from './request';
+export type { CacheRequest, IsolationLevel, QueryOptions, QueryRequest } from './request';
+export { planExecution } from './execution/plan';
+export type { ExecutionPlan, StrategyName, TransactionMode } from './execution/plan';
+export { transactionFailureMessage } from './execution/response';
+export type {
+  MultipleStatementsResponse,
+  QueryErrorObject,
+  QueryExecutionResult,
+  QueryResponse,
+  QueryResponseBody,
+  ResponseFailure,
+  TransactionFailureResponse,
+} from './execution/response';

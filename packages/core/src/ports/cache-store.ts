@@ -1,0 +1,49 @@
+/**
+ * The result-cache port. Asynchronous so that a store shared by several instances (Redis) can
+ * implement it without touching core. The default implementation is in-memory (lru-cache).
+ */
+
+/** A cached statement result, as the response shows it. */
+export interface CachedResult {
+  rows: unknown[];
+  fields: unknown[];
+  rowCount: number | null;
+  command: string | null;
+  truncated: boolean;
+}
+
+export interface CacheEntryRecord {
+  /** The full cache key (credential-scoped target, statement, params, rowMode, maxRows). */
+  key: string;
+  /** Credential-scoped target (never a password): invalidation works per target. */
+  scope: string;
+  /** Normalised statement text, as shown in GET /api/stats/cache. */
+  query: string;
+  /** Relations the statement reads; null when unknown (then any write to the scope invalidates it). */
+  reads: string[] | null;
+  result: CachedResult;
+  /** Approximate size in bytes (its JSON length), for the byte bound. */
+  sizeBytes: number;
+  /** Milliseconds the statement took in PostgreSQL. */
+  executionTime: number;
+  cachedAt: Date;
+  /** Times it was served. */
+  hits: number;
+}
+
+export interface CacheStore {
+  /** The entry, counting one more hit; undefined when absent or expired. */
+  get(key: string): Promise<CacheEntryRecord | undefined>;
+  set(entry: CacheEntryRecord, ttlMs: number): Promise<void>;
+  /**
+   * Removes the scope's entries that read any of `relations`, or every entry of the scope when
+   * `relations` is null. Resolves to the number removed.
+   */
+  invalidate(scope: string, relations: string[] | null): Promise<number>;
+  clear(): Promise<void>;
+  /** Live entries. */
+  size(): Promise<number>;
+  /** The most recently cached entries, newest first. */
+  recent(limit: number): Promise<CacheEntryRecord[]>;
+  close?(): Promise<void>;
+}

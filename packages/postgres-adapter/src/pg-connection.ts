@@ -1,0 +1,109 @@
+/** The Connection port over one pooled pg client. */
+import type { Connection, RunOptions, StatementResult, TransactionStatus } from '@sqlgate/core';
+import type { PoolClient } from 'pg';
+import { BoundedQuery } from './bounded-query';
+import { sendCancelRequest } from './cancel-request';
+import { toDomainError } from './pg-errors';
+import { CUSTOM_TYPES_SQL, type CustomType, type TypeRegistry } from './types/type-registry';
+
+/** What pg keeps on a connected client that the typings do not declare. */
+interface ClientInternals {
+  processID: number | null;
+  secretKey: number | null;
+  host: string;
+  port: number;
+  getTransactionStatus(): 'I' | 'T' | 'E' | null;
+}
+
+const TRANSACTION_STATUS: Record<string, TransactionStatus> = { I: 'idle', T: 'in-transaction', E: 'failed' };
+
+export class PgConnection implements Connection {
+  private released = false;
+
+  constructor(
+    private readonly client: PoolClient,
+    private readonly types: TypeRegistry,
+    /** Called once the client is back in the pool (or destroyed). */
+    private readonly onReleased: () => void = () => undefined,
+  ) {}
+
+  async run(sql: string, options: RunOptions): Promise<StatementResult> {
+    const query = new BoundedQuery(sql, options, this.types);
+    try {
+      void this.client.query(query as never);
+      const result = await query.done;
+      await this.learnCustomTypes(result, query);
+      return result;
+    } catch (error) {
+      throw toDomainError(error);
+    }
+  }
+
+  transactionStatus(): TransactionStatus {
+    const status = (this.client as unknown as ClientInternals).getTransactionStatus();
+    return status ? (TRANSACTION_STATUS[status] ?? 'idle') : 'idle';
+  }
+
+  async cancel(): Promise<void> {
+    const { processID, secretKey, host, port } = this.client as unknown as ClientInternals;
+    if (processID === null || secretKey === null) return;
+    await sendCancelRequest(host, port, processID, secretKey);
+  }
+
+  release(options: { resetSession?: boolean; destroy?: boolean } = {}): void {
+    if (this.released) return;
+    this.released = true;
+    if (options.destroy) {
+      this.client.release(new Error('connection broke during a request'));
+      this.onReleased();
+      return;
+    }
+    if (!options.resetSession) {
+      this.client.release();
+      this.onReleased();
+      return;
+    }
+    // The client stays out of the pool until its session is clean (DECISIONS 2.6).
+    void this.resetSession().then(
+      () => this.client.release(),
+      (error: unknown) => this.client.release(error instanceof Error ? error : new Error(String(error))),
+    ).finally(this.onReleased);
+  }
+
+  private async resetSession(): Promise<void> {
+    if (this.transactionStatus() !== 'idle') await this.client.query('ROLLBACK');
+    // Ends prepared statements, cursors, temp tables, LISTEN, advisory locks, SET and SET ROLE.
+    await this.client.query('DISCARD ALL');
+  }
+
+  /** Names (and array parsers) of custom types, looked up once per pool. */
+  private async learnCustomTypes(result: StatementResult, query: BoundedQuery): Promise<void> {
+    if (result.fields.length === 0) return;
+    const unknown = this.types.unknown(result.fields.map((field) => field.dataTypeID));
+    if (unknown.length === 0) return;
+    let found;
+    try {
+      found = await this.client.query<{ oid: number; name: string; element: number }>(CUSTOM_TYPES_SQL, [unknown]);
+    } catch {
+      return; // The statement succeeded; without the names its fields keep their OIDs as names.
+    }
+    const types = new Map<number, CustomType>();
+    for (const row of found.rows) types.set(row.oid, { name: row.name, elementOid: row.element });
+    this.types.remember(types);
+    query.refreshTypes();
+    reparseCustomArrays(result, this.types, types);
+  }
+}
+
+/** Rows were read before the custom array types were known: their values are still array literals. */
+function reparseCustomArrays(result: StatementResult, registry: TypeRegistry, learned: Map<number, CustomType>): void {
+  result.fields.forEach((field, column) => {
+    if ((learned.get(field.dataTypeID)?.elementOid ?? 0) === 0) return;
+    const parse = registry.parserFor(field.dataTypeID);
+    for (const row of result.rows as (unknown[] | Record<string, unknown>)[]) {
+      const key = Array.isArray(row) ? column : field.name;
+      const value = (row as Record<string | number, unknown>)[key];
+      if (typeof value === 'string') (row as Record<string | number, unknown>)[key] = parse(value);
+    }
+  });
+}

@@ -1,0 +1,136 @@
+/** The connection port over pg, against a real PostgreSQL with password authentication. */
+import { ConnectionError, DatabaseError, type ConnectionTarget } from '@sqlgate/core';
+import { testDatabaseFromEnvironment } from '@sqlgate/testing';
+import { createPostgresConnections, type PostgresConnections } from '../src';
+
+const database = testDatabaseFromEnvironment();
+const target: ConnectionTarget = {
+  host: database.host,
+  port: database.port,
+  user: database.user,
+  password: database.password,
+  database: database.database,
+  sslMode: 'prefer',
+};
+const rows = { rowMode: 'object' as const, maxRows: 100 };
+
+let connections: PostgresConnections;
+beforeEach(() => {
+  connections = createPostgresConnections();
+});
+afterEach(() => connections.close());
+
+it('runs a statement and reports command, rowCount, fields and rows', async () => {
+  const connection = await connections.acquire(target);
+  try {
+    const result = await connection.run('SELECT n, n * 2 AS twice FROM generate_series(1, 3) AS n', rows);
+    expect(result).toMatchObject({ command: 'SELECT', rowCount: 3, truncated: false });
+    expect(result.rows).toEqual([
+      { n: 1, twice: 2 },
+      { n: 2, twice: 4 },
+      { n: 3, twice: 6 },
+    ]);
+    expect(result.fields.map((field) => [field.name, field.dataTypeName])).toEqual([
+      ['n', 'int4'],
+      ['twice', 'int4'],
+    ]);
+  } finally {
+    connection.release();
+  }
+});
+
+it('reads no more than maxRows rows and says the result was truncated', async () => {
+  const connection = await connections.acquire(target);
+  try {
+    const result = await connection.run('SELECT generate_series(1, 1000000)', { rowMode: 'array', maxRows: 5 });
+    expect(result.rows).toEqual([[1], [2], [3], [4], [5]]);
+    expect(result.truncated).toBe(true);
+  } finally {
+    connection.release();
+  }
+});
+
+it('rejects with a DatabaseError that keeps every server field', async () => {
+  const connection = await connections.acquire(target);
+  try {
+    await expect(connection.run('SELECT * FROM no_such_table', rows)).rejects.toMatchObject({
+      fields: { code: '42P01', severity: 'ERROR', position: '15', routine: expect.any(String) },
+    });
+    // The connection is still usable after an error.
+    expect((await connection.run('SELECT 1 AS ok', rows)).rows).toEqual([{ ok: 1 }]);
+  } finally {
+    connection.release();
+  }
+});
+
+it('reports the transaction status the server sent', async () => {
+  const connection = await connections.acquire(target);
+  try {
+    expect(connection.transactionStatus()).toBe('idle');
+    await connection.run('BEGIN', rows);
+    expect(connection.transactionStatus()).toBe('in-transaction');
+    await expect(connection.run('SELECT 1/0', rows)).rejects.toBeInstanceOf(DatabaseError);
+    expect(connection.transactionStatus()).toBe('failed');
+    await connection.run('ROLLBACK', rows);
+    expect(connection.transactionStatus()).toBe('idle');
+  } finally {
+    connection.release();
+  }
+});
+
+it('cancels the running statement with a CancelRequest', async () => {
+  const connection = await connections.acquire(target);
+  try {
+    const outcome = connection.run('SELECT pg_sleep(10)', rows).then(
+      () => 'completed',
+      (error: unknown) => error,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await connection.cancel();
+    expect(await outcome).toMatchObject({ fields: { code: '57014' } });
+  } finally {
+    connection.release();
+  }
+});
+
+it('keys pools by credentials: a wrong password is refused while a pool opened with the right one is alive', async () => {
+  const connection = await connections.acquire(target);
+  try {
+    await expect(connections.acquire({ ...target, password: 'wrong' })).rejects.toMatchObject({ fields: { code: '28P01' } });
+    await expect(connections.acquire({ ...target, password: undefined })).rejects.toBeDefined();
+  } finally {
+    connection.release();
+  }
+  expect(connections.poolStats().map((stat) => stat.poolId)).toEqual([
+    `${database.host}:${database.port}:${database.user}:${database.database}`,
+  ]);
+});
+
+it('never puts a password in a scope key', () => {
+  expect(connections.scopeOf(target)).not.toContain(database.password);
+  expect(connections.scopeOf(target)).not.toEqual(connections.scopeOf({ ...target, password: 'other' }));
+});
+
+it('refuses a connection to a port where nothing listens with ECONNREFUSED', async () => {
+  await expect(connections.acquire({ ...target, host: '127.0.0.1', port: 1 })).rejects.toMatchObject({
+    systemCode: 'ECONNREFUSED',
+  });
+  await expect(connections.acquire({ ...target, port: 1 })).rejects.toBeInstanceOf(ConnectionError);
+});
+
+it('cleans the session before the connection is lent again', async () => {
+  const single = createPostgresConnections({ max: 1 });
+  try {
+    const first = await single.acquire(target);
+    await first.run('SET search_path TO pg_catalog', rows);
+    first.release({ resetSession: true });
+    const second = await single.acquire(target);
+    try {
+      expect((await second.run('SHOW search_path', rows)).rows).toEqual([{ search_path: '"$user", public' }]);
+    } finally {
+      second.release();
+    }
+  } finally {
+    await single.close();
+  }
+});
