@@ -1,0 +1,1 @@
+export { QueryStatistics, ZERO_CACHE_STATS, type CacheStats } from './query-statistics';

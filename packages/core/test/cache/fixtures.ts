@@ -1,0 +1,74 @@
+/** Hand-made statements, results and records, so cache rules are tested without the parser or a database. */
+import type { CacheEntryRecord } from '../../src/ports/cache-store';
+import type { StatementResult } from '../../src/ports/connections';
+import type { ParsedStatement } from '../../src/parser/types';
+
+/** A cacheable read of `reads` unless overridden. */
+export function readStatement(
+  text: string,
+  overrides: Partial<ParsedStatement> = {},
+): ParsedStatement {
+  return {
+    index: 0,
+    text,
+    terminated: true,
+    start: { offset: 0, line: 1, column: 1 },
+    end: text.length,
+    keyword: text.split(' ')[0]?.toUpperCase() ?? '',
+    statementClass: 'read',
+    relations: { reads: ['t'], writes: [] },
+    changesSession: false,
+    callsVolatileFunction: false,
+    unsupported: null,
+    locate: (position) => ({ offset: position - 1, line: 1, column: position }),
+    ...overrides,
+  };
+}
+
+export function selectResult(rows: unknown[] = [{ id: 1 }]): StatementResult {
+  return {
+    command: 'SELECT',
+    rowCount: rows.length,
+    fields: [
+      {
+        name: 'id',
+        dataTypeID: 23,
+        dataTypeName: 'int4',
+        tableID: 0,
+        columnID: 0,
+        dataTypeSize: 4,
+        dataTypeModifier: -1,
+        format: 'text',
+      },
+    ],
+    rows,
+    truncated: false,
+  };
+}
+
+/** A record as a store receives it. */
+export function record(key: string, overrides: Partial<CacheEntryRecord> = {}): CacheEntryRecord {
+  return {
+    key,
+    scope: 'scope-a',
+    query: `SELECT * FROM ${key}`,
+    reads: ['t'],
+    result: { rows: [], fields: [], rowCount: 0, command: 'SELECT', truncated: false },
+    sizeBytes: 10,
+    executionTime: 1.5,
+    cachedAt: new Date('2024-01-01T00:00:00.000Z'),
+    hits: 0,
+    ...overrides,
+  };
+}
+
+/** A monotonic clock the test moves by hand. Starts away from 0, like performance.now(). */
+export class ManualClock {
+  constructor(private current = 5_000) {}
+  now(): number {
+    return this.current;
+  }
+  advance(ms: number): void {
+    this.current += ms;
+  }
+}

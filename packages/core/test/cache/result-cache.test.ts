@@ -1,0 +1,387 @@
+import { MemoryCacheStore, ResultCache, type ResultCacheOptions } from '../../src/cache';
+import type { CacheEntryRecord, CacheStore } from '../../src/ports/cache-store';
+import { readStatement, selectResult } from './fixtures';
+
+const SCOPE = 'db.example:5432:alice:app:prefer:hmac-a';
+const OTHER_SCOPE = 'db.example:5432:bob:app:prefer:hmac-b';
+const CACHED_AT = new Date('2024-05-01T12:00:00.000Z');
+
+function resultCache(overrides: Partial<ResultCacheOptions> = {}): ResultCache {
+  return new ResultCache({
+    store: new MemoryCacheStore(),
+    defaultTtlMs: 60_000,
+    maxEntryBytes: 1024 * 1024,
+    enabledByDefault: false,
+    clock: { date: () => CACHED_AT },
+    ...overrides,
+  });
+}
+
+/** Stores `statement`'s result under its key and returns the key. */
+async function cacheRead(
+  cache: ResultCache,
+  text: string,
+  scope = SCOPE,
+  reads: string[] | null = ['t'],
+) {
+  const statement = readStatement(text, { relations: { reads, writes: [] } });
+  const key = cache.keyFor(scope, statement, { rowMode: 'object', maxRows: 100 });
+  await cache.store({ key, scope, statement, result: selectResult(), executionTime: 2 });
+  return key;
+}
+
+describe('ResultCache.isCacheable', () => {
+  const read = readStatement('SELECT * FROM t');
+
+  it('caches a read when the request asks, with or without its own TTL', () => {
+    const cache = resultCache();
+    expect(cache.isCacheable(read, { cache: {} })).toBe(true);
+    expect(cache.isCacheable(read, { cache: { ttlMs: 5 } })).toBe(true);
+  });
+
+  it('does not cache when the request says nothing and the server default is off', () => {
+    expect(resultCache().isCacheable(read, {})).toBe(false);
+  });
+
+  it('caches when the request says nothing and the server default is on', () => {
+    expect(resultCache({ enabledByDefault: true }).isCacheable(read, {})).toBe(true);
+  });
+
+  it('lets cache: false turn caching off even when the server default is on', () => {
+    expect(resultCache({ enabledByDefault: true }).isCacheable(read, { cache: false })).toBe(false);
+  });
+
+  it.each(['write', 'transaction-control', 'no-transaction', 'session'] as const)(
+    'never caches a %s statement',
+    (statementClass) => {
+      const statement = readStatement('X', { statementClass });
+      expect(resultCache({ enabledByDefault: true }).isCacheable(statement, { cache: {} })).toBe(
+        false,
+      );
+    },
+  );
+
+  it('never caches a read that calls a volatile function', () => {
+    const statement = readStatement('SELECT now()', { callsVolatileFunction: true });
+    expect(resultCache().isCacheable(statement, { cache: {} })).toBe(false);
+  });
+
+  it('never caches a read that changes the session', () => {
+    const statement = readStatement("SELECT set_config('x', '1', false)", { changesSession: true });
+    expect(resultCache().isCacheable(statement, { cache: {} })).toBe(false);
+  });
+});
+
+describe('ResultCache.keyFor', () => {
+  const cache = resultCache();
+  const statement = readStatement('SELECT * FROM t WHERE id = $1');
+  const base = { params: [1] as unknown[], rowMode: 'object' as const, maxRows: 100 };
+  const baseKey = cache.keyFor(SCOPE, statement, base);
+
+  it('gives the same key for the same inputs', () => {
+    expect(
+      cache.keyFor(SCOPE, readStatement('SELECT * FROM t WHERE id = $1'), { ...base, params: [1] }),
+    ).toBe(baseKey);
+  });
+
+  it('differs by scope, so one user never sees another user’s rows', () => {
+    expect(cache.keyFor(OTHER_SCOPE, statement, base)).not.toBe(baseKey);
+  });
+
+  it('differs by statement text', () => {
+    expect(cache.keyFor(SCOPE, readStatement('SELECT * FROM t WHERE id = $1 + 0'), base)).not.toBe(
+      baseKey,
+    );
+  });
+
+  it('differs by params, including their JSON types', () => {
+    expect(cache.keyFor(SCOPE, statement, { ...base, params: [2] })).not.toBe(baseKey);
+    expect(cache.keyFor(SCOPE, statement, { ...base, params: ['1'] })).not.toBe(baseKey);
+    expect(cache.keyFor(SCOPE, statement, { ...base, params: [[1]] })).not.toBe(baseKey);
+    expect(cache.keyFor(SCOPE, statement, { ...base, params: undefined })).not.toBe(baseKey);
+    expect(cache.keyFor(SCOPE, statement, { ...base, params: [] })).not.toBe(
+      cache.keyFor(SCOPE, statement, { ...base, params: undefined }),
+    );
+  });
+
+  it('differs by rowMode', () => {
+    expect(cache.keyFor(SCOPE, statement, { ...base, rowMode: 'array' })).not.toBe(baseKey);
+  });
+
+  it('differs by maxRows', () => {
+    expect(cache.keyFor(SCOPE, statement, { ...base, maxRows: 101 })).not.toBe(baseKey);
+  });
+
+  it('cannot be forged by moving text between parts', () => {
+    const a = cache.keyFor('s', readStatement('x","y'), base);
+    const b = cache.keyFor('s","x', readStatement('y'), base);
+    expect(a).not.toBe(b);
+  });
+
+  it('keys params a JSON body cannot carry without confusing them with look-alikes', () => {
+    const keyOf = (params: unknown[]) => cache.keyFor(SCOPE, statement, { ...base, params });
+    const when = new Date('2024-01-01T00:00:00.000Z');
+
+    expect(keyOf([10n])).toBe(keyOf([10n]));
+    expect(keyOf([10n])).not.toBe(keyOf([10]));
+    expect(keyOf([when])).not.toBe(keyOf([when.toISOString()]));
+    expect(keyOf([Buffer.from('ab')])).not.toBe(keyOf([{ type: 'Buffer', data: [97, 98] }]));
+    expect(keyOf([{ a: 1, b: 2 }])).not.toBe(keyOf([{ b: 2, a: 1 }]));
+  });
+});
+
+describe('ResultCache.store and lookup', () => {
+  it('serves a stored result with its metadata and counts hits', async () => {
+    const cache = resultCache();
+    const statement = readStatement('SELECT * FROM t');
+    const key = cache.keyFor(SCOPE, statement, { rowMode: 'object', maxRows: 100 });
+
+    const stored = await cache.store({
+      key,
+      scope: SCOPE,
+      statement,
+      result: selectResult([{ id: 7 }]),
+      executionTime: 4.2,
+    });
+    const first = await cache.lookup(key);
+    const second = await cache.lookup(key);
+
+    expect(stored).toBe(true);
+    expect(first).toMatchObject({
+      key,
+      scope: SCOPE,
+      query: 'SELECT * FROM t',
+      reads: ['t'],
+      executionTime: 4.2,
+      cachedAt: CACHED_AT,
+      hits: 1,
+      result: { rows: [{ id: 7 }], rowCount: 1, command: 'SELECT', truncated: false },
+    });
+    expect(second?.hits).toBe(2);
+  });
+
+  it('misses a key that was never stored', async () => {
+    expect(await resultCache().lookup('absent')).toBeUndefined();
+  });
+
+  it('measures an entry as the byte length of its JSON', async () => {
+    const sets: CacheEntryRecord[] = [];
+    const store = recordingStore(sets);
+    const cache = resultCache({ store });
+    const statement = readStatement('SELECT * FROM t');
+    const result = selectResult([{ name: 'é' }]);
+
+    await cache.store({ key: 'k', scope: SCOPE, statement, result, executionTime: 1 });
+
+    const { fields, rows, rowCount, command, truncated } = result;
+    expect(sets[0]?.sizeBytes).toBe(
+      Buffer.byteLength(JSON.stringify({ rows, fields, rowCount, command, truncated })),
+    );
+  });
+
+  it('refuses a result over the byte bound, and accepts one exactly at it', async () => {
+    const statement = readStatement('SELECT * FROM t');
+    const result = selectResult([{ payload: 'x'.repeat(500) }]);
+    const { fields, rows, rowCount, command, truncated } = result;
+    const size = Buffer.byteLength(JSON.stringify({ rows, fields, rowCount, command, truncated }));
+
+    const tooSmall = resultCache({ maxEntryBytes: size - 1 });
+    const justRight = resultCache({ maxEntryBytes: size });
+
+    expect(
+      await tooSmall.store({ key: 'k', scope: SCOPE, statement, result, executionTime: 1 }),
+    ).toBe(false);
+    expect(await tooSmall.size()).toBe(0);
+    expect(
+      await justRight.store({ key: 'k', scope: SCOPE, statement, result, executionTime: 1 }),
+    ).toBe(true);
+    expect(await justRight.size()).toBe(1);
+  });
+
+  it('refuses a result it cannot serialise', async () => {
+    const cache = resultCache();
+    const statement = readStatement('SELECT * FROM t');
+    const stored = await cache.store({
+      key: 'k',
+      scope: SCOPE,
+      statement,
+      result: selectResult([{ id: 1n }]),
+      executionTime: 1,
+    });
+    expect(stored).toBe(false);
+  });
+
+  it('refuses a statement that is not cacheable, whatever the caller asks', async () => {
+    const cache = resultCache();
+    const write = readStatement('DELETE FROM t', { statementClass: 'write' });
+    const volatile = readStatement('SELECT random()', { callsVolatileFunction: true });
+
+    expect(
+      await cache.store({
+        key: 'w',
+        scope: SCOPE,
+        statement: write,
+        result: selectResult(),
+        executionTime: 1,
+      }),
+    ).toBe(false);
+    expect(
+      await cache.store({
+        key: 'v',
+        scope: SCOPE,
+        statement: volatile,
+        result: selectResult(),
+        executionTime: 1,
+      }),
+    ).toBe(false);
+    expect(await cache.size()).toBe(0);
+  });
+
+  it('uses the request TTL when given, else the default', async () => {
+    const ttls: number[] = [];
+    const store = recordingStore([], ttls);
+    const cache = resultCache({ store, defaultTtlMs: 60_000 });
+    const statement = readStatement('SELECT * FROM t');
+
+    await cache.store({
+      key: 'a',
+      scope: SCOPE,
+      statement,
+      result: selectResult(),
+      executionTime: 1,
+    });
+    await cache.store({
+      key: 'b',
+      scope: SCOPE,
+      statement,
+      result: selectResult(),
+      executionTime: 1,
+      ttlMs: 250,
+    });
+
+    expect(ttls).toEqual([60_000, 250]);
+  });
+});
+
+describe('ResultCache.invalidate', () => {
+  it('removes the scope’s entries that read a written relation and keeps the rest', async () => {
+    const cache = resultCache();
+    const readsT = await cacheRead(cache, 'SELECT * FROM t', SCOPE, ['t']);
+    const readsU = await cacheRead(cache, 'SELECT * FROM u', SCOPE, ['u']);
+    const otherScope = await cacheRead(cache, 'SELECT * FROM t', OTHER_SCOPE, ['t']);
+
+    const removed = await cache.invalidate(SCOPE, ['public.t']);
+
+    expect(removed).toBe(1);
+    expect(await cache.lookup(readsT)).toBeUndefined();
+    expect(await cache.lookup(readsU)).toBeDefined();
+    expect(await cache.lookup(otherScope)).toBeDefined();
+  });
+
+  it('removes every entry of the scope when the written relations are unknown', async () => {
+    const cache = resultCache();
+    await cacheRead(cache, 'SELECT * FROM t', SCOPE, ['t']);
+    await cacheRead(cache, 'SELECT 1', SCOPE, []);
+    const otherScope = await cacheRead(cache, 'SELECT * FROM t', OTHER_SCOPE, ['t']);
+
+    expect(await cache.invalidate(SCOPE, null)).toBe(2);
+    expect(await cache.size()).toBe(1);
+    expect(await cache.lookup(otherScope)).toBeDefined();
+  });
+
+  it('does not store a read that a write to its scope may have overtaken', async () => {
+    const cache = resultCache();
+    const statement = readStatement('SELECT * FROM t');
+    const key = cache.keyFor(SCOPE, statement, { rowMode: 'object', maxRows: 100 });
+
+    const readMark = cache.markBeforeRead();
+    await cache.invalidate(SCOPE, ['t']); // a write commits while the read runs
+    const stored = await cache.store({
+      key,
+      scope: SCOPE,
+      statement,
+      result: selectResult(),
+      executionTime: 1,
+      readMark,
+    });
+
+    expect(stored).toBe(false);
+    expect(await cache.lookup(key)).toBeUndefined();
+  });
+
+  it('still stores a read when only another scope was written meanwhile', async () => {
+    const cache = resultCache();
+    const statement = readStatement('SELECT * FROM t');
+    const readMark = cache.markBeforeRead();
+    await cache.invalidate(OTHER_SCOPE, ['t']);
+
+    expect(
+      await cache.store({
+        key: 'k',
+        scope: SCOPE,
+        statement,
+        result: selectResult(),
+        executionTime: 1,
+        readMark,
+      }),
+    ).toBe(true);
+  });
+});
+
+describe('ResultCache statistics helpers', () => {
+  it('lists recent entries as SPEC CacheEntry objects, newest first, at most 10 by default', async () => {
+    let tick = 0;
+    const cache = resultCache({
+      clock: { date: () => new Date(Date.UTC(2024, 0, 1, 0, 0, tick++)) },
+    });
+    for (let index = 0; index < 12; index += 1) await cacheRead(cache, `SELECT ${index} FROM t`);
+    const newestKey = cache.keyFor(SCOPE, readStatement('SELECT 11 FROM t'), {
+      rowMode: 'object',
+      maxRows: 100,
+    });
+    await cache.lookup(newestKey);
+
+    const entries = await cache.recentEntries();
+
+    expect(entries).toHaveLength(10);
+    expect(entries[0]).toEqual({
+      query: 'SELECT 11 FROM t',
+      executionTime: 2,
+      timestamp: '2024-01-01T00:00:11.000Z',
+      hits: 1,
+    });
+    expect(entries.map((entry) => entry.query).at(-1)).toBe('SELECT 2 FROM t');
+    expect(Object.keys(entries[1] ?? {}).sort()).toEqual([
+      'executionTime',
+      'hits',
+      'query',
+      'timestamp',
+    ]);
+  });
+
+  it('reports size and empties on clear', async () => {
+    const cache = resultCache();
+    await cacheRead(cache, 'SELECT 1 FROM t');
+    await cacheRead(cache, 'SELECT 2 FROM t');
+
+    expect(await cache.size()).toBe(2);
+    await cache.clear();
+    expect(await cache.size()).toBe(0);
+    expect(await cache.recentEntries()).toEqual([]);
+  });
+});
+
+/** A store that records what it is given and keeps nothing. */
+function recordingStore(sets: CacheEntryRecord[], ttls: number[] = []): CacheStore {
+  return {
+    get: async () => undefined,
+    set: async (entry, ttlMs) => {
+      sets.push(entry);
+      ttls.push(ttlMs);
+    },
+    invalidate: async () => 0,
+    clear: async () => undefined,
+    size: async () => sets.length,
+    recent: async () => [],
+  };
+}
