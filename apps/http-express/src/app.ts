@@ -2,7 +2,7 @@
  * The Express adapter: HTTP in, a use case of the query service, status and JSON out. Nothing else.
  * `createApp` builds the app without listening, so it can be mounted under any path of another app.
  */
-import type { QueryService } from '@sqlgate/core';
+import { ZERO_CACHE_STATS, type QueryService } from '@sqlgate/core';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
 import { httpStatusFor, RETRY_AFTER_SECONDS } from './http-status';
 
@@ -37,6 +37,7 @@ const ROUTES: Record<string, string[]> = {
   '/api/query': ['POST'],
   '/api/test-connection': ['POST'],
   '/api/stats/pools': ['GET'],
+  '/api/stats/cache': ['GET', 'DELETE'],
   '/healthz': ['GET'],
 };
 
@@ -67,6 +68,23 @@ export function createApp(options: AppOptions): express.Express {
       sendJson(res, 200, { stats: service.poolStats() });
     } catch {
       sendJson(res, 500, { error: 'Failed to retrieve pool statistics', stats: [] });
+    }
+  });
+
+  app.get('/api/stats/cache', async (_req: Request, res: Response) => {
+    try {
+      sendJson(res, 200, await service.cacheStatistics());
+    } catch {
+      sendJson(res, 500, { error: 'Failed to retrieve cache statistics', stats: { ...ZERO_CACHE_STATS }, entries: [] });
+    }
+  });
+
+  app.delete('/api/stats/cache', async (_req: Request, res: Response) => {
+    try {
+      await service.clearCache();
+      sendJson(res, 200, { success: true, message: 'Cache cleared successfully' });
+    } catch {
+      sendJson(res, 500, { error: 'Failed to clear cache' });
     }
   });
 

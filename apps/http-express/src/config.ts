@@ -16,6 +16,11 @@ export interface ServerConfig {
   maxStatements: number;
   maxBodyBytes: number;
   sessionReset: 'auto' | 'always';
+  /** Cache reads of requests that do not say (QUERY_CACHE_DEFAULT=on). */
+  queryCacheDefault: boolean;
+  queryCacheTtlMs: number;
+  queryCacheMaxEntries: number;
+  queryCacheMaxBytes: number;
   /** Contents of SSL_ROOT_CERT, for sslMode verify-full. */
   sslRootCertificate?: string;
 }
@@ -65,6 +70,10 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     maxStatements: integer(env, 'MAX_STATEMENTS', 10_000, 1),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1),
     sessionReset: oneOf(env, 'SESSION_RESET', ['auto', 'always'] as const, 'auto'),
+    queryCacheDefault: oneOf(env, 'QUERY_CACHE_DEFAULT', ['on', 'off'] as const, 'off') === 'on',
+    queryCacheTtlMs: integer(env, 'QUERY_CACHE_TTL_MS', 60_000, 1),
+    queryCacheMaxEntries: integer(env, 'QUERY_CACHE_MAX_ENTRIES', 1000, 1),
+    queryCacheMaxBytes: integer(env, 'QUERY_CACHE_MAX_BYTES', 64 * 1024 * 1024, 1),
   };
   const sslRootCertificate = fileContents(env, 'SSL_ROOT_CERT');
   if (sslRootCertificate) config.sslRootCertificate = sslRootCertificate;

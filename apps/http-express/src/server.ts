@@ -4,7 +4,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createQueryService, type QueryService } from '@sqlgate/core';
+import { createQueryService, MemoryCacheStore, type QueryService } from '@sqlgate/core';
 import { createPostgresConnections } from '@sqlgate/postgres-adapter';
 import { createApp } from './app';
 import { loadConfig, type ServerConfig } from './config';
@@ -37,6 +37,10 @@ export function createServiceFromConfig(config: ServerConfig): QueryService {
     defaultMaxRows: config.maxRows,
     maxStatements: config.maxStatements,
     alwaysResetSession: config.sessionReset === 'always',
+    cacheStore: new MemoryCacheStore({ maxEntries: config.queryCacheMaxEntries, maxBytes: config.queryCacheMaxBytes }),
+    cacheTtlMs: config.queryCacheTtlMs,
+    cacheMaxEntryBytes: config.queryCacheMaxBytes,
+    cacheByDefault: config.queryCacheDefault,
   });
 }
 

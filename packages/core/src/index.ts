@@ -4,6 +4,7 @@
  */
 export { createQueryService } from './service';
 export type {
+  CacheStatistics,
   ConnectionCheckResponse,
   ExecuteOptions,
   QueryService,
@@ -29,3 +30,6 @@ export type {
   ResponseFailure,
   TransactionFailureResponse,
 } from './execution/response';
+export * from './cache';
+export * from './stats';
+export type { CacheEntryRecord, CacheStore, CachedResult } from './ports/cache-store';

@@ -2,15 +2,19 @@
  * The use cases the adapters call: run a query request, check a connection, report pools.
  * Transport-neutral: the HTTP app only turns these results into status codes and JSON.
  */
+import { ResultCache, type CacheEntry, DEFAULT_CACHE_MAX_BYTES, DEFAULT_CACHE_TTL_MS } from './cache';
 import { ErrorCodes, RequestError } from './errors';
 import { ExecutionContext, elapsed, type ExecutionSettings } from './execution/context';
 import { executePlan } from './execution/execute';
 import { planExecution } from './execution/plan';
 import { errorResponse, shapeResponse, type QueryResponse } from './execution/response';
-import { loadParser, parseSql } from './parser';
+import type { ExecutionOutcome } from './execution/outcome';
+import { loadParser, parseSql, type ParsedStatement } from './parser';
+import type { CacheStore } from './ports/cache-store';
 import { systemClock, type Clock } from './ports/clock';
 import type { ConnectionCheck, ConnectionProvider, PoolStat } from './ports/connections';
 import { missingFields, parseConnectionTarget, parseQueryRequest } from './request';
+import { QueryStatistics, type CacheStats } from './stats';
 
 export interface QueryServiceOptions {
   connections: ConnectionProvider;
@@ -23,6 +27,21 @@ export interface QueryServiceOptions {
   alwaysResetSession?: boolean;
   /** Reads of one request running at once on the parallel path. Default 5. */
   maxParallelReads?: number;
+  /** Where cached results live. Without one, nothing is cached. */
+  cacheStore?: CacheStore;
+  /** TTL of a cached result when the request names none (QUERY_CACHE_TTL_MS). Default 60 s. */
+  cacheTtlMs?: number;
+  /** Results larger than this (JSON bytes) are never cached. Default 64 MiB. */
+  cacheMaxEntryBytes?: number;
+  /** Cache reads of requests that do not say (QUERY_CACHE_DEFAULT=on). Default false. */
+  cacheByDefault?: boolean;
+}
+
+/** GET /api/stats/cache. */
+export interface CacheStatistics {
+  stats: CacheStats;
+  /** The 10 most recently cached entries, newest first. */
+  entries: CacheEntry[];
 }
 
 export interface ExecuteOptions {
@@ -52,6 +71,10 @@ export interface QueryService {
   checkConnection(body: unknown): Promise<ConnectionCheckResponse>;
   /** SPEC PoolStat for every pool; touches no database. */
   poolStats(): PoolStat[];
+  /** Counters and the most recent cache entries; touches no database. */
+  cacheStatistics(): Promise<CacheStatistics>;
+  /** Removes every cached result. */
+  clearCache(): Promise<void>;
   /** Ends every pool. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -74,14 +97,25 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     maxParallelReads: options.maxParallelReads ?? 5,
   };
   let closing: Promise<void> | undefined;
+  const statistics = new QueryStatistics();
+  const cache =
+    options.cacheStore &&
+    new ResultCache({
+      store: options.cacheStore,
+      defaultTtlMs: options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS,
+      maxEntryBytes: options.cacheMaxEntryBytes ?? DEFAULT_CACHE_MAX_BYTES,
+      enabledByDefault: options.cacheByDefault ?? false,
+    });
 
   async function execute(body: unknown, executeOptions: ExecuteOptions = {}): Promise<QueryServiceResponse> {
     const started = clock.now();
     let context: ExecutionContext | undefined;
+    let statements: ParsedStatement[] = [];
+    let outcome: ExecutionOutcome | undefined;
     try {
       const request = parseQueryRequest(body);
       await loadParser();
-      const statements = parseSql(request.sql);
+      statements = parseSql(request.sql);
       if (statements.length === 0) {
         throw new RequestError(ErrorCodes.NO_STATEMENTS, 'No valid SQL statements found');
       }
@@ -99,13 +133,17 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         settings,
         clock,
         executeOptions.signal,
+        cache && { cache, scope: connections.scopeOf(request.target) },
       );
-      const outcome = await executePlan(context, plan, statements);
+      outcome = await executePlan(context, plan, statements);
+      if (cache) await invalidateWritten(cache, connections.scopeOf(request.target), outcome);
       const executionMs = elapsed(clock, started);
       return { ...shapeResponse(plan, outcome, executionMs), timings: timings(context, executionMs) };
     } catch (error) {
       const executionMs = elapsed(clock, started);
       return { ...errorResponse(error, executionMs), timings: timings(context, executionMs) };
+    } finally {
+      countStatements(statistics, statements, outcome);
     }
   }
 
@@ -132,7 +170,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   }
 
   function close(): Promise<void> {
-    closing ??= connections.close();
+    // A store that fails to close must not keep the pools open.
+    closing ??= Promise.all([connections.close(), cache?.close().catch(() => undefined)]).then(() => undefined);
     return closing;
   }
 
@@ -140,6 +179,13 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     execute,
     checkConnection,
     poolStats: () => connections.poolStats(),
+    cacheStatistics: async () => ({
+      stats: statistics.snapshot(cache ? await cache.size() : 0),
+      entries: cache ? await cache.recentEntries(10) : [],
+    }),
+    clearCache: async () => {
+      await cache?.clear();
+    },
     close,
     [Symbol.asyncDispose]: close,
   };
@@ -147,4 +193,41 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
 
 function timings(context: ExecutionContext | undefined, executionMs: number): QueryTimings {
   return { poolWaitMs: context?.poolWaitMs ?? 0, executionMs };
+}
+
+/** DECISIONS 8: every statement of a request is counted once, as a hit, as executed, or as not run. */
+function countStatements(
+  statistics: QueryStatistics,
+  statements: readonly ParsedStatement[],
+  outcome: ExecutionOutcome | undefined,
+): void {
+  const outcomes = outcome?.outcomes ?? [];
+  for (const each of outcomes) {
+    if (each.ok && each.cached) statistics.recordCacheHit();
+    else statistics.recordExecuted(each.executionTime);
+  }
+  for (let i = outcomes.length; i < statements.length; i++) statistics.recordNotExecuted();
+}
+
+/**
+ * After writes through the service, drops the target's cached reads of the written relations (all
+ * of them when unknown). Reads that call functions may write through them: they count as unknown
+ * writes (the parser leaves their relations unknown). Nothing changed when the service's own transaction was rolled back.
+ */
+async function invalidateWritten(cache: ResultCache, scope: string, outcome: ExecutionOutcome): Promise<void> {
+  if (outcome.transactionUsed && outcome.rolledBack) return;
+  let everything = false;
+  const written = new Set<string>();
+  for (const each of outcome.outcomes) {
+    if (!each.ok || each.cached) continue;
+    const { statement } = each;
+    if (statement.statementClass === 'write') {
+      if (statement.relations.writes === null) everything = true;
+      else for (const name of statement.relations.writes) written.add(name);
+    } else if (statement.statementClass === 'read' && statement.callsVolatileFunction && statement.relations.reads === null) {
+      everything = true;
+    }
+  }
+  if (everything) await cache.invalidate(scope, null).catch(() => undefined);
+  else if (written.size > 0) await cache.invalidate(scope, [...written]).catch(() => undefined);
 }

@@ -7,6 +7,7 @@ import type { ParsedStatement } from '../parser/types';
 import type { Clock } from '../ports/clock';
 import type { Connection, ConnectionProvider, ConnectionTarget, RunOptions } from '../ports/connections';
 import type { QueryOptions } from '../request';
+import { attemptCache, type CacheAttempt, type RequestCacheScope } from './cache-attempt';
 import type { StatementOutcome } from './outcome';
 
 export interface ExecutionSettings {
@@ -37,6 +38,7 @@ export class ExecutionContext {
     readonly settings: ExecutionSettings,
     readonly clock: Clock,
     private readonly signal?: AbortSignal,
+    private readonly cacheScope?: Omit<RequestCacheScope, 'options' | 'maxRows' | 'clock'>,
   ) {
     this.runOptions = {
       rowMode: options.rowMode,
@@ -44,6 +46,17 @@ export class ExecutionContext {
       ...(options.params ? { params: options.params } : {}),
     };
     signal?.addEventListener('abort', () => this.cancelActive(), { once: true });
+  }
+
+  /** Serves a read from the result cache, or prepares to keep its result (DECISIONS 8). */
+  cacheAttempt(statement: ParsedStatement): Promise<CacheAttempt> {
+    const scope = this.cacheScope && {
+      ...this.cacheScope,
+      options: this.options,
+      maxRows: this.runOptions.maxRows,
+      clock: this.clock,
+    };
+    return attemptCache(scope, statement);
   }
 
   /** Borrows a connection; when the request has a timeout, it applies to the whole session until reset. */

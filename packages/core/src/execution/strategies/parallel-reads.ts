@@ -13,12 +13,16 @@ async function runRead(
   statement: ParsedStatement,
   mode: TransactionMode,
 ): Promise<StatementOutcome> {
+  const cache = await context.cacheAttempt(statement);
+  if (cache.hit) return cache.hit;
   const lent = await context.acquire();
   try {
-    return await inTransaction(context, lent, mode, async () => {
+    const outcome = await inTransaction(context, lent, mode, async () => {
       const outcome = await context.runStatement(lent, statement);
       return { value: outcome, end: outcome.ok ? 'commit' : 'rollback' };
     });
+    await cache.keep(outcome);
+    return outcome;
   } finally {
     lent.release();
   }
