@@ -4,12 +4,20 @@
  */
 import { ZERO_CACHE_STATS, type QueryService } from '@sqlgate/core';
 import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
+import pino, { type Logger } from 'pino';
 import { httpStatusFor, RETRY_AFTER_SECONDS } from './http-status';
+import { openApiDocument } from './openapi';
+import { requestLog } from './request-log';
+import { requireStatsToken } from './stats-token';
 
 export interface AppOptions {
   service: QueryService;
   /** Largest accepted request body in bytes (MAX_BODY_BYTES). Default 1 MiB. */
   maxBodyBytes?: number;
+  /** Where request lines go. Default: nowhere (an embedded app logs through its host). */
+  logger?: Logger;
+  /** When set, the statistics endpoints require `Authorization: Bearer <statsToken>` (STATS_TOKEN). */
+  statsToken?: string;
 }
 
 /** Sends a JSON body with its status; a 503 also says when to come back. */
@@ -38,17 +46,25 @@ const ROUTES: Record<string, string[]> = {
   '/api/test-connection': ['POST'],
   '/api/stats/pools': ['GET'],
   '/api/stats/cache': ['GET', 'DELETE'],
+  '/api/openapi.json': ['GET'],
   '/healthz': ['GET'],
 };
 
 export function createApp(options: AppOptions): express.Express {
   const { service } = options;
+  const logger = options.logger ?? pino({ level: 'silent' });
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.use(requestLog(logger));
   app.use(express.json({ limit: options.maxBodyBytes ?? 1024 * 1024, type: () => true }));
+  if (options.statsToken) app.use('/api/stats', requireStatsToken(options.statsToken));
 
   app.post('/api/query', async (req: Request, res: Response) => {
+    if (logger.isLevelEnabled('debug')) {
+      // SQL text only at debug, and never the rest of the body: it carries the password.
+      logger.debug({ reqId: res.locals.requestId, sql: (req.body as { sql?: unknown } | undefined)?.sql }, 'query');
+    }
     const { body, failure, timings } = await service.execute(req.body, { signal: abortOnDisconnect(res) });
     const started = performance.now();
     const json = JSON.stringify(body);
@@ -86,6 +102,10 @@ export function createApp(options: AppOptions): express.Express {
     } catch {
       sendJson(res, 500, { error: 'Failed to clear cache' });
     }
+  });
+
+  app.get('/api/openapi.json', (_req: Request, res: Response) => {
+    sendJson(res, 200, openApiDocument);
   });
 
   app.get('/healthz', (_req: Request, res: Response) => {

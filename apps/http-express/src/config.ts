@@ -3,6 +3,7 @@
  * start with one line naming the variable and the expected form.
  */
 import { readFileSync } from 'node:fs';
+import { createAllowedTargets } from './allowed-targets';
 
 export interface ServerConfig {
   port: number;
@@ -23,6 +24,11 @@ export interface ServerConfig {
   queryCacheMaxBytes: number;
   /** Contents of SSL_ROOT_CERT, for sslMode verify-full. */
   sslRootCertificate?: string;
+  /** ALLOWED_TARGETS as given; unset: any target. */
+  allowedTargets?: string;
+  /** STATS_TOKEN; unset: statistics need no token. */
+  statsToken?: string;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
 export class ConfigError extends Error {}
@@ -74,7 +80,17 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     queryCacheTtlMs: integer(env, 'QUERY_CACHE_TTL_MS', 60_000, 1),
     queryCacheMaxEntries: integer(env, 'QUERY_CACHE_MAX_ENTRIES', 1000, 1),
     queryCacheMaxBytes: integer(env, 'QUERY_CACHE_MAX_BYTES', 64 * 1024 * 1024, 1),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
   };
+  if (env.ALLOWED_TARGETS) {
+    try {
+      createAllowedTargets(env.ALLOWED_TARGETS);
+    } catch (error) {
+      throw new ConfigError(`ALLOWED_TARGETS must be a comma list of host names, host:port, IP addresses or CIDR ranges: ${(error as Error).message}`);
+    }
+    config.allowedTargets = env.ALLOWED_TARGETS;
+  }
+  if (env.STATS_TOKEN) config.statsToken = env.STATS_TOKEN;
   const sslRootCertificate = fileContents(env, 'SSL_ROOT_CERT');
   if (sslRootCertificate) config.sslRootCertificate = sslRootCertificate;
   return config;

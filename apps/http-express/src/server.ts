@@ -6,6 +6,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createQueryService, MemoryCacheStore, type QueryService } from '@sqlgate/core';
 import { createPostgresConnections } from '@sqlgate/postgres-adapter';
+import pino from 'pino';
+import { createAllowedTargets } from './allowed-targets';
 import { createApp } from './app';
 import { loadConfig, type ServerConfig } from './config';
 
@@ -34,6 +36,7 @@ export function createServiceFromConfig(config: ServerConfig): QueryService {
   });
   return createQueryService({
     connections,
+    ...(config.allowedTargets ? { targetPolicy: createAllowedTargets(config.allowedTargets) } : {}),
     defaultMaxRows: config.maxRows,
     maxStatements: config.maxStatements,
     alwaysResetSession: config.sessionReset === 'always',
@@ -55,7 +58,14 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const { service: givenService, ...overrides } = options;
   const config: ServerConfig = { ...loadConfig(), ...definedOnly(overrides) };
   const service = givenService ?? createServiceFromConfig(config);
-  const server = createServer(createApp({ service, maxBodyBytes: config.maxBodyBytes }));
+  const logger = pino({ level: config.logLevel });
+  const app = createApp({
+    service,
+    maxBodyBytes: config.maxBodyBytes,
+    logger,
+    ...(config.statsToken ? { statsToken: config.statsToken } : {}),
+  });
+  const server = createServer(app);
   // Slow clients cannot hold sockets forever (DECISIONS 9).
   server.headersTimeout = 30_000;
   server.requestTimeout = 5 * 60_000;

@@ -3,6 +3,7 @@ import { testDatabaseFromEnvironment, type TestDatabaseSettings } from '@sqlgate
 import type { QueryService } from '@sqlgate/core';
 import type { Express } from 'express';
 import { Client } from 'pg';
+import type { Logger } from 'pino';
 import { createApp } from '../src/app';
 import { loadConfig, type ServerConfig } from '../src/config';
 import { createServiceFromConfig } from '../src/server';
@@ -28,9 +29,15 @@ export interface TestApp {
 }
 
 /** The app with its own pools; close it in afterAll. */
-export function createTestApp(config: Partial<ServerConfig> = {}): TestApp {
+export function createTestApp(config: Partial<ServerConfig> = {}, logger?: Logger): TestApp {
   const service = createServiceFromConfig({ ...loadConfig({}), ...config });
-  return { app: createApp({ service, maxBodyBytes: config.maxBodyBytes ?? 1024 * 1024 }), service, close: () => service.close() };
+  const app = createApp({
+    service,
+    maxBodyBytes: config.maxBodyBytes ?? 1024 * 1024,
+    ...(config.statsToken ? { statsToken: config.statsToken } : {}),
+    ...(logger ? { logger } : {}),
+  });
+  return { app, service, close: () => service.close() };
 }
 
 /** A direct pg connection to the test database, for checking what the service did. */

@@ -33,3 +33,4 @@ export type {
 export * from './cache';
 export * from './stats';
 export type { CacheEntryRecord, CacheStore, CachedResult } from './ports/cache-store';
+export type { TargetPolicy } from './ports/target-policy';

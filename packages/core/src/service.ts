@@ -11,6 +11,7 @@ import { errorResponse, shapeResponse, type QueryResponse } from './execution/re
 import type { ExecutionOutcome } from './execution/outcome';
 import { loadParser, parseSql, type ParsedStatement } from './parser';
 import type { CacheStore } from './ports/cache-store';
+import type { TargetPolicy } from './ports/target-policy';
 import { systemClock, type Clock } from './ports/clock';
 import type { ConnectionCheck, ConnectionProvider, PoolStat } from './ports/connections';
 import { missingFields, parseConnectionTarget, parseQueryRequest } from './request';
@@ -27,6 +28,8 @@ export interface QueryServiceOptions {
   alwaysResetSession?: boolean;
   /** Reads of one request running at once on the parallel path. Default 5. */
   maxParallelReads?: number;
+  /** Decides which targets callers may reach; without one, any. */
+  targetPolicy?: TargetPolicy;
   /** Where cached results live. Without one, nothing is cached. */
   cacheStore?: CacheStore;
   /** TTL of a cached result when the request names none (QUERY_CACHE_TTL_MS). Default 60 s. */
@@ -126,6 +129,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         );
       }
       const plan = planExecution(statements, request.options);
+      await options.targetPolicy?.check(request.target);
       context = new ExecutionContext(
         connections,
         request.target,
@@ -158,6 +162,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         throw new RequestError(ErrorCodes.MISSING_FIELDS, 'Missing required fields', { missing });
       }
       const target = parseConnectionTarget(fields, { database: 'postgres' });
+      await options.targetPolicy?.check(target);
       const check = await connections.check(target);
       return { body: { success: true, message: 'Connection successful', ...check } };
     } catch (error) {

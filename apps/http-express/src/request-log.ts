@@ -1,0 +1,27 @@
+/**
+ * One JSON line per request (pino): request id, method, path, status, duration. The id comes from
+ * X-Request-Id when the caller sends a sane one, else it is generated, and it is echoed back.
+ * Bodies are never logged here: they hold passwords.
+ */
+import { randomUUID } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import type { Logger } from 'pino';
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function requestLog(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+    res.setHeader('X-Request-Id', id);
+    res.locals.requestId = id;
+    const started = performance.now();
+    res.once('finish', () => {
+      logger.info(
+        { reqId: id, method: req.method, path: req.path, status: res.statusCode, durationMs: Math.round((performance.now() - started) * 1000) / 1000 },
+        'request',
+      );
+    });
+    next();
+  };
+}

@@ -1,0 +1,20 @@
+/** STATS_TOKEN: when set, the statistics endpoints require `Authorization: Bearer <token>`. */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { RequestHandler } from 'express';
+
+const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
+
+export function requireStatsToken(token: string): RequestHandler {
+  // Compared as digests of equal length, in constant time: the token's length leaks nothing either.
+  const expected = digest(token);
+  return (req, res, next) => {
+    const header = req.headers.authorization ?? '';
+    const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
+    if (given !== '' && timingSafeEqual(digest(given), expected)) {
+      next();
+      return;
+    }
+    res.setHeader('WWW-Authenticate', 'Bearer realm="sqlgate statistics"');
+    res.status(401).json({ error: 'Unauthorized: a valid Bearer token is required' });
+  };
+}
