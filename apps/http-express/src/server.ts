@@ -91,10 +91,15 @@ const GRACE_PERIOD_MS = 10_000;
 
 async function shutDown(server: Server, service: QueryService): Promise<void> {
   const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+  // Keep-alive sockets become idle as their last response ends: close them as they do, so a
+  // client's idle connection cannot hold the shutdown open.
   server.closeIdleConnections();
+  const sweep = setInterval(() => server.closeIdleConnections(), 50);
   const grace = setTimeout(() => server.closeAllConnections(), GRACE_PERIOD_MS);
+  sweep.unref();
   grace.unref();
   await stopped;
+  clearInterval(sweep);
   clearTimeout(grace);
   await service.close();
 }
