@@ -68,10 +68,12 @@ export function createApp(options: AppOptions): express.Express {
     const { body, failure, timings } = await service.execute(req.body, { signal: abortOnDisconnect(res) });
     const started = performance.now();
     const json = JSON.stringify(body);
-    res.setHeader('Server-Timing', serverTiming(timings.poolWaitMs, timings.executionMs, performance.now() - started));
     const status = httpStatusFor(failure);
+    res.setHeader('Server-Timing', serverTiming(timings.poolWaitMs, timings.executionMs, performance.now() - started));
     if (status === 503) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
-    res.status(status).type('application/json').send(json);
+    // Written as a string with its length: Node sends headers and body in one write.
+    res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) });
+    res.end(json);
   });
 
   app.post('/api/test-connection', async (req: Request, res: Response) => {

@@ -77,13 +77,19 @@ export interface DatabaseErrorFields {
   line?: string;
 }
 
+/** Which part of a round trip failed: a control statement before the statement, the statement, or one after it. */
+export type FailedStep = 'before' | 'statement' | 'after';
+
 /** PostgreSQL refused a statement. Keeps every field the server sent. */
 export class DatabaseError extends SqlgateError {
   readonly fields: DatabaseErrorFields;
+  /** Set when the statement ran with control statements around it (RunOptions before / after). */
+  readonly failedStep: FailedStep;
 
-  constructor(fields: DatabaseErrorFields, options?: { cause?: unknown }) {
+  constructor(fields: DatabaseErrorFields, options?: { cause?: unknown; failedStep?: FailedStep }) {
     super(ErrorCodes.DATABASE_ERROR, fields.message, options);
     this.fields = fields;
+    this.failedStep = options?.failedStep ?? 'statement';
   }
 
   /** The SQLSTATE, e.g. `23505`. */

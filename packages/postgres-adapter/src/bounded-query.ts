@@ -1,13 +1,17 @@
 /**
- * One statement in one round trip, reading at most `maxRows` rows.
+ * One statement in one round trip, reading at most `maxRows` rows, optionally with sqlgate's own
+ * control statements (BEGIN, SET LOCAL, COMMIT) before and after it in the same round trip.
  *
- * It sends Parse, Bind, Describe, Execute(maxRows + 1) and Sync together. The server stops after
- * maxRows + 1 rows (PortalSuspended) and closes the portal at Sync, so an unbounded SELECT costs
- * neither the server nor this process more than the limit, and the extra row tells us the result was
- * truncated. pg-cursor reads the same way but needs a second round trip to close the portal; this
- * keeps the common case as fast as a plain query.
+ * Every step goes out as Parse, Bind, (Describe,) Execute, and one Sync closes them all, in a single
+ * buffer: one write, one round trip. The statement's Execute asks for maxRows + 1 rows, so the
+ * server stops there (PortalSuspended) and closes the portal at Sync: an unbounded SELECT costs
+ * neither the server nor this process more than the limit, and the extra row says the result was
+ * truncated. pg-cursor reads the same way but needs a second round trip to close the portal.
+ * After an error the server skips the remaining steps up to Sync, so a COMMIT sent after a failing
+ * statement never runs: the transaction is left failed, and the caller rolls it back.
  */
 import type { FieldDescription, RowMode, RunOptions, StatementResult } from '@sqlgate/core';
+import { serialize } from 'pg-protocol';
 import type { TypeRegistry } from './types/type-registry';
 import type { ValueParser } from './types/value-parsers';
 
@@ -17,12 +21,7 @@ const { prepareValue } = require('pg/lib/utils') as { prepareValue: (value: unkn
 
 /** The part of pg's protocol connection a submittable drives. */
 export interface ProtocolConnection {
-  stream: { cork?: () => void; uncork?: () => void };
-  parse(message: { text: string; name: string; types: number[] }): void;
-  bind(message: { portal: string; statement: string; values: unknown[]; valueMapper: (value: unknown) => unknown }): void;
-  describe(message: { type: 'P' | 'S'; name: string }): void;
-  execute(message: { portal: string; rows: number }): void;
-  sync(): void;
+  stream: { write(buffer: Buffer): boolean };
   sendCopyFail(message: string): void;
   once?(event: string, listener: () => void): void;
   off?(event: string, listener: () => void): void;
@@ -39,6 +38,11 @@ interface WireField {
 }
 
 const COMMAND_TAG = /^([A-Za-z]+)(?: (\d+))?(?: (\d+))?/;
+const SYNC = serialize.sync();
+const NO_STEPS: readonly string[] = [];
+
+/** Which step of the round trip failed. */
+export type Step = 'before' | 'statement' | 'after';
 
 export class BoundedQuery {
   readonly done: Promise<StatementResult>;
@@ -52,12 +56,18 @@ export class BoundedQuery {
   private command: string | null = null;
   private rowCount: number | null = null;
   private failure: unknown;
+  private readonly before: readonly string[];
+  private readonly after: readonly string[];
+  /** Index of the step whose answer comes next: before..., the statement, after... */
+  private step = 0;
 
   constructor(
     private readonly text: string,
     private readonly options: RunOptions,
     private readonly types: TypeRegistry,
   ) {
+    this.before = options.before ?? NO_STEPS;
+    this.after = options.after ?? NO_STEPS;
     this.done = new Promise((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
@@ -65,22 +75,23 @@ export class BoundedQuery {
   }
 
   submit(connection: ProtocolConnection): Error | null {
-    const { params = [] } = this.options;
-    // Corked, the five messages leave in one packet.
-    connection.stream.cork?.();
+    let messages: Buffer[];
     try {
-      connection.parse({ text: this.text, name: '', types: [] });
-      connection.bind({ portal: '', statement: '', values: params as unknown[], valueMapper: prepareValue });
-      connection.describe({ type: 'P', name: '' });
-      connection.execute({ portal: '', rows: this.options.maxRows + 1 });
-      connection.sync();
+      messages = [
+        ...this.before.flatMap(controlMessages),
+        serialize.parse({ text: this.text, name: '', types: [] }),
+        serialize.bind({ values: (this.options.params ?? []) as unknown[], valueMapper: prepareValue }),
+        serialize.describe({ type: 'P', name: '' }),
+        serialize.execute({ portal: '', rows: this.options.maxRows + 1 }),
+        ...this.after.flatMap(controlMessages),
+        SYNC,
+      ];
     } catch (error) {
-      // A parameter pg cannot convert: nothing was sent that needs an answer but the Sync.
-      connection.sync();
+      // A parameter pg cannot convert: nothing is sent but a Sync, whose ReadyForQuery settles this.
+      messages = [SYNC];
       this.failure = error;
-    } finally {
-      connection.stream.uncork?.();
     }
+    connection.stream.write(messages.length === 1 ? (messages[0] as Buffer) : Buffer.concat(messages));
     return null;
   }
 
@@ -113,17 +124,24 @@ export class BoundedQuery {
 
   handlePortalSuspended(): void {
     this.truncated = true;
+    this.step++;
   }
 
   handleCommandComplete(message: { text: string }): void {
-    const match = COMMAND_TAG.exec(message.text);
-    if (!match) return;
-    this.command = match[1] ?? null;
-    const count = match[3] ?? match[2];
-    this.rowCount = count === undefined ? null : Number(count);
+    if (this.currentStep() === 'statement') {
+      const match = COMMAND_TAG.exec(message.text);
+      if (match) {
+        this.command = match[1] ?? null;
+        const count = match[3] ?? match[2];
+        this.rowCount = count === undefined ? null : Number(count);
+      }
+    }
+    this.step++;
   }
 
-  handleEmptyQuery(): void {}
+  handleEmptyQuery(): void {
+    this.step++;
+  }
 
   handleCopyInResponse(connection: ProtocolConnection): void {
     connection.sendCopyFail('COPY FROM STDIN is not supported over HTTP');
@@ -142,6 +160,8 @@ export class BoundedQuery {
       this.reject(error);
       return;
     }
+    // The step travels with the error: a failed COMMIT is not a failed statement.
+    (error as { sqlgateStep?: Step }).sqlgateStep = this.currentStep();
     const settle = (): void => {
       connection.off?.('readyForQuery', settle);
       connection.off?.('end', settle);
@@ -170,6 +190,11 @@ export class BoundedQuery {
     for (const field of this.fields) field.dataTypeName = this.types.nameOf(field.dataTypeID) ?? field.dataTypeName;
   }
 
+  private currentStep(): Step {
+    if (this.step < this.before.length) return 'before';
+    return this.step === this.before.length ? 'statement' : 'after';
+  }
+
   private parseRow(values: (string | null)[], rowMode: RowMode): unknown {
     const { parsers, names } = this;
     if (rowMode === 'array') {
@@ -188,4 +213,9 @@ export class BoundedQuery {
     }
     return row;
   }
+}
+
+/** A control statement: no rows, no description. */
+function controlMessages(text: string): Buffer[] {
+  return [serialize.parse({ text, name: '', types: [] }), serialize.bind({}), serialize.execute({ portal: '', rows: 0 })];
 }

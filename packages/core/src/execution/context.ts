@@ -68,12 +68,20 @@ export class ExecutionContext {
     return new LentConnection(connection, this);
   }
 
-  /** Runs one statement and times it. A database error is an outcome; anything else propagates. */
-  async runStatement(lent: LentConnection, statement: ParsedStatement): Promise<StatementOutcome> {
+  /**
+   * Runs one statement and times it, with sqlgate's control statements around it in the same
+   * round trip. A database error is an outcome; anything else propagates.
+   */
+  async runStatement(
+    lent: LentConnection,
+    statement: ParsedStatement,
+    around: Pick<RunOptions, 'before' | 'after'> = {},
+  ): Promise<StatementOutcome> {
     const started = this.clock.now();
     this.active.add(lent.connection);
     try {
-      const result = await lent.run(statement, this.runOptions);
+      const options = around.before?.length || around.after?.length ? { ...this.runOptions, ...around } : this.runOptions;
+      const result = await lent.run(statement, options);
       return { ok: true, statement, result, executionTime: elapsed(this.clock, started) };
     } catch (error) {
       if (error instanceof DatabaseError) {
@@ -140,13 +148,6 @@ export class LentConnection {
     if (timeoutMs === undefined) return;
     this.sessionChanged = true;
     await this.context.runControl(this, `SET statement_timeout = ${timeoutMs}`);
-  }
-
-  /** Same, limited to the transaction sqlgate opened: nothing to clean afterwards. */
-  async applyTransactionTimeout(): Promise<void> {
-    const { timeoutMs } = this.context.options;
-    if (timeoutMs === undefined) return;
-    await this.context.runControl(this, `SET LOCAL statement_timeout = ${timeoutMs}`);
   }
 
   /** Rolls back a transaction left open or failed; true when there was one. */

@@ -54,6 +54,16 @@ export interface RunOptions {
   rowMode: RowMode;
   /** At most this many rows are read; the rest stay in the server. */
   maxRows: number;
+  /**
+   * sqlgate's own control statements (BEGIN, SET LOCAL) sent before the statement in the same round
+   * trip. If one fails, the statement does not run.
+   */
+  before?: readonly string[];
+  /**
+   * Control statements (COMMIT) sent after it in the same round trip; they do not run when the
+   * statement fails, which leaves its transaction failed.
+   */
+  after?: readonly string[];
 }
 
 /** What the server reports about the transaction after each statement. */

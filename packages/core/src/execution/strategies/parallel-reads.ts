@@ -6,7 +6,7 @@ import type { ParsedStatement } from '../../parser/types';
 import type { ExecutionContext } from '../context';
 import type { ExecutionOutcome, StatementOutcome } from '../outcome';
 import type { TransactionMode } from '../plan';
-import { inTransaction } from '../transaction';
+import { runInTransaction } from '../transaction';
 
 async function runRead(
   context: ExecutionContext,
@@ -17,10 +17,10 @@ async function runRead(
   if (cache.hit) return cache.hit;
   const lent = await context.acquire();
   try {
-    const outcome = await inTransaction(context, lent, mode, async () => {
-      const outcome = await context.runStatement(lent, statement);
-      return { value: outcome, end: outcome.ok ? 'commit' : 'rollback' };
-    });
+    const { outcomes, failure } = await runInTransaction(context, lent, mode, [statement]);
+    const outcome: StatementOutcome = failure
+      ? { ok: false, statement, error: failure.error, executionTime: failure.executionTime }
+      : (outcomes[0] as StatementOutcome);
     await cache.keep(outcome);
     return outcome;
   } finally {
