@@ -1,0 +1,523 @@
+// HTTP throughput and latency of sqlgate against a bare Express 5 + pg baseline, with the raw pg
+// driver as the ceiling. npm run bench (builds first). Both servers run in their own child
+// processes; autocannon drives them from this one, alternating sqlgate / baseline twice per
+// workload and connection count. Writes docs/benchmarks.md (keeping the memory section).
+import { performance } from 'node:perf_hooks';
+import os from 'node:os';
+import autocannon from 'autocannon';
+import {
+  connectClient,
+  cpuSecondsOf,
+  machineFacts,
+  machineLines,
+  markdownTable,
+  median,
+  memorySectionOf,
+  postJson,
+  readDocs,
+  require,
+  runMain,
+  startDatabase,
+  startServerProcess,
+  textTable,
+  writeDocs,
+} from './lib/harness.mjs';
+
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 1);
+const CONNECTIONS = [10, 50];
+const RUNS = Number(process.env.BENCH_RUNS ?? 2);
+const FIRST_WARMUP_S = 3;
+const SLEEP_REQUESTS = 5;
+
+const bench_t = `SELECT id, name, score, created_at FROM bench_t ORDER BY id`;
+const reads = [
+  'SELECT id, name FROM bench_t WHERE id < 30',
+  'SELECT id, score FROM bench_t WHERE id < 30',
+  'SELECT id, created_at FROM bench_t WHERE id < 30',
+];
+const writes = [
+  'INSERT INTO bench_w (v) VALUES (1)',
+  'UPDATE bench_w SET v = v + 1 WHERE id = lastval()',
+  'INSERT INTO bench_w (v) VALUES (2)',
+  'DELETE FROM bench_w WHERE id = lastval()',
+  'SELECT id, v FROM bench_w WHERE id = lastval() - 1',
+];
+
+/**
+ * Each workload: what sqlgate receives, what the baseline receives, and a check of one response
+ * (run before measuring, so a wrong answer cannot pass for a fast one).
+ */
+const WORKLOADS = [
+  {
+    id: 'select1',
+    label: 'SELECT 1',
+    sqlgate: { sql: 'SELECT 1 AS one' },
+    baseline: { sql: 'SELECT 1 AS one' },
+    check: (json) => json.rows?.[0]?.one === 1,
+  },
+  {
+    id: 'rows100',
+    label: '100-row × 4-column SELECT',
+    sqlgate: { sql: bench_t },
+    baseline: { sql: bench_t },
+    check: (json) => json.rows?.length === 100 && Object.keys(json.rows[0]).length === 4,
+  },
+  {
+    id: 'reads3',
+    label: '3 reads in one request',
+    sqlgate: { sql: reads.join(';\n') },
+    baseline: { sql: reads.join(';\n') },
+    check: (json) => json.results?.length === 3 && json.results.every((r) => r.rows?.length === 29),
+    sqlgateCheck: (json) => json.transactionUsed === undefined, // the parallel path
+  },
+  {
+    id: 'write5',
+    label: '5-statement write transaction',
+    sqlgate: { sql: writes.join(';\n') },
+    baseline: { sql: ['BEGIN', ...writes, 'COMMIT'].join(';\n') },
+    check: (json) =>
+      Array.isArray(json.results) && json.results.some((r) => r.command === 'DELETE'),
+    sqlgateCheck: (json) => json.transactionUsed === true && json.results.length === 5,
+  },
+  {
+    id: 'cached',
+    label: 'cached read (SELECT 1, cache: true) vs baseline uncached SELECT 1',
+    short: 'cached SELECT 1 (baseline: uncached)',
+    sqlgate: { sql: 'SELECT 1 AS one', cache: true },
+    baseline: { sql: 'SELECT 1 AS one' },
+    check: (json) => json.rows?.[0]?.one === 1,
+    sqlgateCheck: (json) => json.cached === true,
+  },
+];
+
+const fmt = (n, digits = 0) =>
+  Number.isFinite(n)
+    ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+    : '–';
+const ms = (n) => (Number.isFinite(n) ? `${n.toFixed(n < 10 ? 2 : 1)} ms` : '–');
+const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
+
+/** One autocannon run against a server; also the CPU time its process spent per response. */
+async function load(server, body, connections, duration) {
+  const cpuBefore = cpuSecondsOf(server.pid);
+  const result = await autocannon({
+    url: `${server.url}/api/query`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    connections,
+    duration,
+    timeout: 30,
+  });
+  const cpu = cpuSecondsOf(server.pid) - cpuBefore;
+  const ok = result['2xx'];
+  return {
+    reqPerSec: ok / result.duration,
+    cpuUsPerReq: (cpu * 1e6) / (ok + result.non2xx),
+    cpuShare: cpu / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    ok,
+    bad: result.non2xx + result.errors + result.timeouts,
+    statusCodes: result.statusCodeStats,
+  };
+}
+
+/** N concurrent loops of pool.query(sql) on one pool of max 10 for `duration` seconds. */
+async function ceiling(database, sql, loops, duration) {
+  const pg = require('pg');
+  const pool = new pg.Pool({
+    host: database.host,
+    port: database.port,
+    user: database.user,
+    password: database.password,
+    database: database.database,
+    ssl: false,
+    max: 10,
+  });
+  try {
+    const warmUntil = performance.now() + 500;
+    await Promise.all(
+      Array.from({ length: loops }, async () => {
+        while (performance.now() < warmUntil) await pool.query(sql);
+      }),
+    );
+    let done = 0;
+    const started = performance.now();
+    const until = started + duration * 1000;
+    await Promise.all(
+      Array.from({ length: loops }, async () => {
+        while (performance.now() < until) {
+          await pool.query(sql);
+          done++;
+        }
+      }),
+    );
+    return done / ((performance.now() - started) / 1000);
+  } finally {
+    await pool.end();
+  }
+}
+
+async function prepare(client) {
+  await client.query(`
+    DROP TABLE IF EXISTS bench_t, bench_w;
+    CREATE TABLE bench_t (id int PRIMARY KEY, name text NOT NULL, score float8 NOT NULL, created_at timestamptz NOT NULL);
+    INSERT INTO bench_t
+      SELECT g, 'name ' || g, g * 1.5, timestamptz '2024-01-01 00:00:00+00' + g * interval '1 hour'
+      FROM generate_series(1, 100) g;
+    CREATE TABLE bench_w (id bigserial PRIMARY KEY, v int NOT NULL);
+    INSERT INTO bench_w (v) SELECT 0 FROM generate_series(1, 10);
+    ANALYZE bench_t, bench_w;
+  `);
+}
+
+async function verify(workload, sqlgateUrl, baselineUrl, target) {
+  for (const [name, url, body, extra] of [
+    ['sqlgate', sqlgateUrl, workload.sqlgate, workload.sqlgateCheck],
+    ['baseline', baselineUrl, workload.baseline, undefined],
+  ]) {
+    // Twice: the second answer of a cached read must come from the cache.
+    await postJson(`${url}/api/query`, { ...target, ...body });
+    const { status, json } = await postJson(`${url}/api/query`, { ...target, ...body });
+    if (status !== 200 || !json || !workload.check(json) || (extra && !extra(json))) {
+      throw new Error(
+        `${name} answered ${workload.label} unexpectedly: ${status} ${JSON.stringify(json).slice(0, 400)}`,
+      );
+    }
+  }
+}
+
+async function sleepWallTimes(url, target, sql, count) {
+  const times = [];
+  for (let i = 0; i < count; i++) {
+    const { status, json, ms: elapsed } = await postJson(`${url}/api/query`, { ...target, sql });
+    if (status !== 200)
+      throw new Error(`pg_sleep request failed: ${status} ${JSON.stringify(json).slice(0, 300)}`);
+    times.push(elapsed);
+  }
+  return times;
+}
+
+await runMain(async () => {
+  const benchStarted = performance.now();
+  const loadAtStart = os.loadavg();
+  const log = (line) =>
+    console.log(
+      `[${((performance.now() - benchStarted) / 1000).toFixed(0).padStart(4)} s] ${line}`,
+    );
+
+  log('starting PostgreSQL…');
+  const database = await startDatabase();
+  const client = await connectClient(database);
+  const facts = await machineFacts(client);
+  await prepare(client);
+  await client.end();
+  log(
+    `PostgreSQL (${database.source}) on ${database.host}:${database.port}${database.directory ? ` in ${database.directory}` : ''}`,
+  );
+
+  const [sqlgate, baseline] = await Promise.all([
+    startServerProcess('sqlgate-server.mjs', { name: 'sqlgate' }),
+    startServerProcess('baseline-server.mjs', { name: 'baseline' }),
+  ]);
+  log(
+    `sqlgate ${sqlgate.url} (pid ${sqlgate.pid}), baseline ${baseline.url} (pid ${baseline.pid})`,
+  );
+
+  const connection = {
+    host: database.host,
+    port: database.port,
+    user: database.user,
+    password: database.password,
+    database: database.database,
+  };
+  const sqlgateTarget = { ...connection, sslMode: 'disable' };
+  const baselineTarget = connection;
+
+  for (const workload of WORKLOADS)
+    await verify(workload, sqlgate.url, baseline.url, sqlgateTarget);
+  log('every workload answers correctly on both servers');
+
+  // Both processes get their JIT and pools in place before anything is measured.
+  for (const [server, target] of [
+    [sqlgate, sqlgateTarget],
+    [baseline, baselineTarget],
+  ]) {
+    await load(server, { ...target, sql: 'SELECT 1 AS one' }, 10, FIRST_WARMUP_S);
+  }
+
+  // Alternating runs: warm-up of each, then sqlgate, baseline, sqlgate, baseline.
+  const results = [];
+  for (const workload of WORKLOADS) {
+    for (const connections of CONNECTIONS) {
+      const sqlgateBody = { ...sqlgateTarget, ...workload.sqlgate };
+      const baselineBody = { ...baselineTarget, ...workload.baseline };
+      await load(sqlgate, sqlgateBody, connections, WARMUP_S);
+      await load(baseline, baselineBody, connections, WARMUP_S);
+      const runs = { sqlgate: [], baseline: [] };
+      for (let run = 0; run < RUNS; run++) {
+        runs.sqlgate.push(await load(sqlgate, sqlgateBody, connections, DURATION_S));
+        runs.baseline.push(await load(baseline, baselineBody, connections, DURATION_S));
+      }
+      const row = { workload, connections, runs };
+      for (const side of ['sqlgate', 'baseline']) {
+        row[side] = {
+          reqPerSec: mean(runs[side].map((r) => r.reqPerSec)),
+          best: Math.max(...runs[side].map((r) => r.reqPerSec)),
+          p50: mean(runs[side].map((r) => r.p50)),
+          p99: mean(runs[side].map((r) => r.p99)),
+          cpuUsPerReq: mean(runs[side].map((r) => r.cpuUsPerReq)),
+          bad: runs[side].reduce((sum, r) => sum + r.bad, 0),
+        };
+      }
+      row.ratio = row.sqlgate.reqPerSec / row.baseline.reqPerSec;
+      row.bestRatio = row.sqlgate.best / row.baseline.best;
+      results.push(row);
+      log(
+        `${workload.id} c=${connections}: sqlgate ${runs.sqlgate.map((r) => fmt(r.reqPerSec)).join(' / ')} req/s, ` +
+          `baseline ${runs.baseline.map((r) => fmt(r.reqPerSec)).join(' / ')} req/s, ratio ${row.ratio.toFixed(2)}`,
+      );
+    }
+  }
+
+  // Three 0.2 s sleeps in one request: the parallel path should take ~0.2 s, not 0.6 s.
+  const sleepSql = ['SELECT pg_sleep(0.2)', 'SELECT pg_sleep(0.2)', 'SELECT pg_sleep(0.2)'].join(
+    ';\n',
+  );
+  const [sleepCold, ...sleepTimes] = await sleepWallTimes(
+    sqlgate.url,
+    sqlgateTarget,
+    sleepSql,
+    SLEEP_REQUESTS + 1,
+  );
+  const baselineSleep = await sleepWallTimes(baseline.url, baselineTarget, sleepSql, 3);
+  const sleep = {
+    cold: sleepCold,
+    min: Math.min(...sleepTimes),
+    median: median(sleepTimes),
+    baselineMedian: median(baselineSleep),
+  };
+  log(
+    `3 × pg_sleep(0.2): sqlgate min ${ms(sleep.min)}, median ${ms(sleep.median)} (first ${ms(sleep.cold)}); baseline median ${ms(sleep.baselineMedian)}`,
+  );
+
+  // The raw driver, same concurrency, same pool size, no HTTP.
+  const ceilings = [];
+  for (const [label, sql] of [
+    ['SELECT 1', 'SELECT 1 AS one'],
+    ['100-row SELECT', bench_t],
+  ]) {
+    for (const loops of CONNECTIONS) {
+      ceilings.push({ label, loops, qps: await ceiling(database, sql, loops, DURATION_S) });
+      log(`raw pg ${label}, ${loops} loops: ${fmt(ceilings.at(-1).qps)} queries/s`);
+    }
+  }
+
+  await Promise.all([sqlgate.stop(), baseline.stop()]);
+  const totalSeconds = (performance.now() - benchStarted) / 1000;
+
+  // ------------------------------------------------------------------------------------------
+  // Report.
+  const find = (id, connections) =>
+    results.find((r) => r.workload.id === id && r.connections === connections);
+  const targets = [];
+  const target = (name, pass, detail) => targets.push({ name, pass, detail });
+  for (const c of CONNECTIONS) {
+    const r = find('select1', c);
+    target(
+      `SELECT 1 at ${c} connections ≥ 1.0× baseline`,
+      r.ratio >= 1.0,
+      `${r.ratio.toFixed(2)}× (best runs ${r.bestRatio.toFixed(2)}×)`,
+    );
+  }
+  for (const c of CONNECTIONS) {
+    const r = find('rows100', c);
+    target(
+      `100-row SELECT at ${c} connections ≥ 1.2× baseline`,
+      r.ratio >= 1.2,
+      `${r.ratio.toFixed(2)}× (best runs ${r.bestRatio.toFixed(2)}×)`,
+    );
+  }
+  for (const c of CONNECTIONS) {
+    const r = find('cached', c);
+    target(
+      `cached read at ${c} connections ≥ 2× baseline's uncached SELECT 1`,
+      r.ratio >= 2.0,
+      `${fmt(r.sqlgate.reqPerSec)} vs ${fmt(r.baseline.reqPerSec)} req/s = ${r.ratio.toFixed(2)}×`,
+    );
+  }
+  target(
+    'three pg_sleep(0.2) reads in one request < 0.3 s (median)',
+    sleep.median < 300,
+    `min ${ms(sleep.min)}, median ${ms(sleep.median)} of ${SLEEP_REQUESTS}`,
+  );
+  for (const r of results.filter((x) => x.connections === 50)) {
+    target(
+      `p99 at 50 connections ≤ baseline: ${r.workload.short ?? r.workload.label}`,
+      r.sqlgate.p99 <= r.baseline.p99,
+      `${ms(r.sqlgate.p99)} vs ${ms(r.baseline.p99)}`,
+    );
+  }
+  const failures = results.filter((r) => r.sqlgate.bad + r.baseline.bad > 0);
+
+  const header = [
+    'workload',
+    'conns',
+    'sqlgate req/s',
+    'p50',
+    'p99',
+    'CPU/req',
+    'baseline req/s',
+    'p50',
+    'p99',
+    'CPU/req',
+    'sqlgate/baseline',
+    'best/best',
+  ];
+  const align = ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'];
+  const us = (n) => (Number.isFinite(n) ? `${fmt(n)} µs` : '–');
+  const runsCell = (side) => `${fmt(side.reqPerSec)}`;
+  const summaryRows = results.map((r) => [
+    r.workload.short ?? r.workload.label,
+    r.connections,
+    runsCell(r.sqlgate),
+    ms(r.sqlgate.p50),
+    ms(r.sqlgate.p99),
+    us(r.sqlgate.cpuUsPerReq),
+    runsCell(r.baseline),
+    ms(r.baseline.p50),
+    ms(r.baseline.p99),
+    us(r.baseline.cpuUsPerReq),
+    `${r.ratio.toFixed(2)}×`,
+    `${r.bestRatio.toFixed(2)}×`,
+  ]);
+  const runHeader = [
+    'workload',
+    'conns',
+    'server',
+    ...Array.from({ length: RUNS }, (_, i) => [`run ${i + 1} req/s`, 'p50', 'p99', 'CPU']).flat(),
+    'best',
+  ];
+  const runAlign = ['l', 'r', 'l', ...Array(4 * RUNS + 1).fill('r')];
+  const runRows = results.flatMap((r) =>
+    ['sqlgate', 'baseline'].map((side) => [
+      r.workload.short ?? r.workload.label,
+      r.connections,
+      side,
+      ...r.runs[side].flatMap((run) => [
+        fmt(run.reqPerSec),
+        ms(run.p50),
+        ms(run.p99),
+        Number.isFinite(run.cpuShare) ? `${(run.cpuShare * 100).toFixed(0)} %` : '–',
+      ]),
+      fmt(r[side].best),
+    ]),
+  );
+  const ceilingHeader = [
+    'query',
+    'concurrent loops',
+    'queries/s',
+    'sqlgate req/s',
+    'baseline req/s',
+  ];
+  const ceilingRows = ceilings.map((c) => {
+    const r = find(c.label === 'SELECT 1' ? 'select1' : 'rows100', c.loops);
+    return [c.label, c.loops, fmt(c.qps), fmt(r.sqlgate.reqPerSec), fmt(r.baseline.reqPerSec)];
+  });
+  const targetRows = targets.map((t) => [t.pass ? 'PASS' : 'FAIL', t.name, t.detail]);
+
+  console.log('');
+  console.log(textTable(header, summaryRows, align));
+  console.log('');
+  console.log(textTable(runHeader, runRows, runAlign));
+  console.log('');
+  console.log(textTable(ceilingHeader, ceilingRows, ['l', 'r', 'r', 'r', 'r']));
+  console.log('');
+  console.log(
+    `3 × pg_sleep(0.2) in one request: sqlgate min ${ms(sleep.min)}, median ${ms(sleep.median)} (first request ${ms(sleep.cold)}); baseline (sequential) median ${ms(sleep.baselineMedian)}`,
+  );
+  console.log('');
+  console.log(textTable(['', 'target', 'measured'], targetRows));
+  if (failures.length) {
+    console.log(
+      `\nnon-2xx responses or errors in: ${failures.map((r) => `${r.workload.id}@${r.connections}`).join(', ')}`,
+    );
+  }
+  console.log(`\ntotal bench time ${totalSeconds.toFixed(0)} s`);
+
+  const select1 = find('select1', 10);
+  const rawSelect1 = ceilings.find((c) => c.label === 'SELECT 1' && c.loops === 10);
+  const cached = find('cached', 10);
+  const notes = [
+    `- The raw driver runs ${fmt(rawSelect1.qps)} \`SELECT 1\`/s with 10 loops, ${(rawSelect1.qps / select1.baseline.reqPerSec).toFixed(1)}× what the baseline serves over HTTP: on this machine HTTP, JSON and the load generator, which share the two cores with PostgreSQL, bound the throughput, not the database round trip. A cache hit saves only the round trip, so it cannot double a rate that the HTTP layer bounds.`,
+    `- Server CPU per request at 10 connections: \`SELECT 1\` sqlgate ${us(select1.sqlgate.cpuUsPerReq)} vs baseline ${us(select1.baseline.cpuUsPerReq)}; cached \`SELECT 1\` sqlgate ${us(cached.sqlgate.cpuUsPerReq)}.`,
+    `- Rates of the same server and workload drift between blocks measured minutes apart (other work on the machine); compare the two sides within a row, where runs alternate.`,
+  ];
+
+  const now = new Date();
+  const doc = [
+    '# Benchmarks',
+    '',
+    '## HTTP throughput and latency',
+    '',
+    `Measured ${now.toISOString().replace(/\.\d+Z$/, 'Z')} with \`npm run bench\` (\`bench/http.mjs\`).`,
+    '',
+    '### Machine',
+    '',
+    ...machineLines(facts),
+    `- load average (1, 5, 15 min) at the start ${loadAtStart.map((l) => l.toFixed(2)).join(', ')}, at the end ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(
+        ', ',
+      )}: a shared machine, where other work competes for both cores — single runs vary by tens of per cent, p99 most of all`,
+    '',
+    '### Method',
+    '',
+    `- PostgreSQL: a throwaway local cluster from \`@sqlgate/testing\` (source: ${database.source}); durability off; both servers connect without TLS (sqlgate \`sslMode: "disable"\`, the baseline \`ssl: false\`).`,
+    '- sqlgate: the built `@sqlgate/http-express` server (`startServer`, default configuration: `POOL_MAX` 10, logging off) in its own Node.js process (`bench/servers/sqlgate-server.mjs`).',
+    '- baseline: a bare Express 5 + pg server in its own process (`bench/servers/baseline-server.mjs`): one `pg.Pool` (max 10) per host:port:user:database, `express.json()`, `POST /api/query` → `pool.query(sql)` → `res.json({rows, fields, rowCount, command})`. Several statements are sent as one simple query; the write transaction as `BEGIN; …; COMMIT`.',
+    `- load: autocannon 8 in the bench process, one request body per workload, pipelining 1. First ${FIRST_WARMUP_S} s of \`SELECT 1\` at 10 connections on each server; then for each workload and connection count: a ${WARMUP_S} s warm-up of each server, then ${2 * RUNS} runs of ${DURATION_S} s alternating sqlgate, baseline, sqlgate, baseline${RUNS > 2 ? ', …' : ''}. req/s is 2xx responses / run duration; the summary gives the mean of the runs (p50/p99 likewise; autocannon reports whole milliseconds), the per-run table every run. "sqlgate/baseline" is the ratio of the means (the targets are judged on it), "best/best" the ratio of each side's best run — other work on the machine only ever slows a run down, so the best runs are the less disturbed estimate.`,
+    "- workloads: `SELECT 1 AS one`; `SELECT id, name, score, created_at FROM bench_t ORDER BY id` (100 rows of int, text, float8, timestamptz); three `SELECT … FROM bench_t WHERE id < 30` in one request (sqlgate: its parallel path, each on its own connection in a READ ONLY transaction); `INSERT; UPDATE; INSERT; DELETE; SELECT` on `bench_w` (sqlgate wraps them in one transaction); `SELECT 1 AS one` with `cache: true` (served from the result cache after the warm-up) against the baseline's uncached `SELECT 1 AS one`.",
+    '- CPU/req: user + system CPU time of the server process during the run (`/proc/<pid>/stat`, clock ticks) divided by its responses; it depends far less on other work on the machine than req/s does. CPU in the per-run table is the share of one core the server process used.',
+    `- 3 × \`pg_sleep(0.2)\`: one request holding three \`SELECT pg_sleep(0.2)\`, sent ${SLEEP_REQUESTS} times in sequence after one unmeasured request; wall time at the client.`,
+    `- ceiling: the raw pg driver in the bench process, one \`pg.Pool\` (max 10), N concurrent loops of \`pool.query(sql)\` for ${DURATION_S} s after a 0.5 s warm-up.`,
+    `- the whole bench took ${totalSeconds.toFixed(0)} s.`,
+    '',
+    `### Results (mean of ${RUNS} runs)`,
+    '',
+    markdownTable(header, summaryRows, align),
+    '',
+    '### Every run',
+    '',
+    markdownTable(runHeader, runRows, runAlign),
+    '',
+    '### Ceiling: the raw pg driver',
+    '',
+    markdownTable(ceilingHeader, ceilingRows, ['l', 'r', 'r', 'r', 'r']),
+    '',
+    '### Three `pg_sleep(0.2)` reads in one request',
+    '',
+    `sqlgate: min ${ms(sleep.min)}, median ${ms(sleep.median)} over ${SLEEP_REQUESTS} requests (the first, unmeasured request: ${ms(sleep.cold)}). The baseline runs them one after another: median ${ms(sleep.baselineMedian)}.`,
+    '',
+    '### Targets',
+    '',
+    markdownTable(['', 'target', 'measured'], targetRows),
+    ...(failures.length
+      ? [
+          '',
+          `Non-2xx responses or errors occurred in: ${failures.map((r) => `${r.workload.id} at ${r.connections} connections`).join(', ')}.`,
+        ]
+      : ['', 'Every measured request answered 2xx.']),
+    '',
+    '### Reading the results',
+    '',
+    ...notes,
+    '',
+  ];
+  const memory = memorySectionOf(readDocs());
+  await writeDocs([...doc, ...(memory ? [memory, ''] : [])].join('\n'));
+  log('wrote docs/benchmarks.md');
+});

@@ -1,0 +1,199 @@
+// Peak memory of the sqlgate server process on large results. npm run bench:memory (builds first).
+// The server runs in its own child process; for each workload its peak RSS is reset
+// (/proc/<pid>/clear_refs), VmRSS is sampled every 20 ms while the request runs, and VmHWM is read
+// at the end. Target: under 256 MB. Replaces the memory section of docs/benchmarks.md.
+import { performance } from 'node:perf_hooks';
+import { clearInterval, setInterval, setTimeout } from 'node:timers';
+import fs from 'node:fs';
+import {
+  connectClient,
+  machineFacts,
+  machineLines,
+  markdownTable,
+  postJson,
+  runMain,
+  startDatabase,
+  startServerProcess,
+  textTable,
+  writeMemorySection,
+} from './lib/harness.mjs';
+
+const TARGET_MB = 256;
+const SAMPLE_MS = 20;
+
+const series = 'SELECT generate_series(1, 5000000)';
+const wide =
+  "SELECT g, md5(g::text) a, md5((g+1)::text) b, md5((g+2)::text) c, repeat('x', 100) d FROM generate_series(1, 200000) g";
+const WORKLOADS = [
+  {
+    label: '5,000,000-row generate_series',
+    limits: 'default (MAX_ROWS 10000)',
+    body: { sql: series },
+  },
+  {
+    label: '5,000,000-row generate_series',
+    limits: 'maxRows 100000',
+    body: { sql: series, maxRows: 100_000 },
+  },
+  {
+    label: '200,000-row × 5-column wide SELECT',
+    limits: 'default (MAX_ROWS 10000)',
+    body: { sql: wide },
+  },
+  {
+    label: '200,000-row × 5-column wide SELECT',
+    limits: 'maxRows 100000',
+    body: { sql: wide, maxRows: 100_000 },
+  },
+];
+
+const MB = 1024 * 1024;
+const mb = (bytes) => (Number.isFinite(bytes) ? `${(bytes / MB).toFixed(1)} MB` : '–');
+
+/** VmRSS and VmHWM of a process, in bytes. */
+function memoryOf(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name) =>
+    Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: field('VmRSS'), hwm: field('VmHWM') };
+}
+
+/** Resets VmHWM to the current RSS; false when the kernel does not allow it. */
+function resetPeak(pid) {
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+await runMain(async () => {
+  if (process.platform !== 'linux') throw new Error('bench/memory.mjs reads /proc: Linux only');
+  const started = performance.now();
+  const database = await startDatabase();
+  const client = await connectClient(database);
+  const facts = await machineFacts(client);
+  await client.end();
+
+  const server = await startServerProcess('sqlgate-server.mjs', { name: 'sqlgate' });
+  const target = {
+    host: database.host,
+    port: database.port,
+    user: database.user,
+    password: database.password,
+    database: database.database,
+    sslMode: 'disable',
+  };
+  // One small request first: the pool, the parser and JIT are in place before measuring.
+  await postJson(`${server.url}/api/query`, { ...target, sql: 'SELECT 1' });
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const idle = memoryOf(server.pid);
+  console.log(
+    `sqlgate pid ${server.pid}, RSS after one small request ${mb(idle.rss)} (peak so far ${mb(idle.hwm)})`,
+  );
+
+  const results = [];
+  let peakResettable = true;
+  for (const workload of WORKLOADS) {
+    peakResettable = resetPeak(server.pid) && peakResettable;
+    const before = memoryOf(server.pid);
+    let sampledMax = before.rss;
+    const sampler = setInterval(() => {
+      try {
+        sampledMax = Math.max(sampledMax, memoryOf(server.pid).rss);
+      } catch {
+        /* the process is gone: the request fails below */
+      }
+    }, SAMPLE_MS);
+    let response;
+    try {
+      response = await postJson(
+        `${server.url}/api/query`,
+        { ...target, ...workload.body },
+        { timeoutMs: 300_000 },
+      );
+    } finally {
+      clearInterval(sampler);
+    }
+    const after = memoryOf(server.pid);
+    sampledMax = Math.max(sampledMax, after.rss);
+    const peak = peakResettable ? after.hwm : sampledMax;
+    const json = response.json ?? {};
+    const result = {
+      ...workload,
+      status: response.status,
+      rows: json.rows?.length,
+      truncated: json.truncated === true,
+      error: json.error ? JSON.stringify(json.error).slice(0, 200) : undefined,
+      bytes: response.bytes,
+      ms: response.ms,
+      before: before.rss,
+      sampledMax,
+      peak,
+      after: after.rss,
+    };
+    results.push(result);
+    console.log(
+      `${workload.label}, ${workload.limits}: ${response.status}, ${result.rows ?? 0} rows${result.truncated ? ' (truncated)' : ''}, ` +
+        `${mb(response.bytes)} of JSON in ${(response.ms / 1000).toFixed(2)} s; peak RSS ${mb(peak)} (sampled max ${mb(sampledMax)})` +
+        (result.error ? `; error ${result.error}` : ''),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  const overall = Math.max(...results.map((r) => r.peak), memoryOf(server.pid).hwm);
+  await server.stop();
+  const totalSeconds = (performance.now() - started) / 1000;
+
+  const pass = overall < TARGET_MB * MB && results.every((r) => r.status === 200);
+  const header = [
+    'workload',
+    'limits',
+    'status',
+    'rows returned',
+    'truncated',
+    'response',
+    'time',
+    'RSS before',
+    'peak RSS (VmHWM)',
+    'max sampled VmRSS',
+  ];
+  const align = ['l', 'l', 'r', 'r', 'l', 'r', 'r', 'r', 'r', 'r'];
+  const rows = results.map((r) => [
+    r.label,
+    r.limits,
+    r.status,
+    (r.rows ?? 0).toLocaleString('en-US'),
+    r.truncated ? 'yes' : 'no',
+    mb(r.bytes),
+    `${(r.ms / 1000).toFixed(2)} s`,
+    mb(r.before),
+    mb(r.peak),
+    mb(r.sampledMax),
+  ]);
+  const verdict = `${pass ? 'PASS' : 'FAIL'}: peak RSS of the server process ${mb(overall)} (target < ${TARGET_MB} MB${results.every((r) => r.status === 200) ? '' : '; some requests failed'})`;
+
+  console.log('');
+  console.log(textTable(header, rows, align));
+  console.log('');
+  console.log(verdict);
+  console.log(`total memory bench time ${totalSeconds.toFixed(0)} s`);
+
+  await writeMemorySection(
+    [
+      '## Memory on large results',
+      '',
+      `Measured ${new Date().toISOString().replace(/\.\d+Z$/, 'Z')} with \`npm run bench:memory\` (\`bench/memory.mjs\`).`,
+      '',
+      ...machineLines(facts),
+      '',
+      `Method: the built sqlgate server (default configuration, logging off) in its own Node.js process; PostgreSQL from \`@sqlgate/testing\` (${database.source}), \`sslMode: "disable"\`. One small request first (RSS then ${mb(idle.rss)}). Each workload is one request, sent after the previous one finished; before it the process's peak RSS is reset (\`/proc/<pid>/clear_refs\` ← 5${peakResettable ? '' : ' — refused here, so the peak is the sampled maximum'}), VmRSS is sampled every ${SAMPLE_MS} ms while it runs, and VmHWM is read after the response has been received in full.`,
+      '',
+      markdownTable(header, rows, align),
+      '',
+      `**${verdict}.**`,
+    ].join('\n'),
+  );
+  console.log('wrote the memory section of docs/benchmarks.md');
+  if (!pass) process.exitCode = 1;
+});
