@@ -1,9 +1,11 @@
 /** The Connection port over one pooled pg client. */
 import type { Connection, RunOptions, StatementResult, TransactionStatus } from '@sqlgate/core';
 import type { PoolClient } from 'pg';
+import type { EventEmitter } from 'node:events';
 import { BoundedQuery } from './bounded-query';
 import { sendCancelRequest } from './cancel-request';
 import { toDomainError } from './pg-errors';
+import { StatementDelivery } from './statement-delivery';
 import { CUSTOM_TYPES_SQL, type CustomType, type TypeRegistry } from './types/type-registry';
 
 /** What pg keeps on a connected client that the typings do not declare. */
@@ -13,29 +15,56 @@ interface ClientInternals {
   host: string;
   port: number;
   getTransactionStatus(): 'I' | 'T' | 'E' | null;
+  connection: EventEmitter;
+}
+
+/** The terms of one loan from the pool. */
+export interface Lending {
+  /** Called once the client is back in the pool (or destroyed). */
+  onReleased(): void;
+  /** Another client of the same pool, for a first statement whose client turned out to be dead. */
+  replace(): Promise<PoolClient>;
+  /** Replacements allowed for one first statement: every idle client of the pool may be dead at once. */
+  maxReplacements: number;
 }
 
 const TRANSACTION_STATUS: Record<string, TransactionStatus> = { I: 'idle', T: 'in-transaction', E: 'failed' };
 
+const NO_REPLACEMENT: Lending = {
+  onReleased: () => undefined,
+  replace: () => Promise.reject(new Error('no replacement client')),
+  maxReplacements: 0,
+};
+
 export class PgConnection implements Connection {
   private released = false;
+  /** The client went back to the pool (a dead one) and no replacement came. */
+  private clientGone = false;
+  private statementsRun = 0;
 
   constructor(
-    private readonly client: PoolClient,
+    private client: PoolClient,
     private readonly types: TypeRegistry,
-    /** Called once the client is back in the pool (or destroyed). */
-    private readonly onReleased: () => void = () => undefined,
+    private readonly lending: Lending = NO_REPLACEMENT,
   ) {}
 
   async run(sql: string, options: RunOptions): Promise<StatementResult> {
-    const query = new BoundedQuery(sql, options, this.types);
-    try {
-      void this.client.query(query as never);
-      const result = await query.done;
-      await this.learnCustomTypes(result, query);
-      return result;
-    } catch (error) {
-      throw toDomainError(error);
+    if (this.clientGone) throw toDomainError(new Error('Connection terminated unexpectedly'));
+    // Only the first statement may move to another client: later ones depend on the session
+    // (a transaction, SET) the earlier ones built on this client.
+    const first = this.statementsRun++ === 0;
+    for (let replacements = 0; ; replacements++) {
+      const delivery = first ? new StatementDelivery((this.client as unknown as ClientInternals).connection) : undefined;
+      try {
+        return await this.runOnce(sql, options);
+      } catch (error) {
+        if (!delivery?.neverReachedServer(error) || replacements >= this.lending.maxReplacements) {
+          throw toDomainError(error);
+        }
+        await this.replaceDeadClient(error);
+      } finally {
+        delivery?.stop();
+      }
     }
   }
 
@@ -53,21 +82,46 @@ export class PgConnection implements Connection {
   release(options: { resetSession?: boolean; destroy?: boolean } = {}): void {
     if (this.released) return;
     this.released = true;
+    const { onReleased } = this.lending;
+    if (this.clientGone) {
+      onReleased();
+      return;
+    }
     if (options.destroy) {
       this.client.release(new Error('connection broke during a request'));
-      this.onReleased();
+      onReleased();
       return;
     }
     if (!options.resetSession) {
       this.client.release();
-      this.onReleased();
+      onReleased();
       return;
     }
     // The client stays out of the pool until its session is clean (DECISIONS 2.6).
     void this.resetSession().then(
       () => this.client.release(),
       (error: unknown) => this.client.release(error instanceof Error ? error : new Error(String(error))),
-    ).finally(this.onReleased);
+    ).finally(onReleased);
+  }
+
+  private async runOnce(sql: string, options: RunOptions): Promise<StatementResult> {
+    const query = new BoundedQuery(sql, options, this.types);
+    void this.client.query(query as never);
+    const result = await query.done;
+    await this.learnCustomTypes(result, query);
+    return result;
+  }
+
+  /** The dead client leaves the pool; the statement, which never reached the server, goes to another. */
+  private async replaceDeadClient(cause: unknown): Promise<void> {
+    this.client.release(cause instanceof Error ? cause : new Error(String(cause)));
+    this.clientGone = true;
+    try {
+      this.client = await this.lending.replace();
+    } catch (error) {
+      throw toDomainError(error);
+    }
+    this.clientGone = false;
   }
 
   private async resetSession(): Promise<void> {

@@ -2,7 +2,7 @@
  * The one place where what pg throws becomes sqlgate's domain errors. Every server field is kept;
  * every connection failure gets a code (the system code, or one of ours when pg gives none).
  */
-import { ConnectionError, DatabaseError, ErrorCodes, type DatabaseErrorFields, type SqlgateError } from '@sqlgate/core';
+import { ConnectionError, DatabaseError, ErrorCodes, type FailedStep, type DatabaseErrorFields, type SqlgateError } from '@sqlgate/core';
 
 const SERVER_FIELD_NAMES = [
   'severity',
@@ -47,6 +47,35 @@ function systemCodeOf(error: unknown): string {
   return MESSAGE_CODES.find(([pattern]) => pattern.test(message))?.[1] ?? 'ECONNECTION';
 }
 
+/**
+ * The server asked for a password and the request gave none. pg cannot answer a SCRAM challenge
+ * without one (it refuses even an empty string), so PostgreSQL never gets to say 28P01 itself; this
+ * is the same refusal in PostgreSQL's terms: SQLSTATE 28000 (invalid authorization specification),
+ * a client error (DECISIONS 5: 400), never a broken connection. Sending a made-up password to obtain
+ * the server's own answer would mean logging in with credentials the caller did not give.
+ */
+export function passwordRequired(): DatabaseError {
+  return new DatabaseError({
+    message: 'The server requires a password and none was given',
+    code: '28000',
+    severity: 'FATAL',
+  });
+}
+
+/**
+ * What may be logged of an error pg raised: name, message and code. pg-pool hangs the client on
+ * errors of idle connections (`error.client`), and a client holds the password; a log line must never
+ * be able to reach it.
+ */
+export function loggable(error: unknown): Error {
+  const summary = new Error(error instanceof Error ? error.message : String(error));
+  summary.name = error instanceof Error ? error.name : 'Error';
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string') (summary as Error & { code: string }).code = code;
+  summary.stack = `${summary.name}: ${summary.message}`;
+  return summary;
+}
+
 /** Turns anything pg rejected with into a DatabaseError or a ConnectionError. */
 export function toDomainError(error: unknown): SqlgateError {
   if (error instanceof DatabaseError || error instanceof ConnectionError) return error;
@@ -56,7 +85,9 @@ export function toDomainError(error: unknown): SqlgateError {
       const value = error[name];
       if (typeof value === 'string') fields[name] = value;
     }
-    return new DatabaseError(fields, { cause: error });
+    // BoundedQuery marks which step of a round trip failed (a COMMIT after the statement...).
+    const step = (error as { sqlgateStep?: FailedStep }).sqlgateStep;
+    return new DatabaseError(fields, { cause: error, ...(step ? { failedStep: step } : {}) });
   }
   const message = error instanceof Error ? error.message : String(error);
   const systemCode = systemCodeOf(error);

@@ -9,7 +9,7 @@ import { ConnectionError, ErrorCodes } from '@sqlgate/core';
 import pg from 'pg';
 import { clientClass, clientConfig } from './client';
 import { PgConnection } from './pg-connection';
-import { toDomainError } from './pg-errors';
+import { loggable, toDomainError } from './pg-errors';
 import { isTlsRefused, tlsOptionsFor, type TlsSettings } from './tls';
 import { TypeRegistry } from './types/type-registry';
 
@@ -64,10 +64,14 @@ export class PoolRegistry {
     entry.lent++;
     entry.lastUsed = Date.now();
     try {
-      const client = await this.connect(entry, target, options.signal);
-      return new PgConnection(client, entry.types, () => {
-        entry.lent--;
-        entry.lastUsed = Date.now();
+      const client = await this.liveClient(entry, target, options.signal);
+      return new PgConnection(client, entry.types, {
+        onReleased: () => {
+          entry.lent--;
+          entry.lastUsed = Date.now();
+        },
+        replace: () => this.liveClient(entry, target, options.signal),
+        maxReplacements: this.limits.max,
       });
     } catch (error) {
       entry.lent--;
@@ -152,8 +156,20 @@ export class PoolRegistry {
       types: types.pgTypes,
     } as pg.PoolConfig);
     // A dropped idle connection must never crash the process: pg-pool removes it, we only note it.
-    pool.on('error', (error) => this.log('idle connection error', error));
+    pool.on('error', (error) => this.log('idle connection error', loggable(error)));
     return pool;
+  }
+
+  /**
+   * A client from the pool that has not already seen its connection end: one whose backend was
+   * terminated while idle is dropped here, before any statement is sent on it.
+   */
+  private async liveClient(entry: PoolEntry, target: ConnectionTarget, signal?: AbortSignal): Promise<pg.PoolClient> {
+    for (let dropped = 0; ; dropped++) {
+      const client = await this.connect(entry, target, signal);
+      if (!hasLostConnection(client) || dropped >= this.limits.max) return client;
+      client.release(new Error('the connection ended while idle'));
+    }
   }
 
   private async connect(entry: PoolEntry, target: ConnectionTarget, signal?: AbortSignal): Promise<pg.PoolClient> {
@@ -206,8 +222,20 @@ export class PoolRegistry {
 
   private remove(entry: PoolEntry): void {
     this.pools.delete(entry.key);
-    void entry.pool.end().catch((error: unknown) => this.log('closing a pool failed', error));
+    void entry.pool.end().catch((error: unknown) => this.log('closing a pool failed', loggable(error)));
   }
+}
+
+/** What pg keeps on a client about its connection's state; the typings do not declare it. */
+interface ConnectionState {
+  _ending: boolean;
+  _queryable: boolean;
+  connection: { stream: { destroyed: boolean } };
+}
+
+function hasLostConnection(client: pg.PoolClient): boolean {
+  const state = client as unknown as ConnectionState;
+  return state._ending || !state._queryable || state.connection.stream.destroyed;
 }
 
 /** Resolves like `promise`, or rejects when `signal` aborts first; a client that arrives late is released. */

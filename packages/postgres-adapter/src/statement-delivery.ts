@@ -1,0 +1,48 @@
+/**
+ * Whether a statement that failed with a broken connection provably never reached PostgreSQL, so
+ * that it may be sent again on another connection without any risk of running twice.
+ *
+ * A pooled connection can die while idle before the pool notices (the server restarted, an
+ * administrator ended the backend, the server's host rebooted): the first statement sent on it fails.
+ * A round trip goes out in one write that starts with a Parse, and the server answers that Parse with
+ * ParseComplete before anything of the round trip runs. The server buffers its answers, but it
+ * flushes them before an error report (and before closing), so:
+ * - a FATAL connection-class error (57P01-57P03, 08xxx) with no ParseComplete before it means the
+ *   backend died before it parsed the statement;
+ * - a reset (ECONNRESET, EPIPE) with nothing received means the peer closed with our packet unread,
+ *   or no longer knew the connection at all.
+ * A connection that simply ends with nothing received is not proof: the backend may have run and
+ * committed the statement before dying, so such a statement is never sent again.
+ */
+import type { EventEmitter } from 'node:events';
+
+const SERVER_GONE_SQLSTATES = ['57P01', '57P02', '57P03'];
+const UNREAD_SYSTEM_CODES = ['ECONNRESET', 'EPIPE'];
+
+export class StatementDelivery {
+  private parsed = false;
+  private readonly onParseComplete = (): void => {
+    this.parsed = true;
+  };
+
+  /** Watches `connection` (pg's protocol connection) from before the statement is submitted. */
+  constructor(private readonly connection: EventEmitter) {
+    connection.once('parseComplete', this.onParseComplete);
+  }
+
+  stop(): void {
+    this.connection.off('parseComplete', this.onParseComplete);
+  }
+
+  /** True when `error` (as pg raised it) proves the server never read the statement. */
+  neverReachedServer(error: unknown): boolean {
+    if (this.parsed || typeof error !== 'object' || error === null) return false;
+    const { code, severity } = error as { code?: unknown; severity?: unknown };
+    if (typeof code !== 'string') return false;
+    if (typeof severity === 'string') {
+      const fatal = severity === 'FATAL' || severity === 'PANIC';
+      return fatal && (SERVER_GONE_SQLSTATES.includes(code) || code.startsWith('08'));
+    }
+    return UNREAD_SYSTEM_CODES.includes(code);
+  }
+}
