@@ -3,9 +3,11 @@
  * `createApp` builds the app without listening, so it can be mounted under any path of another app.
  */
 import { ZERO_CACHE_STATS, type QueryService } from '@sqlgate/core';
-import express, { type ErrorRequestHandler, type Request, type Response } from 'express';
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
 import pino, { type Logger } from 'pino';
-import { httpStatusFor, RETRY_AFTER_SECONDS } from './http-status';
+import { httpStatusFor } from './http-status';
+import { BodyError, readJsonBody } from './json-body';
+import { answerQuery, writeJson } from './query-endpoint';
 import { openApiDocument } from './openapi';
 import { requestLog } from './request-log';
 import { requireStatsToken } from './stats-token';
@@ -22,22 +24,7 @@ export interface AppOptions {
 
 /** Sends a JSON body with its status; a 503 also says when to come back. */
 function sendJson(res: Response, status: number, body: unknown): void {
-  if (status === 503) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
-  res.status(status).json(body);
-}
-
-function serverTiming(poolWaitMs: number, executionMs: number, serialisationMs: number): string {
-  const format = (value: number): string => value.toFixed(3);
-  return `pool;dur=${format(poolWaitMs)}, exec;dur=${format(executionMs)}, ser;dur=${format(serialisationMs)}`;
-}
-
-/** Aborts when the client goes away before the response was sent. */
-function abortOnDisconnect(res: Response): AbortSignal {
-  const controller = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  return controller.signal;
+  writeJson(res, status, JSON.stringify(body));
 }
 
 /** Routes and the methods they answer, for 404 and 405 with Allow. */
@@ -50,6 +37,22 @@ const ROUTES: Record<string, string[]> = {
   '/healthz': ['GET'],
 };
 
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/** Parses JSON bodies of POST, PUT and PATCH requests into `req.body`. */
+function jsonBody(limit: number): RequestHandler {
+  return (req, _res, next) => {
+    if (req.method !== 'POST' && req.method !== 'PUT' && req.method !== 'PATCH') {
+      next();
+      return;
+    }
+    readJsonBody(req, limit).then((body) => {
+      req.body = body;
+      next();
+    }, next);
+  };
+}
+
 export function createApp(options: AppOptions): express.Express {
   const { service } = options;
   const logger = options.logger ?? pino({ level: 'silent' });
@@ -57,24 +60,10 @@ export function createApp(options: AppOptions): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestLog(logger));
-  app.use(express.json({ limit: options.maxBodyBytes ?? 1024 * 1024, type: () => true }));
+  app.use(jsonBody(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
   if (options.statsToken) app.use('/api/stats', requireStatsToken(options.statsToken));
 
-  app.post('/api/query', async (req: Request, res: Response) => {
-    if (logger.isLevelEnabled('debug')) {
-      // SQL text only at debug, and never the rest of the body: it carries the password.
-      logger.debug({ reqId: res.locals.requestId, sql: (req.body as { sql?: unknown } | undefined)?.sql }, 'query');
-    }
-    const { body, failure, timings } = await service.execute(req.body, { signal: abortOnDisconnect(res) });
-    const started = performance.now();
-    const json = JSON.stringify(body);
-    const status = httpStatusFor(failure);
-    res.setHeader('Server-Timing', serverTiming(timings.poolWaitMs, timings.executionMs, performance.now() - started));
-    if (status === 503) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
-    // Written as a string with its length: Node sends headers and body in one write.
-    res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) });
-    res.end(json);
-  });
+  app.post('/api/query', (req: Request, res: Response) => answerQuery(service, logger, req.body, req, res));
 
   app.post('/api/test-connection', async (req: Request, res: Response) => {
     const result = await service.checkConnection(req.body);
@@ -134,11 +123,8 @@ const jsonErrors: ErrorRequestHandler = (error: unknown, _req, res, next) => {
     next(error);
     return;
   }
-  const type = (error as { type?: unknown }).type;
-  if (type === 'entity.too.large') {
-    sendJson(res, 413, { error: 'Request body too large' });
-  } else if (type === 'entity.parse.failed') {
-    sendJson(res, 400, { error: 'Request body is not valid JSON' });
+  if (error instanceof BodyError) {
+    sendJson(res, error.status, { error: error.message });
   } else if (typeof (error as { status?: unknown }).status === 'number' && (error as { status: number }).status < 500) {
     sendJson(res, (error as { status: number }).status, { error: (error as Error).message });
   } else {

@@ -4,24 +4,28 @@
  * Bodies are never logged here: they hold passwords.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** Gives the request its id and logs it when it finishes. */
+export function logRequest(logger: Logger, req: IncomingMessage, res: ServerResponse, path: string): void {
+  const given = req.headers['x-request-id'];
+  const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+  res.setHeader('X-Request-Id', id);
+  if (!logger.isLevelEnabled('info')) return;
+  const started = performance.now();
+  res.once('finish', () => {
+    const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
+    logger.info({ reqId: id, method: req.method, path, status: res.statusCode, durationMs }, 'request');
+  });
+}
+
 export function requestLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
-    const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
-    res.setHeader('X-Request-Id', id);
-    res.locals.requestId = id;
-    const started = performance.now();
-    res.once('finish', () => {
-      logger.info(
-        { reqId: id, method: req.method, path: req.path, status: res.statusCode, durationMs: Math.round((performance.now() - started) * 1000) / 1000 },
-        'request',
-      );
-    });
+    logRequest(logger, req, res, req.path);
     next();
   };
 }

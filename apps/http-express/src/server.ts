@@ -9,6 +9,7 @@ import { createPostgresConnections } from '@sqlgate/postgres-adapter';
 import pino from 'pino';
 import { createAllowedTargets } from './allowed-targets';
 import { createApp } from './app';
+import { withDirectQueryPath } from './direct-query-path';
 import { loadConfig, type ServerConfig } from './config';
 
 export interface StartServerOptions extends Partial<ServerConfig> {
@@ -65,7 +66,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     logger,
     ...(config.statsToken ? { statsToken: config.statsToken } : {}),
   });
-  const server = createServer(app);
+  const server = createServer(withDirectQueryPath(app, { service, logger, maxBodyBytes: config.maxBodyBytes }));
   // Slow clients cannot hold sockets forever (DECISIONS 9).
   server.headersTimeout = 30_000;
   server.requestTimeout = 5 * 60_000;

@@ -1,0 +1,47 @@
+/**
+ * POST /api/query: the body to the query service, the answer back as JSON with its status and a
+ * Server-Timing header. Written against Node's own request and response, so the Express route and
+ * the server's direct path share it.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { QueryService } from '@sqlgate/core';
+import type { Logger } from 'pino';
+import { httpStatusFor, RETRY_AFTER_SECONDS } from './http-status';
+
+function serverTiming(poolWaitMs: number, executionMs: number, serialisationMs: number): string {
+  return `pool;dur=${poolWaitMs.toFixed(3)}, exec;dur=${executionMs.toFixed(3)}, ser;dur=${serialisationMs.toFixed(3)}`;
+}
+
+/** Aborts when the client goes away before the response was sent: the statement is cancelled. */
+function abortOnDisconnect(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+/** Sends `json` (already serialised) with its length, so headers and body leave in one write. */
+export function writeJson(res: ServerResponse, status: number, json: string): void {
+  if (status === 503) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) });
+  res.end(json);
+}
+
+export async function answerQuery(
+  service: QueryService,
+  logger: Logger,
+  body: unknown,
+  _req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  if (logger.isLevelEnabled('debug')) {
+    // SQL text only at debug, and never the rest of the body: it carries the password.
+    logger.debug({ reqId: res.getHeader('X-Request-Id'), sql: (body as { sql?: unknown } | undefined)?.sql }, 'query');
+  }
+  const { body: answer, failure, timings } = await service.execute(body, { signal: abortOnDisconnect(res) });
+  const started = performance.now();
+  const json = JSON.stringify(answer);
+  res.setHeader('Server-Timing', serverTiming(timings.poolWaitMs, timings.executionMs, performance.now() - started));
+  writeJson(res, httpStatusFor(failure), json);
+}
