@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createQueryService, MemoryCacheStore, type QueryService } from '@sqlgate/core';
 import { createPostgresConnections } from '@sqlgate/postgres-adapter';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { createAllowedTargets } from './allowed-targets';
 import { createApp } from './app';
 import { withDirectQueryPath } from './direct-query-path';
@@ -26,8 +26,10 @@ export interface RunningServer {
 }
 
 /** The query service of a configuration: the composition root. */
-export function createServiceFromConfig(config: ServerConfig): QueryService {
+export function createServiceFromConfig(config: ServerConfig, logger?: Logger): QueryService {
   const connections = createPostgresConnections({
+    // Connections that fail outside any request (an idle one dropped by the server) are only noted.
+    ...(logger ? { log: (message: string, error?: unknown) => logger.warn({ err: error }, message) } : {}),
     max: config.poolMax,
     idleTimeoutMs: config.poolIdleTimeoutMs,
     connectTimeoutMs: config.connectTimeoutMs,
@@ -58,8 +60,8 @@ export function createServiceFromConfig(config: ServerConfig): QueryService {
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   const { service: givenService, ...overrides } = options;
   const config: ServerConfig = { ...loadConfig(), ...definedOnly(overrides) };
-  const service = givenService ?? createServiceFromConfig(config);
   const logger = pino({ level: config.logLevel });
+  const service = givenService ?? createServiceFromConfig(config, logger);
   const app = createApp({
     service,
     maxBodyBytes: config.maxBodyBytes,
