@@ -1,0 +1,246 @@
+import {
+  effectOfCall,
+  summariseCalls,
+  type FunctionCall,
+  type StatementFeatures,
+} from './features';
+import { relationsFromTree } from './relations';
+import type { StatementSpan, TokenStore } from './splitter';
+import { StatementContext } from './statement-context';
+import {
+  classOfAlter,
+  classOfCluster,
+  classOfCreate,
+  classOfDrop,
+  classOfReindex,
+  copyUnsupportedReason,
+} from './statement-rules';
+import { featuresFromTokens } from './token-features';
+import { fieldsOf, parseStatementTree, unwrapNode } from './tree';
+import { featuresFromTree } from './tree-features';
+import type { StatementClass, StatementRelations } from './types';
+
+/** Everything the parser tells about one statement besides its text and positions. */
+export interface Classification {
+  /** First keyword, upper-cased; empty when the statement does not start with one. */
+  keyword: string;
+  statementClass: StatementClass;
+  changesSession: boolean;
+  callsVolatileFunction: boolean;
+  unsupported: string | null;
+  /** Classification parsed the syntax tree (tokens could not decide). */
+  usedTree: boolean;
+  /** Computes the relations read and written (parses the syntax tree); the caller keeps the result. */
+  relations(): StatementRelations;
+}
+
+interface Verdict {
+  statementClass: StatementClass;
+  changesSession: boolean;
+  callsVolatileFunction: boolean;
+  unsupported: string | null;
+}
+
+const TRANSACTION_CONTROL = new Set(
+  'begin start commit end rollback abort savepoint release'.split(' '),
+);
+/** Statements whose effect is the connection's state: settings, prepared statements, cursors... */
+const SESSION = new Set(
+  'set reset listen unlisten deallocate declare load close fetch move'.split(' '),
+);
+const QUERIES = new Set(['select', 'values', 'table', 'with']);
+
+/** Returns the syntax tree of the statement being classified (for EXPLAIN: of the inner one). */
+type TreeAccess = () => unknown;
+
+/**
+ * Classifies one normalised statement (DECISIONS.md section 1). Tokens decide wherever they can;
+ * the syntax tree is parsed only for what they cannot tell. When unsure, the statement is a write.
+ * `tokens`: where the splitter stored the statement's tokens, to save lexing `text` again.
+ */
+export function classifyStatement(
+  text: string,
+  tokens?: { store: TokenStore; span: StatementSpan },
+): Classification {
+  const context = new StatementContext(text, tokens);
+  const first = firstWordIndex(context);
+  // PostgreSQL rejects an unterminated literal; until then nothing about the statement is certain.
+  const verdict = context.unterminated
+    ? unsure()
+    : classifyFrom(context, first, () => context.syntaxTree());
+  return {
+    keyword: context.word(first)?.toUpperCase() ?? '',
+    ...verdict,
+    usedTree: context.treeWasParsed,
+    relations: relationsOnDemand(text, verdict.statementClass),
+  };
+}
+
+/**
+ * The tree is parsed again if relations are asked for, rather than kept: most callers never ask
+ * (relations only matter to the result cache), and trees are many times larger than their text.
+ * Made in its own scope so the closure does not keep the statement's tokens alive.
+ */
+function relationsOnDemand(text: string, statementClass: StatementClass): () => StatementRelations {
+  return () => relationsFromTree(parseStatementTree(text), statementClass);
+}
+
+/** `(SELECT 1) UNION (SELECT 2)` starts with its keyword after the parentheses. */
+function firstWordIndex(context: StatementContext): number {
+  let i = 0;
+  while (context.isChar(i, '(')) i++;
+  return i;
+}
+
+function classifyFrom(context: StatementContext, from: number, tree: TreeAccess): Verdict {
+  const keyword = context.word(from);
+  if (keyword === undefined) return unsure();
+  if (QUERIES.has(keyword)) return classifyQuery(context, from, tree);
+  if (keyword === 'explain') return classifyExplain(context, from, tree);
+  if (keyword === 'show') return plain(context, from, 'read', { volatile: true });
+  if (TRANSACTION_CONTROL.has(keyword)) return plain(context, from, 'transaction-control');
+  if (keyword === 'prepare') {
+    return plain(
+      context,
+      from,
+      context.word(from + 1) === 'transaction' ? 'transaction-control' : 'session',
+    );
+  }
+  if (SESSION.has(keyword)) return plain(context, from, 'session');
+  if (keyword === 'discard') {
+    return plain(context, from, context.word(from + 1) === 'all' ? 'no-transaction' : 'session');
+  }
+  if (keyword === 'vacuum') return plain(context, from, 'no-transaction');
+  if (keyword === 'create') return plain(context, from, classOfCreate(context, from));
+  if (keyword === 'drop') return plain(context, from, classOfDrop(context, from));
+  if (keyword === 'alter') return plain(context, from, classOfAlter(context, from));
+  if (keyword === 'reindex') return plain(context, from, classOfReindex(context, from));
+  if (keyword === 'cluster') return plain(context, from, classOfCluster(context, from));
+  if (keyword === 'copy') {
+    return { ...plain(context, from, 'write'), unsupported: copyUnsupportedReason(context, from) };
+  }
+  // INSERT, UPDATE, DELETE, MERGE, DDL, GRANT, COMMENT, ANALYZE, TRUNCATE, CALL, DO, EXECUTE...
+  return plain(context, from, 'write');
+}
+
+function unsure(): Verdict {
+  return {
+    statementClass: 'write',
+    changesSession: false,
+    callsVolatileFunction: true,
+    unsupported: null,
+  };
+}
+
+/**
+ * A statement whose class the keyword rules decided. Its calls may still change the session
+ * (`INSERT INTO t SELECT pg_advisory_lock(1)`). Unknown names before `(` are not counted as
+ * volatile here: outside queries they are mostly table names with column lists, and only reads
+ * are ever cached.
+ */
+function plain(
+  context: StatementContext,
+  from: number,
+  statementClass: StatementClass,
+  options: { volatile?: boolean } = {},
+): Verdict {
+  const features = featuresFromTokens(context, from);
+  const calls = callsOf(context, features.calls);
+  const knownCalls = summariseCalls(calls.filter((call) => effectOfCall(call) !== 'unknown'));
+  return {
+    statementClass,
+    changesSession:
+      statementClass !== 'read' && statementClass !== 'write' ? true : knownCalls.changesSession,
+    callsVolatileFunction:
+      options.volatile === true ||
+      features.mentionsVolatileWord ||
+      knownCalls.callsVolatileFunction,
+    unsupported: null,
+  };
+}
+
+/** The calls, from the tree when set_config() is among them: its literal third argument decides its scope. */
+function callsOf(context: StatementContext, calls: FunctionCall[]): FunctionCall[] {
+  if (!calls.some((call) => call.name === 'set_config')) return calls;
+  const tree = context.syntaxTree();
+  return tree === null ? calls : featuresFromTree(tree).calls;
+}
+
+/** SELECT, VALUES, TABLE, WITH: a read unless something in it writes or locks. */
+function classifyQuery(context: StatementContext, from: number, tree: TreeAccess): Verdict {
+  const tokenFeatures = featuresFromTokens(context, from);
+  let features: StatementFeatures = tokenFeatures;
+  if (tokenFeatures.needsTree) {
+    const root = tree();
+    if (root !== null) {
+      features = {
+        ...featuresFromTree(root),
+        mentionsVolatileWord: tokenFeatures.mentionsVolatileWord,
+      };
+    }
+  }
+  const calls = summariseCalls(features.calls);
+  const writes =
+    features.modifiesData ||
+    features.locksRows ||
+    features.selectInto === 'table' ||
+    calls.hasSideEffect;
+  const temporary = features.selectInto === 'temporary-table';
+  return {
+    statementClass: writes ? 'write' : temporary ? 'session' : 'read',
+    changesSession: calls.changesSession || temporary,
+    callsVolatileFunction: features.mentionsVolatileWord || calls.callsVolatileFunction,
+    unsupported: null,
+  };
+}
+
+/**
+ * EXPLAIN only plans its statement (a read), unless ANALYZE runs it: then it is what the inner
+ * statement is, and its output (timings) is never the same twice.
+ */
+function classifyExplain(context: StatementContext, from: number, tree: TreeAccess): Verdict {
+  let i = from + 1;
+  let analyze = false;
+  if (context.isChar(i, '(')) {
+    analyze = explainOptionsAnalyze(context, i);
+    i = context.skipParentheses(i);
+  } else {
+    for (
+      let word = context.word(i);
+      word === 'analyze' || word === 'analyse' || word === 'verbose';
+      word = context.word(++i)
+    ) {
+      if (word !== 'verbose') analyze = true;
+    }
+  }
+  if (!analyze) {
+    return {
+      statementClass: 'read',
+      changesSession: false,
+      callsVolatileFunction: false,
+      unsupported: null,
+    };
+  }
+  const inner = classifyFrom(context, i, () => {
+    const root = unwrapNode(tree());
+    return root?.kind === 'ExplainStmt' ? (fieldsOf(root.fields, 'query') ?? null) : null;
+  });
+  return { ...inner, callsVolatileFunction: true };
+}
+
+/** `EXPLAIN (ANALYZE [boolean], ...)`: the value may be omitted, or true/on/1, or false/off/0. */
+function explainOptionsAnalyze(context: StatementContext, open: number): boolean {
+  const close = context.skipParentheses(open) - 1;
+  for (let i = open + 1; i < close; i++) {
+    const option = context.word(i);
+    if (option !== 'analyze' && option !== 'analyse') continue;
+    if (i + 1 >= close || context.isChar(i + 1, ',')) return true;
+    const text = context
+      .tokenText(i + 1)
+      .replace(/'/g, '')
+      .toLowerCase();
+    // PostgreSQL rejects other values, so anything else fails before it runs anything.
+    return text !== 'false' && text !== 'off' && text !== '0';
+  }
+  return false;
+}

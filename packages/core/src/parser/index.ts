@@ -1,0 +1,3 @@
+export { parseSql, splitSql } from './parse';
+export { loadParser } from './tree';
+export type { ParsedStatement, SourcePosition, StatementClass, StatementRelations } from './types';

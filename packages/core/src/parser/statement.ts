@@ -1,0 +1,59 @@
+import type { Classification } from './classify';
+import type { StatementSpan } from './splitter';
+import type { ParsedStatement, SourcePosition, StatementClass, StatementRelations } from './types';
+
+/**
+ * A parsed statement. `relations` is an own, enumerable property (so spreading or serialising a
+ * statement keeps it) computed on first read: it may need the syntax tree, and only the result
+ * cache reads it. The accessor is shared by all statements; a getter created per object would make
+ * every statement an object of its own shape, which measurably slowed parsing.
+ */
+export class Statement implements ParsedStatement {
+  index: number;
+  text: string;
+  terminated: boolean;
+  start: SourcePosition;
+  end: number;
+  keyword: string;
+  statementClass: StatementClass;
+  declare relations: StatementRelations;
+  changesSession: boolean;
+  callsVolatileFunction: boolean;
+  unsupported: string | null;
+  locate: (position: number) => SourcePosition;
+  #computeRelations: () => StatementRelations;
+  #relations: StatementRelations | undefined = undefined;
+
+  static readonly #relationsProperty: PropertyDescriptor = {
+    enumerable: true,
+    configurable: true,
+    get(this: Statement): StatementRelations {
+      return (this.#relations ??= this.#computeRelations());
+    },
+    set(this: Statement, value: StatementRelations): void {
+      this.#relations = value;
+    },
+  };
+
+  constructor(
+    span: StatementSpan,
+    index: number,
+    start: SourcePosition,
+    classification: Classification,
+    locate: (position: number) => SourcePosition,
+  ) {
+    this.index = index;
+    this.text = span.text;
+    this.terminated = span.terminated;
+    this.start = start;
+    this.end = span.end;
+    this.keyword = classification.keyword;
+    this.statementClass = classification.statementClass;
+    Object.defineProperty(this, 'relations', Statement.#relationsProperty);
+    this.changesSession = classification.changesSession;
+    this.callsVolatileFunction = classification.callsVolatileFunction;
+    this.unsupported = classification.unsupported;
+    this.locate = locate;
+    this.#computeRelations = classification.relations;
+  }
+}

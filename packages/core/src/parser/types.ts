@@ -1,0 +1,60 @@
+/**
+ * What the parser tells the rest of sqlgate about each statement of a submitted SQL text.
+ * DECISIONS.md section 1 is the specification.
+ */
+
+/** Exactly one class per statement; it decides the execution strategy. */
+export type StatementClass = 'read' | 'write' | 'transaction-control' | 'no-transaction' | 'session';
+
+/**
+ * A place in the submitted text. `offset` is a UTF-16 index; line and column are 1-based. Lines end
+ * at `\n`, `\r\n` or `\r`; the column counts characters as PostgreSQL does, so a character outside
+ * the Basic Multilingual Plane (an emoji) is one column, not two.
+ */
+export interface SourcePosition {
+  offset: number;
+  line: number;
+  column: number;
+}
+
+/**
+ * Relations a statement reads and writes, as PostgreSQL would name them (`schema.table` when the
+ * statement qualifies the name, else the bare name, lower-cased unless quoted). `null` means unknown:
+ * the cache then treats the statement as touching every relation of its target.
+ */
+export interface StatementRelations {
+  reads: string[] | null;
+  writes: string[] | null;
+}
+
+export interface ParsedStatement {
+  /** 0-based position of the statement among the non-empty statements of the text. */
+  index: number;
+  /** Normalised text: comments removed, whitespace outside literals collapsed to one space, trimmed; no trailing `;`. */
+  text: string;
+  /** The submitted text ended this statement with `;`. */
+  terminated: boolean;
+  /** Start of the first token in the submitted text. */
+  start: SourcePosition;
+  /** UTF-16 offset just past the last token in the submitted text. */
+  end: number;
+  /** First keyword, upper-cased (`SELECT`, `WITH`, `EXPLAIN`...). */
+  keyword: string;
+  statementClass: StatementClass;
+  /** Computed on first read (it may need the syntax tree); an own enumerable property all the same. */
+  relations: StatementRelations;
+  /**
+   * The statement changes state of the connection that outlives it (SET, PREPARE, LISTEN, temp tables,
+   * set_config(), advisory locks, transaction control...), so the connection must be cleaned before reuse.
+   */
+  changesSession: boolean;
+  /** The statement calls a volatile function (now(), random(), nextval()...): its result must not be cached. */
+  callsVolatileFunction: boolean;
+  /** Set when the statement cannot be served over HTTP (COPY ... FROM STDIN / TO STDOUT): the reason. */
+  unsupported: string | null;
+  /**
+   * Maps a 1-based character position within `text` (PostgreSQL's error `position`) to the
+   * matching place in the submitted text.
+   */
+  locate(position: number): SourcePosition;
+}
