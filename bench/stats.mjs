@@ -15,7 +15,13 @@ const store = new MemoryCacheStore();
 const service = createQueryService({ connections, cacheStore: store });
 
 for (let i = 0; i < POOLS; i++) {
-  const target = { host: '127.0.0.1', port: 1, user: `user_${i}`, database: 'bench', sslMode: 'disable' };
+  const target = {
+    host: '127.0.0.1',
+    port: 1,
+    user: `user_${i}`,
+    database: 'bench',
+    sslMode: 'disable',
+  };
   await connections.acquire(target).catch(() => undefined); // the pool exists even though connecting fails
 }
 const rows = Array.from({ length: 20 }, (_, id) => ({ id, name: `row ${id}` }));
@@ -49,7 +55,9 @@ async function measure(name, work) {
   console.log(`${name.padEnd(22)} median ${at(0.5)} ms   p99 ${at(0.99)} ms`);
 }
 
-console.log(`${connections.poolStats().length} pools, ${await store.size()} cache entries, ${CALLS} calls each`);
+console.log(
+  `${connections.poolStats().length} pools, ${await store.size()} cache entries, ${CALLS} calls each`,
+);
 await measure('GET /api/stats/pools', async () => JSON.stringify({ stats: service.poolStats() }));
 await measure('GET /api/stats/cache', async () => JSON.stringify(await service.cacheStatistics()));
 await service.close();

@@ -5,7 +5,13 @@
  */
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import { ConnectionError, ErrorCodes, SqlgateError, type ConnectionTarget, type TargetPolicy } from '@sqlgate/core';
+import {
+  ConnectionError,
+  ErrorCodes,
+  SqlgateError,
+  type ConnectionTarget,
+  type TargetPolicy,
+} from '@sqlgate/core';
 
 interface Rule {
   /** Only this port, when set. */
@@ -23,7 +29,8 @@ function parseRule(item: string): Rule {
   if (cidr) {
     const [, address = '', bits = ''] = cidr;
     const family = isIP(address);
-    if (family === 0 || Number(bits) > (family === 4 ? 32 : 128)) throw new InvalidAllowedTargets(`'${item}' is not a CIDR range`);
+    if (family === 0 || Number(bits) > (family === 4 ? 32 : 128))
+      throw new InvalidAllowedTargets(`'${item}' is not a CIDR range`);
     const range = new BlockList();
     range.addSubnet(address, Number(bits), family === 4 ? 'ipv4' : 'ipv6');
     return { range };
@@ -44,7 +51,8 @@ function parseRule(item: string): Rule {
     range.addAddress(host, family === 4 ? 'ipv4' : 'ipv6');
     return { range, ...(port !== undefined ? { port } : {}) };
   }
-  if (!/^[A-Za-z0-9.-]+$/.test(host)) throw new InvalidAllowedTargets(`'${item}' is not a host name, address or CIDR range`);
+  if (!/^[A-Za-z0-9.-]+$/.test(host))
+    throw new InvalidAllowedTargets(`'${item}' is not a host name, address or CIDR range`);
   return { name: host.toLowerCase(), ...(port !== undefined ? { port } : {}) };
 }
 
@@ -54,7 +62,9 @@ async function addressesOf(host: string): Promise<string[]> {
     return (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
   } catch (error) {
     const code = (error as { code?: string }).code ?? 'ENOTFOUND';
-    throw new ConnectionError(ErrorCodes.CONNECTION_FAILED, `Cannot resolve host '${host}'`, code, { cause: error });
+    throw new ConnectionError(ErrorCodes.CONNECTION_FAILED, `Cannot resolve host '${host}'`, code, {
+      cause: error,
+    });
   }
 }
 

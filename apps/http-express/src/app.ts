@@ -3,7 +3,12 @@
  * `createApp` builds the app without listening, so it can be mounted under any path of another app.
  */
 import { ZERO_CACHE_STATS, type QueryService } from '@sqlgate/core';
-import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
+import express, {
+  type ErrorRequestHandler,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
 import pino, { type Logger } from 'pino';
 import { httpStatusFor } from './http-status';
 import { BodyError, readJsonBody } from './json-body';
@@ -63,7 +68,9 @@ export function createApp(options: AppOptions): express.Express {
   app.use(jsonBody(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
   if (options.statsToken) app.use('/api/stats', requireStatsToken(options.statsToken));
 
-  app.post('/api/query', (req: Request, res: Response) => answerQuery(service, logger, req.body, req, res));
+  app.post('/api/query', (req: Request, res: Response) =>
+    answerQuery(service, logger, req.body, req, res),
+  );
 
   app.post('/api/test-connection', async (req: Request, res: Response) => {
     const result = await service.checkConnection(req.body);
@@ -82,7 +89,11 @@ export function createApp(options: AppOptions): express.Express {
     try {
       sendJson(res, 200, await service.cacheStatistics());
     } catch {
-      sendJson(res, 500, { error: 'Failed to retrieve cache statistics', stats: { ...ZERO_CACHE_STATS }, entries: [] });
+      sendJson(res, 500, {
+        error: 'Failed to retrieve cache statistics',
+        stats: { ...ZERO_CACHE_STATS },
+        entries: [],
+      });
     }
   });
 
@@ -125,7 +136,10 @@ const jsonErrors: ErrorRequestHandler = (error: unknown, _req, res, next) => {
   }
   if (error instanceof BodyError) {
     sendJson(res, error.status, { error: error.message });
-  } else if (typeof (error as { status?: unknown }).status === 'number' && (error as { status: number }).status < 500) {
+  } else if (
+    typeof (error as { status?: unknown }).status === 'number' &&
+    (error as { status: number }).status < 500
+  ) {
     sendJson(res, (error as { status: number }).status, { error: (error as Error).message });
   } else {
     sendJson(res, 500, { error: 'Internal server error' });

@@ -15,7 +15,9 @@ async function main(): Promise<void> {
     throw error;
   }
   const server = await startServer(config);
-  process.stdout.write(`${JSON.stringify({ level: 'info', msg: 'sqlgate listening', url: server.url })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ level: 'info', msg: 'sqlgate listening', url: server.url })}\n`,
+  );
   const stop = (signal: string): void => {
     process.stdout.write(`${JSON.stringify({ level: 'info', msg: 'shutting down', signal })}\n`);
     server.close().then(

@@ -35,7 +35,13 @@ export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
 
-function integer(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+function integer(
+  env: Env,
+  name: string,
+  fallback: number,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = /^[0-9]+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
@@ -48,7 +54,8 @@ function integer(env: Env, name: string, fallback: number, min: number, max = Nu
 function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!values.includes(raw as T)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got '${raw}'`);
+  if (!values.includes(raw as T))
+    throw new ConfigError(`${name} must be one of ${values.join(', ')}, got '${raw}'`);
   return raw as T;
 }
 
@@ -58,7 +65,9 @@ function fileContents(env: Env, name: string): string | undefined {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigError(`${name} must name a readable file, got '${path}' (${(error as Error).message})`);
+    throw new ConfigError(
+      `${name} must name a readable file, got '${path}' (${(error as Error).message})`,
+    );
   }
 }
 
@@ -80,13 +89,20 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     queryCacheTtlMs: integer(env, 'QUERY_CACHE_TTL_MS', 60_000, 1),
     queryCacheMaxEntries: integer(env, 'QUERY_CACHE_MAX_ENTRIES', 1000, 1),
     queryCacheMaxBytes: integer(env, 'QUERY_CACHE_MAX_BYTES', 64 * 1024 * 1024, 1),
-    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    logLevel: oneOf(
+      env,
+      'LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
+      'info',
+    ),
   };
   if (env.ALLOWED_TARGETS) {
     try {
       createAllowedTargets(env.ALLOWED_TARGETS);
     } catch (error) {
-      throw new ConfigError(`ALLOWED_TARGETS must be a comma list of host names, host:port, IP addresses or CIDR ranges: ${(error as Error).message}`);
+      throw new ConfigError(
+        `ALLOWED_TARGETS must be a comma list of host names, host:port, IP addresses or CIDR ranges: ${(error as Error).message}`,
+      );
     }
     config.allowedTargets = env.ALLOWED_TARGETS;
   }

@@ -19,7 +19,10 @@ export interface DirectQueryPathOptions {
 
 const QUERY_PATH = '/api/query';
 
-export function withDirectQueryPath(app: RequestListener, options: DirectQueryPathOptions): RequestListener {
+export function withDirectQueryPath(
+  app: RequestListener,
+  options: DirectQueryPathOptions,
+): RequestListener {
   const { service, logger, maxBodyBytes } = options;
   const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     logRequest(logger, req, res, QUERY_PATH);
@@ -27,7 +30,10 @@ export function withDirectQueryPath(app: RequestListener, options: DirectQueryPa
     try {
       body = await readJsonBody(req, maxBodyBytes);
     } catch (error) {
-      const { status, message } = error instanceof BodyError ? error : { status: 400, message: 'Request body could not be read' };
+      const { status, message } =
+        error instanceof BodyError
+          ? error
+          : { status: 400, message: 'Request body could not be read' };
       writeJson(res, status, JSON.stringify({ error: message }));
       return;
     }
@@ -36,7 +42,8 @@ export function withDirectQueryPath(app: RequestListener, options: DirectQueryPa
   return (req, res) => {
     if (req.method === 'POST' && req.url === QUERY_PATH) {
       answer(req, res).catch(() => {
-        if (!res.headersSent) writeJson(res, 500, JSON.stringify({ error: 'Internal server error' }));
+        if (!res.headersSent)
+          writeJson(res, 500, JSON.stringify({ error: 'Internal server error' }));
         else res.destroy();
       });
       return;

@@ -28,7 +28,8 @@ const STATUS_BY_CODE: Record<string, number> = {
 /** 200 when nothing failed. */
 export function httpStatusFor(failure: ResponseFailure | undefined): number {
   if (!failure) return 200;
-  if (failure.code === ErrorCodes.DATABASE_ERROR) return failure.sqlState ? statusForSqlState(failure.sqlState) : 400;
+  if (failure.code === ErrorCodes.DATABASE_ERROR)
+    return failure.sqlState ? statusForSqlState(failure.sqlState) : 400;
   return STATUS_BY_CODE[failure.code] ?? 500;
 }
 

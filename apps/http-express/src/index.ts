@@ -1,5 +1,10 @@
 /** @sqlgate/http-express: sqlgate's HTTP JSON service on Express. */
 export { createApp, type AppOptions } from './app';
-export { startServer, createServiceFromConfig, type RunningServer, type StartServerOptions } from './server';
+export {
+  startServer,
+  createServiceFromConfig,
+  type RunningServer,
+  type StartServerOptions,
+} from './server';
 export { loadConfig, ConfigError, type ServerConfig } from './config';
 export { httpStatusFor } from './http-status';

@@ -52,7 +52,9 @@ export function readJsonBody(req: IncomingMessage, limit: number): Promise<unkno
         resolve(undefined);
         return;
       }
-      const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length)).toString('utf8');
+      const text = (
+        chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length)
+      ).toString('utf8');
       try {
         resolve(JSON.parse(text));
       } catch {

@@ -24,7 +24,10 @@ function abortOnDisconnect(res: ServerResponse): AbortSignal {
 /** Sends `json` (already serialised) with its length, so headers and body leave in one write. */
 export function writeJson(res: ServerResponse, status: number, json: string): void {
   if (status === 503) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json) });
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(json),
+  });
   res.end(json);
 }
 
@@ -37,11 +40,21 @@ export async function answerQuery(
 ): Promise<void> {
   if (logger.isLevelEnabled('debug')) {
     // SQL text only at debug, and never the rest of the body: it carries the password.
-    logger.debug({ reqId: res.getHeader('X-Request-Id'), sql: (body as { sql?: unknown } | undefined)?.sql }, 'query');
+    logger.debug(
+      { reqId: res.getHeader('X-Request-Id'), sql: (body as { sql?: unknown } | undefined)?.sql },
+      'query',
+    );
   }
-  const { body: answer, failure, timings } = await service.execute(body, { signal: abortOnDisconnect(res) });
+  const {
+    body: answer,
+    failure,
+    timings,
+  } = await service.execute(body, { signal: abortOnDisconnect(res) });
   const started = performance.now();
   const json = JSON.stringify(answer);
-  res.setHeader('Server-Timing', serverTiming(timings.poolWaitMs, timings.executionMs, performance.now() - started));
+  res.setHeader(
+    'Server-Timing',
+    serverTiming(timings.poolWaitMs, timings.executionMs, performance.now() - started),
+  );
   writeJson(res, httpStatusFor(failure), json);
 }

@@ -11,7 +11,12 @@ import type { Logger } from 'pino';
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Gives the request its id and logs it when it finishes. */
-export function logRequest(logger: Logger, req: IncomingMessage, res: ServerResponse, path: string): void {
+export function logRequest(
+  logger: Logger,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+): void {
   const given = req.headers['x-request-id'];
   const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
   res.setHeader('X-Request-Id', id);
@@ -19,7 +24,10 @@ export function logRequest(logger: Logger, req: IncomingMessage, res: ServerResp
   const started = performance.now();
   res.once('finish', () => {
     const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
-    logger.info({ reqId: id, method: req.method, path, status: res.statusCode, durationMs }, 'request');
+    logger.info(
+      { reqId: id, method: req.method, path, status: res.statusCode, durationMs },
+      'request',
+    );
   });
 }
 

@@ -29,7 +29,9 @@ export interface RunningServer {
 export function createServiceFromConfig(config: ServerConfig, logger?: Logger): QueryService {
   const connections = createPostgresConnections({
     // Connections that fail outside any request (an idle one dropped by the server) are only noted.
-    ...(logger ? { log: (message: string, error?: unknown) => logger.warn({ err: error }, message) } : {}),
+    ...(logger
+      ? { log: (message: string, error?: unknown) => logger.warn({ err: error }, message) }
+      : {}),
     max: config.poolMax,
     idleTimeoutMs: config.poolIdleTimeoutMs,
     connectTimeoutMs: config.connectTimeoutMs,
@@ -43,7 +45,10 @@ export function createServiceFromConfig(config: ServerConfig, logger?: Logger): 
     defaultMaxRows: config.maxRows,
     maxStatements: config.maxStatements,
     alwaysResetSession: config.sessionReset === 'always',
-    cacheStore: new MemoryCacheStore({ maxEntries: config.queryCacheMaxEntries, maxBytes: config.queryCacheMaxBytes }),
+    cacheStore: new MemoryCacheStore({
+      maxEntries: config.queryCacheMaxEntries,
+      maxBytes: config.queryCacheMaxBytes,
+    }),
     cacheTtlMs: config.queryCacheTtlMs,
     cacheMaxEntryBytes: config.queryCacheMaxBytes,
     cacheByDefault: config.queryCacheDefault,
@@ -68,16 +73,24 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     logger,
     ...(config.statsToken ? { statsToken: config.statsToken } : {}),
   });
-  const server = createServer(withDirectQueryPath(app, { service, logger, maxBodyBytes: config.maxBodyBytes }));
+  const server = createServer(
+    withDirectQueryPath(app, { service, logger, maxBodyBytes: config.maxBodyBytes }),
+  );
   // Slow clients cannot hold sockets forever (DECISIONS 9).
   server.headersTimeout = 30_000;
   server.requestTimeout = 5 * 60_000;
   await listen(server, config.port, config.hostname);
   const { port } = server.address() as AddressInfo;
-  const host = config.hostname === '0.0.0.0' || config.hostname === '::' ? '127.0.0.1' : config.hostname;
+  const host =
+    config.hostname === '0.0.0.0' || config.hostname === '::' ? '127.0.0.1' : config.hostname;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => (closing ??= shutDown(server, service));
-  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, port, close, [Symbol.asyncDispose]: close };
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
 }
 
 function listen(server: Server, port: number, hostname: string): Promise<void> {
@@ -108,5 +121,7 @@ async function shutDown(server: Server, service: QueryService): Promise<void> {
 }
 
 function definedOnly<T extends object>(values: T): Partial<T> {
-  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
+  return Object.fromEntries(
+    Object.entries(values).filter(([, value]) => value !== undefined),
+  ) as Partial<T>;
 }

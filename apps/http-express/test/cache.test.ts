@@ -1,13 +1,20 @@
 /** DECISIONS.md section 8: the opt-in result cache and its statistics, through HTTP. */
-import { createQueryService, MemoryCacheStore, type CacheStore, type ConnectionProvider } from '@sqlgate/core';
+import {
+  createQueryService,
+  MemoryCacheStore,
+  type CacheStore,
+  type ConnectionProvider,
+} from '@sqlgate/core';
 import { createPostgresConnections } from '@sqlgate/postgres-adapter';
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { createTestApp, database, sql, target, type TestApp } from './support';
 
 let testApp: TestApp;
-const query = (body: Record<string, unknown>) => request(testApp.app).post('/api/query').send(target(body));
-const cacheStats = async () => (await request(testApp.app).get('/api/stats/cache').expect(200)).body;
+const query = (body: Record<string, unknown>) =>
+  request(testApp.app).post('/api/query').send(target(body));
+const cacheStats = async () =>
+  (await request(testApp.app).get('/api/stats/cache').expect(200)).body;
 
 beforeAll(async () => {
   await sql(`DROP TABLE IF EXISTS cache_t; CREATE TABLE cache_t (id int);
@@ -40,10 +47,13 @@ it('caches nothing unless asked', async () => {
 it('caches by default with QUERY_CACHE_DEFAULT=on, unless the request says cache: false', async () => {
   const cachingApp = createTestApp({ queryCacheDefault: true });
   try {
-    const post = (body: Record<string, unknown>) => request(cachingApp.app).post('/api/query').send(target(body));
+    const post = (body: Record<string, unknown>) =>
+      request(cachingApp.app).post('/api/query').send(target(body));
     await post({ sql: 'SELECT id FROM cache_t' }).expect(200);
     expect((await post({ sql: 'SELECT id FROM cache_t' }).expect(200)).body.cached).toBe(true);
-    expect((await post({ sql: 'SELECT id FROM cache_t', cache: false }).expect(200)).body.cached).toBeUndefined();
+    expect(
+      (await post({ sql: 'SELECT id FROM cache_t', cache: false }).expect(200)).body.cached,
+    ).toBeUndefined();
   } finally {
     await cachingApp.close();
   }
@@ -66,14 +76,20 @@ it('a write through the service invalidates the cached reads of the written tabl
 it('a write inside a transaction invalidates too, and unknown writes (DDL, DO) drop all of the target', async () => {
   await query({ sql: 'SELECT id FROM cache_t', cache: true }).expect(200);
   await query({ sql: 'UPDATE cache_t SET id = 5; SELECT 1' }).expect(200);
-  expect((await query({ sql: 'SELECT id FROM cache_t', cache: true }).expect(200)).body.rows).toEqual([{ id: 5 }]);
-  await query({ sql: "DO $$ BEGIN UPDATE cache_t SET id = 6; END $$" }).expect(200);
-  expect((await query({ sql: 'SELECT id FROM cache_t', cache: true }).expect(200)).body.rows).toEqual([{ id: 6 }]);
+  expect(
+    (await query({ sql: 'SELECT id FROM cache_t', cache: true }).expect(200)).body.rows,
+  ).toEqual([{ id: 5 }]);
+  await query({ sql: 'DO $$ BEGIN UPDATE cache_t SET id = 6; END $$' }).expect(200);
+  expect(
+    (await query({ sql: 'SELECT id FROM cache_t', cache: true }).expect(200)).body.rows,
+  ).toEqual([{ id: 6 }]);
 });
 
 it('never serves one user the rows cached for another', async () => {
   const asUser = (user: string, password: string) =>
-    request(testApp.app).post('/api/query').send(target({ user, password, sql: 'SELECT id FROM cache_t', cache: true }));
+    request(testApp.app)
+      .post('/api/query')
+      .send(target({ user, password, sql: 'SELECT id FROM cache_t', cache: true }));
   await asUser('cache_reader', 'reader-pw').expect(200);
   await asUser('cache_reader', 'reader-pw').expect(200);
   const stranger = await asUser('cache_stranger', 'stranger-pw').expect(400);
@@ -99,8 +115,17 @@ it('counts a known sequence: 3 cacheable misses, 2 hits, 1 uncached write', asyn
     avgExecutionTime: expect.any(Number),
     cacheSize: 3,
   });
-  expect(entries.map((entry: { query: string }) => entry.query)).toEqual(['SELECT 3 AS c', 'SELECT 2 AS b', 'SELECT 1 AS a']);
-  expect(entries[2]).toEqual({ query: 'SELECT 1 AS a', executionTime: expect.any(Number), timestamp: expect.any(String), hits: 1 });
+  expect(entries.map((entry: { query: string }) => entry.query)).toEqual([
+    'SELECT 3 AS c',
+    'SELECT 2 AS b',
+    'SELECT 1 AS a',
+  ]);
+  expect(entries[2]).toEqual({
+    query: 'SELECT 1 AS a',
+    executionTime: expect.any(Number),
+    timestamp: expect.any(String),
+    hits: 1,
+  });
   expect(new Date(entries[2].timestamp).toISOString()).toBe(entries[2].timestamp);
 });
 
@@ -138,9 +163,18 @@ describe('when the registry or the store fails', () => {
     });
     expect((await request(app).get('/api/stats/cache').expect(500)).body).toEqual({
       error: 'Failed to retrieve cache statistics',
-      stats: { totalQueries: 0, cacheHits: 0, cacheMisses: 0, hitRate: 0, avgExecutionTime: 0, cacheSize: 0 },
+      stats: {
+        totalQueries: 0,
+        cacheHits: 0,
+        cacheMisses: 0,
+        hitRate: 0,
+        avgExecutionTime: 0,
+        cacheSize: 0,
+      },
       entries: [],
     });
-    expect((await request(app).delete('/api/stats/cache').expect(500)).body).toEqual({ error: 'Failed to clear cache' });
+    expect((await request(app).delete('/api/stats/cache').expect(500)).body).toEqual({
+      error: 'Failed to clear cache',
+    });
   });
 });

@@ -4,15 +4,26 @@ import { target } from './support';
 
 let server: RunningServer;
 beforeAll(async () => {
-  server = await startServer({ port: 0, hostname: '127.0.0.1', logLevel: 'silent', maxBodyBytes: 2048 });
+  server = await startServer({
+    port: 0,
+    hostname: '127.0.0.1',
+    logLevel: 'silent',
+    maxBodyBytes: 2048,
+  });
 });
 afterAll(() => server.close());
 
 const post = (body: string, headers: Record<string, string> = {}) =>
-  fetch(`${server.url}/api/query`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  fetch(`${server.url}/api/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  });
 
 it('runs a query and answers with the result, Server-Timing and the request id', async () => {
-  const response = await post(JSON.stringify(target({ sql: 'SELECT 1 AS one' })), { 'x-request-id': 'direct-1' });
+  const response = await post(JSON.stringify(target({ sql: 'SELECT 1 AS one' })), {
+    'x-request-id': 'direct-1',
+  });
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
   expect(response.headers.get('x-request-id')).toBe('direct-1');
@@ -29,7 +40,10 @@ it('answers invalid JSON, a body over MAX_BODY_BYTES and a missing body as the a
   expect(await large.json()).toEqual({ error: 'Request body too large' });
   const empty = await post('');
   expect(empty.status).toBe(400);
-  expect(await empty.json()).toEqual({ error: 'Missing required fields', missing: ['host', 'port', 'user', 'database', 'sql'] });
+  expect(await empty.json()).toEqual({
+    error: 'Missing required fields',
+    missing: ['host', 'port', 'user', 'database', 'sql'],
+  });
 });
 
 it('leaves every other request to the app', async () => {

@@ -5,7 +5,10 @@ import request from 'supertest';
 import { createTestApp, sql, target, type TestApp } from './support';
 
 let testApp: TestApp;
-const post = (body: unknown) => request(testApp.app).post('/api/query').send(body as object);
+const post = (body: unknown) =>
+  request(testApp.app)
+    .post('/api/query')
+    .send(body as object);
 const query = (body: Record<string, unknown>) => post(target(body));
 
 beforeAll(() => {
@@ -25,13 +28,18 @@ describe('400', () => {
 
   it('missing required fields, naming them', async () => {
     const response = await post({ host: 'localhost', sql: 'SELECT 1' }).expect(400);
-    expect(response.body).toEqual({ error: 'Missing required fields', missing: ['port', 'user', 'database'] });
+    expect(response.body).toEqual({
+      error: 'Missing required fields',
+      missing: ['port', 'user', 'database'],
+    });
   });
 
   it('a wrong field type', async () => {
     const response = await query({ sql: { text: 'SELECT 1' } }).expect(400);
     expect(response.body).toEqual({ error: "'sql' must be a string" });
-    await query({ port: 'abc', sql: 'SELECT 1' }).expect(400, { error: "'port' must be an integer from 1 to 65535" });
+    await query({ port: 'abc', sql: 'SELECT 1' }).expect(400, {
+      error: "'port' must be an integer from 1 to 65535",
+    });
   });
 
   it('no statements after parsing', async () => {
@@ -54,7 +62,9 @@ describe('400', () => {
   });
 
   it('an SQL error, with every field and where it is in the submitted text', async () => {
-    const response = await query({ sql: 'SELECT 1;\n\n  SELECT   no_such_column FROM pg_class' }).expect(400);
+    const response = await query({
+      sql: 'SELECT 1;\n\n  SELECT   no_such_column FROM pg_class',
+    }).expect(400);
     expect(response.body.results[1].cause).toMatchObject({
       message: 'column "no_such_column" does not exist',
       code: '42703',
@@ -65,14 +75,20 @@ describe('400', () => {
       location: { line: 3, column: 12 },
     });
     const single = await query({ sql: '\n  SELEC 1' }).expect(400);
-    expect(single.body.error).toMatchObject({ code: '42601', statementIndex: 0, location: { line: 2, column: 3 } });
+    expect(single.body.error).toMatchObject({
+      code: '42601',
+      statementIndex: 0,
+      location: { line: 2, column: 3 },
+    });
     expect(typeof single.body.error.executionTime).toBe('number');
   });
 
   it('authentication failure (28P01) and unknown database (3D000) are 400, not 401', async () => {
     const wrongPassword = await query({ password: 'wrong', sql: 'SELECT 1' }).expect(400);
     expect(wrongPassword.body.error.code).toBe('28P01');
-    const unknownDatabase = await query({ database: 'no_such_database', sql: 'SELECT 1' }).expect(400);
+    const unknownDatabase = await query({ database: 'no_such_database', sql: 'SELECT 1' }).expect(
+      400,
+    );
     expect(unknownDatabase.body.error.code).toBe('3D000');
   });
 });
@@ -87,7 +103,10 @@ it('409 for a serialization failure or deadlock: the caller may retry', async ()
 it('413 for a body larger than MAX_BODY_BYTES', async () => {
   const small = createTestApp({ maxBodyBytes: 100 });
   try {
-    const response = await request(small.app).post('/api/query').send(target({ sql: `SELECT '${'x'.repeat(200)}'` })).expect(413);
+    const response = await request(small.app)
+      .post('/api/query')
+      .send(target({ sql: `SELECT '${'x'.repeat(200)}'` }))
+      .expect(413);
     expect(response.body).toEqual({ error: 'Request body too large' });
   } finally {
     await small.close();
@@ -122,10 +141,15 @@ describe('502, 503, 504', () => {
   it('503 with Retry-After when no pooled connection frees up in time', async () => {
     const tiny = createTestApp({ poolMax: 1, poolWaitTimeoutMs: 200 });
     try {
-      const slow = request(tiny.app).post('/api/query').send(target({ sql: 'SELECT pg_sleep(1)' }));
+      const slow = request(tiny.app)
+        .post('/api/query')
+        .send(target({ sql: 'SELECT pg_sleep(1)' }));
       const slowDone = slow.then((response) => response.status);
       await new Promise((resolve) => setTimeout(resolve, 150));
-      const response = await request(tiny.app).post('/api/query').send(target({ sql: 'SELECT 1' })).expect(503);
+      const response = await request(tiny.app)
+        .post('/api/query')
+        .send(target({ sql: 'SELECT 1' }))
+        .expect(503);
       expect(response.headers['retry-after']).toBeDefined();
       expect(response.body.error.code).toBe('POOL_EXHAUSTED');
       expect(await slowDone).toBe(200);
@@ -142,8 +166,14 @@ describe('502, 503, 504', () => {
   });
 
   it('504 for a statement timeout, and the statement is gone from pg_stat_activity', async () => {
-    const response = await query({ sql: 'SELECT pg_sleep(5) /* timeout-probe */', timeoutMs: 200 }).expect(504);
-    expect(response.body.error).toMatchObject({ code: '57014', message: 'canceling statement due to statement timeout' });
+    const response = await query({
+      sql: 'SELECT pg_sleep(5) /* timeout-probe */',
+      timeoutMs: 200,
+    }).expect(504);
+    expect(response.body.error).toMatchObject({
+      code: '57014',
+      message: 'canceling statement due to statement timeout',
+    });
     const running = await sql(
       "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SELECT pg_sleep(5)%'",
     );
@@ -156,7 +186,10 @@ describe('502, 503, 504', () => {
     const { port } = silent.address() as AddressInfo;
     const quick = createTestApp({ connectTimeoutMs: 300 });
     try {
-      const response = await request(quick.app).post('/api/query').send(target({ host: '127.0.0.1', port, sql: 'SELECT 1' })).expect(504);
+      const response = await request(quick.app)
+        .post('/api/query')
+        .send(target({ host: '127.0.0.1', port, sql: 'SELECT 1' }))
+        .expect(504);
       expect(response.body).toEqual({ error: { message: expect.any(String), code: 'ETIMEDOUT' } });
     } finally {
       await quick.close();
@@ -171,5 +204,6 @@ it('every error body is JSON', async () => {
     query({ sql: 'SELECT 1/0' }),
     request(testApp.app).delete('/api/query'),
   ]);
-  for (const response of responses) expect(response.headers['content-type']).toMatch(/application\/json/);
+  for (const response of responses)
+    expect(response.headers['content-type']).toMatch(/application\/json/);
 });

@@ -3,7 +3,8 @@ import request from 'supertest';
 import { createTestApp, sql, target, type TestApp } from './support';
 
 let testApp: TestApp;
-const query = (body: Record<string, unknown>) => request(testApp.app).post('/api/query').send(target(body));
+const query = (body: Record<string, unknown>) =>
+  request(testApp.app).post('/api/query').send(target(body));
 
 beforeAll(async () => {
   testApp = createTestApp();
@@ -29,14 +30,19 @@ describe('timeoutMs', () => {
   });
 
   it('applies to every statement of a transaction', async () => {
-    const response = await query({ sql: 'INSERT INTO extension_t VALUES (1); SELECT pg_sleep(10)', timeoutMs: 300 }).expect(504);
+    const response = await query({
+      sql: 'INSERT INTO extension_t VALUES (1); SELECT pg_sleep(10)',
+      timeoutMs: 300,
+    }).expect(504);
     expect(response.body.cause.code).toBe('57014');
     expect(await sql('SELECT * FROM extension_t')).toEqual([]);
   });
 
   it('does not outlive the request', async () => {
     await query({ sql: 'SELECT 1', timeoutMs: 50 }).expect(200);
-    const response = await query({ sql: "SELECT pg_sleep(0.2), current_setting('statement_timeout') AS timeout" }).expect(200);
+    const response = await query({
+      sql: "SELECT pg_sleep(0.2), current_setting('statement_timeout') AS timeout",
+    }).expect(200);
     expect(response.body.rows[0].timeout).toBe('0');
   });
 });
@@ -69,18 +75,27 @@ describe('rowMode', () => {
 
 describe('readOnly', () => {
   it('runs writes in a READ ONLY transaction: they fail with 25006', async () => {
-    const response = await query({ sql: 'INSERT INTO extension_t VALUES (1)', readOnly: true }).expect(400);
+    const response = await query({
+      sql: 'INSERT INTO extension_t VALUES (1)',
+      readOnly: true,
+    }).expect(400);
     expect(response.body.error.code).toBe('25006');
     expect(await sql('SELECT * FROM extension_t')).toEqual([]);
   });
 
   it('lets reads through', async () => {
-    const response = await query({ sql: 'SELECT 1 AS one; SELECT 2 AS two', readOnly: true }).expect(200);
+    const response = await query({
+      sql: 'SELECT 1 AS one; SELECT 2 AS two',
+      readOnly: true,
+    }).expect(200);
     expect(response.body.results[1].rows).toEqual([{ two: 2 }]);
   });
 
   it('refuses session statements that could switch the transaction to read-write', async () => {
-    await query({ sql: 'SET transaction_read_only = off; INSERT INTO extension_t VALUES (1)', readOnly: true }).expect(400);
+    await query({
+      sql: 'SET transaction_read_only = off; INSERT INTO extension_t VALUES (1)',
+      readOnly: true,
+    }).expect(400);
     expect(await sql('SELECT * FROM extension_t')).toEqual([]);
   });
 });
@@ -111,7 +126,10 @@ describe('dryRun', () => {
   });
 
   it('works for a single statement', async () => {
-    const response = await query({ sql: 'INSERT INTO extension_t VALUES (1) RETURNING id', dryRun: true }).expect(200);
+    const response = await query({
+      sql: 'INSERT INTO extension_t VALUES (1) RETURNING id',
+      dryRun: true,
+    }).expect(200);
     expect(response.body).toMatchObject({ rows: [{ id: 1 }], rolledBack: true });
     expect(await sql('SELECT * FROM extension_t')).toEqual([]);
   });
@@ -120,6 +138,8 @@ describe('dryRun', () => {
 describe('Server-Timing', () => {
   it('reports pool wait, execution and serialisation', async () => {
     const response = await query({ sql: 'SELECT 1' }).expect(200);
-    expect(response.headers['server-timing']).toMatch(/^pool;dur=[0-9.]+, exec;dur=[0-9.]+, ser;dur=[0-9.]+$/);
+    expect(response.headers['server-timing']).toMatch(
+      /^pool;dur=[0-9.]+, exec;dur=[0-9.]+, ser;dur=[0-9.]+$/,
+    );
   });
 });

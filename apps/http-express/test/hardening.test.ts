@@ -11,7 +11,10 @@ describe('ALLOWED_TARGETS', () => {
   it('lets a target in an allowed range through', async () => {
     const testApp = appAllowing(`127.0.0.0/8`);
     try {
-      await request(testApp.app).post('/api/query').send(target({ host: '127.0.0.1', sql: 'SELECT 1' })).expect(200);
+      await request(testApp.app)
+        .post('/api/query')
+        .send(target({ host: '127.0.0.1', sql: 'SELECT 1' }))
+        .expect(200);
     } finally {
       await testApp.close();
     }
@@ -20,10 +23,19 @@ describe('ALLOWED_TARGETS', () => {
   it("denies with 403 'Target not allowed' outside the list, for queries and connection tests", async () => {
     const testApp = appAllowing('10.0.0.0/8, db.example.invalid:5432');
     try {
-      const response = await request(testApp.app).post('/api/query').send(target({ host: '127.0.0.1', sql: 'SELECT 1' })).expect(403);
+      const response = await request(testApp.app)
+        .post('/api/query')
+        .send(target({ host: '127.0.0.1', sql: 'SELECT 1' }))
+        .expect(403);
       expect(response.body).toEqual({ error: 'Target not allowed' });
-      const check = await request(testApp.app).post('/api/test-connection').send(target({ host: '127.0.0.1' })).expect(403);
-      expect(check.body).toEqual({ success: false, error: { message: 'Target not allowed', code: 'TARGET_NOT_ALLOWED' } });
+      const check = await request(testApp.app)
+        .post('/api/test-connection')
+        .send(target({ host: '127.0.0.1' }))
+        .expect(403);
+      expect(check.body).toEqual({
+        success: false,
+        error: { message: 'Target not allowed', code: 'TARGET_NOT_ALLOWED' },
+      });
     } finally {
       await testApp.close();
     }
@@ -32,7 +44,10 @@ describe('ALLOWED_TARGETS', () => {
   it('resolves names before the check: a name that resolves to a denied address is denied', async () => {
     const testApp = appAllowing('10.0.0.0/8');
     try {
-      await request(testApp.app).post('/api/query').send(target({ host: 'localhost', sql: 'SELECT 1' })).expect(403);
+      await request(testApp.app)
+        .post('/api/query')
+        .send(target({ host: 'localhost', sql: 'SELECT 1' }))
+        .expect(403);
     } finally {
       await testApp.close();
     }
@@ -42,8 +57,14 @@ describe('ALLOWED_TARGETS', () => {
     const wrongPort = appAllowing(`127.0.0.1:${database.port + 1}`);
     const rightPort = appAllowing(`127.0.0.1:${database.port}`);
     try {
-      await request(wrongPort.app).post('/api/query').send(target({ host: '127.0.0.1', sql: 'SELECT 1' })).expect(403);
-      await request(rightPort.app).post('/api/query').send(target({ host: '127.0.0.1', sql: 'SELECT 1' })).expect(200);
+      await request(wrongPort.app)
+        .post('/api/query')
+        .send(target({ host: '127.0.0.1', sql: 'SELECT 1' }))
+        .expect(403);
+      await request(rightPort.app)
+        .post('/api/query')
+        .send(target({ host: '127.0.0.1', sql: 'SELECT 1' }))
+        .expect(200);
     } finally {
       await wrongPort.close();
       await rightPort.close();
@@ -51,7 +72,9 @@ describe('ALLOWED_TARGETS', () => {
   });
 
   it('stops start-up on a malformed list, naming the variable', () => {
-    expect(() => loadConfig({ ALLOWED_TARGETS: '10.0.0.0/99' })).toThrow(/^ALLOWED_TARGETS must be/);
+    expect(() => loadConfig({ ALLOWED_TARGETS: '10.0.0.0/99' })).toThrow(
+      /^ALLOWED_TARGETS must be/,
+    );
   });
 });
 
@@ -118,8 +141,19 @@ describe('request logging', () => {
       const generated = await request(testApp.app).get('/healthz').expect(200);
       expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
       expect(lines()).toEqual([
-        expect.objectContaining({ reqId: 'caller-id-1', method: 'POST', path: '/api/query', status: 200, durationMs: expect.any(Number) }),
-        expect.objectContaining({ reqId: generated.headers['x-request-id'], method: 'GET', path: '/healthz', status: 200 }),
+        expect.objectContaining({
+          reqId: 'caller-id-1',
+          method: 'POST',
+          path: '/api/query',
+          status: 200,
+          durationMs: expect.any(Number),
+        }),
+        expect.objectContaining({
+          reqId: generated.headers['x-request-id'],
+          method: 'GET',
+          path: '/healthz',
+          status: 200,
+        }),
       ]);
     } finally {
       await testApp.close();
@@ -132,8 +166,14 @@ describe('request logging', () => {
     for (const { logger } of [info, debug]) {
       const testApp = createTestApp({}, logger);
       try {
-        await request(testApp.app).post('/api/query').send(target({ sql: 'SELECT 42 AS logged' })).expect(200);
-        await request(testApp.app).post('/api/query').send(target({ password: 'wrong-secret', sql: 'SELECT 1' })).expect(400);
+        await request(testApp.app)
+          .post('/api/query')
+          .send(target({ sql: 'SELECT 42 AS logged' }))
+          .expect(200);
+        await request(testApp.app)
+          .post('/api/query')
+          .send(target({ password: 'wrong-secret', sql: 'SELECT 1' }))
+          .expect(400);
       } finally {
         await testApp.close();
       }

@@ -14,11 +14,15 @@ const dist = path.join(__dirname, '..', 'dist');
 const bin = path.join(dist, 'bin.js');
 const database = `lifecycle_${process.pid}`;
 
-beforeAll(() => sql(`DROP DATABASE IF EXISTS ${database}`).then(() => sql(`CREATE DATABASE ${database}`)));
+beforeAll(() =>
+  sql(`DROP DATABASE IF EXISTS ${database}`).then(() => sql(`CREATE DATABASE ${database}`)),
+);
 afterAll(() => sql(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
 
 function startBin(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [bin], { env: { ...process.env, PORT: '0', HOSTNAME: '127.0.0.1', ...env } });
+  const child = spawn(process.execPath, [bin], {
+    env: { ...process.env, PORT: '0', HOSTNAME: '127.0.0.1', ...env },
+  });
   return new Promise((resolve, reject) => {
     let output = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -26,7 +30,9 @@ function startBin(env: Record<string, string>): Promise<{ child: ChildProcess; u
       const line = output.split('\n').find((each) => each.includes('listening'));
       if (line) resolve({ child, url: (JSON.parse(line) as { url: string }).url });
     });
-    child.once('exit', (code) => reject(new Error(`sqlgate exited with ${code} before listening: ${output}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`sqlgate exited with ${code} before listening: ${output}`)),
+    );
   });
 }
 
@@ -34,14 +40,21 @@ const exitOf = (child: ChildProcess): Promise<number | null> =>
   new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 
 const backendsOf = async (): Promise<number> =>
-  Number((await sql('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [database]))[0]?.n);
+  Number(
+    (await sql('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [database]))[0]
+      ?.n,
+  );
 
 describe('the sqlgate bin', () => {
   it.each([
     ['PORT', 'abc'],
     ['POOL_MAX', '0'],
   ])('refuses %s=%s with one line naming the variable and exits non-zero', (name, value) => {
-    const result = spawnSync(process.execPath, [bin], { env: { ...process.env, [name]: value }, encoding: 'utf8', timeout: 10_000 });
+    const result = spawnSync(process.execPath, [bin], {
+      env: { ...process.env, [name]: value },
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
     expect(result.status).not.toBe(0);
     const lines = result.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -55,7 +68,11 @@ describe('the sqlgate bin', () => {
       const { child, url } = await startBin({ LOG_LEVEL: 'silent' });
       const exited = exitOf(child);
       const body = { ...target({ database }), sql: 'SELECT pg_sleep(1), 1 AS done' };
-      const inFlight = fetch(`${url}/api/query`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const inFlight = fetch(`${url}/api/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(await backendsOf()).toBeGreaterThan(0);
       child.kill(signal);
@@ -63,7 +80,9 @@ describe('the sqlgate bin', () => {
       await expect(fetch(`${url}/healthz`)).rejects.toThrow();
       const response = await inFlight;
       expect(response.status).toBe(200);
-      expect(((await response.json()) as { rows: unknown[] }).rows).toEqual([{ pg_sleep: '', done: 1 }]);
+      expect(((await response.json()) as { rows: unknown[] }).rows).toEqual([
+        { pg_sleep: '', done: 1 },
+      ]);
       expect(await exited).toBe(0);
       expect(await backendsOf()).toBe(0);
     },
@@ -102,7 +121,11 @@ describe('embedding', () => {
   it('supports await using, closing the server at the end of the block', async () => {
     let url = '';
     {
-      await using server = await startServer({ port: 0, hostname: '127.0.0.1', logLevel: 'silent' });
+      await using server = await startServer({
+        port: 0,
+        hostname: '127.0.0.1',
+        logLevel: 'silent',
+      });
       url = server.url;
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
     }
@@ -117,7 +140,10 @@ describe('embedding', () => {
         res.send('host app');
       });
       host.use('/tools/sqlgate', createApp({ service: testApp.service }));
-      const response = await request(host).post('/tools/sqlgate/api/query').send(target({ sql: 'SELECT 1 AS one' })).expect(200);
+      const response = await request(host)
+        .post('/tools/sqlgate/api/query')
+        .send(target({ sql: 'SELECT 1 AS one' }))
+        .expect(200);
       expect(response.body.rows).toEqual([{ one: 1 }]);
       await request(host).get('/tools/sqlgate/healthz').expect(200, { status: 'ok' });
       await request(host).get('/').expect(200, 'host app');

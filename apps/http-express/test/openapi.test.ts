@@ -25,7 +25,10 @@ const contract = new Contract();
 let testApp: TestApp;
 
 /** POSTs a body to the query endpoint; a body meant to be valid is checked against the request schema first. */
-async function query(fields: Record<string, unknown>, options: { validRequest?: boolean } = {}): Promise<HttpAnswer> {
+async function query(
+  fields: Record<string, unknown>,
+  options: { validRequest?: boolean } = {},
+): Promise<HttpAnswer> {
   const body = target(fields);
   if (options.validRequest !== false) contract.expectValidRequest('/api/query', 'post', body);
   return request(testApp.app).post('/api/query').send(body);
@@ -75,46 +78,76 @@ describe('the document', () => {
       const operations = HTTP_METHODS.filter((method) => item[method] !== undefined);
       expect(operations.length).toBeGreaterThan(0);
       for (const method of operations) {
-        const operation = item[method] as { operationId?: string; responses?: Record<string, { description?: unknown }>; security?: Record<string, unknown>[] };
+        const operation = item[method] as {
+          operationId?: string;
+          responses?: Record<string, { description?: unknown }>;
+          security?: Record<string, unknown>[];
+        };
         expect(typeof operation.operationId).toBe('string');
         expect(operationIds.has(operation.operationId as string)).toBe(false);
         operationIds.add(operation.operationId as string);
         const responses = Object.entries(operation.responses ?? {});
-        expect({ at: `${method} ${path}`, responses: responses.length > 0 }).toEqual({ at: `${method} ${path}`, responses: true });
+        expect({ at: `${method} ${path}`, responses: responses.length > 0 }).toEqual({
+          at: `${method} ${path}`,
+          responses: true,
+        });
         for (const [status, response] of responses) {
           expect(status).toMatch(/^([1-5][0-9]{2}|default)$/);
-          const resolved = '$ref' in response ? valueAt(document, (response as { $ref: string }).$ref) : response;
+          const resolved =
+            '$ref' in response ? valueAt(document, (response as { $ref: string }).$ref) : response;
           expect(typeof (resolved as { description?: unknown }).description).toBe('string');
         }
         for (const requirement of operation.security ?? []) {
-          for (const scheme of Object.keys(requirement)) expect(document.components.securitySchemes[scheme]).toBeDefined();
+          for (const scheme of Object.keys(requirement))
+            expect(document.components.securitySchemes[scheme]).toBeDefined();
         }
       }
     }
   });
 
   it('resolves every reference and compiles every schema', () => {
-    const unresolved = contract.references().filter(({ ref }) => valueAt(contract.document, ref) === undefined);
+    const unresolved = contract
+      .references()
+      .filter(({ ref }) => valueAt(contract.document, ref) === undefined);
     expect(unresolved).toEqual([]);
-    const schemas = Object.keys((contract.document.components as { schemas: Record<string, unknown> }).schemas);
+    const schemas = Object.keys(
+      (contract.document.components as { schemas: Record<string, unknown> }).schemas,
+    );
     expect(schemas.length).toBeGreaterThan(10);
-    for (const name of schemas) expect(() => contract.validatorAt(`#/components/schemas/${name}`)).not.toThrow();
+    for (const name of schemas)
+      expect(() => contract.validatorAt(`#/components/schemas/${name}`)).not.toThrow();
   });
 
   it('has a description on every component schema', () => {
-    const schemas = (contract.document.components as { schemas: Record<string, { description?: unknown; type?: unknown }> }).schemas;
+    const schemas = (
+      contract.document.components as {
+        schemas: Record<string, { description?: unknown; type?: unknown }>;
+      }
+    ).schemas;
     const undocumented = Object.entries(schemas)
       .filter(([, schema]) => typeof schema.description !== 'string')
       .map(([name]) => name);
     // Wrapper bodies whose properties carry the meaning may go without one; the domain objects may not.
-    for (const name of ['QueryRequest', 'QueryExecutionResult', 'MultipleStatementsResponse', 'QueryErrorObject', 'PoolStat', 'CacheStats', 'CacheEntry']) {
+    for (const name of [
+      'QueryRequest',
+      'QueryExecutionResult',
+      'MultipleStatementsResponse',
+      'QueryErrorObject',
+      'PoolStat',
+      'CacheStats',
+      'CacheEntry',
+    ]) {
       expect(undocumented).not.toContain(name);
     }
   });
 
   it('documents the statistics token as optional on the three statistics endpoints only', () => {
     const security = (path: string, method: string): unknown =>
-      (valueAt(contract.document, `#/paths/${path.replace(/\//g, '~1')}/${method}`) as { security?: unknown }).security;
+      (
+        valueAt(contract.document, `#/paths/${path.replace(/\//g, '~1')}/${method}`) as {
+          security?: unknown;
+        }
+      ).security;
     for (const [path, method] of [
       ['/api/stats/pools', 'get'],
       ['/api/stats/cache', 'get'],
@@ -123,17 +156,28 @@ describe('the document', () => {
       expect(security(path, method)).toEqual([{}, { statsToken: [] }]);
     }
     expect(security('/api/query', 'post')).toBeUndefined();
-    expect(valueAt(contract.document, '#/components/securitySchemes/statsToken')).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(valueAt(contract.document, '#/components/securitySchemes/statsToken')).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+    });
   });
 
   it('documents every route the app answers, and nothing else', async () => {
     const documented = Object.fromEntries(
-      Object.entries(contract.document.paths as Record<string, Record<string, unknown>>).map(([path, item]) => [
-        path,
-        HTTP_METHODS.filter((method) => item[method] !== undefined).map((method) => method.toUpperCase()).sort(),
-      ]),
+      Object.entries(contract.document.paths as Record<string, Record<string, unknown>>).map(
+        ([path, item]) => [
+          path,
+          HTTP_METHODS.filter((method) => item[method] !== undefined)
+            .map((method) => method.toUpperCase())
+            .sort(),
+        ],
+      ),
     );
-    expect(documented).toEqual(Object.fromEntries(Object.entries(ROUTES).map(([path, methods]) => [path, [...methods].sort()])));
+    expect(documented).toEqual(
+      Object.fromEntries(
+        Object.entries(ROUTES).map(([path, methods]) => [path, [...methods].sort()]),
+      ),
+    );
     for (const [path, methods] of Object.entries(ROUTES)) {
       // The app's own list of methods of a path, from the Allow header of a 405.
       const wrong = await request(testApp.app).patch(path).send({});
@@ -141,8 +185,13 @@ describe('the document', () => {
       expect(String(wrong.headers.allow).split(', ').sort()).toEqual([...methods].sort());
       contract.expectComponentResponse(wrong, 'MethodNotAllowed');
       for (const method of methods) {
-        const answer = await request(testApp.app)[method.toLowerCase() as 'get' | 'post' | 'delete'](path).send({});
-        expect({ route: `${method} ${path}`, answered: ![404, 405].includes(answer.status) }).toEqual({ route: `${method} ${path}`, answered: true });
+        const answer = await request(testApp.app)
+          [method.toLowerCase() as 'get' | 'post' | 'delete'](path)
+          .send({});
+        expect({
+          route: `${method} ${path}`,
+          answered: ![404, 405].includes(answer.status),
+        }).toEqual({ route: `${method} ${path}`, answered: true });
         contract.expectDocumented(answer, path, method);
       }
     }
@@ -151,10 +200,22 @@ describe('the document', () => {
 
 describe('POST /api/query', () => {
   it('200: one SELECT, in object and array row modes', async () => {
-    const single = documentedQuery(await query({ sql: "SELECT 1 AS one, 'x'::text AS two, NULL::int AS three, '{\"a\":1}'::jsonb AS four;" }), 200);
-    expect(single.body).toMatchObject({ rows: [{ one: 1, two: 'x', three: null, four: { a: 1 } }], command: 'SELECT', statement: expect.stringMatching(/;$/) });
+    const single = documentedQuery(
+      await query({
+        sql: "SELECT 1 AS one, 'x'::text AS two, NULL::int AS three, '{\"a\":1}'::jsonb AS four;",
+      }),
+      200,
+    );
+    expect(single.body).toMatchObject({
+      rows: [{ one: 1, two: 'x', three: null, four: { a: 1 } }],
+      command: 'SELECT',
+      statement: expect.stringMatching(/;$/),
+    });
     expect(single.headers['server-timing']).toMatch(/^pool;dur=/);
-    const arrays = documentedQuery(await query({ sql: 'SELECT 1 AS a, 2 AS a', rowMode: 'array' }), 200);
+    const arrays = documentedQuery(
+      await query({ sql: 'SELECT 1 AS a, 2 AS a', rowMode: 'array' }),
+      200,
+    );
     expect(arrays.body).toMatchObject({ rows: [[1, 2]] });
     const empty = documentedQuery(await query({ sql: 'SELECT 1 WHERE false' }), 200);
     expect(empty.body).toMatchObject({ rows: [], rowCount: 0 });
@@ -162,7 +223,10 @@ describe('POST /api/query', () => {
 
   it('200: several reads, in parallel and without transactionUsed', async () => {
     const answer = documentedQuery(await query({ sql: 'SELECT 1 AS a; SELECT 2 AS b' }), 200);
-    expect(answer.body).toMatchObject({ multipleResults: true, results: [{ rows: [{ a: 1 }] }, { rows: [{ b: 2 }] }] });
+    expect(answer.body).toMatchObject({
+      multipleResults: true,
+      results: [{ rows: [{ a: 1 }] }, { rows: [{ b: 2 }] }],
+    });
     expect(answer.body).not.toHaveProperty('transactionUsed');
   });
 
@@ -174,30 +238,60 @@ describe('POST /api/query', () => {
       }),
       200,
     );
-    expect(answer.body).toMatchObject({ multipleResults: true, transactionUsed: true, results: [{ command: 'INSERT', rowCount: 2 }, { command: 'UPDATE' }, { rowCount: 2 }] });
+    expect(answer.body).toMatchObject({
+      multipleResults: true,
+      transactionUsed: true,
+      results: [{ command: 'INSERT', rowCount: 2 }, { command: 'UPDATE' }, { rowCount: 2 }],
+    });
   });
 
   it('200: the extensions (dryRun, maxRows, params, cache)', async () => {
-    const dryRun = documentedQuery(await query({ sql: `INSERT INTO ${TABLE} VALUES (99, 'gone')`, dryRun: true }), 200);
+    const dryRun = documentedQuery(
+      await query({ sql: `INSERT INTO ${TABLE} VALUES (99, 'gone')`, dryRun: true }),
+      200,
+    );
     expect(dryRun.body).toMatchObject({ rolledBack: true, command: 'INSERT' });
-    const truncated = documentedQuery(await query({ sql: 'SELECT generate_series(1, 5) AS n', maxRows: 2 }), 200);
+    const truncated = documentedQuery(
+      await query({ sql: 'SELECT generate_series(1, 5) AS n', maxRows: 2 }),
+      200,
+    );
     expect(truncated.body).toMatchObject({ truncated: true, rows: [{ n: 1 }, { n: 2 }] });
-    const params = documentedQuery(await query({ sql: 'SELECT $1::int + 1 AS n', params: [41], port: String(target().port) }), 200);
+    const params = documentedQuery(
+      await query({ sql: 'SELECT $1::int + 1 AS n', params: [41], port: String(target().port) }),
+      200,
+    );
     expect(params.body).toMatchObject({ rows: [{ n: 42 }] });
     documentedQuery(await query({ sql: 'SELECT 7 AS cached_once', cache: { ttlMs: 60000 } }), 200);
-    const hit = documentedQuery(await query({ sql: 'SELECT 7 AS cached_once', cache: { ttlMs: 60000 } }), 200);
+    const hit = documentedQuery(
+      await query({ sql: 'SELECT 7 AS cached_once', cache: { ttlMs: 60000 } }),
+      200,
+    );
     expect(hit.body).toMatchObject({ cached: true });
   });
 
   it('400: an SQL error in a single statement is a QueryErrorObject', async () => {
-    const answer = documentedQuery(await query({ sql: 'SELECT no_such_column FROM pg_class' }), 400);
-    expect(answer.body).toMatchObject({ error: { code: '42703', statementIndex: 0, location: { line: 1, column: expect.any(Number) } } });
+    const answer = documentedQuery(
+      await query({ sql: 'SELECT no_such_column FROM pg_class' }),
+      400,
+    );
+    expect(answer.body).toMatchObject({
+      error: {
+        code: '42703',
+        statementIndex: 0,
+        location: { line: 1, column: expect.any(Number) },
+      },
+    });
   });
 
   it('400: a failed transaction is rolled back and says where', async () => {
-    const answer = documentedQuery(await query({ sql: `INSERT INTO ${TABLE} VALUES (10, 'ten'); SELECT 1/0` }), 400);
+    const answer = documentedQuery(
+      await query({ sql: `INSERT INTO ${TABLE} VALUES (10, 'ten'); SELECT 1/0` }),
+      400,
+    );
     expect(answer.body).toMatchObject({
-      error: expect.stringMatching(/^Transaction failed at statement: SELECT 1\/0\.\.\. Error: division by zero$/),
+      error: expect.stringMatching(
+        /^Transaction failed at statement: SELECT 1\/0\.\.\. Error: division by zero$/,
+      ),
       transactionUsed: true,
       rolledBack: true,
       failedStatementIndex: 1,
@@ -207,40 +301,71 @@ describe('POST /api/query', () => {
   });
 
   it('400: a failed statement among parallel reads', async () => {
-    const answer = documentedQuery(await query({ sql: 'SELECT 1; SELECT no_such_column FROM pg_class' }), 400);
+    const answer = documentedQuery(
+      await query({ sql: 'SELECT 1; SELECT no_such_column FROM pg_class' }),
+      400,
+    );
     expect(answer.body).toMatchObject({
       multipleResults: true,
       error: 'One or more statements failed',
       failedStatementIndex: 1,
-      results: [{ rows: [{ '?column?': 1 }] }, { error: expect.any(String), cause: { code: '42703' } }],
+      results: [
+        { rows: [{ '?column?': 1 }] },
+        { error: expect.any(String), cause: { code: '42703' } },
+      ],
     });
   });
 
   it('400: missing fields, invalid JSON, no statements', async () => {
-    const missing = await request(testApp.app).post('/api/query').send({ host: 'localhost', sql: 'SELECT 1' });
+    const missing = await request(testApp.app)
+      .post('/api/query')
+      .send({ host: 'localhost', sql: 'SELECT 1' });
     documentedQuery(missing, 400);
-    expect(missing.body).toEqual({ error: 'Missing required fields', missing: ['port', 'user', 'database'] });
-    expect(() => contract.expectValidRequest('/api/query', 'post', { host: 'localhost', sql: 'SELECT 1' })).toThrow(/must have required property/);
-    const invalidJson = await request(testApp.app).post('/api/query').set('content-type', 'application/json').send('{"host": ');
+    expect(missing.body).toEqual({
+      error: 'Missing required fields',
+      missing: ['port', 'user', 'database'],
+    });
+    expect(() =>
+      contract.expectValidRequest('/api/query', 'post', { host: 'localhost', sql: 'SELECT 1' }),
+    ).toThrow(/must have required property/);
+    const invalidJson = await request(testApp.app)
+      .post('/api/query')
+      .set('content-type', 'application/json')
+      .send('{"host": ');
     documentedQuery(invalidJson, 400);
     expect(invalidJson.body).toEqual({ error: 'Request body is not valid JSON' });
     expect(invalidJson.headers['server-timing']).toBeUndefined();
     const nothing = documentedQuery(await query({ sql: ' ;; -- nothing' }), 400);
     expect(nothing.body).toEqual({ error: 'No valid SQL statements found' });
-    const unsupported = documentedQuery(await query({ sql: 'SELECT 1; COPY pg_class FROM STDIN' }), 400);
+    const unsupported = documentedQuery(
+      await query({ sql: 'SELECT 1; COPY pg_class FROM STDIN' }),
+      400,
+    );
     expect(unsupported.body).toMatchObject({ statementIndex: 1 });
   });
 
   it('409, 503: a serialization failure and too many connections', async () => {
-    documentedQuery(await query({ sql: "DO $$ BEGIN RAISE EXCEPTION 'serialize' USING ERRCODE = '40001'; END $$" }), 409);
-    const busy = documentedQuery(await query({ sql: "DO $$ BEGIN RAISE EXCEPTION 'too many' USING ERRCODE = '53300'; END $$" }), 503);
+    documentedQuery(
+      await query({
+        sql: "DO $$ BEGIN RAISE EXCEPTION 'serialize' USING ERRCODE = '40001'; END $$",
+      }),
+      409,
+    );
+    const busy = documentedQuery(
+      await query({
+        sql: "DO $$ BEGIN RAISE EXCEPTION 'too many' USING ERRCODE = '53300'; END $$",
+      }),
+      503,
+    );
     expect(busy.headers['retry-after']).toBe('1');
   });
 
   it('413: a body larger than MAX_BODY_BYTES', async () => {
     const small = createTestApp({ maxBodyBytes: 100 });
     try {
-      const answer = await request(small.app).post('/api/query').send(target({ sql: `SELECT '${'x'.repeat(200)}'` }));
+      const answer = await request(small.app)
+        .post('/api/query')
+        .send(target({ sql: `SELECT '${'x'.repeat(200)}'` }));
       documentedQuery(answer, 413);
       expect(answer.body).toEqual({ error: 'Request body too large' });
     } finally {
@@ -249,7 +374,10 @@ describe('POST /api/query', () => {
   });
 
   it('502: nothing listens on the target port', async () => {
-    const answer = documentedQuery(await query({ host: '127.0.0.1', port: await closedPort(), sql: 'SELECT 1' }), 502);
+    const answer = documentedQuery(
+      await query({ host: '127.0.0.1', port: await closedPort(), sql: 'SELECT 1' }),
+      502,
+    );
     expect(answer.body).toEqual({ error: { message: expect.any(String), code: 'ECONNREFUSED' } });
   });
 
@@ -276,13 +404,19 @@ describe('POST /api/test-connection', () => {
   it('failures: unreachable target, wrong password, missing fields', async () => {
     const refused = await check(target({ host: '127.0.0.1', port: await closedPort() }));
     expect(refused.status).toBe(502);
-    expect(refused.body).toEqual({ success: false, error: { message: expect.any(String), code: 'ECONNREFUSED' } });
+    expect(refused.body).toEqual({
+      success: false,
+      error: { message: expect.any(String), code: 'ECONNREFUSED' },
+    });
     const wrongPassword = await check(target({ password: 'wrong password' }));
     expect(wrongPassword.status).toBe(400);
     expect(wrongPassword.body).toMatchObject({ success: false, error: { code: '28P01' } });
     const missing = await check({ host: 'localhost' }, false);
     expect(missing.status).toBe(400);
-    expect(missing.body).toEqual({ success: false, error: { message: 'Missing required fields', code: 'MISSING_FIELDS' } });
+    expect(missing.body).toEqual({
+      success: false,
+      error: { message: 'Missing required fields', code: 'MISSING_FIELDS' },
+    });
   });
 });
 
@@ -318,7 +452,10 @@ describe('statistics, health and the document itself', () => {
     expect(stats.status).toBe(200);
     contract.expectDocumented(stats, '/api/stats/cache', 'get');
     expect(stats.body.entries.length).toBeGreaterThan(0);
-    expect(stats.body.entries[0]).toMatchObject({ query: expect.any(String), timestamp: expect.any(String) });
+    expect(stats.body.entries[0]).toMatchObject({
+      query: expect.any(String),
+      timestamp: expect.any(String),
+    });
     const cleared = await request(testApp.app).delete('/api/stats/cache');
     expect(cleared.status).toBe(200);
     contract.expectDocumented(cleared, '/api/stats/cache', 'delete');
@@ -353,19 +490,59 @@ describe('statistics, health and the document itself', () => {
 
 describe('the contract checks themselves', () => {
   it('reject a body the document does not describe', () => {
-    const answer: HttpAnswer = { status: 200, body: { rows: [], executionTime: 1 }, headers: { 'content-type': 'application/json' } };
+    const answer: HttpAnswer = {
+      status: 200,
+      body: { rows: [], executionTime: 1 },
+      headers: { 'content-type': 'application/json' },
+    };
     expect(() => contract.expectDocumented(answer, '/api/query', 'post')).toThrow(/does not match/);
-    expect(() => contract.expectDocumented({ ...answer, status: 418 }, '/api/query', 'post')).toThrow(/not documented/);
-    expect(() => contract.expectDocumented(answer, '/api/nothing', 'get')).toThrow(/not documented/);
-    const select = { rows: [{ one: 1 }], fields: [], rowCount: 1, command: 'SELECT', executionTime: 0.4, statement: 'SELECT 1 AS one' };
-    expect(() => contract.expectDocumented({ ...answer, body: select }, '/api/query', 'post')).toThrow(/required header Server-Timing/);
-    const timed = { ...answer.headers, 'server-timing': 'pool;dur=0.010, exec;dur=0.400, ser;dur=0.001' };
-    expect(() => contract.expectDocumented({ ...answer, body: select, headers: timed }, '/api/query', 'post')).not.toThrow();
-    const refused = { status: 502, headers: timed, body: { error: { message: 'refused', code: 'ECONNREFUSED' } } };
+    expect(() =>
+      contract.expectDocumented({ ...answer, status: 418 }, '/api/query', 'post'),
+    ).toThrow(/not documented/);
+    expect(() => contract.expectDocumented(answer, '/api/nothing', 'get')).toThrow(
+      /not documented/,
+    );
+    const select = {
+      rows: [{ one: 1 }],
+      fields: [],
+      rowCount: 1,
+      command: 'SELECT',
+      executionTime: 0.4,
+      statement: 'SELECT 1 AS one',
+    };
+    expect(() =>
+      contract.expectDocumented({ ...answer, body: select }, '/api/query', 'post'),
+    ).toThrow(/required header Server-Timing/);
+    const timed = {
+      ...answer.headers,
+      'server-timing': 'pool;dur=0.010, exec;dur=0.400, ser;dur=0.001',
+    };
+    expect(() =>
+      contract.expectDocumented({ ...answer, body: select, headers: timed }, '/api/query', 'post'),
+    ).not.toThrow();
+    const refused = {
+      status: 502,
+      headers: timed,
+      body: { error: { message: 'refused', code: 'ECONNREFUSED' } },
+    };
     expect(() => contract.expectDocumented(refused, '/api/query', 'post')).not.toThrow();
-    expect(() => contract.expectDocumented({ ...refused, body: { error: { message: 'refused' } } }, '/api/query', 'post')).toThrow(/does not match/);
-    expect(() => contract.expectDocumented({ ...refused, status: 503 }, '/api/query', 'post')).toThrow(/required header Retry-After/);
-    const invalid = { status: 400, headers: answer.headers, body: { error: 'Request body is not valid JSON', extra: 1 } };
-    expect(() => contract.expectDocumented(invalid, '/api/query', 'post')).toThrow(/does not match/);
+    expect(() =>
+      contract.expectDocumented(
+        { ...refused, body: { error: { message: 'refused' } } },
+        '/api/query',
+        'post',
+      ),
+    ).toThrow(/does not match/);
+    expect(() =>
+      contract.expectDocumented({ ...refused, status: 503 }, '/api/query', 'post'),
+    ).toThrow(/required header Retry-After/);
+    const invalid = {
+      status: 400,
+      headers: answer.headers,
+      body: { error: 'Request body is not valid JSON', extra: 1 },
+    };
+    expect(() => contract.expectDocumented(invalid, '/api/query', 'post')).toThrow(
+      /does not match/,
+    );
   });
 });

@@ -8,11 +8,14 @@ import { createTestApp, directClient, sql, target, type TestApp } from './suppor
 
 const POOL_MAX = 4;
 let testApp: TestApp;
-const query = (body: Record<string, unknown>) => request(testApp.app).post('/api/query').send(target(body));
+const query = (body: Record<string, unknown>) =>
+  request(testApp.app).post('/api/query').send(target(body));
 
 /** Runs `sqlText` 2 x POOL_MAX times at once and returns each first row. */
 async function followUps(sqlText: string): Promise<Record<string, unknown>[]> {
-  const responses = await Promise.all(Array.from({ length: 2 * POOL_MAX }, () => query({ sql: sqlText })));
+  const responses = await Promise.all(
+    Array.from({ length: 2 * POOL_MAX }, () => query({ sql: sqlText })),
+  );
   return responses.map((response) => {
     expect(response.status).toBe(200);
     return response.body.rows[0];
@@ -21,7 +24,9 @@ async function followUps(sqlText: string): Promise<Record<string, unknown>[]> {
 
 /** Makes sure the pool holds POOL_MAX connections before the dirty request. */
 async function fillPool(): Promise<void> {
-  await Promise.all(Array.from({ length: POOL_MAX }, () => query({ sql: 'SELECT pg_sleep(0.05)' }).expect(200)));
+  await Promise.all(
+    Array.from({ length: POOL_MAX }, () => query({ sql: 'SELECT pg_sleep(0.05)' }).expect(200)),
+  );
 }
 
 beforeAll(async () => {
@@ -35,14 +40,38 @@ afterAll(() => testApp.close());
 beforeEach(fillPool);
 
 it.each([
-  ['SET search_path TO pg_catalog; SELECT 1', 'SHOW search_path', { search_path: '"$user", public' }],
+  [
+    'SET search_path TO pg_catalog; SELECT 1',
+    'SHOW search_path',
+    { search_path: '"$user", public' },
+  ],
   ['SET statement_timeout = 1; SELECT 1', 'SHOW statement_timeout', { statement_timeout: '0' }],
   ['SET ROLE hygiene_role', 'SELECT current_user = session_user AS same', { same: true }],
-  ["SELECT set_config('search_path', '', false)", 'SHOW search_path', { search_path: '"$user", public' }],
-  ['CREATE TEMP TABLE hygiene_tmp (id int)', "SELECT to_regclass('pg_temp.hygiene_tmp') IS NULL AS gone", { gone: true }],
-  ['PREPARE hygiene_plan AS SELECT 1', 'SELECT count(*)::int AS prepared FROM pg_prepared_statements', { prepared: 0 }],
-  ['DECLARE hygiene_cursor CURSOR WITH HOLD FOR SELECT 1', "SELECT count(*)::int AS cursors FROM pg_cursors WHERE name <> ''", { cursors: 0 }],
-  ['LISTEN hygiene_channel', 'SELECT count(*)::int AS channels FROM pg_listening_channels()', { channels: 0 }],
+  [
+    "SELECT set_config('search_path', '', false)",
+    'SHOW search_path',
+    { search_path: '"$user", public' },
+  ],
+  [
+    'CREATE TEMP TABLE hygiene_tmp (id int)',
+    "SELECT to_regclass('pg_temp.hygiene_tmp') IS NULL AS gone",
+    { gone: true },
+  ],
+  [
+    'PREPARE hygiene_plan AS SELECT 1',
+    'SELECT count(*)::int AS prepared FROM pg_prepared_statements',
+    { prepared: 0 },
+  ],
+  [
+    'DECLARE hygiene_cursor CURSOR WITH HOLD FOR SELECT 1',
+    "SELECT count(*)::int AS cursors FROM pg_cursors WHERE name <> ''",
+    { cursors: 0 },
+  ],
+  [
+    'LISTEN hygiene_channel',
+    'SELECT count(*)::int AS channels FROM pg_listening_channels()',
+    { channels: 0 },
+  ],
 ])('after %s, every pooled connection is clean (%s)', async (dirty, check, expected) => {
   await query({ sql: dirty }).expect(200);
   const rows = await followUps(check);

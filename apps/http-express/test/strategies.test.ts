@@ -2,11 +2,14 @@ import request from 'supertest';
 import { createTestApp, sql, target, type TestApp } from './support';
 
 let testApp: TestApp;
-const query = (body: Record<string, unknown>) => request(testApp.app).post('/api/query').send(target(body));
+const query = (body: Record<string, unknown>) =>
+  request(testApp.app).post('/api/query').send(target(body));
 
 beforeAll(async () => {
   testApp = createTestApp();
-  await sql('DROP TABLE IF EXISTS strategy_t; CREATE TABLE strategy_t (id int PRIMARY KEY, note text)');
+  await sql(
+    'DROP TABLE IF EXISTS strategy_t; CREATE TABLE strategy_t (id int PRIMARY KEY, note text)',
+  );
 });
 afterAll(() => testApp.close());
 beforeEach(() => sql('TRUNCATE strategy_t'));
@@ -23,14 +26,21 @@ describe('several reads', () => {
     expect(wall).toBeLessThan(1500);
     expect(response.body.multipleResults).toBe(true);
     expect(response.body).not.toHaveProperty('transactionUsed');
-    expect(response.body.results.map((result: { rows: { tag: string }[] }) => result.rows[0]?.tag)).toEqual(['a', 'b', 'c']);
-    const sum = response.body.results.reduce((total: number, result: { executionTime: number }) => total + result.executionTime, 0);
+    expect(
+      response.body.results.map((result: { rows: { tag: string }[] }) => result.rows[0]?.tag),
+    ).toEqual(['a', 'b', 'c']);
+    const sum = response.body.results.reduce(
+      (total: number, result: { executionTime: number }) => total + result.executionTime,
+      0,
+    );
     expect(response.body.totalExecutionTime).toBeLessThan(sum);
     expect(response.body.results[0].statement).toBe("SELECT pg_sleep(0.5), 'a' AS tag;");
   });
 
   it('report a failed read in its entry and answer 400 with One or more statements failed', async () => {
-    const response = await query({ sql: 'SELECT 1 AS a; SELECT * FROM no_such_table; SELECT 2 AS b' }).expect(400);
+    const response = await query({
+      sql: 'SELECT 1 AS a; SELECT * FROM no_such_table; SELECT 2 AS b',
+    }).expect(400);
     expect(response.body.error).toBe('One or more statements failed');
     expect(response.body.results).toHaveLength(3);
     expect(response.body.results[0].rows).toEqual([{ a: 1 }]);
@@ -49,7 +59,11 @@ describe('writes', () => {
       sql: "INSERT INTO strategy_t VALUES (1, 'one'); UPDATE strategy_t SET note = 'uno' WHERE id = 1; SELECT note FROM strategy_t",
     }).expect(200);
     expect(response.body).toMatchObject({ multipleResults: true, transactionUsed: true });
-    expect(response.body.results.map((result: { command: string }) => result.command)).toEqual(['INSERT', 'UPDATE', 'SELECT']);
+    expect(response.body.results.map((result: { command: string }) => result.command)).toEqual([
+      'INSERT',
+      'UPDATE',
+      'SELECT',
+    ]);
     expect(response.body.results[2].rows).toEqual([{ note: 'uno' }]);
     expect(await sql('SELECT note FROM strategy_t')).toEqual([{ note: 'uno' }]);
   });
@@ -59,34 +73,53 @@ describe('writes', () => {
       sql: "INSERT INTO strategy_t VALUES (1, 'one');\nINSERT INTO strategy_t VALUES (1, 'again');\nINSERT INTO strategy_t VALUES (3, 'three');",
     }).expect(400);
     expect(response.body.error).toBe(
-      "Transaction failed at statement: INSERT INTO strategy_t VALUES (1, 'again')... Error: duplicate key value violates unique constraint \"strategy_t_pkey\"",
+      'Transaction failed at statement: INSERT INTO strategy_t VALUES (1, \'again\')... Error: duplicate key value violates unique constraint "strategy_t_pkey"',
     );
     expect(response.body).toMatchObject({
       transactionUsed: true,
       failedStatementIndex: 1,
-      cause: { code: '23505', constraint: 'strategy_t_pkey', table: 'strategy_t', statementIndex: 1, location: { line: 2, column: 1 } },
+      cause: {
+        code: '23505',
+        constraint: 'strategy_t_pkey',
+        table: 'strategy_t',
+        statementIndex: 1,
+        location: { line: 2, column: 1 },
+      },
     });
     expect(response.body.results).toHaveLength(1);
     expect(await sql('SELECT * FROM strategy_t')).toEqual([]);
   });
 
   it('EXPLAIN ANALYZE INSERT with a failing SELECT leaves no row: it is a write, in the transaction', async () => {
-    await query({ sql: 'EXPLAIN ANALYZE INSERT INTO strategy_t VALUES (1); SELECT 1/0;' }).expect(400);
+    await query({ sql: 'EXPLAIN ANALYZE INSERT INTO strategy_t VALUES (1); SELECT 1/0;' }).expect(
+      400,
+    );
     expect(await sql('SELECT * FROM strategy_t')).toEqual([]);
   });
 });
 
 describe('scripts that manage their own transaction', () => {
   it('BEGIN; INSERT; COMMIT; runs as written and commits once', async () => {
-    const response = await query({ sql: "BEGIN; INSERT INTO strategy_t VALUES (1, 'x'); COMMIT;" }).expect(200);
+    const response = await query({
+      sql: "BEGIN; INSERT INTO strategy_t VALUES (1, 'x'); COMMIT;",
+    }).expect(200);
     expect(response.body.transactionUsed).toBe(false);
-    expect(response.body.results.map((result: { command: string }) => result.command)).toEqual(['BEGIN', 'INSERT', 'COMMIT']);
+    expect(response.body.results.map((result: { command: string }) => result.command)).toEqual([
+      'BEGIN',
+      'INSERT',
+      'COMMIT',
+    ]);
     expect(await sql('SELECT id FROM strategy_t')).toEqual([{ id: 1 }]);
   });
 
   it('BEGIN; INSERT left open is rolled back and reported, and the next request is fine', async () => {
-    const response = await query({ sql: "BEGIN; INSERT INTO strategy_t VALUES (1, 'x')" }).expect(400);
-    expect(response.body).toMatchObject({ rolledBack: true, error: expect.stringContaining('left a transaction open') });
+    const response = await query({ sql: "BEGIN; INSERT INTO strategy_t VALUES (1, 'x')" }).expect(
+      400,
+    );
+    expect(response.body).toMatchObject({
+      rolledBack: true,
+      error: expect.stringContaining('left a transaction open'),
+    });
     expect(await sql('SELECT id FROM strategy_t')).toEqual([]);
     for (let i = 0; i < 3; i++) {
       const next = await query({ sql: 'SELECT 1 AS ok' }).expect(200);
@@ -103,7 +136,11 @@ describe('scripts that manage their own transaction', () => {
     const response = await query({
       sql: "BEGIN; INSERT INTO strategy_t VALUES (1, 'x'); SELECT 1/0; INSERT INTO strategy_t VALUES (2, 'y'); COMMIT;",
     }).expect(400);
-    expect(response.body).toMatchObject({ error: 'One or more statements failed', failedStatementIndex: 2, rolledBack: true });
+    expect(response.body).toMatchObject({
+      error: 'One or more statements failed',
+      failedStatementIndex: 2,
+      rolledBack: true,
+    });
     expect(response.body.results).toHaveLength(3);
     expect(response.body.results[2].cause.code).toBe('22012');
     expect(await sql('SELECT id FROM strategy_t')).toEqual([]);
@@ -115,7 +152,9 @@ describe('statements that cannot run in a transaction', () => {
   afterAll(() => sql(`DROP DATABASE IF EXISTS ${database}`));
 
   it('CREATE DATABASE x; SELECT 1 does not fail with 25001', async () => {
-    const response = await query({ sql: `CREATE DATABASE ${database}; SELECT 1 AS one` }).expect(200);
+    const response = await query({ sql: `CREATE DATABASE ${database}; SELECT 1 AS one` }).expect(
+      200,
+    );
     expect(response.body).toMatchObject({ multipleResults: true, transactionUsed: false });
     expect(response.body.results[1].rows).toEqual([{ one: 1 }]);
   });

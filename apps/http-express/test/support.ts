@@ -55,7 +55,10 @@ export async function directClient(overrides: Partial<TestDatabaseSettings> = {}
 }
 
 /** Runs SQL directly (setup and checks), outside the service. */
-export async function sql(text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+export async function sql(
+  text: string,
+  params: unknown[] = [],
+): Promise<Record<string, unknown>[]> {
   const client = await directClient();
   try {
     return (await client.query(text, params)).rows;

@@ -25,7 +25,10 @@ describe('POST /api/query, one statement, end to end', () => {
   });
 
   it('lists the pool it used under host:port:user:database', async () => {
-    await request(testApp.app).post('/api/query').send(target({ sql: 'SELECT 1' })).expect(200);
+    await request(testApp.app)
+      .post('/api/query')
+      .send(target({ sql: 'SELECT 1' }))
+      .expect(200);
     const response = await request(testApp.app).get('/api/stats/pools').expect(200);
     const poolId = `${database.host}:${database.port}:${database.user}:${database.database}`;
     expect(response.body.stats).toEqual(

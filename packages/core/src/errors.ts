@@ -107,7 +107,10 @@ export class ConnectionError extends SqlgateError {
   readonly systemCode: string;
 
   constructor(
-    code: typeof ErrorCodes.CONNECTION_FAILED | typeof ErrorCodes.CONNECT_TIMEOUT | typeof ErrorCodes.POOL_EXHAUSTED,
+    code:
+      | typeof ErrorCodes.CONNECTION_FAILED
+      | typeof ErrorCodes.CONNECT_TIMEOUT
+      | typeof ErrorCodes.POOL_EXHAUSTED,
     message: string,
     systemCode: string,
     options?: { cause?: unknown },

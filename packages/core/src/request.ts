@@ -8,7 +8,11 @@ import { SSL_MODES, type ConnectionTarget, type RowMode, type SslMode } from './
 
 export type IsolationLevel = 'read committed' | 'repeatable read' | 'serializable';
 
-const ISOLATION_LEVELS: readonly IsolationLevel[] = ['read committed', 'repeatable read', 'serializable'];
+const ISOLATION_LEVELS: readonly IsolationLevel[] = [
+  'read committed',
+  'repeatable read',
+  'serializable',
+];
 
 /** Per-request cache wish: off, on with the server's TTL, or on with a TTL of its own. */
 export type CacheRequest = false | { ttlMs?: number };
@@ -95,18 +99,25 @@ function parseSslMode(value: unknown): SslMode {
 function parseHost(value: unknown): string {
   if (typeof value !== 'string') throw invalid("'host' must be a string");
   // A leading slash makes pg connect to a Unix socket of the service's own machine.
-  if (value.startsWith('/')) throw invalid("'host' must be a host name or an IP address, not a socket path");
+  if (value.startsWith('/'))
+    throw invalid("'host' must be a host name or an IP address, not a socket path");
   if (value.length > 255) throw invalid("'host' is longer than 255 characters");
   return value;
 }
 
 /** Builds a target from the documented fields only: nothing else the caller sent reaches the driver. */
-export function parseConnectionTarget(body: Body, defaults: { database?: string } = {}): ConnectionTarget {
+export function parseConnectionTarget(
+  body: Body,
+  defaults: { database?: string } = {},
+): ConnectionTarget {
   const password = body.password;
   if (password !== undefined && password !== null && typeof password !== 'string') {
     throw invalid("'password' must be a string");
   }
-  const database = isAbsent(body.database) && defaults.database ? defaults.database : requireString(body, 'database');
+  const database =
+    isAbsent(body.database) && defaults.database
+      ? defaults.database
+      : requireString(body, 'database');
   const target: ConnectionTarget = {
     host: parseHost(body.host),
     port: parsePort(body.port),
@@ -126,12 +137,13 @@ function parseCache(value: unknown): CacheRequest | undefined {
     const ttlMs = optionalPositiveInteger(value as Body, 'ttlMs', MAX_TIMEOUT_MS);
     return ttlMs === undefined ? {} : { ttlMs };
   }
-  throw invalid("'cache' must be true, false or {\"ttlMs\": <positive integer>}");
+  throw invalid('\'cache\' must be true, false or {"ttlMs": <positive integer>}');
 }
 
 function parseRowMode(value: unknown): RowMode {
   if (value === undefined || value === null) return 'object';
-  if (value !== 'object' && value !== 'array') throw invalid("'rowMode' must be 'object' or 'array'");
+  if (value !== 'object' && value !== 'array')
+    throw invalid("'rowMode' must be 'object' or 'array'");
   return value;
 }
 

@@ -2,7 +2,12 @@
  * The use cases the adapters call: run a query request, check a connection, report pools.
  * Transport-neutral: the HTTP app only turns these results into status codes and JSON.
  */
-import { ResultCache, type CacheEntry, DEFAULT_CACHE_MAX_BYTES, DEFAULT_CACHE_TTL_MS } from './cache';
+import {
+  ResultCache,
+  type CacheEntry,
+  DEFAULT_CACHE_MAX_BYTES,
+  DEFAULT_CACHE_TTL_MS,
+} from './cache';
 import { ErrorCodes, RequestError } from './errors';
 import { ExecutionContext, elapsed, type ExecutionSettings } from './execution/context';
 import { executePlan } from './execution/execute';
@@ -65,7 +70,10 @@ export interface QueryServiceResponse extends QueryResponse {
 /** Outcome of a connection check: SPEC's test-connection, with DECISIONS' status rules. */
 export type ConnectionCheckResponse =
   | { body: { success: true; message: 'Connection successful' } & ConnectionCheck }
-  | { body: { success: false; error: { message: string; code: string } }; failure: QueryResponse['failure'] };
+  | {
+      body: { success: false; error: { message: string; code: string } };
+      failure: QueryResponse['failure'];
+    };
 
 export interface QueryService {
   /** Runs a POST /api/query body. Expected failures are responses, never rejections. */
@@ -110,7 +118,10 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       enabledByDefault: options.cacheByDefault ?? false,
     });
 
-  async function execute(body: unknown, executeOptions: ExecuteOptions = {}): Promise<QueryServiceResponse> {
+  async function execute(
+    body: unknown,
+    executeOptions: ExecuteOptions = {},
+  ): Promise<QueryServiceResponse> {
     const started = clock.now();
     let context: ExecutionContext | undefined;
     let statements: ParsedStatement[] = [];
@@ -142,7 +153,10 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       outcome = await executePlan(context, plan, statements);
       if (cache) await invalidateWritten(cache, connections.scopeOf(request.target), outcome);
       const executionMs = elapsed(clock, started);
-      return { ...shapeResponse(plan, outcome, executionMs), timings: timings(context, executionMs) };
+      return {
+        ...shapeResponse(plan, outcome, executionMs),
+        timings: timings(context, executionMs),
+      };
     } catch (error) {
       const executionMs = elapsed(clock, started);
       return { ...errorResponse(error, executionMs), timings: timings(context, executionMs) };
@@ -168,15 +182,21 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     } catch (error) {
       const { body: errorBody, failure } = errorResponse(error, 0);
       const reported = errorBody.error;
-      const message = typeof reported === 'string' ? reported : (reported as { message: string }).message;
-      const code = typeof reported === 'string' ? (failure?.code ?? 'ERROR') : (reported as { code: string }).code;
+      const message =
+        typeof reported === 'string' ? reported : (reported as { message: string }).message;
+      const code =
+        typeof reported === 'string'
+          ? (failure?.code ?? 'ERROR')
+          : (reported as { code: string }).code;
       return { body: { success: false, error: { message, code } }, failure };
     }
   }
 
   function close(): Promise<void> {
     // A store that fails to close must not keep the pools open.
-    closing ??= Promise.all([connections.close(), cache?.close().catch(() => undefined)]).then(() => undefined);
+    closing ??= Promise.all([connections.close(), cache?.close().catch(() => undefined)]).then(
+      () => undefined,
+    );
     return closing;
   }
 
@@ -219,7 +239,11 @@ function countStatements(
  * of them when unknown). Reads that call functions may write through them: they count as unknown
  * writes (the parser leaves their relations unknown). Nothing changed when the service's own transaction was rolled back.
  */
-async function invalidateWritten(cache: ResultCache, scope: string, outcome: ExecutionOutcome): Promise<void> {
+async function invalidateWritten(
+  cache: ResultCache,
+  scope: string,
+  outcome: ExecutionOutcome,
+): Promise<void> {
   if (outcome.transactionUsed && outcome.rolledBack) return;
   let everything = false;
   const written = new Set<string>();
@@ -229,7 +253,11 @@ async function invalidateWritten(cache: ResultCache, scope: string, outcome: Exe
     if (statement.statementClass === 'write') {
       if (statement.relations.writes === null) everything = true;
       else for (const name of statement.relations.writes) written.add(name);
-    } else if (statement.statementClass === 'read' && statement.callsVolatileFunction && statement.relations.reads === null) {
+    } else if (
+      statement.statementClass === 'read' &&
+      statement.callsVolatileFunction &&
+      statement.relations.reads === null
+    ) {
       everything = true;
     }
   }

@@ -80,7 +80,10 @@ export class BoundedQuery {
       messages = [
         ...this.before.flatMap(controlMessages),
         serialize.parse({ text: this.text, name: '', types: [] }),
-        serialize.bind({ values: (this.options.params ?? []) as unknown[], valueMapper: prepareValue }),
+        serialize.bind({
+          values: (this.options.params ?? []) as unknown[],
+          valueMapper: prepareValue,
+        }),
         serialize.describe({ type: 'P', name: '' }),
         serialize.execute({ portal: '', rows: this.options.maxRows + 1 }),
         ...this.after.flatMap(controlMessages),
@@ -91,7 +94,9 @@ export class BoundedQuery {
       messages = [SYNC];
       this.failure = error;
     }
-    connection.stream.write(messages.length === 1 ? (messages[0] as Buffer) : Buffer.concat(messages));
+    connection.stream.write(
+      messages.length === 1 ? (messages[0] as Buffer) : Buffer.concat(messages),
+    );
     return null;
   }
 
@@ -187,7 +192,8 @@ export class BoundedQuery {
 
   /** Re-reads the rows once custom types are known (arrays of enums, composites...). */
   refreshTypes(): void {
-    for (const field of this.fields) field.dataTypeName = this.types.nameOf(field.dataTypeID) ?? field.dataTypeName;
+    for (const field of this.fields)
+      field.dataTypeName = this.types.nameOf(field.dataTypeID) ?? field.dataTypeName;
   }
 
   private currentStep(): Step {
@@ -209,7 +215,8 @@ export class BoundedQuery {
     const row: Record<string, unknown> = Object.create(null);
     for (let i = 0; i < values.length; i++) {
       const value = values[i];
-      row[names[i] as string] = value === null || value === undefined ? null : (parsers[i] as ValueParser)(value);
+      row[names[i] as string] =
+        value === null || value === undefined ? null : (parsers[i] as ValueParser)(value);
     }
     return row;
   }
@@ -217,5 +224,9 @@ export class BoundedQuery {
 
 /** A control statement: no rows, no description. */
 function controlMessages(text: string): Buffer[] {
-  return [serialize.parse({ text, name: '', types: [] }), serialize.bind({}), serialize.execute({ portal: '', rows: 0 })];
+  return [
+    serialize.parse({ text, name: '', types: [] }),
+    serialize.bind({}),
+    serialize.execute({ portal: '', rows: 0 }),
+  ];
 }

@@ -6,7 +6,12 @@ import { connect } from 'node:net';
 
 const CANCEL_REQUEST_CODE = 80877102;
 
-export function sendCancelRequest(host: string, port: number, processId: number, secretKey: number): Promise<void> {
+export function sendCancelRequest(
+  host: string,
+  port: number,
+  processId: number,
+  secretKey: number,
+): Promise<void> {
   return new Promise((resolve) => {
     const socket = connect({ host, port });
     const finish = (): void => {

@@ -51,7 +51,9 @@ export function clientClass(connectTimeoutMs: number): typeof pg.Client {
     }
 
     getStartupConf(): Record<string, string> {
-      const conf = (pg.Client.prototype as unknown as { getStartupConf(): Record<string, string> }).getStartupConf.call(this);
+      const conf = (
+        pg.Client.prototype as unknown as { getStartupConf(): Record<string, string> }
+      ).getStartupConf.call(this);
       delete conf.options;
       delete conf.replication;
       conf.application_name = APPLICATION_NAME;
@@ -61,7 +63,10 @@ export function clientClass(connectTimeoutMs: number): typeof pg.Client {
 }
 
 /** The pg configuration of a target: the documented fields and nothing else. */
-export function clientConfig(target: ConnectionTarget, ssl: false | ConnectionOptions): pg.ClientConfig {
+export function clientConfig(
+  target: ConnectionTarget,
+  ssl: false | ConnectionOptions,
+): pg.ClientConfig {
   const { password } = target;
   return {
     host: target.host,

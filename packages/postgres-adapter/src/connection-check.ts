@@ -18,13 +18,20 @@ export async function checkConnection(
   plain = false,
 ): Promise<ConnectionCheck> {
   const Client = clientClass(connectTimeoutMs);
-  const client = new Client(clientConfig(target, tlsOptionsFor(plain ? 'prefer-plain' : target.sslMode, tls)));
+  const client = new Client(
+    clientConfig(target, tlsOptionsFor(plain ? 'prefer-plain' : target.sslMode, tls)),
+  );
   // An error after connect (the server going away) must not become an uncaught 'error' event.
   client.on('error', () => undefined);
   const started = performance.now();
   try {
     await client.connect();
-    const { rows } = await client.query<{ version: string; database: string; user: string; ssl: boolean }>(CHECK_SQL);
+    const { rows } = await client.query<{
+      version: string;
+      database: string;
+      user: string;
+      ssl: boolean;
+    }>(CHECK_SQL);
     const row = rows[0];
     if (!row) throw new Error('The server answered the check query with no row');
     return {

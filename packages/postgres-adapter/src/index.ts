@@ -1,7 +1,12 @@
 /**
  * @sqlgate/postgres-adapter: sqlgate's connection port implemented with pg.
  */
-import type { AcquireOptions, Connection, ConnectionProvider, ConnectionTarget } from '@sqlgate/core';
+import type {
+  AcquireOptions,
+  Connection,
+  ConnectionProvider,
+  ConnectionTarget,
+} from '@sqlgate/core';
 import { checkConnection } from './connection-check';
 import { PoolRegistry, type PoolLimits } from './pool-registry';
 
@@ -32,7 +37,9 @@ export interface PostgresConnections extends ConnectionProvider {
  * const connections = createPostgresConnections({ max: 10 });
  * const service = createQueryService({ connections });
  */
-export function createPostgresConnections(options: PostgresConnectionsOptions = {}): PostgresConnections {
+export function createPostgresConnections(
+  options: PostgresConnectionsOptions = {},
+): PostgresConnections {
   const { rootCertificate, log, ...limits } = options;
   const tls = rootCertificate ? { rootCertificate } : {};
   const registry = new PoolRegistry({ ...DEFAULT_POOL_LIMITS, ...definedOnly(limits) }, tls, log);
@@ -50,7 +57,9 @@ export function createPostgresConnections(options: PostgresConnectionsOptions = 
 }
 
 function definedOnly<T extends object>(values: T): Partial<T> {
-  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined)) as Partial<T>;
+  return Object.fromEntries(
+    Object.entries(values).filter(([, value]) => value !== undefined),
+  ) as Partial<T>;
 }
 
 export type { PoolLimits } from './pool-registry';

@@ -28,7 +28,11 @@ export interface Lending {
   maxReplacements: number;
 }
 
-const TRANSACTION_STATUS: Record<string, TransactionStatus> = { I: 'idle', T: 'in-transaction', E: 'failed' };
+const TRANSACTION_STATUS: Record<string, TransactionStatus> = {
+  I: 'idle',
+  T: 'in-transaction',
+  E: 'failed',
+};
 
 const NO_REPLACEMENT: Lending = {
   onReleased: () => undefined,
@@ -54,7 +58,9 @@ export class PgConnection implements Connection {
     // (a transaction, SET) the earlier ones built on this client.
     const first = this.statementsRun++ === 0;
     for (let replacements = 0; ; replacements++) {
-      const delivery = first ? new StatementDelivery((this.client as unknown as ClientInternals).connection) : undefined;
+      const delivery = first
+        ? new StatementDelivery((this.client as unknown as ClientInternals).connection)
+        : undefined;
       try {
         return await this.runOnce(sql, options);
       } catch (error) {
@@ -98,10 +104,13 @@ export class PgConnection implements Connection {
       return;
     }
     // The client stays out of the pool until its session is clean (DECISIONS 2.6).
-    void this.resetSession().then(
-      () => this.client.release(),
-      (error: unknown) => this.client.release(error instanceof Error ? error : new Error(String(error))),
-    ).finally(onReleased);
+    void this.resetSession()
+      .then(
+        () => this.client.release(),
+        (error: unknown) =>
+          this.client.release(error instanceof Error ? error : new Error(String(error))),
+      )
+      .finally(onReleased);
   }
 
   private async runOnce(sql: string, options: RunOptions): Promise<StatementResult> {
@@ -137,7 +146,10 @@ export class PgConnection implements Connection {
     if (unknown.length === 0) return;
     let found;
     try {
-      found = await this.client.query<{ oid: number; name: string; element: number }>(CUSTOM_TYPES_SQL, [unknown]);
+      found = await this.client.query<{ oid: number; name: string; element: number }>(
+        CUSTOM_TYPES_SQL,
+        [unknown],
+      );
     } catch {
       return; // The statement succeeded; without the names its fields keep their OIDs as names.
     }
@@ -150,7 +162,11 @@ export class PgConnection implements Connection {
 }
 
 /** Rows were read before the custom array types were known: their values are still array literals. */
-function reparseCustomArrays(result: StatementResult, registry: TypeRegistry, learned: Map<number, CustomType>): void {
+function reparseCustomArrays(
+  result: StatementResult,
+  registry: TypeRegistry,
+  learned: Map<number, CustomType>,
+): void {
   result.fields.forEach((field, column) => {
     if ((learned.get(field.dataTypeID)?.elementOid ?? 0) === 0) return;
     const parse = registry.parserFor(field.dataTypeID);

@@ -2,7 +2,14 @@
  * The one place where what pg throws becomes sqlgate's domain errors. Every server field is kept;
  * every connection failure gets a code (the system code, or one of ours when pg gives none).
  */
-import { ConnectionError, DatabaseError, ErrorCodes, type FailedStep, type DatabaseErrorFields, type SqlgateError } from '@sqlgate/core';
+import {
+  ConnectionError,
+  DatabaseError,
+  ErrorCodes,
+  type FailedStep,
+  type DatabaseErrorFields,
+  type SqlgateError,
+} from '@sqlgate/core';
 
 const SERVER_FIELD_NAMES = [
   'severity',
@@ -23,7 +30,9 @@ const SERVER_FIELD_NAMES = [
 ] as const;
 
 /** pg-protocol's DatabaseError: an ErrorResponse from the server. */
-function isServerError(error: unknown): error is Error & Record<string, unknown> & { code: string } {
+function isServerError(
+  error: unknown,
+): error is Error & Record<string, unknown> & { code: string } {
   return (
     error instanceof Error &&
     typeof (error as { code?: unknown }).code === 'string' &&
@@ -91,6 +100,7 @@ export function toDomainError(error: unknown): SqlgateError {
   }
   const message = error instanceof Error ? error.message : String(error);
   const systemCode = systemCodeOf(error);
-  const code = systemCode === 'ETIMEDOUT' ? ErrorCodes.CONNECT_TIMEOUT : ErrorCodes.CONNECTION_FAILED;
+  const code =
+    systemCode === 'ETIMEDOUT' ? ErrorCodes.CONNECT_TIMEOUT : ErrorCodes.CONNECTION_FAILED;
   return new ConnectionError(code, message || systemCode, systemCode, { cause: error });
 }

@@ -53,13 +53,21 @@ export class PoolRegistry {
     private readonly tls: TlsSettings,
     private readonly log: (message: string, error?: unknown) => void = () => undefined,
   ) {
-    this.sweeper = setInterval(() => this.closeUnusedPools(), Math.min(limits.unusedPoolTtlMs, 30_000));
+    this.sweeper = setInterval(
+      () => this.closeUnusedPools(),
+      Math.min(limits.unusedPoolTtlMs, 30_000),
+    );
     // The registry never keeps a process alive on its own.
     this.sweeper.unref();
   }
 
   async acquire(target: ConnectionTarget, options: AcquireOptions = {}): Promise<PgConnection> {
-    if (this.closed) throw new ConnectionError(ErrorCodes.CONNECTION_FAILED, 'The service is shutting down', 'ESHUTDOWN');
+    if (this.closed)
+      throw new ConnectionError(
+        ErrorCodes.CONNECTION_FAILED,
+        'The service is shutting down',
+        'ESHUTDOWN',
+      );
     const entry = this.entryFor(target);
     entry.lent++;
     entry.lastUsed = Date.now();
@@ -116,8 +124,12 @@ export class PoolRegistry {
   /** The pool key: target, sslMode and an HMAC of the password; never the password itself. */
   keyOf(target: ConnectionTarget): string {
     const password =
-      target.password === undefined ? '-' : `+${createHmac('sha256', this.hmacKey).update(target.password).digest('base64')}`;
-    return [target.host, target.port, target.user, target.database, target.sslMode, password].join('\u0000');
+      target.password === undefined
+        ? '-'
+        : `+${createHmac('sha256', this.hmacKey).update(target.password).digest('base64')}`;
+    return [target.host, target.port, target.user, target.database, target.sslMode, password].join(
+      '\u0000',
+    );
   }
 
   private entryFor(target: ConnectionTarget): PoolEntry {
@@ -164,7 +176,11 @@ export class PoolRegistry {
    * A client from the pool that has not already seen its connection end: one whose backend was
    * terminated while idle is dropped here, before any statement is sent on it.
    */
-  private async liveClient(entry: PoolEntry, target: ConnectionTarget, signal?: AbortSignal): Promise<pg.PoolClient> {
+  private async liveClient(
+    entry: PoolEntry,
+    target: ConnectionTarget,
+    signal?: AbortSignal,
+  ): Promise<pg.PoolClient> {
     for (let dropped = 0; ; dropped++) {
       const client = await this.connect(entry, target, signal);
       if (!hasLostConnection(client) || dropped >= this.limits.max) return client;
@@ -172,7 +188,11 @@ export class PoolRegistry {
     }
   }
 
-  private async connect(entry: PoolEntry, target: ConnectionTarget, signal?: AbortSignal): Promise<pg.PoolClient> {
+  private async connect(
+    entry: PoolEntry,
+    target: ConnectionTarget,
+    signal?: AbortSignal,
+  ): Promise<pg.PoolClient> {
     try {
       return await abortable(entry.pool.connect(), signal);
     } catch (error) {
@@ -211,7 +231,8 @@ export class PoolRegistry {
   private closeUnusedPools(): void {
     const cutoff = Date.now() - this.limits.unusedPoolTtlMs;
     for (const entry of [...this.pools.values()]) {
-      if (entry.lent === 0 && entry.pool.totalCount === 0 && entry.lastUsed < cutoff) this.remove(entry);
+      if (entry.lent === 0 && entry.pool.totalCount === 0 && entry.lastUsed < cutoff)
+        this.remove(entry);
     }
     while (this.pools.size > this.limits.maxPools) {
       const idle = [...this.pools.values()].find((entry) => entry.lent === 0);
@@ -222,7 +243,9 @@ export class PoolRegistry {
 
   private remove(entry: PoolEntry): void {
     this.pools.delete(entry.key);
-    void entry.pool.end().catch((error: unknown) => this.log('closing a pool failed', loggable(error)));
+    void entry.pool
+      .end()
+      .catch((error: unknown) => this.log('closing a pool failed', loggable(error)));
   }
 }
 
@@ -242,15 +265,22 @@ function hasLostConnection(client: pg.PoolClient): boolean {
 function abortable(promise: Promise<pg.PoolClient>, signal?: AbortSignal): Promise<pg.PoolClient> {
   if (!signal) return promise;
   if (signal.aborted) {
-    void promise.then((client) => client.release(), () => undefined);
-    return Promise.reject(new ConnectionError(ErrorCodes.CONNECTION_FAILED, 'The request was aborted', 'ABORTED'));
+    void promise.then(
+      (client) => client.release(),
+      () => undefined,
+    );
+    return Promise.reject(
+      new ConnectionError(ErrorCodes.CONNECTION_FAILED, 'The request was aborted', 'ABORTED'),
+    );
   }
   return new Promise((resolve, reject) => {
     let settled = false;
     const onAbort = (): void => {
       if (settled) return;
       settled = true;
-      reject(new ConnectionError(ErrorCodes.CONNECTION_FAILED, 'The request was aborted', 'ABORTED'));
+      reject(
+        new ConnectionError(ErrorCodes.CONNECTION_FAILED, 'The request was aborted', 'ABORTED'),
+      );
     };
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(

@@ -11,7 +11,10 @@ export interface TlsSettings {
 }
 
 /** `false` for plain TCP, else the TLS options. */
-export function tlsOptionsFor(mode: SslMode | 'prefer-plain', settings: TlsSettings): false | ConnectionOptions {
+export function tlsOptionsFor(
+  mode: SslMode | 'prefer-plain',
+  settings: TlsSettings,
+): false | ConnectionOptions {
   switch (mode) {
     case 'disable':
     case 'prefer-plain':
@@ -22,7 +25,10 @@ export function tlsOptionsFor(mode: SslMode | 'prefer-plain', settings: TlsSetti
       return { rejectUnauthorized: false };
     case 'verify-full':
       // Node verifies the chain and the host name (checkServerIdentity) when rejectUnauthorized is set.
-      return { rejectUnauthorized: true, ...(settings.rootCertificate ? { ca: settings.rootCertificate } : {}) };
+      return {
+        rejectUnauthorized: true,
+        ...(settings.rootCertificate ? { ca: settings.rootCertificate } : {}),
+      };
   }
 }
 

@@ -23,7 +23,10 @@ afterEach(() => connections.close());
 it('runs a statement and reports command, rowCount, fields and rows', async () => {
   const connection = await connections.acquire(target);
   try {
-    const result = await connection.run('SELECT n, n * 2 AS twice FROM generate_series(1, 3) AS n', rows);
+    const result = await connection.run(
+      'SELECT n, n * 2 AS twice FROM generate_series(1, 3) AS n',
+      rows,
+    );
     expect(result).toMatchObject({ command: 'SELECT', rowCount: 3, truncated: false });
     expect(result.rows).toEqual([
       { n: 1, twice: 2 },
@@ -42,7 +45,10 @@ it('runs a statement and reports command, rowCount, fields and rows', async () =
 it('reads no more than maxRows rows and says the result was truncated', async () => {
   const connection = await connections.acquire(target);
   try {
-    const result = await connection.run('SELECT generate_series(1, 1000000)', { rowMode: 'array', maxRows: 5 });
+    const result = await connection.run('SELECT generate_series(1, 1000000)', {
+      rowMode: 'array',
+      maxRows: 5,
+    });
     expect(result.rows).toEqual([[1], [2], [3], [4], [5]]);
     expect(result.truncated).toBe(true);
   } finally {
@@ -96,7 +102,9 @@ it('cancels the running statement with a CancelRequest', async () => {
 it('keys pools by credentials: a wrong password is refused while a pool opened with the right one is alive', async () => {
   const connection = await connections.acquire(target);
   try {
-    await expect(connections.acquire({ ...target, password: 'wrong' })).rejects.toMatchObject({ fields: { code: '28P01' } });
+    await expect(connections.acquire({ ...target, password: 'wrong' })).rejects.toMatchObject({
+      fields: { code: '28P01' },
+    });
     await expect(connections.acquire({ ...target, password: undefined })).rejects.toBeDefined();
   } finally {
     connection.release();
@@ -108,11 +116,15 @@ it('keys pools by credentials: a wrong password is refused while a pool opened w
 
 it('never puts a password in a scope key', () => {
   expect(connections.scopeOf(target)).not.toContain(database.password);
-  expect(connections.scopeOf(target)).not.toEqual(connections.scopeOf({ ...target, password: 'other' }));
+  expect(connections.scopeOf(target)).not.toEqual(
+    connections.scopeOf({ ...target, password: 'other' }),
+  );
 });
 
 it('refuses a connection to a port where nothing listens with ECONNREFUSED', async () => {
-  await expect(connections.acquire({ ...target, host: '127.0.0.1', port: 1 })).rejects.toMatchObject({
+  await expect(
+    connections.acquire({ ...target, host: '127.0.0.1', port: 1 }),
+  ).rejects.toMatchObject({
     systemCode: 'ECONNREFUSED',
   });
   await expect(connections.acquire({ ...target, port: 1 })).rejects.toBeInstanceOf(ConnectionError);
@@ -126,7 +138,9 @@ it('cleans the session before the connection is lent again', async () => {
     first.release({ resetSession: true });
     const second = await single.acquire(target);
     try {
-      expect((await second.run('SHOW search_path', rows)).rows).toEqual([{ search_path: '"$user", public' }]);
+      expect((await second.run('SHOW search_path', rows)).rows).toEqual([
+        { search_path: '"$user", public' },
+      ]);
     } finally {
       second.release();
     }

@@ -11,7 +11,16 @@ import { openApiDocument } from '../../src/openapi';
 const DOCUMENT_ID = 'openapi';
 
 /** The methods an OpenAPI path item can hold an operation for. */
-export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+export const HTTP_METHODS = [
+  'get',
+  'put',
+  'post',
+  'delete',
+  'options',
+  'head',
+  'patch',
+  'trace',
+] as const;
 
 type Json = { [key: string]: unknown };
 
@@ -34,7 +43,8 @@ function isObject(value: unknown): value is Json {
 /** The value a local JSON Pointer (`#/a/b`) names in the document, or undefined. */
 export function valueAt(document: unknown, pointer: string): unknown {
   if (pointer === '#') return document;
-  if (!pointer.startsWith('#/')) throw new Error(`Only local references are used in the document, got ${pointer}`);
+  if (!pointer.startsWith('#/'))
+    throw new Error(`Only local references are used in the document, got ${pointer}`);
   let value: unknown = document;
   for (const raw of pointer.slice(2).split('/')) {
     const segment = raw.replace(/~1/g, '/').replace(/~0/g, '~');
@@ -58,7 +68,12 @@ function follow(document: unknown, pointer: string): string {
 }
 
 function describeErrors(errors: ErrorObject[] | null | undefined): string {
-  return (errors ?? []).map((error) => `  ${error.instancePath || '(root)'} ${error.message ?? ''} ${JSON.stringify(error.params)}`).join('\n');
+  return (errors ?? [])
+    .map(
+      (error) =>
+        `  ${error.instancePath || '(root)'} ${error.message ?? ''} ${JSON.stringify(error.params)}`,
+    )
+    .join('\n');
 }
 
 function excerpt(value: unknown): string {
@@ -83,7 +98,8 @@ export class Contract {
   validatorAt(pointer: string): ValidateFunction {
     let validate = this.validators.get(pointer);
     if (!validate) {
-      if (valueAt(this.document, pointer) === undefined) throw new Error(`Nothing at ${pointer} in the document`);
+      if (valueAt(this.document, pointer) === undefined)
+        throw new Error(`Nothing at ${pointer} in the document`);
       validate = this.ajv.compile({ $ref: `${DOCUMENT_ID}${pointer}` });
       this.validators.set(pointer, validate);
     }
@@ -94,14 +110,17 @@ export class Contract {
   expectMatches(pointer: string, value: unknown, what: string): void {
     const validate = this.validatorAt(pointer);
     if (!validate(value)) {
-      throw new Error(`${what} does not match ${pointer}:\n${describeErrors(validate.errors)}\nvalue: ${excerpt(value)}`);
+      throw new Error(
+        `${what} does not match ${pointer}:\n${describeErrors(validate.errors)}\nvalue: ${excerpt(value)}`,
+      );
     }
   }
 
   /** Pointer of an operation, or an error naming what is not documented. */
   operationPointer(path: string, method: string): string {
     const pointer = `#/paths/${pointerSegment(path)}/${method.toLowerCase()}`;
-    if (!isObject(valueAt(this.document, pointer))) throw new Error(`${method.toUpperCase()} ${path} is not documented`);
+    if (!isObject(valueAt(this.document, pointer)))
+      throw new Error(`${method.toUpperCase()} ${path} is not documented`);
     return pointer;
   }
 
@@ -123,14 +142,24 @@ export class Contract {
           ? fallback
           : undefined;
     if (!responsePointer) {
-      throw new Error(`Status ${answer.status} of ${method.toUpperCase()} ${path} is not documented; body: ${excerpt(answer.body)}`);
+      throw new Error(
+        `Status ${answer.status} of ${method.toUpperCase()} ${path} is not documented; body: ${excerpt(answer.body)}`,
+      );
     }
-    this.expectResponse(answer, follow(this.document, responsePointer), `${answer.status} of ${method.toUpperCase()} ${path}`);
+    this.expectResponse(
+      answer,
+      follow(this.document, responsePointer),
+      `${answer.status} of ${method.toUpperCase()} ${path}`,
+    );
   }
 
   /** Checks an answer against a response of `components.responses` (404, 405: no operation to hang them on). */
   expectComponentResponse(answer: HttpAnswer, name: string): void {
-    this.expectResponse(answer, follow(this.document, `#/components/responses/${pointerSegment(name)}`), `${answer.status} (${name})`);
+    this.expectResponse(
+      answer,
+      follow(this.document, `#/components/responses/${pointerSegment(name)}`),
+      `${answer.status} (${name})`,
+    );
   }
 
   private expectResponse(answer: HttpAnswer, responsePointer: string, what: string): void {
@@ -138,24 +167,40 @@ export class Contract {
     if (!isObject(response)) throw new Error(`No response object at ${responsePointer}`);
     const content = isObject(response.content) ? response.content : undefined;
     if (content) {
-      if (!isObject(content['application/json'])) throw new Error(`${what}: only application/json is used, see ${responsePointer}`);
+      if (!isObject(content['application/json']))
+        throw new Error(`${what}: only application/json is used, see ${responsePointer}`);
       const contentType = String(answer.headers['content-type'] ?? '');
-      if (!contentType.startsWith('application/json')) throw new Error(`${what}: Content-Type is '${contentType}', not application/json`);
-      this.expectMatches(`${responsePointer}/content/application~1json/schema`, answer.body, `Body of ${what}`);
+      if (!contentType.startsWith('application/json'))
+        throw new Error(`${what}: Content-Type is '${contentType}', not application/json`);
+      this.expectMatches(
+        `${responsePointer}/content/application~1json/schema`,
+        answer.body,
+        `Body of ${what}`,
+      );
     }
     const headers = isObject(response.headers) ? response.headers : {};
     for (const name of Object.keys(headers)) {
-      const headerPointer = follow(this.document, `${responsePointer}/headers/${pointerSegment(name)}`);
+      const headerPointer = follow(
+        this.document,
+        `${responsePointer}/headers/${pointerSegment(name)}`,
+      );
       const header = valueAt(this.document, headerPointer) as Json;
       const raw = answer.headers[name.toLowerCase()];
       if (raw === undefined) {
-        if (header.required === true) throw new Error(`${what}: required header ${name} is missing`);
+        if (header.required === true)
+          throw new Error(`${what}: required header ${name} is missing`);
         continue;
       }
       const text = Array.isArray(raw) ? raw.join(', ') : raw;
-      const schema = valueAt(this.document, follow(this.document, `${headerPointer}/schema`)) as Json;
+      const schema = valueAt(
+        this.document,
+        follow(this.document, `${headerPointer}/schema`),
+      ) as Json;
       // Header values are text; a numeric schema describes the number the text holds.
-      const value = (schema.type === 'integer' || schema.type === 'number') && /^-?[0-9.]+$/.test(text) ? Number(text) : text;
+      const value =
+        (schema.type === 'integer' || schema.type === 'number') && /^-?[0-9.]+$/.test(text)
+          ? Number(text)
+          : text;
       this.expectMatches(`${headerPointer}/schema`, value, `Header ${name} of ${what}`);
     }
   }

@@ -26,7 +26,10 @@ export interface RequestCacheScope {
   clock: Clock;
 }
 
-export async function attemptCache(request: RequestCacheScope | undefined, statement: ParsedStatement): Promise<CacheAttempt> {
+export async function attemptCache(
+  request: RequestCacheScope | undefined,
+  statement: ParsedStatement,
+): Promise<CacheAttempt> {
   if (!request || !request.cache.isCacheable(statement, request.options)) return NO_CACHE;
   const { cache, scope, options, clock } = request;
   const key = cache.keyFor(scope, statement, {
@@ -39,16 +42,30 @@ export async function attemptCache(request: RequestCacheScope | undefined, state
   if (entry) {
     const executionTime = Math.round((clock.now() - started) * 1000) / 1000;
     const result = { ...entry.result, fields: entry.result.fields as never };
-    return { hit: { ok: true, statement, result, executionTime, cached: true }, keep: NO_CACHE.keep };
+    return {
+      hit: { ok: true, statement, result, executionTime, cached: true },
+      keep: NO_CACHE.keep,
+    };
   }
   // Taken before the read runs: a write that overtakes it keeps its stale result out of the cache.
   const readMark = cache.markBeforeRead();
-  const ttl = typeof options.cache === 'object' && options.cache.ttlMs !== undefined ? { ttlMs: options.cache.ttlMs } : {};
+  const ttl =
+    typeof options.cache === 'object' && options.cache.ttlMs !== undefined
+      ? { ttlMs: options.cache.ttlMs }
+      : {};
   return {
     keep: async (outcome) => {
       if (!outcome.ok) return;
       await cache
-        .store({ key, scope, statement, result: outcome.result, executionTime: outcome.executionTime, readMark, ...ttl })
+        .store({
+          key,
+          scope,
+          statement,
+          result: outcome.result,
+          executionTime: outcome.executionTime,
+          readMark,
+          ...ttl,
+        })
         .catch(() => undefined);
     },
   };

@@ -5,7 +5,12 @@
 import { ConnectionError, DatabaseError, ErrorCodes, SqlgateError } from '../errors';
 import type { ParsedStatement } from '../parser/types';
 import type { Clock } from '../ports/clock';
-import type { Connection, ConnectionProvider, ConnectionTarget, RunOptions } from '../ports/connections';
+import type {
+  Connection,
+  ConnectionProvider,
+  ConnectionTarget,
+  RunOptions,
+} from '../ports/connections';
 import type { QueryOptions } from '../request';
 import { attemptCache, type CacheAttempt, type RequestCacheScope } from './cache-attempt';
 import type { StatementOutcome } from './outcome';
@@ -63,7 +68,10 @@ export class ExecutionContext {
   async acquire(): Promise<LentConnection> {
     this.throwIfAborted();
     const started = this.clock.now();
-    const connection = await this.provider.acquire(this.target, this.signal ? { signal: this.signal } : {});
+    const connection = await this.provider.acquire(
+      this.target,
+      this.signal ? { signal: this.signal } : {},
+    );
     this.poolWaitMs += this.clock.now() - started;
     return new LentConnection(connection, this);
   }
@@ -80,7 +88,10 @@ export class ExecutionContext {
     const started = this.clock.now();
     this.active.add(lent.connection);
     try {
-      const options = around.before?.length || around.after?.length ? { ...this.runOptions, ...around } : this.runOptions;
+      const options =
+        around.before?.length || around.after?.length
+          ? { ...this.runOptions, ...around }
+          : this.runOptions;
       const result = await lent.run(statement, options);
       return { ok: true, statement, result, executionTime: elapsed(this.clock, started) };
     } catch (error) {

@@ -5,7 +5,13 @@ import type { StatementResult } from '../ports/connections';
 import type { StrategyName } from './plan';
 
 export type StatementOutcome =
-  | { ok: true; statement: ParsedStatement; result: StatementResult; executionTime: number; cached?: boolean }
+  | {
+      ok: true;
+      statement: ParsedStatement;
+      result: StatementResult;
+      executionTime: number;
+      cached?: boolean;
+    }
   | { ok: false; statement: ParsedStatement; error: DatabaseError; executionTime: number };
 
 /** Why a request did not fully succeed. */

@@ -6,7 +6,8 @@ import { ErrorCodes, RequestError } from '../errors';
 import type { ParsedStatement } from '../parser/types';
 import type { IsolationLevel, QueryOptions } from '../request';
 
-export type StrategyName = 'single' | 'parallel-reads' | 'transaction' | 'caller-managed' | 'no-transaction';
+export type StrategyName =
+  'single' | 'parallel-reads' | 'transaction' | 'caller-managed' | 'no-transaction';
 
 /** How the transaction that sqlgate opens is begun and ended. */
 export interface TransactionMode {
@@ -35,9 +36,15 @@ function rejectUnsupported(statements: readonly ParsedStatement[]): void {
   }
 }
 
-function rejectIncompatibleOptions(statements: readonly ParsedStatement[], options: QueryOptions): void {
+function rejectIncompatibleOptions(
+  statements: readonly ParsedStatement[],
+  options: QueryOptions,
+): void {
   if (options.params && statements.length > 1) {
-    throw new RequestError(ErrorCodes.INVALID_REQUEST, "'params' can only be used with exactly one statement");
+    throw new RequestError(
+      ErrorCodes.INVALID_REQUEST,
+      "'params' can only be used with exactly one statement",
+    );
   }
   for (const [option, enabled] of [
     ['dryRun', options.dryRun],
@@ -65,7 +72,10 @@ function rejectIncompatibleOptions(statements: readonly ParsedStatement[], optio
  * Chooses the strategy. Throws `RequestError` for requests that cannot be run as asked
  * (COPY FROM STDIN, params with several statements, dryRun/readOnly with transaction control).
  */
-export function planExecution(statements: readonly ParsedStatement[], options: QueryOptions): ExecutionPlan {
+export function planExecution(
+  statements: readonly ParsedStatement[],
+  options: QueryOptions,
+): ExecutionPlan {
   rejectUnsupported(statements);
   rejectIncompatibleOptions(statements, options);
   const transaction: TransactionMode = {
@@ -79,13 +89,19 @@ export function planExecution(statements: readonly ParsedStatement[], options: Q
     return { strategy: wrapped ? 'transaction' : 'single', shape: 'single', transaction };
   }
   const classes = new Set(statements.map((statement) => statement.statementClass));
-  if (classes.has('transaction-control')) return { strategy: 'caller-managed', shape: 'multiple', transaction };
-  if (classes.has('no-transaction')) return { strategy: 'no-transaction', shape: 'multiple', transaction };
+  if (classes.has('transaction-control'))
+    return { strategy: 'caller-managed', shape: 'multiple', transaction };
+  if (classes.has('no-transaction'))
+    return { strategy: 'no-transaction', shape: 'multiple', transaction };
   const independentReads = statements.every(
     (statement) => statement.statementClass === 'read' && !statement.changesSession,
   );
   if (independentReads && !options.dryRun) {
-    return { strategy: 'parallel-reads', shape: 'multiple', transaction: { ...transaction, readOnly: true } };
+    return {
+      strategy: 'parallel-reads',
+      shape: 'multiple',
+      transaction: { ...transaction, readOnly: true },
+    };
   }
   return { strategy: 'transaction', shape: 'multiple', transaction };
 }

@@ -85,7 +85,10 @@ export type QueryResponseBody =
   | QueryExecutionResult
   | MultipleStatementsResponse
   | TransactionFailureResponse
-  | { error: QueryErrorObject | { message: string; code: string } | string; [extra: string]: unknown };
+  | {
+      error: QueryErrorObject | { message: string; code: string } | string;
+      [extra: string]: unknown;
+    };
 
 /** What went wrong, for the transport to choose a status code. */
 export interface ResponseFailure {
@@ -126,12 +129,14 @@ export function queryErrorObject(
   const body: QueryErrorObject = { message: fields.message, code: fields.code, executionTime };
   for (const name of SERVER_FIELDS) {
     const value = fields[name];
-    if (value !== undefined && value !== '') (body as unknown as Record<string, unknown>)[name] = value;
+    if (value !== undefined && value !== '')
+      (body as unknown as Record<string, unknown>)[name] = value;
   }
   if (statement) {
     body.statementIndex = statement.index;
     const position = Number(fields.position);
-    const place = Number.isInteger(position) && position > 0 ? statement.locate(position) : statement.start;
+    const place =
+      Number.isInteger(position) && position > 0 ? statement.locate(position) : statement.start;
     body.location = { line: place.line, column: place.column };
   }
   return body;
@@ -213,7 +218,8 @@ function transactionFailure(
 function multipleResponse(outcome: ExecutionOutcome, totalExecutionTime: number): QueryResponse {
   const results = outcome.outcomes.map(executionResult);
   const failure = outcome.failure;
-  if (failure?.kind === 'transaction') return transactionFailure(failure, results, totalExecutionTime);
+  if (failure?.kind === 'transaction')
+    return transactionFailure(failure, results, totalExecutionTime);
   const body: MultipleStatementsResponse = { multipleResults: true, results, totalExecutionTime };
   // SPEC's concurrent-read sample has no transactionUsed; every other strategy says whether it wrapped.
   if (outcome.strategy !== 'parallel-reads') body.transactionUsed = outcome.transactionUsed;
@@ -223,8 +229,14 @@ function multipleResponse(outcome: ExecutionOutcome, totalExecutionTime: number)
     body.failedStatementIndex = failure.index;
     const failed = outcome.outcomes[failure.index];
     // DECISIONS 5: a failure on the parallel path is a 400 whatever its SQLSTATE.
-    const sqlState = outcome.strategy === 'parallel-reads' || !failed || failed.ok ? undefined : failed.error.sqlState;
-    return { body, failure: { code: ErrorCodes.DATABASE_ERROR, ...(sqlState ? { sqlState } : {}) } };
+    const sqlState =
+      outcome.strategy === 'parallel-reads' || !failed || failed.ok
+        ? undefined
+        : failed.error.sqlState;
+    return {
+      body,
+      failure: { code: ErrorCodes.DATABASE_ERROR, ...(sqlState ? { sqlState } : {}) },
+    };
   }
   if (failure?.kind === 'left-open') {
     body.error = LEFT_OPEN;
@@ -234,7 +246,11 @@ function multipleResponse(outcome: ExecutionOutcome, totalExecutionTime: number)
 }
 
 /** The response for a request that ran. */
-export function shapeResponse(plan: ExecutionPlan, outcome: ExecutionOutcome, totalExecutionTime: number): QueryResponse {
+export function shapeResponse(
+  plan: ExecutionPlan,
+  outcome: ExecutionOutcome,
+  totalExecutionTime: number,
+): QueryResponse {
   return plan.shape === 'single'
     ? singleResponse(outcome)
     : multipleResponse(outcome, totalExecutionTime);
@@ -255,7 +271,10 @@ export function errorResponse(error: unknown, executionTime: number): QueryRespo
     };
   }
   if (error instanceof ConnectionError) {
-    return { body: { error: { message: error.message, code: error.systemCode } }, failure: { code: error.code } };
+    return {
+      body: { error: { message: error.message, code: error.systemCode } },
+      failure: { code: error.code },
+    };
   }
   if (error instanceof SqlgateError) {
     return { body: { error: error.message }, failure: { code: error.code } };

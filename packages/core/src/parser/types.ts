@@ -4,7 +4,8 @@
  */
 
 /** Exactly one class per statement; it decides the execution strategy. */
-export type StatementClass = 'read' | 'write' | 'transaction-control' | 'no-transaction' | 'session';
+export type StatementClass =
+  'read' | 'write' | 'transaction-control' | 'no-transaction' | 'session';
 
 /**
  * A place in the submitted text. `offset` is a UTF-16 index; line and column are 1-based. Lines end

@@ -4,18 +4,33 @@ import { defaults, script, statement } from './fixtures';
 
 describe('planExecution', () => {
   it('runs one statement directly, whatever its class', () => {
-    for (const kind of ['read', 'write', 'session', 'transaction-control', 'no-transaction'] as const) {
-      expect(planExecution(script(statement(kind)), defaults)).toMatchObject({ strategy: 'single', shape: 'single' });
+    for (const kind of [
+      'read',
+      'write',
+      'session',
+      'transaction-control',
+      'no-transaction',
+    ] as const) {
+      expect(planExecution(script(statement(kind)), defaults)).toMatchObject({
+        strategy: 'single',
+        shape: 'single',
+      });
     }
   });
 
   it('runs several independent reads in parallel, each in a READ ONLY transaction', () => {
     const plan = planExecution(script(statement('read'), statement('read')), defaults);
-    expect(plan).toMatchObject({ strategy: 'parallel-reads', shape: 'multiple', transaction: { readOnly: true } });
+    expect(plan).toMatchObject({
+      strategy: 'parallel-reads',
+      shape: 'multiple',
+      transaction: { readOnly: true },
+    });
   });
 
   it('wraps writes, and reads mixed with them, in one transaction', () => {
-    expect(planExecution(script(statement('read'), statement('write')), defaults).strategy).toBe('transaction');
+    expect(planExecution(script(statement('read'), statement('write')), defaults).strategy).toBe(
+      'transaction',
+    );
   });
 
   it('keeps reads that change the session on one connection, in order', () => {
@@ -24,20 +39,29 @@ describe('planExecution', () => {
   });
 
   it('runs session statements with the statements that depend on them, in order', () => {
-    expect(planExecution(script(statement('session'), statement('read')), defaults).strategy).toBe('transaction');
+    expect(planExecution(script(statement('session'), statement('read')), defaults).strategy).toBe(
+      'transaction',
+    );
   });
 
   it('leaves transaction control to the script when it has any', () => {
-    const plan = planExecution(script(statement('transaction-control'), statement('write'), statement('no-transaction')), defaults);
+    const plan = planExecution(
+      script(statement('transaction-control'), statement('write'), statement('no-transaction')),
+      defaults,
+    );
     expect(plan.strategy).toBe('caller-managed');
   });
 
   it('runs scripts with statements that cannot run in a transaction in autocommit', () => {
-    expect(planExecution(script(statement('no-transaction'), statement('read')), defaults).strategy).toBe('no-transaction');
+    expect(
+      planExecution(script(statement('no-transaction'), statement('read')), defaults).strategy,
+    ).toBe('no-transaction');
   });
 
   it('wraps a single statement in a transaction for readOnly and dryRun, keeping the single shape', () => {
-    expect(planExecution(script(statement('write')), { ...defaults, readOnly: true })).toMatchObject({
+    expect(
+      planExecution(script(statement('write')), { ...defaults, readOnly: true }),
+    ).toMatchObject({
       strategy: 'transaction',
       shape: 'single',
       transaction: { readOnly: true, rollbackAtEnd: false },
@@ -50,38 +74,55 @@ describe('planExecution', () => {
   });
 
   it('runs dryRun reads in the transaction that is rolled back', () => {
-    const plan = planExecution(script(statement('read'), statement('read')), { ...defaults, dryRun: true });
+    const plan = planExecution(script(statement('read'), statement('read')), {
+      ...defaults,
+      dryRun: true,
+    });
     expect(plan).toMatchObject({ strategy: 'transaction', transaction: { rollbackAtEnd: true } });
   });
 
   it('passes the isolation level to the transaction it opens', () => {
-    const plan = planExecution(script(statement('write'), statement('write')), { ...defaults, isolationLevel: 'serializable' });
+    const plan = planExecution(script(statement('write'), statement('write')), {
+      ...defaults,
+      isolationLevel: 'serializable',
+    });
     expect(plan.transaction.isolationLevel).toBe('serializable');
   });
 
   it('refuses params with several statements', () => {
-    expect(() => planExecution(script(statement('read'), statement('read')), { ...defaults, params: [1] })).toThrow(
-      "'params' can only be used with exactly one statement",
-    );
+    expect(() =>
+      planExecution(script(statement('read'), statement('read')), { ...defaults, params: [1] }),
+    ).toThrow("'params' can only be used with exactly one statement");
   });
 
   it('refuses dryRun and readOnly with statements that escape the transaction', () => {
     for (const option of ['dryRun', 'readOnly'] as const) {
       for (const kind of ['transaction-control', 'no-transaction'] as const) {
-        expect(() => planExecution(script(statement('write'), statement(kind)), { ...defaults, [option]: true })).toThrow(
-          RequestError,
-        );
+        expect(() =>
+          planExecution(script(statement('write'), statement(kind)), {
+            ...defaults,
+            [option]: true,
+          }),
+        ).toThrow(RequestError);
       }
     }
   });
 
   it('refuses session statements with readOnly, which could switch the transaction to read-write', () => {
-    expect(() => planExecution(script(statement('session')), { ...defaults, readOnly: true })).toThrow(/readOnly/);
-    expect(planExecution(script(statement('session')), { ...defaults, dryRun: true }).strategy).toBe('transaction');
+    expect(() =>
+      planExecution(script(statement('session')), { ...defaults, readOnly: true }),
+    ).toThrow(/readOnly/);
+    expect(
+      planExecution(script(statement('session')), { ...defaults, dryRun: true }).strategy,
+    ).toBe('transaction');
   });
 
   it('refuses statements that cannot be served over HTTP, naming the reason', () => {
-    const copy = statement('write', { unsupported: 'COPY ... FROM STDIN is not supported over HTTP' });
-    expect(() => planExecution(script(statement('read'), copy), defaults)).toThrow('COPY ... FROM STDIN is not supported over HTTP');
+    const copy = statement('write', {
+      unsupported: 'COPY ... FROM STDIN is not supported over HTTP',
+    });
+    expect(() => planExecution(script(statement('read'), copy), defaults)).toThrow(
+      'COPY ... FROM STDIN is not supported over HTTP',
+    );
   });
 });

@@ -48,11 +48,14 @@ function scalarParser(oid: number): ValueParser {
 /** An array literal parsed with its element's rule; NULL elements stay null. */
 export function arrayParser(elementOid: number): ValueParser {
   const element = scalarParser(elementOid);
-  return element === asText ? (text) => parseArrayLiteral(text) : (text) => parseArrayLiteral(text, element);
+  return element === asText
+    ? (text) => parseArrayLiteral(text)
+    : (text) => parseArrayLiteral(text, element);
 }
 
 const builtinParsers = new Map<number, ValueParser>();
-for (const [arrayOid, elementOid] of BUILTIN_ARRAY_ELEMENTS) builtinParsers.set(arrayOid, arrayParser(elementOid));
+for (const [arrayOid, elementOid] of BUILTIN_ARRAY_ELEMENTS)
+  builtinParsers.set(arrayOid, arrayParser(elementOid));
 for (const [oid, parser] of SCALAR_PARSERS) builtinParsers.set(oid, parser);
 
 /** The parser for a built-in type; text for any other type (custom arrays are handled by the caller). */

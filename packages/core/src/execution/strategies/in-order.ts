@@ -26,8 +26,18 @@ export async function runInOrder(
     // A transaction the script opened and did not end (or that failed) is not left to the next request.
     const rolledBack = await lent.rollbackIfOpen();
     const failure =
-      failed >= 0 ? { kind: 'statement' as const, index: failed } : rolledBack ? { kind: 'left-open' as const } : undefined;
-    return { strategy, outcomes, transactionUsed: false, rolledBack, ...(failure ? { failure } : {}) };
+      failed >= 0
+        ? { kind: 'statement' as const, index: failed }
+        : rolledBack
+          ? { kind: 'left-open' as const }
+          : undefined;
+    return {
+      strategy,
+      outcomes,
+      transactionUsed: false,
+      rolledBack,
+      ...(failure ? { failure } : {}),
+    };
   } finally {
     lent.release();
   }

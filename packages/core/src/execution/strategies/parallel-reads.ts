@@ -29,7 +29,11 @@ async function runRead(
 }
 
 /** Runs `work` over `items` with at most `limit` in flight; results keep the items' order. */
-async function mapConcurrently<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+async function mapConcurrently<T, R>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -47,8 +51,10 @@ export async function runParallelReads(
   statements: readonly ParsedStatement[],
   mode: TransactionMode,
 ): Promise<ExecutionOutcome> {
-  const outcomes = await mapConcurrently(statements, context.settings.maxParallelReads, (statement) =>
-    runRead(context, statement, mode),
+  const outcomes = await mapConcurrently(
+    statements,
+    context.settings.maxParallelReads,
+    (statement) => runRead(context, statement, mode),
   );
   const failed = outcomes.findIndex((outcome) => !outcome.ok);
   return {

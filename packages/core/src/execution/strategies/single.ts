@@ -3,9 +3,13 @@ import type { ParsedStatement } from '../../parser/types';
 import type { ExecutionContext } from '../context';
 import type { ExecutionOutcome } from '../outcome';
 
-export async function runSingle(context: ExecutionContext, statement: ParsedStatement): Promise<ExecutionOutcome> {
+export async function runSingle(
+  context: ExecutionContext,
+  statement: ParsedStatement,
+): Promise<ExecutionOutcome> {
   const cache = await context.cacheAttempt(statement);
-  if (cache.hit) return { strategy: 'single', outcomes: [cache.hit], transactionUsed: false, rolledBack: false };
+  if (cache.hit)
+    return { strategy: 'single', outcomes: [cache.hit], transactionUsed: false, rolledBack: false };
   const lent = await context.acquire();
   try {
     await lent.applySessionTimeout();
