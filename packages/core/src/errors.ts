@@ -80,6 +80,29 @@ export interface DatabaseErrorFields {
 /** Which part of a round trip failed: a control statement before the statement, the statement, or one after it. */
 export type FailedStep = 'before' | 'statement' | 'after';
 
+/**
+ * The optional fields of a server error that a response shows. `file` and `line` (PostgreSQL's
+ * own source location) are kept on the error but not shown.
+ */
+export const SHOWN_SERVER_ERROR_FIELDS = [
+  'severity',
+  'routine',
+  'detail',
+  'hint',
+  'position',
+  'where',
+  'schema',
+  'table',
+  'column',
+  'dataType',
+  'constraint',
+  'internalPosition',
+  'internalQuery',
+] as const satisfies readonly (keyof DatabaseErrorFields)[];
+
+/** Every optional field of a server error, as pg names them. */
+export const SERVER_ERROR_FIELDS = [...SHOWN_SERVER_ERROR_FIELDS, 'file', 'line'] as const;
+
 /** PostgreSQL refused a statement. Keeps every field the server sent. */
 export class DatabaseError extends SqlgateError {
   readonly fields: DatabaseErrorFields;

@@ -6,28 +6,11 @@ import {
   ConnectionError,
   DatabaseError,
   ErrorCodes,
+  SERVER_ERROR_FIELDS,
   type FailedStep,
   type DatabaseErrorFields,
   type SqlgateError,
 } from '@sqlgate/core';
-
-const SERVER_FIELD_NAMES = [
-  'severity',
-  'routine',
-  'detail',
-  'hint',
-  'position',
-  'internalPosition',
-  'internalQuery',
-  'where',
-  'schema',
-  'table',
-  'column',
-  'dataType',
-  'constraint',
-  'file',
-  'line',
-] as const;
 
 /** pg-protocol's DatabaseError: an ErrorResponse from the server. */
 function isServerError(
@@ -90,7 +73,7 @@ export function toDomainError(error: unknown): SqlgateError {
   if (error instanceof DatabaseError || error instanceof ConnectionError) return error;
   if (isServerError(error)) {
     const fields: DatabaseErrorFields = { message: error.message, code: error.code };
-    for (const name of SERVER_FIELD_NAMES) {
+    for (const name of SERVER_ERROR_FIELDS) {
       const value = error[name];
       if (typeof value === 'string') fields[name] = value;
     }

@@ -1,17 +1,9 @@
 /** The connection port over pg, against a real PostgreSQL with password authentication. */
 import { ConnectionError, DatabaseError, type ConnectionTarget } from '@sqlgate/core';
-import { testDatabaseFromEnvironment } from '@sqlgate/testing';
+import { database, testTarget } from './support';
 import { createPostgresConnections, type PostgresConnections } from '../src';
 
-const database = testDatabaseFromEnvironment();
-const target: ConnectionTarget = {
-  host: database.host,
-  port: database.port,
-  user: database.user,
-  password: database.password,
-  database: database.database,
-  sslMode: 'prefer',
-};
+const target: ConnectionTarget = testTarget('prefer');
 const rows = { rowMode: 'object' as const, maxRows: 100 };
 
 let connections: PostgresConnections;

@@ -1,19 +1,11 @@
 /** Logins: a missing password is a refused login, sockets never linger, and no error carries a password. */
 import { inspect } from 'node:util';
 import { DatabaseError, type ConnectionTarget } from '@sqlgate/core';
-import { testDatabaseFromEnvironment } from '@sqlgate/testing';
+import { database, testTarget } from './support';
 import { createPostgresConnections, type PostgresConnections } from '../src';
 import { TcpProxy } from './tcp-proxy';
 
-const database = testDatabaseFromEnvironment();
-const target: ConnectionTarget = {
-  host: database.host,
-  port: database.port,
-  user: database.user,
-  password: database.password,
-  database: database.database,
-  sslMode: 'disable',
-};
+const target: ConnectionTarget = testTarget('disable');
 
 let connections: PostgresConnections;
 beforeEach(() => {

@@ -4,24 +4,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Connection, ConnectionTarget } from '@sqlgate/core';
-import { testDatabaseFromEnvironment } from '@sqlgate/testing';
 import { Client } from 'pg';
+import { database, testTarget } from './support';
 import { createPostgresConnections, type PostgresConnections } from '../src';
 
-const database = testDatabaseFromEnvironment();
 const rows = { rowMode: 'object' as const, maxRows: 10 };
 const USERS = 150;
 const prefix = `pool_limit_${randomBytes(3).toString('hex')}_`;
 const password = 'pool-limit-password';
 
-const target: ConnectionTarget = {
-  host: database.host,
-  port: database.port,
-  user: database.user,
-  password: database.password,
-  database: database.database,
-  sslMode: 'disable',
-};
+const target: ConnectionTarget = testTarget('disable');
 /** The target as the i-th of many users: one pool each. */
 const asUser = (i: number): ConnectionTarget => ({ ...target, user: `${prefix}${i}`, password });
 const poolIdOf = (t: ConnectionTarget) => `${t.host}:${t.port}:${t.user}:${t.database}`;

@@ -7,6 +7,7 @@ import {
   DatabaseError,
   ErrorCodes,
   RequestError,
+  SHOWN_SERVER_ERROR_FIELDS,
   SqlgateError,
   type DatabaseErrorFields,
   type ErrorCode,
@@ -17,23 +18,8 @@ import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from './out
 import type { ExecutionPlan } from './plan';
 
 /** SPEC QueryErrorObject, with every field the server gave and where it points in the submitted text. */
-export interface QueryErrorObject {
-  message: string;
-  code: string;
-  severity?: string;
-  routine?: string;
+export interface QueryErrorObject extends Omit<DatabaseErrorFields, 'file' | 'line'> {
   executionTime: number;
-  detail?: string;
-  hint?: string;
-  position?: string;
-  where?: string;
-  schema?: string;
-  table?: string;
-  column?: string;
-  dataType?: string;
-  constraint?: string;
-  internalPosition?: string;
-  internalQuery?: string;
   /** 0-based index of the failing statement. */
   statementIndex?: number;
   /** Line and column of `position` within the submitted SQL text. */
@@ -103,22 +89,6 @@ export interface QueryResponse {
   failure?: ResponseFailure;
 }
 
-const SERVER_FIELDS: readonly (keyof DatabaseErrorFields)[] = [
-  'severity',
-  'routine',
-  'detail',
-  'hint',
-  'position',
-  'where',
-  'schema',
-  'table',
-  'column',
-  'dataType',
-  'constraint',
-  'internalPosition',
-  'internalQuery',
-];
-
 /** A QueryErrorObject from a database error; `statement` places the error in the submitted text. */
 export function queryErrorObject(
   error: DatabaseError,
@@ -127,7 +97,7 @@ export function queryErrorObject(
 ): QueryErrorObject {
   const fields = error.fields;
   const body: QueryErrorObject = { message: fields.message, code: fields.code, executionTime };
-  for (const name of SERVER_FIELDS) {
+  for (const name of SHOWN_SERVER_ERROR_FIELDS) {
     const value = fields[name];
     if (value !== undefined && value !== '')
       (body as unknown as Record<string, unknown>)[name] = value;
