@@ -58,9 +58,10 @@ if (!fs.existsSync(checker)) {
 }
 
 ensureBuilt();
+// The checker runs only when started under its real path (a symlinked corpus would make it a no-op).
 const check = spawnSync(
   process.execPath,
-  [checker, '--module', adapter, ...process.argv.slice(2)],
+  [fs.realpathSync(checker), '--module', adapter, ...process.argv.slice(2)],
   {
     stdio: 'inherit',
   },
