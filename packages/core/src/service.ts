@@ -14,7 +14,7 @@ import { executePlan } from './execution/execute';
 import { planExecution } from './execution/plan';
 import { errorResponse, shapeResponse, type QueryResponse } from './execution/response';
 import type { ExecutionOutcome } from './execution/outcome';
-import { loadParser, parseSql, type ParsedStatement } from './parser';
+import { createParseMemo, loadParser, type ParsedStatement } from './parser';
 import type { CacheStore } from './ports/cache-store';
 import type { TargetPolicy } from './ports/target-policy';
 import { systemClock, type Clock } from './ports/clock';
@@ -109,6 +109,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   };
   let closing: Promise<void> | undefined;
   const statistics = new QueryStatistics();
+  const parse = createParseMemo();
   const cache =
     options.cacheStore &&
     new ResultCache({
@@ -124,12 +125,12 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   ): Promise<QueryServiceResponse> {
     const started = clock.now();
     let context: ExecutionContext | undefined;
-    let statements: ParsedStatement[] = [];
+    let statements: readonly ParsedStatement[] = [];
     let outcome: ExecutionOutcome | undefined;
     try {
       const request = parseQueryRequest(body);
       await loadParser();
-      statements = parseSql(request.sql);
+      statements = parse(request.sql);
       if (statements.length === 0) {
         throw new RequestError(ErrorCodes.NO_STATEMENTS, 'No valid SQL statements found');
       }
