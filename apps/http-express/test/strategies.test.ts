@@ -90,6 +90,21 @@ describe('writes', () => {
     expect(await sql('SELECT * FROM strategy_t')).toEqual([]);
   });
 
+  it('reports a COMMIT that fails (a deferred constraint) as the transaction failing at COMMIT', async () => {
+    await sql(
+      'DROP TABLE IF EXISTS strategy_deferred; CREATE TABLE strategy_deferred (id int UNIQUE DEFERRABLE INITIALLY DEFERRED)',
+    );
+    const response = await query({
+      sql: 'INSERT INTO strategy_deferred VALUES (1); INSERT INTO strategy_deferred VALUES (1)',
+    }).expect(400);
+    expect(response.body.error).toMatch(
+      /^Transaction failed at statement: COMMIT\.\.\. Error: duplicate key value/,
+    );
+    expect(response.body).toMatchObject({ failedStatementIndex: 2, cause: { code: '23505' } });
+    expect(response.body.results).toHaveLength(2);
+    expect(await sql('SELECT * FROM strategy_deferred')).toEqual([]);
+  });
+
   it('EXPLAIN ANALYZE INSERT with a failing SELECT leaves no row: it is a write, in the transaction', async () => {
     await query({ sql: 'EXPLAIN ANALYZE INSERT INTO strategy_t VALUES (1); SELECT 1/0;' }).expect(
       400,

@@ -1,19 +1,19 @@
 /**
- * One statement in one round trip, reading at most `maxRows` rows, optionally with sqlgate's own
- * control statements (BEGIN, SET LOCAL, COMMIT) before and after it in the same round trip.
+ * Statements in one round trip, each reading at most `maxRows` rows, optionally with sqlgate's own
+ * control statements (BEGIN, SET LOCAL, COMMIT) before and after them.
  *
  * Every step goes out as Parse, Bind, (Describe,) Execute, and one Sync closes them all, in a single
- * buffer: one write, one round trip. The statement's Execute asks for maxRows + 1 rows, so the
- * server stops there (PortalSuspended) and closes the portal at Sync: an unbounded SELECT costs
- * neither the server nor this process more than the limit, and the extra row says the result was
- * truncated. pg-cursor reads the same way but needs a second round trip to close the portal.
- * After an error the server skips the remaining steps up to Sync, so a COMMIT sent after a failing
- * statement never runs: the transaction is left failed, and the caller rolls it back.
+ * buffer: one write, one round trip. A statement's Execute asks for maxRows + 1 rows, so the server
+ * stops there (PortalSuspended) and closes the portal with the next Bind or at Sync: an unbounded
+ * SELECT costs neither the server nor this process more than the limit, and the extra row says
+ * the result was truncated. pg-cursor reads the same way but needs a second round trip to close
+ * the portal. After an error the server skips the remaining steps up to Sync: later statements
+ * and a COMMIT never run, the transaction is left failed, and the caller rolls it back.
  */
-import type { FieldDescription, RowMode, RunOptions, StatementResult } from '@sqlgate/core';
+import type { RunOptions, StatementResult } from '@sqlgate/core';
 import { serialize } from 'pg-protocol';
+import { StatementReader, type WireField } from './statement-reader';
 import type { TypeRegistry } from './types/type-registry';
-import type { ValueParser } from './types/value-parsers';
 
 // pg's own conversion of JavaScript values to parameters (arrays, Dates, Buffers, JSON objects).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -27,65 +27,63 @@ export interface ProtocolConnection {
   off?(event: string, listener: () => void): void;
 }
 
-interface WireField {
-  name: string;
-  tableID: number;
-  columnID: number;
-  dataTypeID: number;
-  dataTypeSize: number;
-  dataTypeModifier: number;
-  format: 'text' | 'binary' | number;
-}
-
-const COMMAND_TAG = /^([A-Za-z]+)(?: (\d+))?(?: (\d+))?/;
 const SYNC = serialize.sync();
 const NO_STEPS: readonly string[] = [];
 
 /** Which step of the round trip failed. */
 export type Step = 'before' | 'statement' | 'after';
 
+/** What a server error carries once this query has seen it. */
+export interface StepFailureMarks {
+  sqlgateStep?: Step;
+  /** Results of the statements that completed before the failure. */
+  sqlgateResults?: StatementResult[];
+}
+
 export class BoundedQuery {
-  readonly done: Promise<StatementResult>;
-  private resolve!: (result: StatementResult) => void;
+  readonly done: Promise<StatementResult[]>;
+  private resolve!: (results: StatementResult[]) => void;
   private reject!: (error: unknown) => void;
-  private fields: FieldDescription[] = [];
-  private names: string[] = [];
-  private parsers: ValueParser[] = [];
-  private readonly rows: unknown[] = [];
-  private truncated = false;
-  private command: string | null = null;
-  private rowCount: number | null = null;
-  private failure: unknown;
+  private readonly readers: StatementReader[];
+  private readonly results: StatementResult[] = [];
   private readonly before: readonly string[];
   private readonly after: readonly string[];
-  /** Index of the step whose answer comes next: before..., the statement, after... */
+  /** Index of the step whose answer comes next: before..., the statements, after... */
   private step = 0;
+  private lastCompletion = 0;
+  private failure: unknown;
 
   constructor(
-    private readonly text: string,
+    private readonly texts: readonly string[],
     private readonly options: RunOptions,
-    private readonly types: TypeRegistry,
+    types: TypeRegistry,
   ) {
     this.before = options.before ?? NO_STEPS;
     this.after = options.after ?? NO_STEPS;
+    this.readers = texts.map(() => new StatementReader(types, options.rowMode, options.maxRows));
     this.done = new Promise((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
     });
   }
 
+  /** The readers of the statements, for type names learned afterwards. */
+  get statementReaders(): readonly StatementReader[] {
+    return this.readers;
+  }
+
   submit(connection: ProtocolConnection): Error | null {
     let messages: Buffer[];
     try {
+      const values = (this.options.params ?? []) as unknown[];
       messages = [
         ...this.before.flatMap(controlMessages),
-        serialize.parse({ text: this.text, name: '', types: [] }),
-        serialize.bind({
-          values: (this.options.params ?? []) as unknown[],
-          valueMapper: prepareValue,
-        }),
-        serialize.describe({ type: 'P', name: '' }),
-        serialize.execute({ portal: '', rows: this.options.maxRows + 1 }),
+        ...this.texts.flatMap((text) => [
+          serialize.parse({ text, name: '', types: [] }),
+          serialize.bind({ values, valueMapper: prepareValue }),
+          serialize.describe({ type: 'P', name: '' }),
+          serialize.execute({ portal: '', rows: this.options.maxRows + 1 }),
+        ]),
         ...this.after.flatMap(controlMessages),
         SYNC,
       ];
@@ -94,6 +92,7 @@ export class BoundedQuery {
       messages = [SYNC];
       this.failure = error;
     }
+    this.lastCompletion = performance.now();
     connection.stream.write(
       messages.length === 1 ? (messages[0] as Buffer) : Buffer.concat(messages),
     );
@@ -101,51 +100,29 @@ export class BoundedQuery {
   }
 
   handleRowDescription(message: { fields: WireField[] }): void {
-    this.fields = message.fields.map((field) => ({
-      name: field.name,
-      dataTypeID: field.dataTypeID,
-      dataTypeName: this.types.nameOf(field.dataTypeID) ?? String(field.dataTypeID),
-      tableID: field.tableID,
-      columnID: field.columnID,
-      dataTypeSize: field.dataTypeSize,
-      dataTypeModifier: field.dataTypeModifier,
-      format: field.format === 'binary' || field.format === 1 ? 'binary' : 'text',
-    }));
-    this.names = this.fields.map((field) => field.name);
-    this.parsers = this.fields.map((field) => this.types.parserFor(field.dataTypeID));
+    this.currentReader()?.describe(message.fields);
   }
 
   handleDataRow(message: { fields: (string | null)[] }): void {
-    if (this.rows.length >= this.options.maxRows) {
-      this.truncated = true;
-      return;
-    }
     try {
-      this.rows.push(this.parseRow(message.fields, this.options.rowMode));
+      this.currentReader()?.row(message.fields);
     } catch (error) {
       this.failure ??= error;
     }
   }
 
   handlePortalSuspended(): void {
-    this.truncated = true;
-    this.step++;
+    this.currentReader()?.suspended();
+    this.completeStep();
   }
 
   handleCommandComplete(message: { text: string }): void {
-    if (this.currentStep() === 'statement') {
-      const match = COMMAND_TAG.exec(message.text);
-      if (match) {
-        this.command = match[1] ?? null;
-        const count = match[3] ?? match[2];
-        this.rowCount = count === undefined ? null : Number(count);
-      }
-    }
-    this.step++;
+    this.currentReader()?.complete(message.text);
+    this.completeStep();
   }
 
   handleEmptyQuery(): void {
-    this.step++;
+    this.completeStep();
   }
 
   handleCopyInResponse(connection: ProtocolConnection): void {
@@ -165,8 +142,11 @@ export class BoundedQuery {
       this.reject(error);
       return;
     }
-    // The step travels with the error: a failed COMMIT is not a failed statement.
-    (error as { sqlgateStep?: Step }).sqlgateStep = this.currentStep();
+    // The step and the results before it travel with the error: a failed COMMIT is not a failed
+    // statement, and the statements before a failure did run.
+    const marks = error as StepFailureMarks;
+    marks.sqlgateStep = this.currentStep();
+    marks.sqlgateResults = this.results;
     const settle = (): void => {
       connection.off?.('readyForQuery', settle);
       connection.off?.('end', settle);
@@ -177,48 +157,27 @@ export class BoundedQuery {
   }
 
   handleReadyForQuery(): void {
-    if (this.failure !== undefined) {
-      this.reject(this.failure);
-      return;
-    }
-    this.resolve({
-      command: this.command,
-      rowCount: this.rowCount ?? (this.fields.length > 0 ? this.rows.length : null),
-      fields: this.fields,
-      rows: this.rows,
-      truncated: this.truncated,
-    });
-  }
-
-  /** Re-reads the rows once custom types are known (arrays of enums, composites...). */
-  refreshTypes(): void {
-    for (const field of this.fields)
-      field.dataTypeName = this.types.nameOf(field.dataTypeID) ?? field.dataTypeName;
+    if (this.failure !== undefined) this.reject(this.failure);
+    else this.resolve(this.results);
   }
 
   private currentStep(): Step {
     if (this.step < this.before.length) return 'before';
-    return this.step === this.before.length ? 'statement' : 'after';
+    return this.step < this.before.length + this.texts.length ? 'statement' : 'after';
   }
 
-  private parseRow(values: (string | null)[], rowMode: RowMode): unknown {
-    const { parsers, names } = this;
-    if (rowMode === 'array') {
-      const row = new Array<unknown>(values.length);
-      for (let i = 0; i < values.length; i++) {
-        const value = values[i];
-        row[i] = value === null || value === undefined ? null : (parsers[i] as ValueParser)(value);
-      }
-      return row;
+  private currentReader(): StatementReader | undefined {
+    return this.readers[this.step - this.before.length];
+  }
+
+  private completeStep(): void {
+    const reader = this.currentReader();
+    if (reader) {
+      const now = performance.now();
+      this.results.push(reader.result(Math.round((now - this.lastCompletion) * 1000) / 1000));
+      this.lastCompletion = now;
     }
-    // No prototype: a column named __proto__ is kept as data.
-    const row: Record<string, unknown> = Object.create(null);
-    for (let i = 0; i < values.length; i++) {
-      const value = values[i];
-      row[names[i] as string] =
-        value === null || value === undefined ? null : (parsers[i] as ValueParser)(value);
-    }
-    return row;
+    this.step++;
   }
 }
 

@@ -1,8 +1,15 @@
 /** The Connection port over one pooled pg client. */
-import type { Connection, RunOptions, StatementResult, TransactionStatus } from '@sqlgate/core';
+import {
+  DatabaseError,
+  type BatchResult,
+  type Connection,
+  type RunOptions,
+  type StatementResult,
+  type TransactionStatus,
+} from '@sqlgate/core';
 import type { PoolClient } from 'pg';
 import type { EventEmitter } from 'node:events';
-import { BoundedQuery } from './bounded-query';
+import { BoundedQuery, type StepFailureMarks } from './bounded-query';
 import { sendCancelRequest } from './cancel-request';
 import { toDomainError } from './pg-errors';
 import { StatementDelivery } from './statement-delivery';
@@ -53,6 +60,12 @@ export class PgConnection implements Connection {
   ) {}
 
   async run(sql: string, options: RunOptions): Promise<StatementResult> {
+    const { results, error } = await this.runBatch([sql], options);
+    if (error) throw error;
+    return results[0] as StatementResult;
+  }
+
+  async runBatch(sql: readonly string[], options: RunOptions): Promise<BatchResult> {
     if (this.clientGone) throw toDomainError(new Error('Connection terminated unexpectedly'));
     // Only the first statement may move to another client: later ones depend on the session
     // (a transaction, SET) the earlier ones built on this client.
@@ -62,12 +75,16 @@ export class PgConnection implements Connection {
         ? new StatementDelivery((this.client as unknown as ClientInternals).connection)
         : undefined;
       try {
-        return await this.runOnce(sql, options);
+        return { results: await this.runOnce(sql, options) };
       } catch (error) {
-        if (!delivery?.neverReachedServer(error) || replacements >= this.lending.maxReplacements) {
-          throw toDomainError(error);
+        if (delivery?.neverReachedServer(error) && replacements < this.lending.maxReplacements) {
+          await this.replaceDeadClient(error);
+          continue;
         }
-        await this.replaceDeadClient(error);
+        const domainError = toDomainError(error);
+        if (!(domainError instanceof DatabaseError)) throw domainError;
+        const results = (error as StepFailureMarks).sqlgateResults ?? [];
+        return { results, error: domainError };
       } finally {
         delivery?.stop();
       }
@@ -113,12 +130,12 @@ export class PgConnection implements Connection {
       .finally(onReleased);
   }
 
-  private async runOnce(sql: string, options: RunOptions): Promise<StatementResult> {
+  private async runOnce(sql: readonly string[], options: RunOptions): Promise<StatementResult[]> {
     const query = new BoundedQuery(sql, options, this.types);
     void this.client.query(query as never);
-    const result = await query.done;
-    await this.learnCustomTypes(result, query);
-    return result;
+    const results = await query.done;
+    await this.learnCustomTypes(results, query);
+    return results;
   }
 
   /** The dead client leaves the pool; the statement, which never reached the server, goes to another. */
@@ -140,9 +157,10 @@ export class PgConnection implements Connection {
   }
 
   /** Names (and array parsers) of custom types, looked up once per pool. */
-  private async learnCustomTypes(result: StatementResult, query: BoundedQuery): Promise<void> {
-    if (result.fields.length === 0) return;
-    const unknown = this.types.unknown(result.fields.map((field) => field.dataTypeID));
+  private async learnCustomTypes(results: StatementResult[], query: BoundedQuery): Promise<void> {
+    const unknown = this.types.unknown(
+      results.flatMap((result) => result.fields.map((field) => field.dataTypeID)),
+    );
     if (unknown.length === 0) return;
     let found;
     try {
@@ -151,13 +169,13 @@ export class PgConnection implements Connection {
         [unknown],
       );
     } catch {
-      return; // The statement succeeded; without the names its fields keep their OIDs as names.
+      return; // The statements succeeded; without the names their fields keep their OIDs as names.
     }
     const types = new Map<number, CustomType>();
     for (const row of found.rows) types.set(row.oid, { name: row.name, elementOid: row.element });
     this.types.remember(types);
-    query.refreshTypes();
-    reparseCustomArrays(result, this.types, types);
+    for (const reader of query.statementReaders) reader.refreshTypeNames();
+    for (const result of results) reparseCustomArrays(result, this.types, types);
   }
 }
 

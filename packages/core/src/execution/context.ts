@@ -76,29 +76,53 @@ export class ExecutionContext {
     return new LentConnection(connection, this);
   }
 
-  /**
-   * Runs one statement and times it, with sqlgate's control statements around it in the same
-   * round trip. A database error is an outcome; anything else propagates.
-   */
-  async runStatement(
-    lent: LentConnection,
-    statement: ParsedStatement,
-    around: Pick<RunOptions, 'before' | 'after'> = {},
-  ): Promise<StatementOutcome> {
+  /** Runs one statement and times it. A database error is an outcome; anything else propagates. */
+  async runStatement(lent: LentConnection, statement: ParsedStatement): Promise<StatementOutcome> {
     const started = this.clock.now();
     this.active.add(lent.connection);
     try {
-      const options =
-        around.before?.length || around.after?.length
-          ? { ...this.runOptions, ...around }
-          : this.runOptions;
-      const result = await lent.run(statement, options);
+      const result = await lent.run(statement, this.runOptions);
       return { ok: true, statement, result, executionTime: elapsed(this.clock, started) };
     } catch (error) {
       if (error instanceof DatabaseError) {
         return { ok: false, statement, error, executionTime: elapsed(this.clock, started) };
       }
       throw error;
+    } finally {
+      this.active.delete(lent.connection);
+    }
+  }
+
+  /**
+   * Runs statements in order in one round trip, with sqlgate's control statements around them.
+   * Outcomes of the statements that ran; when one failed, its outcome is the last. The error is
+   * also returned when a control statement failed (see DatabaseError.failedStep).
+   */
+  async runBatch(
+    lent: LentConnection,
+    statements: readonly ParsedStatement[],
+    around: Pick<RunOptions, 'before' | 'after'>,
+  ): Promise<{ outcomes: StatementOutcome[]; error?: DatabaseError }> {
+    const started = this.clock.now();
+    this.active.add(lent.connection);
+    try {
+      const { results, error } = await lent.runBatch(statements, { ...this.runOptions, ...around });
+      const total = elapsed(this.clock, started);
+      const outcomes: StatementOutcome[] = results.map((result, position) => ({
+        ok: true,
+        statement: statements[position] as ParsedStatement,
+        result,
+        // Statements of one round trip are timed by the adapter; a lone one by the whole trip.
+        executionTime: statements.length === 1 ? total : (result.durationMs ?? total),
+      }));
+      if (!error) return { outcomes };
+      const failed = statements[results.length];
+      if (error.failedStep === 'statement' && failed) {
+        const spent = results.reduce((sum, result) => sum + (result.durationMs ?? 0), 0);
+        const executionTime = Math.max(0, Math.round((total - spent) * 1000) / 1000);
+        outcomes.push({ ok: false, statement: failed, error, executionTime });
+      }
+      return { outcomes, error };
     } finally {
       this.active.delete(lent.connection);
     }
@@ -147,6 +171,12 @@ export class LentConnection {
   async run(statement: ParsedStatement, options: RunOptions) {
     if (statement.changesSession) this.sessionChanged = true;
     return this.guard(() => this.connection.run(statement.text, options));
+  }
+
+  async runBatch(statements: readonly ParsedStatement[], options: RunOptions) {
+    if (statements.some((statement) => statement.changesSession)) this.sessionChanged = true;
+    const texts = statements.map((statement) => statement.text);
+    return this.guard(() => this.connection.runBatch(texts, options));
   }
 
   async runText(sql: string): Promise<void> {

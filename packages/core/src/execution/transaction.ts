@@ -1,8 +1,8 @@
 /**
- * The one place where sqlgate opens and ends transactions of its own. BEGIN travels with the first
- * statement and COMMIT (or ROLLBACK, for dryRun) with the last, in the same round trips: a
- * one-statement transaction costs one round trip, an n-statement one n. After a failure the
- * transaction is rolled back, and only then, since BEGIN succeeded.
+ * The one place where sqlgate opens and ends transactions of its own. BEGIN, the statements and
+ * COMMIT (or ROLLBACK, for dryRun) go to the server together, in one round trip; the server runs
+ * them in order and skips the rest after a failure, exactly as if they had been sent one by one.
+ * After a failure the transaction is rolled back, and only then, since BEGIN succeeded.
  */
 import { DatabaseError } from '../errors';
 import type { ParsedStatement } from '../parser/types';
@@ -27,7 +27,7 @@ export interface TransactionRun {
 }
 
 /**
- * Runs `statements` in order in one transaction on `lent`. Stops at the first failure. Rejects
+ * Runs `statements` in order in one transaction on `lent`, stopping at the first failure. Rejects
  * only when the transaction could not begin.
  */
 export async function runInTransaction(
@@ -41,25 +41,22 @@ export async function runInTransaction(
   // SET LOCAL: the timeout ends with the transaction, nothing to clean afterwards.
   if (timeoutMs !== undefined) begin.push(`SET LOCAL statement_timeout = ${timeoutMs}`);
   const end = [mode.rollbackAtEnd ? 'ROLLBACK' : 'COMMIT'];
-  const outcomes: StatementOutcome[] = [];
+  const { outcomes, error } = await context.runBatch(lent, statements, {
+    before: begin,
+    after: end,
+  });
   let failure: TransactionFailure | undefined;
-  for (const [position, statement] of statements.entries()) {
-    const outcome = await context.runStatement(lent, statement, {
-      before: position === 0 ? begin : [],
-      after: position === statements.length - 1 ? end : [],
-    });
-    if (outcome.ok) {
-      outcomes.push(outcome);
-      continue;
-    }
-    const { error, executionTime } = outcome;
-    if (error.failedStep === 'before') throw error;
-    failure =
-      error.failedStep === 'after'
-        ? // COMMIT itself failed (deferred constraints, serialization): the transaction is gone.
-          { kind: 'transaction', index: statements.length, error, executionTime: 0 }
-        : { kind: 'transaction', index: statement.index, error, executionTime, statement };
-    break;
+  if (error?.failedStep === 'before') throw error;
+  if (error?.failedStep === 'after') {
+    // COMMIT itself failed (deferred constraints, serialization): the transaction is gone.
+    failure = { kind: 'transaction', index: statements.length, error, executionTime: 0 };
+  } else if (error) {
+    const failed = outcomes.pop();
+    const statement = failed?.statement;
+    const executionTime = failed?.executionTime ?? 0;
+    failure = statement
+      ? { kind: 'transaction', index: statement.index, error, executionTime, statement }
+      : { kind: 'transaction', index: statements.length, error, executionTime };
   }
   await lent.rollbackIfOpen().catch((error: unknown) => {
     if (!(error instanceof DatabaseError)) throw error;

@@ -2,6 +2,7 @@
  * The connection port: the small surface core needs from a PostgreSQL driver. Core never imports pg;
  * `@sqlgate/postgres-adapter` implements these interfaces.
  */
+import type { DatabaseError } from '../errors';
 
 /** DECISIONS.md section 7. `prefer` is the default. */
 export type SslMode = 'disable' | 'require' | 'prefer' | 'verify-full';
@@ -46,6 +47,18 @@ export interface StatementResult {
   rows: unknown[];
   /** More rows existed than `maxRows`; only the first `maxRows` are in `rows`. */
   truncated: boolean;
+  /**
+   * Milliseconds the server took on it, when the adapter could tell (statements sent together in
+   * one round trip cannot be timed from outside one by one).
+   */
+  durationMs?: number;
+}
+
+/** Statements sent together: the results of those that ran, and the error that stopped the rest. */
+export interface BatchResult {
+  results: StatementResult[];
+  /** Statement `results.length` failed (or a control statement: see DatabaseError.failedStep). */
+  error?: DatabaseError;
 }
 
 export interface RunOptions {
@@ -76,6 +89,12 @@ export interface Connection {
    * `ConnectionError` when the connection breaks.
    */
   run(sql: string, options: RunOptions): Promise<StatementResult>;
+  /**
+   * Runs statements in order in one round trip. A DatabaseError stops the batch and is returned
+   * with the results before it; the server skips everything after it up to the end of the batch.
+   * Rejects with `ConnectionError` when the connection breaks.
+   */
+  runBatch(sql: readonly string[], options: RunOptions): Promise<BatchResult>;
   /** The transaction state the server reported after the last statement. */
   transactionStatus(): TransactionStatus;
   /** Asks the server to cancel the statement running on this connection (a CancelRequest). */
