@@ -185,9 +185,8 @@ describe('the document', () => {
       expect(String(wrong.headers.allow).split(', ').sort()).toEqual([...methods].sort());
       contract.expectComponentResponse(wrong, 'MethodNotAllowed');
       for (const method of methods) {
-        const answer = await request(testApp.app)
-          [method.toLowerCase() as 'get' | 'post' | 'delete'](path)
-          .send({});
+        const verb = method.toLowerCase() as 'get' | 'post' | 'delete';
+        const answer = await request(testApp.app)[verb](path).send({});
         expect({
           route: `${method} ${path}`,
           answered: ![404, 405].includes(answer.status),
