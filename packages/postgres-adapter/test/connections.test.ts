@@ -140,3 +140,15 @@ it('cleans the session before the connection is lent again', async () => {
     await single.close();
   }
 });
+
+it('keeps a column named __proto__ as data', async () => {
+  const connection = await connections.acquire(target);
+  try {
+    const result = await connection.run('SELECT 1 AS "__proto__", 2 AS x', rows);
+    const [row] = result.rows as Record<string, unknown>[];
+    expect(Object.getOwnPropertyNames(row)).toEqual(['__proto__', 'x']);
+    expect(JSON.stringify(row)).toBe('{"__proto__":1,"x":2}');
+  } finally {
+    connection.release();
+  }
+});
