@@ -46,10 +46,15 @@ function encodeParam(value: unknown): string {
   }
 }
 
+/** Keys up to this length are used as they are; longer ones are hashed. */
+const LONGEST_PLAIN_KEY = 512;
+
 /**
- * The cache key of a statement: a SHA-256 over its scope, text, parameters, row mode and row
- * limit. Hashing keeps keys short however long the SQL is; the scope is stored beside each entry,
- * so invalidation per target does not need to read it back from the key.
+ * The cache key of a statement: its scope, text, parameters, row mode and row limit. Short keys
+ * are kept as they are (hashing would cost more than it saves on every lookup); longer ones become
+ * a SHA-256, so keys stay short however long the SQL is. A plain key is a JSON array and starts
+ * with '[', a digest never does, so the two kinds cannot collide. The scope is stored beside each
+ * entry, so invalidation per target does not need to read it back from the key.
  */
 export function cacheKey(parts: CacheKeyParts): string {
   // JSON.stringify of the array quotes and separates every part, so no two tuples share a text.
@@ -60,5 +65,6 @@ export function cacheKey(parts: CacheKeyParts): string {
     parts.maxRows,
     parts.params === undefined ? null : parts.params.map(encodeParam),
   ]);
+  if (material.length <= LONGEST_PLAIN_KEY) return material;
   return createHash('sha256').update(material).digest('hex');
 }
