@@ -142,11 +142,3 @@ export class ConnectionError extends SqlgateError {
     this.systemCode = systemCode;
   }
 }
-
-/** Some SQLSTATEs mean the connection itself is gone, not that the statement was wrong. */
-const CONNECTION_SQLSTATE_CLASSES = ['08', '57P'];
-
-/** The SQLSTATE says the server broke the connection (08xxx, 57P0x admin shutdown / crash). */
-export function isConnectionSqlState(sqlState: string): boolean {
-  return CONNECTION_SQLSTATE_CLASSES.some((prefix) => sqlState.startsWith(prefix));
-}

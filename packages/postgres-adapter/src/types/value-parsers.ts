@@ -62,8 +62,3 @@ for (const [oid, parser] of SCALAR_PARSERS) builtinParsers.set(oid, parser);
 export function builtinValueParser(oid: number): ValueParser {
   return builtinParsers.get(oid) ?? asText;
 }
-
-/** True when values of this type are returned as their text unchanged. */
-export function isTextParser(parser: ValueParser): boolean {
-  return parser === asText;
-}
