@@ -82,6 +82,20 @@ const databaseFailures = [
 /** The three statistics endpoints: open by default, a bearer token when STATS_TOKEN is set. */
 const statsSecurity = [{}, { statsToken: [] }];
 
+/** Where to connect and as whom: the same fields in both request bodies. */
+const targetFields: Record<string, Schema> = {
+  host: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 255,
+    pattern: '^[^/]',
+    description:
+      'Database server host name or IP address. A Unix socket path (starting with /) is refused.',
+  },
+  port: ref('Port'),
+  user: { type: 'string', minLength: 1, description: 'Database user name.' },
+};
+
 const schemas: Record<string, Schema> = {
   QueryRequest: {
     type: 'object',
@@ -91,16 +105,7 @@ const schemas: Record<string, Schema> = {
       'required fields.',
     required: ['host', 'port', 'user', 'database', 'sql'],
     properties: {
-      host: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 255,
-        pattern: '^[^/]',
-        description:
-          'Database server host name or IP address. A Unix socket path (starting with /) is refused.',
-      },
-      port: ref('Port'),
-      user: { type: 'string', minLength: 1, description: 'Database user name.' },
+      ...targetFields,
       password: {
         type: 'string',
         description:
@@ -191,16 +196,7 @@ const schemas: Record<string, Schema> = {
       'Body of POST /api/test-connection. One connection is opened outside the pools, with a 5000 ms connect timeout.',
     required: ['host', 'port', 'user'],
     properties: {
-      host: {
-        type: 'string',
-        minLength: 1,
-        maxLength: 255,
-        pattern: '^[^/]',
-        description:
-          'Database server host name or IP address. A Unix socket path (starting with /) is refused.',
-      },
-      port: ref('Port'),
-      user: { type: 'string', minLength: 1, description: 'Database user name.' },
+      ...targetFields,
       password: {
         type: 'string',
         description: 'Database password. When absent no password is sent.',

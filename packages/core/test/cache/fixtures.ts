@@ -2,27 +2,14 @@
 import type { CacheEntryRecord } from '../../src/ports/cache-store';
 import type { StatementResult } from '../../src/ports/connections';
 import type { ParsedStatement } from '../../src/parser/types';
+import { parsedStatement } from '../statement-fixture';
 
-/** A cacheable read of `reads` unless overridden. */
+/** A cacheable read of `t` unless overridden. */
 export function readStatement(
   text: string,
   overrides: Partial<ParsedStatement> = {},
 ): ParsedStatement {
-  return {
-    index: 0,
-    text,
-    terminated: true,
-    start: { offset: 0, line: 1, column: 1 },
-    end: text.length,
-    keyword: text.split(' ')[0]?.toUpperCase() ?? '',
-    statementClass: 'read',
-    relations: { reads: ['t'], writes: [] },
-    changesSession: false,
-    callsVolatileFunction: false,
-    unsupported: null,
-    locate: (position) => ({ offset: position - 1, line: 1, column: position }),
-    ...overrides,
-  };
+  return parsedStatement(text, { relations: { reads: ['t'], writes: [] }, ...overrides });
 }
 
 export function selectResult(rows: unknown[] = [{ id: 1 }]): StatementResult {
