@@ -11,11 +11,12 @@ const moduleNameMapper = {
   '^@sqlgate/http-express$': sourceOf('apps/http-express'),
 };
 
-const project = (dir) => ({
+const project = (dir, extra = {}) => ({
   displayName: path.basename(dir),
   rootDir: path.join(__dirname, dir),
   testEnvironment: 'node',
   testMatch: ['<rootDir>/test/**/*.test.ts'],
+  ...extra,
   moduleNameMapper,
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: path.join(__dirname, dir, 'tsconfig.json') }],
@@ -28,7 +29,8 @@ module.exports = {
     project('packages/core'),
     project('packages/testing'),
     project('packages/postgres-adapter'),
-    project('apps/http-express'),
+    // Every HTTP test's response bodies pass one check: no internal message reaches a caller.
+    project('apps/http-express', { setupFilesAfterEnv: ['<rootDir>/test/setup-after-env.ts'] }),
   ],
   globalSetup: '<rootDir>/scripts/jest-global-setup.js',
   globalTeardown: '<rootDir>/scripts/jest-global-teardown.js',

@@ -1,5 +1,5 @@
 // GET /api/stats/pools and GET /api/stats/cache with 100 pools and 1000 cache entries: the time the
-// process spends answering each (use case + JSON), median and p99 over many calls. SPEC allows
+// process spends answering each (use case + JSON), median and p99 over many calls. docs/interface.md allows
 // 5 ms and 10 ms; the target is under 1 ms median. Needs no database: the pools point at a closed port.
 import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);

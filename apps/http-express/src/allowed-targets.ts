@@ -2,6 +2,10 @@
  * ALLOWED_TARGETS: a comma list of host names, host:port, IP addresses and CIDR ranges. A requested
  * host is resolved first and every address it resolves to must be allowed, so a name that resolves
  * to a denied address is denied. Names in the list are resolved at check time too.
+ *
+ * The checked target carries the address that was checked, and the connection goes there: a name
+ * whose DNS answer changes between the check and the connect (DNS rebinding) cannot send the
+ * connection to an address that was never checked.
  */
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
@@ -56,10 +60,18 @@ function parseRule(item: string): Rule {
   return { name: host.toLowerCase(), ...(port !== undefined ? { port } : {}) };
 }
 
-async function addressesOf(host: string): Promise<string[]> {
+/** Every address a host name resolves to, in the resolver's order. */
+export type ResolveAll = (host: string) => Promise<string[]>;
+
+const systemResolveAll: ResolveAll = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+
+async function addressesOf(host: string, resolveAll: ResolveAll): Promise<string[]> {
   if (isIP(host) !== 0) return [host];
   try {
-    return (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+    const addresses = await resolveAll(host);
+    if (addresses.length === 0) throw Object.assign(new Error('no address'), { code: 'ENOTFOUND' });
+    return addresses;
   } catch (error) {
     const code = (error as { code?: string }).code ?? 'ENOTFOUND';
     throw new ConnectionError(ErrorCodes.CONNECTION_FAILED, `Cannot resolve host '${host}'`, code, {
@@ -72,8 +84,20 @@ function familyOf(address: string): 'ipv4' | 'ipv6' {
   return isIP(address) === 4 ? 'ipv4' : 'ipv6';
 }
 
-/** Parses ALLOWED_TARGETS; throws InvalidAllowedTargets naming the bad item. */
-export function createAllowedTargets(list: string): TargetPolicy {
+export interface AllowedTargetsOptions {
+  /** Name resolution; the system resolver (getaddrinfo) when absent. Injectable for tests. */
+  resolveAll?: ResolveAll;
+}
+
+/**
+ * Parses ALLOWED_TARGETS; throws InvalidAllowedTargets naming the bad item. The policy's `check`
+ * resolves to the target with `address` set to the first checked address.
+ */
+export function createAllowedTargets(
+  list: string,
+  options: AllowedTargetsOptions = {},
+): TargetPolicy {
+  const resolveAll = options.resolveAll ?? systemResolveAll;
   const rules = list
     .split(',')
     .map((item) => item.trim())
@@ -83,13 +107,13 @@ export function createAllowedTargets(list: string): TargetPolicy {
   async function allows(rule: Rule, address: string, port: number): Promise<boolean> {
     if (rule.port !== undefined && rule.port !== port) return false;
     if (rule.range) return rule.range.check(address, familyOf(address));
-    const resolved: string[] = await addressesOf(rule.name as string).catch(() => []);
+    const resolved: string[] = await addressesOf(rule.name as string, resolveAll).catch(() => []);
     return resolved.includes(address);
   }
 
   return {
-    async check(target: ConnectionTarget): Promise<void> {
-      const addresses = await addressesOf(target.host);
+    async check(target: ConnectionTarget): Promise<ConnectionTarget> {
+      const addresses = await addressesOf(target.host, resolveAll);
       for (const address of addresses) {
         let allowed = false;
         for (const rule of rules) {
@@ -100,6 +124,8 @@ export function createAllowedTargets(list: string): TargetPolicy {
         }
         if (!allowed) throw new SqlgateError(ErrorCodes.TARGET_NOT_ALLOWED, 'Target not allowed');
       }
+      // Pinned: the connection must not resolve the name again (docs/decisions.md 9, ALLOWED_TARGETS).
+      return { ...target, address: addresses[0]! };
     },
   };
 }

@@ -2,7 +2,12 @@
  * The Express adapter: HTTP in, a use case of the query service, status and JSON out. Nothing else.
  * `createApp` builds the app without listening, so it can be mounted under any path of another app.
  */
-import { ZERO_CACHE_STATS, type QueryService } from '@sqlgate/core';
+import {
+  allowedMethodsByPath,
+  serializeResponse,
+  ZERO_CACHE_STATS,
+  type QueryService,
+} from '@sqlgate/core';
 import express, {
   type ErrorRequestHandler,
   type Request,
@@ -10,10 +15,18 @@ import express, {
   type Response,
 } from 'express';
 import pino, { type Logger } from 'pino';
+import { createBrowserGuard } from './browser-guard';
 import { httpStatusFor } from './http-status';
-import { BodyError, readJsonBody } from './json-body';
-import { answerQuery, writeJson } from './query-endpoint';
-import { openApiDocument } from './openapi';
+import {
+  answerBodyError,
+  BodyError,
+  contentTypeError,
+  DEFAULT_BODY_TIMEOUT_MS,
+  readJsonBody,
+} from './json-body';
+import { answerQuery, writeInternalError, writeJson } from './query-endpoint';
+import type { BodyLimits } from './json-body';
+import { buildOpenApiDocument, type OpenApiDocument } from './openapi';
 import { requestLog } from './request-log';
 import { requireStatsToken } from './stats-token';
 
@@ -25,37 +38,50 @@ export interface AppOptions {
   logger?: Logger;
   /** When set, the statistics endpoints require `Authorization: Bearer <statsToken>` (STATS_TOKEN). */
   statsToken?: string;
+  /** Time a request body may take to arrive (BODY_TIMEOUT_MS); past it, 408. Default 10 s. */
+  bodyTimeoutMs?: number;
+  /** Origins whose pages may call sqlgate, with CORS headers (CORS_ORIGINS). Default: none. */
+  corsOrigins?: readonly string[];
+  /** Host names accepted besides loopback names when the server listens on loopback (ALLOWED_HOSTS). */
+  allowedHosts?: readonly string[];
 }
 
 /** Sends a JSON body with its status; a 503 also says when to come back. */
 function sendJson(res: Response, status: number, body: unknown): void {
-  writeJson(res, status, JSON.stringify(body));
+  writeJson(res, status, serializeResponse(body));
 }
 
-/** Routes and the methods they answer, for 404 and 405 with Allow. */
-const ROUTES: Record<string, string[]> = {
-  '/api/query': ['POST'],
-  '/api/test-connection': ['POST'],
-  '/api/stats/pools': ['GET'],
-  '/api/stats/cache': ['GET', 'DELETE'],
-  '/api/openapi.json': ['GET'],
-  '/healthz': ['GET'],
-};
+/** Routes and the methods they answer, for 404 and 405 with Allow: the contract's route table. */
+const ALLOWED_METHODS = allowedMethodsByPath();
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
-/** Parses JSON bodies of POST, PUT and PATCH requests into `req.body`. */
-function jsonBody(limit: number): RequestHandler {
+/**
+ * Parses the JSON body of a POST route into `req.body`; other content types are refused (415).
+ * Mounted behind a body parser of the host app (`express.json()`), the stream has already been read:
+ * waiting for it again would never end, so the parser's `req.body` is used as it is.
+ */
+function jsonBody(limits: BodyLimits): RequestHandler {
   return (req, _res, next) => {
-    if (req.method !== 'POST' && req.method !== 'PUT' && req.method !== 'PATCH') {
+    const wrongType = contentTypeError(req);
+    if (wrongType) {
+      next(wrongType);
+      return;
+    }
+    if (bodyAlreadyRead(req)) {
       next();
       return;
     }
-    readJsonBody(req, limit).then((body) => {
+    readJsonBody(req, limits).then((body) => {
       req.body = body;
       next();
     }, next);
   };
+}
+
+/** A body parser ran before us (body-parser marks `_body`) or something else consumed the stream. */
+function bodyAlreadyRead(req: Request): boolean {
+  return (req as Request & { _body?: unknown })._body === true || req.readableEnded;
 }
 
 export function createApp(options: AppOptions): express.Express {
@@ -65,14 +91,24 @@ export function createApp(options: AppOptions): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestLog(logger));
-  app.use(jsonBody(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
+  const admit = createBrowserGuard({
+    ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
+    ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
+  });
+  app.use((req, res, next) => {
+    if (admit(req, res)) next();
+  });
   if (options.statsToken) app.use('/api/stats', requireStatsToken(options.statsToken));
+  const body = jsonBody({
+    maxBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+  });
 
-  app.post('/api/query', (req: Request, res: Response) =>
+  app.post('/api/query', body, (req: Request, res: Response) =>
     answerQuery(service, logger, req.body, req, res),
   );
 
-  app.post('/api/test-connection', async (req: Request, res: Response) => {
+  app.post('/api/test-connection', body, async (req: Request, res: Response) => {
     const result = await service.checkConnection(req.body);
     sendJson(res, 'failure' in result ? httpStatusFor(result.failure) : 200, result.body);
   });
@@ -106,8 +142,14 @@ export function createApp(options: AppOptions): express.Express {
     }
   });
 
-  app.get('/api/openapi.json', (_req: Request, res: Response) => {
-    sendJson(res, 200, openApiDocument);
+  // An app mounted at /db serves a document whose `servers` entry says /db. One document is kept:
+  // a mount path with parameters must not grow a cache per value.
+  let served: { mountPath: string; document: OpenApiDocument } | undefined;
+  app.get('/api/openapi.json', (req: Request, res: Response) => {
+    if (served?.mountPath !== req.baseUrl) {
+      served = { mountPath: req.baseUrl, document: buildOpenApiDocument(req.baseUrl) };
+    }
+    sendJson(res, 200, served.document);
   });
 
   app.get('/healthz', (_req: Request, res: Response) => {
@@ -115,7 +157,7 @@ export function createApp(options: AppOptions): express.Express {
   });
 
   app.use((req: Request, res: Response) => {
-    const allowed = ROUTES[req.path];
+    const allowed = ALLOWED_METHODS.get(req.path);
     if (allowed) {
       res.setHeader('Allow', allowed.join(', '));
       sendJson(res, 405, { error: `Method ${req.method} not allowed on ${req.path}` });
@@ -124,24 +166,26 @@ export function createApp(options: AppOptions): express.Express {
     sendJson(res, 404, { error: `Not found: ${req.method} ${req.path}` });
   });
 
-  app.use(jsonErrors);
+  app.use(jsonErrors(logger));
   return app;
 }
 
 /** Every error is JSON: never Express's HTML page, never a stack trace. */
-const jsonErrors: ErrorRequestHandler = (error: unknown, _req, res, next) => {
-  if (res.headersSent) {
-    next(error);
-    return;
-  }
-  if (error instanceof BodyError) {
-    sendJson(res, error.status, { error: error.message });
-  } else if (
-    typeof (error as { status?: unknown }).status === 'number' &&
-    (error as { status: number }).status < 500
-  ) {
-    sendJson(res, (error as { status: number }).status, { error: (error as Error).message });
-  } else {
-    sendJson(res, 500, { error: 'Internal server error' });
-  }
-};
+const jsonErrors =
+  (logger: Logger): ErrorRequestHandler =>
+  (error: unknown, _req, res, next) => {
+    if (res.headersSent) {
+      next(error);
+      return;
+    }
+    if (error instanceof BodyError) {
+      answerBodyError(res, error);
+    } else if (
+      typeof (error as { status?: unknown }).status === 'number' &&
+      (error as { status: number }).status < 500
+    ) {
+      sendJson(res, (error as { status: number }).status, { error: (error as Error).message });
+    } else {
+      writeInternalError(res, logger, error);
+    }
+  };

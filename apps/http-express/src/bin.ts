@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** `sqlgate`: the standalone server. SIGTERM / SIGINT stop it gracefully. */
+import pino from 'pino';
 import { ConfigError, loadConfig } from './config';
 import { startServer } from './server';
 
@@ -14,12 +15,13 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const server = await startServer(config);
-  process.stdout.write(
-    `${JSON.stringify({ level: 'info', msg: 'sqlgate listening', url: server.url })}\n`,
-  );
+  // One logger for the start and stop lines and the request lines: all are pino lines, and
+  // LOG_LEVEL silences them alike.
+  const logger = pino({ level: config.logLevel });
+  const server = await startServer({ ...config, logger });
+  logger.info({ url: server.url }, 'sqlgate listening');
   const stop = (signal: string): void => {
-    process.stdout.write(`${JSON.stringify({ level: 'info', msg: 'shutting down', signal })}\n`);
+    logger.info({ signal }, 'shutting down');
     server.close().then(
       () => process.exit(0),
       () => process.exit(1),

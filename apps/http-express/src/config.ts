@@ -4,18 +4,31 @@
  */
 import { readFileSync } from 'node:fs';
 import { createAllowedTargets } from './allowed-targets';
+import { commaList, normaliseHostName, normaliseOrigin } from './browser-guard';
 
 export interface ServerConfig {
   port: number;
   hostname: string;
   poolMax: number;
   poolIdleTimeoutMs: number;
+  /** A pooled connection is closed after this long, so a changed password or revoked login takes effect. */
+  poolMaxLifetimeMs: number;
   connectTimeoutMs: number;
   poolWaitTimeoutMs: number;
   poolTargetsMax: number;
   maxRows: number;
+  /** Bytes of rows one request may return (MAX_RESULT_BYTES), docs/decisions.md 10.2. */
+  maxResultBytes: number;
   maxStatements: number;
   maxBodyBytes: number;
+  /** Time a request body may take to arrive (BODY_TIMEOUT_MS); past it, 408 and the socket closed. */
+  bodyTimeoutMs: number;
+  /** Open HTTP sockets at most (MAX_CONNECTIONS); further ones are refused at once. */
+  maxConnections: number;
+  /** Origins whose pages may call sqlgate, answered with CORS headers (CORS_ORIGINS). */
+  corsOrigins?: readonly string[];
+  /** Host names accepted besides loopback names (ALLOWED_HOSTS); when set, checked on any address. */
+  allowedHosts?: readonly string[];
   sessionReset: 'auto' | 'always';
   /** Cache reads of requests that do not say (QUERY_CACHE_DEFAULT=on). */
   queryCacheDefault: boolean;
@@ -34,6 +47,49 @@ export interface ServerConfig {
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
+
+/** The environment variable each field is read from. */
+const VARIABLE_OF: Record<keyof ServerConfig, string> = {
+  port: 'PORT',
+  hostname: 'HOSTNAME',
+  poolMax: 'POOL_MAX',
+  poolIdleTimeoutMs: 'POOL_IDLE_TIMEOUT_MS',
+  connectTimeoutMs: 'CONNECT_TIMEOUT_MS',
+  poolWaitTimeoutMs: 'POOL_WAIT_TIMEOUT_MS',
+  poolTargetsMax: 'POOL_TARGETS_MAX',
+  poolMaxLifetimeMs: 'POOL_MAX_LIFETIME_MS',
+  maxRows: 'MAX_ROWS',
+  maxResultBytes: 'MAX_RESULT_BYTES',
+  maxStatements: 'MAX_STATEMENTS',
+  maxBodyBytes: 'MAX_BODY_BYTES',
+  bodyTimeoutMs: 'BODY_TIMEOUT_MS',
+  maxConnections: 'MAX_CONNECTIONS',
+  corsOrigins: 'CORS_ORIGINS',
+  allowedHosts: 'ALLOWED_HOSTS',
+  sessionReset: 'SESSION_RESET',
+  queryCacheDefault: 'QUERY_CACHE_DEFAULT',
+  queryCacheTtlMs: 'QUERY_CACHE_TTL_MS',
+  queryCacheMaxEntries: 'QUERY_CACHE_MAX_ENTRIES',
+  queryCacheMaxBytes: 'QUERY_CACHE_MAX_BYTES',
+  sslRootCertificate: 'SSL_ROOT_CERT',
+  allowedTargets: 'ALLOWED_TARGETS',
+  statsToken: 'STATS_TOKEN',
+  logLevel: 'LOG_LEVEL',
+};
+
+/**
+ * The environment without the variables of the fields `given` sets (defined values only). Options
+ * passed in code win over the environment, so a bad value there for a field the code sets (a stray
+ * `PORT=abc` while the code asks for port 0) must not stop the start.
+ */
+export function environmentWithout(env: Env, given: Partial<ServerConfig>): Env {
+  const remaining = { ...env };
+  for (const [field, value] of Object.entries(given)) {
+    const variable = VARIABLE_OF[field as keyof ServerConfig];
+    if (value !== undefined && variable !== undefined) delete remaining[variable];
+  }
+  return remaining;
+}
 
 function integer(
   env: Env,
@@ -59,6 +115,17 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
   return raw as T;
 }
 
+/** A comma list whose every entry `normalise` accepts; undefined when unset or empty. */
+function list(env: Env, name: string, normalise: (entry: string) => string): string[] | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  try {
+    return commaList(raw).map(normalise);
+  } catch (error) {
+    throw new ConfigError(`${name} must be a comma list: ${(error as Error).message}`);
+  }
+}
+
 function fileContents(env: Env, name: string): string | undefined {
   const path = env[name];
   if (path === undefined || path === '') return undefined;
@@ -78,12 +145,16 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     hostname: env.HOSTNAME || '0.0.0.0',
     poolMax: integer(env, 'POOL_MAX', 10, 1, 10_000),
     poolIdleTimeoutMs: integer(env, 'POOL_IDLE_TIMEOUT_MS', 30_000, 1),
+    poolMaxLifetimeMs: integer(env, 'POOL_MAX_LIFETIME_MS', 30 * 60_000, 1),
     connectTimeoutMs: integer(env, 'CONNECT_TIMEOUT_MS', 5_000, 1),
     poolWaitTimeoutMs: integer(env, 'POOL_WAIT_TIMEOUT_MS', 10_000, 1),
     poolTargetsMax: integer(env, 'POOL_TARGETS_MAX', 100, 1),
     maxRows: integer(env, 'MAX_ROWS', 10_000, 1, 1_000_000),
+    maxResultBytes: integer(env, 'MAX_RESULT_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31 - 1),
     maxStatements: integer(env, 'MAX_STATEMENTS', 10_000, 1),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1),
+    bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 10_000, 1),
+    maxConnections: integer(env, 'MAX_CONNECTIONS', 1000, 1),
     sessionReset: oneOf(env, 'SESSION_RESET', ['auto', 'always'] as const, 'auto'),
     queryCacheDefault: oneOf(env, 'QUERY_CACHE_DEFAULT', ['on', 'off'] as const, 'off') === 'on',
     queryCacheTtlMs: integer(env, 'QUERY_CACHE_TTL_MS', 60_000, 1),
@@ -107,6 +178,10 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     config.allowedTargets = env.ALLOWED_TARGETS;
   }
   if (env.STATS_TOKEN) config.statsToken = env.STATS_TOKEN;
+  const corsOrigins = list(env, 'CORS_ORIGINS', normaliseOrigin);
+  if (corsOrigins) config.corsOrigins = corsOrigins;
+  const allowedHosts = list(env, 'ALLOWED_HOSTS', normaliseHostName);
+  if (allowedHosts) config.allowedHosts = allowedHosts;
   const sslRootCertificate = fileContents(env, 'SSL_ROOT_CERT');
   if (sslRootCertificate) config.sslRootCertificate = sslRootCertificate;
   return config;

@@ -7,43 +7,54 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { QueryService } from '@sqlgate/core';
 import type { Logger } from 'pino';
-import { BodyError, readJsonBody } from './json-body';
-import { answerQuery, writeJson } from './query-endpoint';
+import { createBrowserGuard, type BrowserGuardOptions } from './browser-guard';
+import { answerBodyError, BodyError, readJsonBody, type BodyLimits } from './json-body';
+import { answerQuery, writeInternalError } from './query-endpoint';
 import { logRequest } from './request-log';
 
-export interface DirectQueryPathOptions {
+export interface DirectQueryPathOptions extends BrowserGuardOptions {
   service: QueryService;
   logger: Logger;
-  maxBodyBytes: number;
+  /** MAX_BODY_BYTES and BODY_TIMEOUT_MS. */
+  bodyLimits: BodyLimits;
 }
 
 const QUERY_PATH = '/api/query';
+
+/** The path of a request target, without its query string (`/api/query?x=1` is `/api/query`). */
+function pathOf(url: string | undefined): string | undefined {
+  const query = url?.indexOf('?') ?? -1;
+  return query === -1 ? url : url?.slice(0, query);
+}
 
 export function withDirectQueryPath(
   app: RequestListener,
   options: DirectQueryPathOptions,
 ): RequestListener {
-  const { service, logger, maxBodyBytes } = options;
+  const { service, logger, bodyLimits } = options;
+  const admit = createBrowserGuard(options);
   const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     logRequest(logger, req, res, QUERY_PATH);
+    if (!admit(req, res)) {
+      req.resume();
+      return;
+    }
     let body: unknown;
     try {
-      body = await readJsonBody(req, maxBodyBytes);
+      body = await readJsonBody(req, bodyLimits);
     } catch (error) {
-      const { status, message } =
-        error instanceof BodyError
-          ? error
-          : { status: 400, message: 'Request body could not be read' };
-      writeJson(res, status, JSON.stringify({ error: message }));
+      answerBodyError(
+        res,
+        error instanceof BodyError ? error : new BodyError(400, 'Request body could not be read'),
+      );
       return;
     }
     await answerQuery(service, logger, body, req, res);
   };
   return (req, res) => {
-    if (req.method === 'POST' && req.url === QUERY_PATH) {
-      answer(req, res).catch(() => {
-        if (!res.headersSent)
-          writeJson(res, 500, JSON.stringify({ error: 'Internal server error' }));
+    if (req.method === 'POST' && pathOf(req.url) === QUERY_PATH) {
+      answer(req, res).catch((error: unknown) => {
+        if (!res.headersSent) writeInternalError(res, logger, error);
         else res.destroy();
       });
       return;

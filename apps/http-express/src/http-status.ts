@@ -1,6 +1,6 @@
 /**
- * The one mapping from sqlgate's error codes and SQLSTATEs to HTTP status codes (DECISIONS.md
- * section 5). A database's answer is never a 500.
+ * The one mapping from sqlgate's error codes and SQLSTATEs to HTTP status codes (docs/decisions.md
+ * 5). A database's answer is never a 500.
  */
 import { ErrorCodes, type ResponseFailure } from '@sqlgate/core';
 
@@ -8,6 +8,8 @@ function statusForSqlState(sqlState: string): number {
   if (sqlState === '40001' || sqlState === '40P01') return 409; // the caller may retry
   if (sqlState === '57014') return 504; // statement timeout; not 408, which clients retry on their own
   if (sqlState === '53300') return 503; // too many connections
+  // Protocol violation: the request's own mistake (a wrong number of params), docs/decisions.md 10.8.
+  if (sqlState === '08P01') return 400;
   if (sqlState.startsWith('08') || sqlState.startsWith('57P')) return 502; // connection lost, server shutting down
   return 400; // syntax, constraint, permission, authentication (28xxx), unknown database (3D000)...
 }
@@ -18,9 +20,13 @@ const STATUS_BY_CODE: Record<string, number> = {
   [ErrorCodes.NO_STATEMENTS]: 400,
   [ErrorCodes.UNSUPPORTED_STATEMENT]: 400,
   [ErrorCodes.TRANSACTION_LEFT_OPEN]: 400,
-  [ErrorCodes.REQUEST_ABORTED]: 400,
+  // Nobody reads it: the caller is gone. The request log records 499.
+  [ErrorCodes.REQUEST_ABORTED]: 499,
   [ErrorCodes.TARGET_NOT_ALLOWED]: 403,
   [ErrorCodes.CONNECTION_FAILED]: 502,
+  [ErrorCodes.PROTOCOL_ERROR]: 502,
+  [ErrorCodes.SERVER_TIMEOUT]: 504,
+  [ErrorCodes.INTERNAL_ERROR]: 500,
   [ErrorCodes.POOL_EXHAUSTED]: 503,
   [ErrorCodes.CONNECT_TIMEOUT]: 504,
 };

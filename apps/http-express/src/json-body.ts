@@ -1,28 +1,79 @@
 /**
- * Reads a JSON request body with a byte limit. Smaller than body-parser because it needs to be:
- * UTF-8 JSON only, no compression, and it runs on the hot path of every query.
+ * Reads a JSON request body with a byte limit and a time limit. Smaller than body-parser because it
+ * needs to be: UTF-8 JSON only, no compression, and it runs on the hot path of every query.
  */
-import type { IncomingMessage } from 'node:http';
+import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { writeJson } from './query-endpoint';
 
 /** A body that cannot be accepted; `status` is the HTTP answer. */
 export class BodyError extends Error {
   constructor(
-    readonly status: 400 | 413 | 415,
+    readonly status: 400 | 408 | 413 | 415,
     message: string,
   ) {
     super(message);
   }
 }
 
+export interface BodyLimits {
+  /** Largest accepted body in bytes (MAX_BODY_BYTES). */
+  maxBytes: number;
+  /** Time the whole body may take to arrive, from when reading starts (BODY_TIMEOUT_MS). */
+  timeoutMs: number;
+}
+
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+
 const TOO_LARGE = 'Request body too large';
 
-/** Resolves to the parsed body, or undefined when there is none. Rejects with BodyError. */
-export function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+/**
+ * Refuses every body that is not declared `application/json` (parameters allowed; a charset must be
+ * UTF-8). A web page may POST `text/plain` or a form to any address without a CORS preflight;
+ * `application/json` needs one, which the Origin check then refuses (docs/decisions.md 10.16).
+ */
+export function contentTypeError(req: IncomingMessage): BodyError | undefined {
+  const header = req.headers['content-type'];
+  const [mediaType = '', ...parameters] = (header ?? '').split(';');
+  if (mediaType.trim().toLowerCase() !== 'application/json') {
+    return new BodyError(
+      415,
+      header === undefined
+        ? 'Content-Type must be application/json'
+        : `Content-Type must be application/json, got '${header.slice(0, 100)}'`,
+    );
+  }
+  for (const parameter of parameters) {
+    const [name = '', value = ''] = parameter.split('=');
+    const charset = value.trim().replace(/^"|"$/g, '').toLowerCase();
+    if (name.trim().toLowerCase() === 'charset' && charset !== 'utf-8' && charset !== 'utf8') {
+      return new BodyError(
+        415,
+        `Content-Type must be application/json in UTF-8, got '${(header ?? '').slice(0, 100)}'`,
+      );
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Resolves to the parsed body, or undefined when there is none. Rejects with BodyError: 415 for a
+ * Content-Type other than JSON or a compressed body, 413 past `maxBytes`, 408 when the body has not
+ * fully arrived within `timeoutMs` (a client dribbling bytes would otherwise hold the socket until
+ * Node's request timeout), 400 for a broken stream or invalid JSON.
+ */
+export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<unknown> {
+  const wrongType = contentTypeError(req);
+  if (wrongType) {
+    req.resume();
+    return Promise.reject(wrongType);
+  }
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding !== 'identity') {
     req.resume();
     return Promise.reject(new BodyError(415, `Content-Encoding '${encoding}' is not supported`));
   }
+  const { maxBytes: limit } = limits;
   const declared = Number(req.headers['content-length']);
   if (declared > limit) {
     req.resume();
@@ -31,30 +82,47 @@ export function readJsonBody(req: IncomingMessage, limit: number): Promise<unkno
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let length = 0;
-    let failed = false;
+    let settled = false;
+    const fail = (error: BodyError): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      reject(error);
+    };
+    const timer = setTimeout(
+      () => fail(new BodyError(408, `Request body not received within ${limits.timeoutMs} ms`)),
+      limits.timeoutMs,
+    );
     req.on('data', (chunk: Buffer) => {
-      if (failed) return;
+      if (settled) return;
       length += chunk.length;
       if (length > limit) {
-        failed = true;
-        reject(new BodyError(413, TOO_LARGE));
+        fail(new BodyError(413, TOO_LARGE));
         return;
       }
       chunks.push(chunk);
     });
     req.once('error', (error) => {
-      failed = true;
-      reject(new BodyError(400, `Request body could not be read: ${error.message}`));
+      fail(new BodyError(400, `Request body could not be read: ${error.message}`));
+    });
+    req.once('close', () => {
+      if (!req.complete) fail(new BodyError(400, 'Request body could not be read: aborted'));
     });
     req.once('end', () => {
-      if (failed) return;
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
       if (length === 0) {
         resolve(undefined);
         return;
       }
-      const text = (
-        chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length)
-      ).toString('utf8');
+      const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length);
+      // Decoding would replace invalid bytes with U+FFFD: the SQL would change silently.
+      if (!isUtf8(bytes)) {
+        reject(new BodyError(400, 'Request body is not valid UTF-8'));
+        return;
+      }
+      const text = bytes.toString('utf8');
       try {
         resolve(JSON.parse(text));
       } catch {
@@ -62,4 +130,13 @@ export function readJsonBody(req: IncomingMessage, limit: number): Promise<unkno
       }
     });
   });
+}
+
+/**
+ * Answers a refused body. After a 408 the connection is closed: the client is still sending the
+ * body, so the socket cannot carry another request, and keeping it would keep the slow client.
+ */
+export function answerBodyError(res: ServerResponse, error: BodyError): void {
+  if (error.status === 408) res.setHeader('Connection', 'close');
+  writeJson(res, error.status, JSON.stringify({ error: error.message }));
 }

@@ -4,7 +4,7 @@
  * the server's direct path share it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { QueryService } from '@sqlgate/core';
+import { INTERNAL_ERROR_MESSAGE, serializeResponse, type QueryService } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { httpStatusFor, RETRY_AFTER_SECONDS } from './http-status';
 
@@ -50,11 +50,32 @@ export async function answerQuery(
     failure,
     timings,
   } = await service.execute(body, { signal: abortOnDisconnect(res) });
+  if (failure?.internal !== undefined) {
+    writeInternalError(res, logger, failure.internal);
+    return;
+  }
   const started = performance.now();
-  const json = JSON.stringify(answer);
+  let json: string;
+  try {
+    json = serializeResponse(answer);
+  } catch (error) {
+    // A body too large for one string, say: a defect of the bounds, never the caller's fault.
+    writeInternalError(res, logger, error);
+    return;
+  }
   res.setHeader(
     'Server-Timing',
     serverTiming(timings.poolWaitMs, timings.executionMs, performance.now() - started),
   );
   writeJson(res, httpStatusFor(failure), json);
+}
+
+/**
+ * docs/decisions.md 10.8: a defect answers 500 with the request id to quote; the detail goes to the
+ * log line with that id, never to the caller.
+ */
+export function writeInternalError(res: ServerResponse, logger: Logger, error: unknown): void {
+  const requestId = res.getHeader('X-Request-Id');
+  logger.error({ reqId: requestId, err: error }, 'internal error');
+  writeJson(res, 500, JSON.stringify({ error: INTERNAL_ERROR_MESSAGE, requestId }));
 }

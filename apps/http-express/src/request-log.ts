@@ -22,10 +22,19 @@ export function logRequest(
   res.setHeader('X-Request-Id', id);
   if (!logger.isLevelEnabled('info')) return;
   const started = performance.now();
+  const durationMs = (): number => Math.round((performance.now() - started) * 1000) / 1000;
+  // Logged as soon as the answer is sent; only an answer that never was is logged at close.
   res.once('finish', () => {
-    const durationMs = Math.round((performance.now() - started) * 1000) / 1000;
     logger.info(
-      { reqId: id, method: req.method, path, status: res.statusCode, durationMs },
+      { reqId: id, method: req.method, path, status: res.statusCode, durationMs: durationMs() },
+      'request',
+    );
+  });
+  res.once('close', () => {
+    if (res.writableFinished) return;
+    // The client went away before the answer was sent (docs/decisions.md 10.7): nginx's 499.
+    logger.info(
+      { reqId: id, method: req.method, path, status: 499, aborted: true, durationMs: durationMs() },
       'request',
     );
   });

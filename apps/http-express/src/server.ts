@@ -8,13 +8,16 @@ import { createQueryService, MemoryCacheStore, type QueryService } from '@sqlgat
 import { createPostgresConnections } from '@sqlgate/postgres-adapter';
 import pino, { type Logger } from 'pino';
 import { createAllowedTargets } from './allowed-targets';
+import { answerClientErrorsInJson } from './client-errors';
 import { createApp } from './app';
 import { withDirectQueryPath } from './direct-query-path';
-import { loadConfig, type ServerConfig } from './config';
+import { environmentWithout, loadConfig, type ServerConfig } from './config';
 
 export interface StartServerOptions extends Partial<ServerConfig> {
   /** Use this service instead of building one from the configuration. */
   service?: QueryService;
+  /** Where request lines and warnings go. Default: a pino logger at `logLevel` on stdout. */
+  logger?: Logger;
 }
 
 export interface RunningServer {
@@ -34,15 +37,19 @@ export function createServiceFromConfig(config: ServerConfig, logger?: Logger): 
       : {}),
     max: config.poolMax,
     idleTimeoutMs: config.poolIdleTimeoutMs,
+    maxLifetimeMs: config.poolMaxLifetimeMs,
     connectTimeoutMs: config.connectTimeoutMs,
     waitTimeoutMs: config.poolWaitTimeoutMs,
     maxPools: config.poolTargetsMax,
     ...(config.sslRootCertificate ? { rootCertificate: config.sslRootCertificate } : {}),
+    // json values reach HTTP callers as PostgreSQL's own text (docs/decisions.md 10.13).
+    rawJson: true,
   });
   return createQueryService({
     connections,
     ...(config.allowedTargets ? { targetPolicy: createAllowedTargets(config.allowedTargets) } : {}),
     defaultMaxRows: config.maxRows,
+    maxResultBytes: config.maxResultBytes,
     maxStatements: config.maxStatements,
     alwaysResetSession: config.sessionReset === 'always',
     cacheStore: new MemoryCacheStore({
@@ -63,22 +70,42 @@ export function createServiceFromConfig(config: ServerConfig, logger?: Logger): 
  * await fetch(`${server.url}/api/query`, { method: 'POST', body: JSON.stringify({ ... }) });
  */
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
-  const { service: givenService, ...overrides } = options;
-  const config: ServerConfig = { ...loadConfig(), ...definedOnly(overrides) };
-  const logger = pino({ level: config.logLevel });
+  const { service: givenService, logger: givenLogger, ...overrides } = options;
+  const given = definedOnly(overrides);
+  const config: ServerConfig = { ...loadConfig(environmentWithout(process.env, given)), ...given };
+  const logger = givenLogger ?? pino({ level: config.logLevel });
   const service = givenService ?? createServiceFromConfig(config, logger);
+  const browsers = {
+    ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
+    ...(config.allowedHosts ? { allowedHosts: config.allowedHosts } : {}),
+  };
   const app = createApp({
     service,
     maxBodyBytes: config.maxBodyBytes,
+    bodyTimeoutMs: config.bodyTimeoutMs,
     logger,
     ...(config.statsToken ? { statsToken: config.statsToken } : {}),
+    ...browsers,
   });
   const server = createServer(
-    withDirectQueryPath(app, { service, logger, maxBodyBytes: config.maxBodyBytes }),
+    // Node checks its header and request timeouts on this interval (30 s by default), so they
+    // would otherwise fire up to 30 s late.
+    { connectionsCheckingInterval: 1000 },
+    withDirectQueryPath(app, {
+      service,
+      logger,
+      bodyLimits: { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs },
+      ...browsers,
+    }),
   );
-  // Slow clients cannot hold sockets forever (DECISIONS 9).
-  server.headersTimeout = 30_000;
-  server.requestTimeout = 5 * 60_000;
+  // Slow clients cannot hold sockets for long, nor many of them (docs/decisions.md 9, 10.17):
+  // past MAX_CONNECTIONS new sockets are closed at once; headers must arrive within 10 s; the
+  // body within BODY_TIMEOUT_MS (answered 408 by the body reader). Node's own requestTimeout is
+  // the backstop for a body nobody reads, a little later than ours so that ours answers first.
+  server.maxConnections = config.maxConnections;
+  answerClientErrorsInJson(server);
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
+  server.requestTimeout = HEADERS_TIMEOUT_MS + config.bodyTimeoutMs + 1000;
   await listen(server, config.port, config.hostname);
   const { port } = server.address() as AddressInfo;
   const host =
@@ -104,6 +131,7 @@ function listen(server: Server, port: number, hostname: string): Promise<void> {
 }
 
 const GRACE_PERIOD_MS = 10_000;
+const HEADERS_TIMEOUT_MS = 10_000;
 
 async function shutDown(server: Server, service: QueryService): Promise<void> {
   const stopped = new Promise<void>((resolve) => server.close(() => resolve()));

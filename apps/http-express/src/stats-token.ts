@@ -9,7 +9,8 @@ export function requireStatsToken(token: string): RequestHandler {
   const expected = digest(token);
   return (req, res, next) => {
     const header = req.headers.authorization ?? '';
-    const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
+    // The scheme is case-insensitive (RFC 9110 11.1).
+    const given = /^bearer /i.test(header) ? header.slice('Bearer '.length) : '';
     if (given !== '' && timingSafeEqual(digest(given), expected)) {
       next();
       return;

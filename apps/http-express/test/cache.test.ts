@@ -1,4 +1,4 @@
-/** DECISIONS.md section 8: the opt-in result cache and its statistics, through HTTP. */
+/** docs/decisions.md 8: the opt-in result cache and its statistics, through HTTP. */
 import {
   createQueryService,
   MemoryCacheStore,
@@ -99,13 +99,14 @@ it('never serves one user the rows cached for another', async () => {
   expect(entries).not.toContain(database.password);
 });
 
-it('counts a known sequence: 3 cacheable misses, 2 hits, 1 uncached write', async () => {
+it('counts a known sequence: 1 uncached write, 3 cacheable misses, 2 hits', async () => {
+  // The write comes first: a write drops every cached entry of its database (docs/decisions.md 10.20).
+  await query({ sql: 'INSERT INTO cache_t VALUES (9)' }).expect(200);
   await query({ sql: 'SELECT 1 AS a', cache: true }).expect(200);
   await query({ sql: 'SELECT 2 AS b', cache: true }).expect(200);
   await query({ sql: 'SELECT 3 AS c', cache: true }).expect(200);
   await query({ sql: 'SELECT 1 AS a', cache: true }).expect(200);
   await query({ sql: 'SELECT 2 AS b', cache: true }).expect(200);
-  await query({ sql: 'INSERT INTO cache_t VALUES (9)' }).expect(200);
   const { stats, entries } = await cacheStats();
   expect(stats).toEqual({
     totalQueries: 6,
@@ -156,7 +157,7 @@ describe('when the registry or the store fails', () => {
   const app = createApp({ service });
   afterAll(() => service.close());
 
-  it('answers SPEC 500 bodies', async () => {
+  it('answers the 500 bodies of docs/interface.md', async () => {
     expect((await request(app).get('/api/stats/pools').expect(500)).body).toEqual({
       error: 'Failed to retrieve pool statistics',
       stats: [],

@@ -1,6 +1,6 @@
 /**
  * sqlgate connects only where the caller said, only as the caller said, and never with anything but the
- * caller's credentials (DECISIONS.md sections 6 and 7). No password ever leaves in a response, a
+ * caller's credentials (docs/decisions.md 6 and 7). No password ever leaves in a response, a
  * statistic or a log line.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -199,7 +199,7 @@ describe('sslMode', () => {
         expect((await sslOf(app, { sslMode: 'disable' })).ssl).toBe(false);
         expect((await sslOf(app, { sslMode: 'require' })).ssl).toBe(true);
         expect((await sslOf(app, { sslMode: 'disable' })).ssl).toBe(false);
-        // Two pools, reported under SPEC's single poolId.
+        // Two pools, reported under the interface's single poolId.
         expect(await pools(app)).toEqual([
           expect.objectContaining({ poolId, totalConnections: 2 }),
         ]);

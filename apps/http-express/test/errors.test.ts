@@ -1,4 +1,4 @@
-/** DECISIONS.md section 5: every status code POST /api/query can produce, each with its body. */
+/** docs/decisions.md 5: every status code POST /api/query can produce, each with its body. */
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
@@ -70,7 +70,8 @@ describe('400', () => {
       code: '42703',
       severity: 'ERROR',
       routine: expect.any(String),
-      position: '8',
+      // PostgreSQL's own position, in the statement as submitted (decisions 10.9).
+      position: '10',
       statementIndex: 1,
       location: { line: 3, column: 12 },
     });

@@ -1,4 +1,4 @@
-/** DECISIONS.md section 3: the request extensions, through HTTP against PostgreSQL. */
+/** docs/decisions.md 3: the request extensions, through HTTP against PostgreSQL. */
 import request from 'supertest';
 import { createTestApp, sql, target, type TestApp } from './support';
 

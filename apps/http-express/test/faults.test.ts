@@ -1,5 +1,5 @@
 /**
- * Faults between sqlgate and PostgreSQL (DECISIONS.md sections 5 and 6): what the caller sees, and
+ * Faults between sqlgate and PostgreSQL (docs/decisions.md 5 and 6): what the caller sees, and
  * that the service keeps working afterwards. A dedicated cluster is used so that it can be restarted
  * and so that its pg_stat_activity holds only the connections of this file.
  */

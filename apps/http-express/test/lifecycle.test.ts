@@ -65,7 +65,7 @@ describe('the sqlgate bin', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)(
     'on %s finishes the request in flight, refuses new ones, ends every pool and exits 0',
     async (signal) => {
-      const { child, url } = await startBin({ LOG_LEVEL: 'silent' });
+      const { child, url } = await startBin({ LOG_LEVEL: 'info' });
       const exited = exitOf(child);
       const body = { ...target({ database }), sql: 'SELECT pg_sleep(1), 1 AS done' };
       const inFlight = fetch(`${url}/api/query`, {

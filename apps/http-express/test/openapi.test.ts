@@ -3,23 +3,38 @@
  * and documented header below comes from the app over a real PostgreSQL database.
  */
 import { createServer } from 'node:net';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import express from 'express';
 import type { AddressInfo } from 'node:net';
+import { ROUTES as CONTRACT_ROUTES } from '@sqlgate/core';
+import type { Express } from 'express';
 import request from 'supertest';
-import { openApiDocument } from '../src/openapi';
+import { createApp } from '../src/app';
+import { buildOpenApiDocument, openApiDocument } from '../src/openapi';
 import { Contract, HTTP_METHODS, valueAt, type HttpAnswer } from './openapi/contract';
 import { createTestApp, sql, target, type TestApp } from './support';
 
 const TABLE = 'openapi_contract_items';
 
-/** Every route the app answers, with its methods. */
-const ROUTES: Record<string, string[]> = {
-  '/api/query': ['POST'],
-  '/api/test-connection': ['POST'],
-  '/api/stats/pools': ['GET'],
-  '/api/stats/cache': ['GET', 'DELETE'],
-  '/api/openapi.json': ['GET'],
-  '/healthz': ['GET'],
-};
+/** Every route the Express app registers, with its methods, read from its router. */
+function routesOf(app: Express): Record<string, string[]> {
+  const routes: Record<string, string[]> = {};
+  const stack = (app as unknown as { router: { stack: { route?: ExpressRoute }[] } }).router.stack;
+  for (const { route } of stack) {
+    if (!route) continue;
+    for (const method of Object.keys(route.methods))
+      (routes[route.path] ??= []).push(method.toUpperCase());
+  }
+  return routes;
+}
+
+interface ExpressRoute {
+  path: string;
+  methods: Record<string, boolean>;
+}
+
+const sorted = (routes: Record<string, string[]>): Record<string, string[]> =>
+  Object.fromEntries(Object.entries(routes).map(([path, methods]) => [path, [...methods].sort()]));
 
 const contract = new Contract();
 let testApp: TestApp;
@@ -128,8 +143,14 @@ describe('the document', () => {
       .filter(([, schema]) => typeof schema.description !== 'string')
       .map(([name]) => name);
     // Wrapper bodies whose properties carry the meaning may go without one; the domain objects may not.
+    for (const path of ['/api/query', '/api/test-connection']) {
+      const requestSchema = valueAt(
+        contract.document,
+        `#/paths/${path.replace(/\//g, '~1')}/post/requestBody/content/application~1json/schema`,
+      ) as { description?: unknown };
+      expect(typeof requestSchema.description).toBe('string');
+    }
     for (const name of [
-      'QueryRequest',
       'QueryExecutionResult',
       'MultipleStatementsResponse',
       'QueryErrorObject',
@@ -162,7 +183,21 @@ describe('the document', () => {
     });
   });
 
+  it('has a schema for every route the app registers: the route table of core', () => {
+    const contractRoutes: Record<string, string[]> = {};
+    for (const route of CONTRACT_ROUTES)
+      (contractRoutes[route.path] ??= []).push(route.method.toUpperCase());
+    expect(sorted(routesOf(createApp({ service: testApp.service })))).toEqual(
+      sorted(contractRoutes),
+    );
+    // The check itself: an app with one more route fails it.
+    const extended = createApp({ service: testApp.service });
+    extended.get('/api/undocumented', (_req, res) => res.json({}));
+    expect(sorted(routesOf(extended))).not.toEqual(sorted(contractRoutes));
+  });
+
   it('documents every route the app answers, and nothing else', async () => {
+    const ROUTES = routesOf(createApp({ service: testApp.service }));
     const documented = Object.fromEntries(
       Object.entries(contract.document.paths as Record<string, Record<string, unknown>>).map(
         ([path, item]) => [
@@ -173,11 +208,7 @@ describe('the document', () => {
         ],
       ),
     );
-    expect(documented).toEqual(
-      Object.fromEntries(
-        Object.entries(ROUTES).map(([path, methods]) => [path, [...methods].sort()]),
-      ),
-    );
+    expect(documented).toEqual(sorted(ROUTES));
     for (const [path, methods] of Object.entries(ROUTES)) {
       // The app's own list of methods of a path, from the Allow header of a 405.
       const wrong = await request(testApp.app).patch(path).send({});
@@ -268,6 +299,29 @@ describe('POST /api/query', () => {
     expect(hit.body).toMatchObject({ cached: true });
   });
 
+  it('200 with warnings: an unknown field runs the request and is named', async () => {
+    const answer = documentedQuery(
+      await query({ sql: 'SELECT generate_series(1, 3) AS n', maxrows: 1, colour: 'red' }),
+      200,
+    );
+    // Ignored, not applied: all three rows.
+    expect(answer.body).toMatchObject({ rows: [{ n: 1 }, { n: 2 }, { n: 3 }] });
+    expect((answer.body as { warnings?: unknown }).warnings).toEqual([
+      "unknown field 'maxrows' (did you mean 'maxRows'?)",
+      "unknown field 'colour'",
+    ]);
+    const known = documentedQuery(await query({ sql: 'SELECT 1' }), 200);
+    expect(known.body).not.toHaveProperty('warnings');
+    // On a failure too, where a misspelled option matters most.
+    const failed = documentedQuery(
+      await query({ sql: 'SELECT no_such_column FROM pg_class', readonly: true }),
+      400,
+    );
+    expect((failed.body as { warnings?: unknown }).warnings).toEqual([
+      "unknown field 'readonly' (did you mean 'readOnly'?)",
+    ]);
+  });
+
   it('400: an SQL error in a single statement is a QueryErrorObject', async () => {
     const answer = documentedQuery(
       await query({ sql: 'SELECT no_such_column FROM pg_class' }),
@@ -341,6 +395,11 @@ describe('POST /api/query', () => {
       400,
     );
     expect(unsupported.body).toMatchObject({ statementIndex: 1 });
+    const unterminated = documentedQuery(await query({ sql: "SELECT 1;\nSELECT 'open" }), 400);
+    expect(unterminated.body).toEqual({
+      error: 'Unterminated string starting at line 2, column 8',
+      location: { line: 2, column: 8 },
+    });
   });
 
   it('409, 503: a serialization failure and too many connections', async () => {
@@ -474,6 +533,41 @@ describe('statistics, health and the document itself', () => {
     expect(answer.status).toBe(200);
     contract.expectDocumented(answer, '/api/openapi.json', 'get');
     expect(answer.body).toEqual(JSON.parse(JSON.stringify(openApiDocument)));
+  });
+
+  it('the served document is valid OpenAPI 3.1 for @apidevtools/swagger-parser', async () => {
+    const answer = await request(testApp.app).get('/api/openapi.json');
+    // validate() dereferences in place: it gets a copy.
+    await expect(SwaggerParser.validate(structuredClone(answer.body))).resolves.toBeDefined();
+    // The check itself: a document with a dangling reference is refused.
+    const broken = structuredClone(answer.body) as { paths: Record<string, unknown> };
+    broken.paths['/broken'] = {
+      get: { responses: { '200': { $ref: '#/components/responses/Nothing' } } },
+    };
+    await expect(
+      SwaggerParser.validate(broken as unknown as Parameters<typeof SwaggerParser.validate>[0]),
+    ).rejects.toThrow();
+  });
+
+  it('servers honours the mount path of an embedded app', async () => {
+    const root = await request(testApp.app).get('/api/openapi.json');
+    expect(root.body.servers).toEqual([{ url: '/', description: expect.any(String) }]);
+    const host = express();
+    host.use('/databases/main', testApp.app);
+    const mounted = await request(host).get('/databases/main/api/openapi.json');
+    expect(mounted.status).toBe(200);
+    expect(mounted.body.servers).toEqual([
+      { url: '/databases/main', description: expect.any(String) },
+    ]);
+    expect(mounted.body).toEqual(
+      JSON.parse(JSON.stringify(buildOpenApiDocument('/databases/main'))),
+    );
+  });
+
+  it('describes CONNECT_TIMEOUT_MS as configurable, not a fixed 5000 ms', () => {
+    const text = JSON.stringify(openApiDocument);
+    expect(text).toContain('CONNECT_TIMEOUT_MS');
+    expect(text).not.toMatch(/with a 5000 ms connect timeout/);
   });
 
   it('404 and 405 bodies', async () => {

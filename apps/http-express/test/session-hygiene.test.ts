@@ -1,5 +1,5 @@
 /**
- * DECISIONS 2.6: no SET, role, temp table, prepared statement, cursor, LISTEN or advisory lock
+ * docs/decisions.md 2.6: no SET, role, temp table, prepared statement, cursor, LISTEN or advisory lock
  * survives into another request. Each follow-up runs 2 x POOL_MAX requests at once, so every pooled
  * connection (the one the dirty request used included) is checked.
  */

@@ -68,7 +68,7 @@ describe('writes', () => {
     expect(await sql('SELECT note FROM strategy_t')).toEqual([{ note: 'uno' }]);
   });
 
-  it('roll back every statement when one fails, with SPEC message, failedStatementIndex, results before it and cause', async () => {
+  it('roll back every statement when one fails, with the documented message, failedStatementIndex, results before it and cause', async () => {
     const response = await query({
       sql: "INSERT INTO strategy_t VALUES (1, 'one');\nINSERT INTO strategy_t VALUES (1, 'again');\nINSERT INTO strategy_t VALUES (3, 'three');",
     }).expect(400);

@@ -1,12 +1,13 @@
 /** Shared set-up for HTTP tests: the app over the real adapter, pointed at the run's test database. */
 import { testDatabaseFromEnvironment, type TestDatabaseSettings } from '@sqlgate/testing';
 import type { QueryService } from '@sqlgate/core';
-import type { Express } from 'express';
-import { Client } from 'pg';
+import express, { type Express } from 'express';
+import { Client, type ClientConfig } from 'pg';
 import type { Logger } from 'pino';
 import { createApp } from '../src/app';
 import { loadConfig, type ServerConfig } from '../src/config';
 import { createServiceFromConfig } from '../src/server';
+import { inspectResponseBodies } from './response-inspector';
 
 export const database: TestDatabaseSettings = testDatabaseFromEnvironment();
 
@@ -31,17 +32,25 @@ export interface TestApp {
 /** The app with its own pools; close it in afterAll. */
 export function createTestApp(config: Partial<ServerConfig> = {}, logger?: Logger): TestApp {
   const service = createServiceFromConfig({ ...loadConfig({}), ...config });
-  const app = createApp({
+  const inner = createApp({
     service,
     maxBodyBytes: config.maxBodyBytes ?? 1024 * 1024,
     ...(config.statsToken ? { statsToken: config.statsToken } : {}),
+    ...(config.bodyTimeoutMs ? { bodyTimeoutMs: config.bodyTimeoutMs } : {}),
+    ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
+    ...(config.allowedHosts ? { allowedHosts: config.allowedHosts } : {}),
     ...(logger ? { logger } : {}),
   });
+  // Every body the tests see passes the internal-message check (response-inspector.ts).
+  const app = express();
+  app.use(inspectResponseBodies, inner);
   return { app, service, close: () => service.close() };
 }
 
 /** A direct pg connection to the test database, for checking what the service did. */
-export async function directClient(overrides: Partial<TestDatabaseSettings> = {}): Promise<Client> {
+export async function directClient(
+  overrides: Partial<TestDatabaseSettings> & Pick<ClientConfig, 'types'> = {},
+): Promise<Client> {
   const client = new Client({
     host: database.host,
     port: database.port,

@@ -1,6 +1,6 @@
 /**
  * POST /api/test-connection: one connection outside the pools, with the status rules of
- * DECISIONS.md section 5 and the TLS rules of section 7.
+ * docs/decisions.md 5 and the TLS rules of section 7.
  */
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import request from 'supertest';

@@ -1,5 +1,5 @@
 /**
- * DECISIONS.md section 4: every value survives the trip, under a process time zone that is not UTC,
+ * docs/decisions.md 4: every value survives the trip, under a process time zone that is not UTC,
  * with type parsers set per pool and pg's global parsers untouched.
  */
 process.env.TZ = 'America/New_York';

@@ -18,6 +18,12 @@ export const ErrorCodes = {
   CONNECTION_FAILED: 'CONNECTION_FAILED',
   /** Connecting to the target took longer than the connect timeout. */
   CONNECT_TIMEOUT: 'CONNECT_TIMEOUT',
+  /** The server sent nothing for longer than the request's timeout allows; the connection was closed. */
+  SERVER_TIMEOUT: 'SERVER_TIMEOUT',
+  /** The server broke the wire protocol; the connection was closed. */
+  PROTOCOL_ERROR: 'PROTOCOL_ERROR',
+  /** A defect in sqlgate: the detail goes to the log only. */
+  INTERNAL_ERROR: 'INTERNAL_ERROR',
   /** No pooled connection became free within the pool wait timeout. */
   POOL_EXHAUSTED: 'POOL_EXHAUSTED',
   /** The target is outside the configured allow-list. */
@@ -126,14 +132,19 @@ export class DatabaseError extends SqlgateError {
  * connect timeout, pool exhausted. `systemCode` is the SQLSTATE when the server sent one, else the
  * system code (ECONNREFUSED, ENOTFOUND, ETIMEDOUT...): an error without a code is a bug.
  */
+export type ConnectionErrorCode =
+  | typeof ErrorCodes.CONNECTION_FAILED
+  | typeof ErrorCodes.CONNECT_TIMEOUT
+  | typeof ErrorCodes.SERVER_TIMEOUT
+  | typeof ErrorCodes.PROTOCOL_ERROR
+  | typeof ErrorCodes.POOL_EXHAUSTED;
+
 export class ConnectionError extends SqlgateError {
+  declare readonly code: ConnectionErrorCode;
   readonly systemCode: string;
 
   constructor(
-    code:
-      | typeof ErrorCodes.CONNECTION_FAILED
-      | typeof ErrorCodes.CONNECT_TIMEOUT
-      | typeof ErrorCodes.POOL_EXHAUSTED,
+    code: ConnectionErrorCode,
     message: string,
     systemCode: string,
     options?: { cause?: unknown },

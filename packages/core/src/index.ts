@@ -20,7 +20,7 @@ export { parseQueryRequest, parseConnectionTarget, parsePort, MAX_ROWS_LIMIT } f
 export type { CacheRequest, IsolationLevel, QueryOptions, QueryRequest } from './request';
 export { planExecution } from './execution/plan';
 export type { ExecutionPlan, StrategyName, TransactionMode } from './execution/plan';
-export { transactionFailureMessage } from './execution/response';
+export { INTERNAL_ERROR_MESSAGE, transactionFailureMessage } from './execution/response';
 export type {
   MultipleStatementsResponse,
   QueryErrorObject,
@@ -32,5 +32,12 @@ export type {
 } from './execution/response';
 export * from './cache';
 export * from './stats';
-export type { CacheEntryRecord, CacheStore, CachedResult } from './ports/cache-store';
+export type {
+  CacheEntryRecord,
+  CacheStore,
+  CachedResult,
+  InvalidationScope,
+} from './ports/cache-store';
 export type { TargetPolicy } from './ports/target-policy';
+export * from './json';
+export * from './schemas';

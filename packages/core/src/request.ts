@@ -1,10 +1,12 @@
 /**
- * Validation of a POST /api/query body (SPEC QueryRequest plus DECISIONS.md section 3). It lives in
+ * Validation of a POST /api/query body (QueryRequest in docs/interface.md, docs/decisions.md 3). It lives in
  * core, not in the HTTP adapter, so that library users get the same guarantees: a target built from the
  * documented fields only, no Unix sockets, no silent coercion.
  */
 import { ErrorCodes, RequestError } from './errors';
 import { SSL_MODES, type ConnectionTarget, type RowMode, type SslMode } from './ports/connections';
+import { QUERY_REQUEST_FIELDS } from './schemas/request';
+import { unknownFieldWarnings } from './schemas/unknown-fields';
 
 export type IsolationLevel = 'read committed' | 'repeatable read' | 'serializable';
 
@@ -33,9 +35,18 @@ export interface QueryRequest {
   target: ConnectionTarget;
   sql: string;
   options: QueryOptions;
+  /** One per field of the body the schema does not know; absent when there is none. */
+  warnings?: string[];
 }
 
+/** The fields of QueryRequestSchema: the one list of what a body may hold. */
+const KNOWN_QUERY_FIELDS: ReadonlySet<string> = new Set(QUERY_REQUEST_FIELDS);
+
 const REQUIRED_FIELDS = ['host', 'port', 'user', 'database', 'sql'] as const;
+/** Fields of a target that may hold text, all of which reach the server's startup packet. */
+const TARGET_TEXT_FIELDS = ['host', 'port', 'user', 'password', 'database', 'sslMode'] as const;
+/** The other text fields of a query request. */
+const QUERY_TEXT_FIELDS = ['sql', 'rowMode', 'isolationLevel'] as const;
 
 /** Upper bound of a caller's `maxRows`, so a typo cannot ask the server to buffer a table. */
 export const MAX_ROWS_LIMIT = 1_000_000;
@@ -44,8 +55,123 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
 
 type Body = Record<string, unknown>;
 
+/**
+ * How deeply `params` values may nest (arrays and objects inside the `params` array). Deeper
+ * values are a mistake or an attack, and walking them would exhaust the stack (docs/decisions.md
+ * 10.8).
+ */
+export const MAX_PARAM_DEPTH = 32;
+/** PostgreSQL's protocol limit on the parameters of one statement. */
+const MAX_PARAMS = 65_535;
+
+/** A NUL, or a UTF-16 surrogate without its partner (with the `u` flag a valid pair is one code point). */
+const UNSENDABLE_CHARACTER = /[\0\p{Cs}]/u;
+
 function invalid(message: string): RequestError {
   return new RequestError(ErrorCodes.INVALID_REQUEST, message);
+}
+
+/**
+ * Refuses text that cannot reach PostgreSQL as sent (docs/decisions.md 10.12). A NUL ends a
+ * string in the protocol: in a startup packet it let a caller add `options` of their own, in a
+ * statement it broke the message. A lone surrogate has no UTF-8 form: the encoder would replace
+ * it with U+FFFD, silently sending other text than the caller's.
+ */
+function refuseUnsendableText(value: string, field: string): void {
+  const found = UNSENDABLE_CHARACTER.exec(value);
+  if (found === null) return;
+  if (found[0] === '\0') {
+    throw invalid(`'${field}' contains a NUL character (U+0000), which PostgreSQL cannot receive`);
+  }
+  const code = found[0].charCodeAt(0).toString(16).toUpperCase();
+  // Counted in characters, as PostgreSQL and an editor count them, not in UTF-16 units.
+  const character = Array.from(value.slice(0, found.index)).length + 1;
+  throw invalid(
+    `'${field}' contains a lone UTF-16 surrogate (U+${code}) at character ${character}, which is not valid Unicode`,
+  );
+}
+
+/** Checks the named fields of `body` that hold strings (other types are checked field by field). */
+function refuseUnsendableFields(body: Body, fields: readonly string[]): void {
+  for (const field of fields) {
+    const value = body[field];
+    if (typeof value === 'string') refuseUnsendableText(value, field);
+  }
+}
+
+/** `params[0].name`, `params[1][2]`, `params[0]["a b"]`: built only for an error message. */
+function paramPath(keys: readonly (string | number)[]): string {
+  let path = 'params';
+  for (const key of keys) {
+    if (typeof key === 'number') path += `[${key}]`;
+    else path += /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+  }
+  return path;
+}
+
+/** Significant digits JSON numbers keep through a double without doubt (DBL_DIG). */
+const EXACT_DIGITS = 15;
+
+/**
+ * Whether a parsed JSON number is surely the number the caller wrote: finite, and an integer within
+ * 2^53 or a number of at most 15 significant digits (any such decimal survives a double). A number past that was rounded by JSON
+ * parsing before sqlgate saw it (a bigint, a long numeric), so it is refused rather than sent
+ * changed: nothing the caller sent is silently changed (docs/decisions.md 10.8).
+ */
+function isExactNumber(value: number): boolean {
+  if (!Number.isFinite(value)) return false;
+  if (Number.isSafeInteger(value)) return true;
+  const mantissa = String(value).split('e')[0] as string;
+  return mantissa.replace(/^-?0*\.?0*/, '').replace('.', '').length <= EXACT_DIGITS;
+}
+
+function isPlainObject(value: object): value is Record<string, unknown> {
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * Walks a parameter value: strings (and object keys) must be sendable, nesting is bounded. Only
+ * arrays and plain objects are entered: a Buffer may hold zero bytes (bytea), and a Date or a
+ * library caller's own object is the driver's to convert. `keys` is the way down from `params`,
+ * kept as a stack so a long array costs no string per element.
+ */
+function checkParam(value: unknown, keys: (string | number)[]): void {
+  if (typeof value === 'string') {
+    if (UNSENDABLE_CHARACTER.test(value)) refuseUnsendableText(value, paramPath(keys));
+    return;
+  }
+  if (typeof value === 'number') {
+    if (!isExactNumber(value)) {
+      throw invalid(
+        `'${paramPath(keys)}' is a number JSON cannot carry exactly (it arrived as ${String(value)}); send it as a string`,
+      );
+    }
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  const isArray = Array.isArray(value);
+  if (!isArray && !isPlainObject(value)) return;
+  // keys holds the params index too: a value nested `depth` levels below it has depth + 1 keys.
+  if (keys.length > MAX_PARAM_DEPTH) {
+    throw invalid(
+      `'params' are nested more than ${MAX_PARAM_DEPTH} levels deep (at '${paramPath(keys)}')`,
+    );
+  }
+  if (isArray) {
+    for (let index = 0; index < value.length; index++) {
+      keys.push(index);
+      checkParam(value[index], keys);
+      keys.pop();
+    }
+    return;
+  }
+  for (const key of Object.keys(value)) {
+    keys.push(key);
+    if (UNSENDABLE_CHARACTER.test(key)) refuseUnsendableText(key, `${paramPath(keys)} (key)`);
+    checkParam(value[key], keys);
+    keys.pop();
+  }
 }
 
 function isAbsent(value: unknown): boolean {
@@ -74,7 +200,7 @@ function optionalPositiveInteger(body: Body, name: string, max: number): number 
   return value;
 }
 
-/** SPEC sends the port as a number; DECISIONS also accepts a string of digits. */
+/** docs/interface.md has the port as a number; sqlgate also accepts a string of digits. */
 export function parsePort(value: unknown): number {
   const port =
     typeof value === 'number'
@@ -110,6 +236,7 @@ export function parseConnectionTarget(
   body: Body,
   defaults: { database?: string } = {},
 ): ConnectionTarget {
+  refuseUnsendableFields(body, TARGET_TEXT_FIELDS);
   const password = body.password;
   if (password !== undefined && password !== null && typeof password !== 'string') {
     throw invalid("'password' must be a string");
@@ -159,6 +286,15 @@ function parseIsolationLevel(value: unknown): IsolationLevel | undefined {
 function parseParams(value: unknown): unknown[] | undefined {
   if (value === undefined || value === null) return undefined;
   if (!Array.isArray(value)) throw invalid("'params' must be an array");
+  // The Bind message counts parameters in 16 bits: more would wrap around.
+  if (value.length > MAX_PARAMS)
+    throw invalid(`'params' holds ${value.length} values; at most ${MAX_PARAMS} are allowed`);
+  const keys: (string | number)[] = [];
+  for (let index = 0; index < value.length; index++) {
+    keys.push(index);
+    checkParam(value[index], keys);
+    keys.pop();
+  }
   return value;
 }
 
@@ -168,8 +304,13 @@ export function missingFields(body: Body, required: readonly string[]): string[]
 }
 
 /**
- * Validates a POST /api/query body. Throws `RequestError` with SPEC's messages:
- * 'Missing required fields' (with `missing`), or a sentence naming the wrong field.
+ * Validates a POST /api/query body. Throws `RequestError` with the messages of docs/interface.md:
+ * 'Missing required fields' (with `missing`), or a sentence naming the wrong field. Fields outside
+ * QueryRequestSchema are not refused: they are named in `warnings`.
+ *
+ * Hand-written rather than a validator compiled from the schema: the 400 messages are part of the
+ * contract (tests assert them word for word), and this is POST /api/query's hot path. The schema
+ * still decides which fields are known, and a test checks both agree on what is valid.
  */
 export function parseQueryRequest(body: unknown): QueryRequest {
   // No body at all: every required field is missing.
@@ -182,6 +323,7 @@ export function parseQueryRequest(body: unknown): QueryRequest {
   if (missing.length > 0) {
     throw new RequestError(ErrorCodes.MISSING_FIELDS, 'Missing required fields', { missing });
   }
+  refuseUnsendableFields(fields, QUERY_TEXT_FIELDS);
   // pg would take an object as a named prepared statement: only text is SQL.
   const sql = requireString(fields, 'sql');
   const options: QueryOptions = {
@@ -199,5 +341,8 @@ export function parseQueryRequest(body: unknown): QueryRequest {
   if (cache !== undefined) options.cache = cache;
   const isolationLevel = parseIsolationLevel(fields.isolationLevel);
   if (isolationLevel) options.isolationLevel = isolationLevel;
-  return { target: parseConnectionTarget(fields), sql, options };
+  const request: QueryRequest = { target: parseConnectionTarget(fields), sql, options };
+  const warnings = unknownFieldWarnings(fields, KNOWN_QUERY_FIELDS);
+  if (warnings) request.warnings = warnings;
+  return request;
 }

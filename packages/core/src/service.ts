@@ -7,19 +7,33 @@ import {
   type CacheEntry,
   DEFAULT_CACHE_MAX_BYTES,
   DEFAULT_CACHE_TTL_MS,
+  requestMayUseCache,
+  writeExtentOf,
 } from './cache';
 import { ErrorCodes, RequestError } from './errors';
 import { ExecutionContext, elapsed, type ExecutionSettings } from './execution/context';
+import { lazyCacheScope } from './execution/cache-attempt';
 import { executePlan } from './execution/execute';
 import { planExecution } from './execution/plan';
-import { errorResponse, shapeResponse, type QueryResponse } from './execution/response';
+import {
+  errorResponse,
+  shapeResponse,
+  type QueryResponse,
+  type QueryResponseBody,
+} from './execution/response';
 import type { ExecutionOutcome } from './execution/outcome';
 import { createParseMemo, loadParser, type ParsedStatement } from './parser';
 import type { CacheStore } from './ports/cache-store';
 import type { TargetPolicy } from './ports/target-policy';
 import { systemClock, type Clock } from './ports/clock';
-import type { ConnectionCheck, ConnectionProvider, PoolStat } from './ports/connections';
+import type {
+  CacheScope,
+  ConnectionCheck,
+  ConnectionProvider,
+  PoolStat,
+} from './ports/connections';
 import { missingFields, parseConnectionTarget, parseQueryRequest } from './request';
+import { statementsForTarget } from './statements-for-target';
 import { QueryStatistics, type CacheStats } from './stats';
 
 export interface QueryServiceOptions {
@@ -43,7 +57,12 @@ export interface QueryServiceOptions {
   cacheMaxEntryBytes?: number;
   /** Cache reads of requests that do not say (QUERY_CACHE_DEFAULT=on). Default false. */
   cacheByDefault?: boolean;
+  /** Bytes of rows one request may return (MAX_RESULT_BYTES). Default 64 MiB. */
+  maxResultBytes?: number;
 }
+
+/** docs/decisions.md 10.2. */
+export const DEFAULT_MAX_RESULT_BYTES = 64 * 1024 * 1024;
 
 /** GET /api/stats/cache. */
 export interface CacheStatistics {
@@ -67,7 +86,7 @@ export interface QueryServiceResponse extends QueryResponse {
   timings: QueryTimings;
 }
 
-/** Outcome of a connection check: SPEC's test-connection, with DECISIONS' status rules. */
+/** Outcome of a connection check: the test-connection of docs/interface.md, with the status rules of docs/decisions.md 5. */
 export type ConnectionCheckResponse =
   | { body: { success: true; message: 'Connection successful' } & ConnectionCheck }
   | {
@@ -80,7 +99,7 @@ export interface QueryService {
   execute(body: unknown, options?: ExecuteOptions): Promise<QueryServiceResponse>;
   /** Runs a POST /api/test-connection body: one connection outside the pools. */
   checkConnection(body: unknown): Promise<ConnectionCheckResponse>;
-  /** SPEC PoolStat for every pool; touches no database. */
+  /** PoolStat (docs/interface.md) for every pool; touches no database. */
   poolStats(): PoolStat[];
   /** Counters and the most recent cache entries; touches no database. */
   cacheStatistics(): Promise<CacheStatistics>;
@@ -106,6 +125,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     defaultMaxRows: options.defaultMaxRows ?? 10_000,
     alwaysResetSession: options.alwaysResetSession ?? false,
     maxParallelReads: options.maxParallelReads ?? 5,
+    maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
   };
   let closing: Promise<void> | undefined;
   const statistics = new QueryStatistics();
@@ -127,10 +147,19 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     let context: ExecutionContext | undefined;
     let statements: readonly ParsedStatement[] = [];
     let outcome: ExecutionOutcome | undefined;
+    let warnings: string[] | undefined;
     try {
       const request = parseQueryRequest(body);
+      warnings = request.warnings;
+      // docs/decisions.md 10.17: the target is checked before the SQL is parsed, so a refused
+      // target costs no parsing. The policy may pin the address it checked (DNS rebinding).
+      const target = (await options.targetPolicy?.check(request.target)) ?? request.target;
       await loadParser();
-      statements = parse(request.sql);
+      statements = await statementsForTarget(request.sql, target, {
+        parse,
+        connections,
+        signal: executeOptions.signal,
+      });
       if (statements.length === 0) {
         throw new RequestError(ErrorCodes.NO_STATEMENTS, 'No valid SQL statements found');
       }
@@ -141,26 +170,33 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         );
       }
       const plan = planExecution(statements, request.options);
-      await options.targetPolicy?.check(request.target);
+      const scope = lazyCacheScope(() => connections.scopeOf(target));
       context = new ExecutionContext(
         connections,
-        request.target,
+        target,
         request.options,
         settings,
         clock,
         executeOptions.signal,
-        cache && { cache, scope: connections.scopeOf(request.target) },
+        cache && requestMayUseCache(statements) ? { cache, scope } : undefined,
       );
-      outcome = await executePlan(context, plan, statements);
-      if (cache) await invalidateWritten(cache, connections.scopeOf(request.target), outcome);
+      try {
+        outcome = await executePlan(context, plan, statements);
+      } finally {
+        // Also when execution failed: a write may have committed before the failure.
+        if (cache) await invalidateWritten(cache, scope, statements);
+      }
       const executionMs = elapsed(clock, started);
-      return {
-        ...shapeResponse(plan, outcome, executionMs),
-        timings: timings(context, executionMs),
-      };
+      return withWarnings(
+        { ...shapeResponse(plan, outcome, executionMs), timings: timings(context, executionMs) },
+        warnings,
+      );
     } catch (error) {
       const executionMs = elapsed(clock, started);
-      return { ...errorResponse(error, executionMs), timings: timings(context, executionMs) };
+      return withWarnings(
+        { ...errorResponse(error, executionMs), timings: timings(context, executionMs) },
+        warnings,
+      );
     } finally {
       countStatements(statistics, statements, outcome);
     }
@@ -177,8 +213,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         throw new RequestError(ErrorCodes.MISSING_FIELDS, 'Missing required fields', { missing });
       }
       const target = parseConnectionTarget(fields, { database: 'postgres' });
-      await options.targetPolicy?.check(target);
-      const check = await connections.check(target);
+      const checked = (await options.targetPolicy?.check(target)) ?? target;
+      const check = await connections.check(checked);
       return { body: { success: true, message: 'Connection successful', ...check } };
     } catch (error) {
       const { body: errorBody, failure } = errorResponse(error, 0);
@@ -217,11 +253,24 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   };
 }
 
+/**
+ * Adds the unknown request fields to the body, on success and on failure alike: a misspelled
+ * `maxRows` matters most when the answer is not what the caller expected. A body that failed
+ * validation has none (the request was not understood far enough to name them).
+ */
+function withWarnings<T extends { body: QueryResponseBody }>(
+  response: T,
+  warnings: string[] | undefined,
+): T {
+  if (warnings) response.body = { ...response.body, warnings } as QueryResponseBody;
+  return response;
+}
+
 function timings(context: ExecutionContext | undefined, executionMs: number): QueryTimings {
   return { poolWaitMs: context?.poolWaitMs ?? 0, executionMs };
 }
 
-/** DECISIONS 8: every statement of a request is counted once, as a hit, as executed, or as not run. */
+/** docs/decisions.md 8: every statement of a request is counted once, as a hit, as executed, or as not run. */
 function countStatements(
   statistics: QueryStatistics,
   statements: readonly ParsedStatement[],
@@ -236,32 +285,19 @@ function countStatements(
 }
 
 /**
- * After writes through the service, drops the target's cached reads of the written relations (all
- * of them when unknown). Reads that call functions may write through them: they count as unknown
- * writes (the parser leaves their relations unknown). Nothing changed when the service's own transaction was rolled back.
+ * After a request that may have written through the service, drops every cached entry of the
+ * database it reached, for every user, or of the whole server when a statement may reach beyond
+ * the database (docs/decisions.md 10.20). Decided from the statements sent, not from their
+ * outcomes: a rolled-back or failed request invalidates too, which costs only re-execution.
  */
 async function invalidateWritten(
   cache: ResultCache,
-  scope: string,
-  outcome: ExecutionOutcome,
+  scope: () => Promise<CacheScope>,
+  statements: readonly ParsedStatement[],
 ): Promise<void> {
-  if (outcome.transactionUsed && outcome.rolledBack) return;
-  let everything = false;
-  const written = new Set<string>();
-  for (const each of outcome.outcomes) {
-    if (!each.ok || each.cached) continue;
-    const { statement } = each;
-    if (statement.statementClass === 'write') {
-      if (statement.relations.writes === null) everything = true;
-      else for (const name of statement.relations.writes) written.add(name);
-    } else if (
-      statement.statementClass === 'read' &&
-      statement.callsVolatileFunction &&
-      statement.relations.reads === null
-    ) {
-      everything = true;
-    }
-  }
-  if (everything) await cache.invalidate(scope, null).catch(() => undefined);
-  else if (written.size > 0) await cache.invalidate(scope, [...written]).catch(() => undefined);
+  const extent = writeExtentOf(statements);
+  if (extent === 'none') return;
+  // A host that does not resolve was not reached by the connection either (same resolver).
+  const reached = await scope().catch(() => undefined);
+  if (reached) await cache.invalidate(reached, extent).catch(() => undefined);
 }

@@ -8,6 +8,7 @@ export function parsedStatement(
   return {
     index: 0,
     text,
+    sql: text,
     terminated: true,
     start: { offset: 0, line: 1, column: 1 },
     end: text.length,

@@ -3,29 +3,22 @@
  * control statements (BEGIN, SET LOCAL, COMMIT) before and after them.
  *
  * Every step goes out as Parse, Bind, (Describe,) Execute, and one Sync closes them all, in a single
- * buffer: one write, one round trip. A statement's Execute asks for maxRows + 1 rows, so the server
- * stops there (PortalSuspended) and closes the portal with the next Bind or at Sync: an unbounded
- * SELECT costs neither the server nor this process more than the limit, and the extra row says
- * the result was truncated. pg-cursor reads the same way but needs a second round trip to close
- * the portal. After an error the server skips the remaining steps up to Sync: later statements
- * and a COMMIT never run, the transaction is left failed, and the caller rolls it back.
+ * buffer: one write, one round trip. A read proven free of side effects asks for maxRows + 1 rows,
+ * so the server stops there (PortalSuspended) and closes the portal with the next Bind or at Sync:
+ * an unbounded SELECT costs neither the server nor this process more than the limit, and the extra
+ * row says the result was truncated. Every other statement runs to completion, whatever the limits
+ * (docs/decisions.md 10.4): its rows past them are dropped by the framing before pg parses them, and
+ * its command tag still reports what it did. After an error the server skips the remaining steps
+ * up to Sync: later statements and a COMMIT never run, the transaction is left failed, and the
+ * caller rolls it back.
  */
-import type { RunOptions, StatementResult } from '@sqlgate/core';
+import { ErrorCodes, RequestError, type RunOptions, type StatementResult } from '@sqlgate/core';
 import { serialize } from 'pg-protocol';
+import { ProtocolViolation } from './message-framing';
+import { prepareValue, type SubmittableConnection } from './pg-internals';
+import type { ServerSocket } from './server-socket';
 import { StatementReader, type WireField } from './statement-reader';
 import type { TypeRegistry } from './types/type-registry';
-
-// pg's own conversion of JavaScript values to parameters (arrays, Dates, Buffers, JSON objects).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { prepareValue } = require('pg/lib/utils') as { prepareValue: (value: unknown) => unknown };
-
-/** The part of pg's protocol connection a submittable drives. */
-export interface ProtocolConnection {
-  stream: { write(buffer: Buffer): boolean };
-  sendCopyFail(message: string): void;
-  once?(event: string, listener: () => void): void;
-  off?(event: string, listener: () => void): void;
-}
 
 const SYNC = serialize.sync();
 const NO_STEPS: readonly string[] = [];
@@ -33,11 +26,20 @@ const NO_STEPS: readonly string[] = [];
 /** Which step of the round trip failed. */
 export type Step = 'before' | 'statement' | 'after';
 
-/** What a server error carries once this query has seen it. */
-export interface StepFailureMarks {
-  sqlgateStep?: Step;
-  /** Results of the statements that completed before the failure. */
-  sqlgateResults?: StatementResult[];
+/**
+ * A server error during the round trip, with where it happened: a failed COMMIT is not a failed
+ * statement, and the statements before a failure did run.
+ */
+export class RoundTripFailure extends Error {
+  constructor(
+    /** pg's DatabaseError, as the server sent it. */
+    readonly serverError: unknown,
+    readonly step: Step,
+    /** Results of the statements that completed before the failure. */
+    readonly completed: StatementResult[],
+  ) {
+    super('a statement of the round trip failed');
+  }
 }
 
 export class BoundedQuery {
@@ -51,16 +53,28 @@ export class BoundedQuery {
   /** Index of the step whose answer comes next: before..., the statements, after... */
   private step = 0;
   private lastCompletion = 0;
+  /** The framing's count of dropped rows when the current step began. */
+  private droppedAtStepStart = 0;
   private failure: unknown;
 
   constructor(
     private readonly texts: readonly string[],
     private readonly options: RunOptions,
     types: TypeRegistry,
+    private readonly socket: ServerSocket,
   ) {
     this.before = options.before ?? NO_STEPS;
     this.after = options.after ?? NO_STEPS;
-    this.readers = texts.map(() => new StatementReader(types, options.rowMode, options.maxRows));
+    this.readers = texts.map(
+      () =>
+        new StatementReader(
+          types,
+          options.rowMode,
+          options.maxRows,
+          socket.framing,
+          options.budget,
+        ),
+    );
     this.done = new Promise((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
@@ -72,17 +86,19 @@ export class BoundedQuery {
     return this.readers;
   }
 
-  submit(connection: ProtocolConnection): Error | null {
+  submit(): Error | null {
     let messages: Buffer[];
     try {
       const values = (this.options.params ?? []) as unknown[];
+      const { stopEarly, maxRows } = this.options;
       messages = [
         ...this.before.flatMap(controlMessages),
-        ...this.texts.flatMap((text) => [
+        ...this.texts.flatMap((text, index) => [
           serialize.parse({ text, name: '', types: [] }),
-          serialize.bind({ values, valueMapper: prepareValue }),
+          serialize.bind({ values, valueMapper: parameterText }),
           serialize.describe({ type: 'P', name: '' }),
-          serialize.execute({ portal: '', rows: this.options.maxRows + 1 }),
+          // 0: every row; the server runs the statement to its end.
+          serialize.execute({ portal: '', rows: stopEarly?.[index] ? maxRows + 1 : 0 }),
         ]),
         ...this.after.flatMap(controlMessages),
         SYNC,
@@ -90,12 +106,14 @@ export class BoundedQuery {
     } catch (error) {
       // A parameter pg cannot convert: nothing is sent but a Sync, whose ReadyForQuery settles this.
       messages = [SYNC];
-      this.failure = error;
+      this.failure = new RequestError(
+        ErrorCodes.INVALID_REQUEST,
+        `'params' could not be sent: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     this.lastCompletion = performance.now();
-    connection.stream.write(
-      messages.length === 1 ? (messages[0] as Buffer) : Buffer.concat(messages),
-    );
+    this.droppedAtStepStart = this.socket.framing.facts.droppedRows;
+    this.socket.write(messages.length === 1 ? (messages[0] as Buffer) : Buffer.concat(messages));
     return null;
   }
 
@@ -104,10 +122,15 @@ export class BoundedQuery {
   }
 
   handleDataRow(message: { fields: (string | null)[] }): void {
+    const reader = this.currentReader();
+    if (!reader) {
+      this.violate(new ProtocolViolation('The server sent a row outside a statement'));
+      return;
+    }
     try {
-      this.currentReader()?.row(message.fields);
+      reader.row(message.fields);
     } catch (error) {
-      this.failure ??= error;
+      this.violate(error);
     }
   }
 
@@ -125,7 +148,7 @@ export class BoundedQuery {
     this.completeStep();
   }
 
-  handleCopyInResponse(connection: ProtocolConnection): void {
+  handleCopyInResponse(connection: SubmittableConnection): void {
     connection.sendCopyFail('COPY FROM STDIN is not supported over HTTP');
   }
 
@@ -136,29 +159,49 @@ export class BoundedQuery {
    * server still sends ReadyForQuery with the new transaction status: settle only then, so the
    * caller sees the status the error left (a failed transaction), not the one before it.
    */
-  handleError(error: unknown, connection?: ProtocolConnection): void {
+  handleError(error: unknown, connection?: SubmittableConnection): void {
     const isServerError = typeof (error as { severity?: unknown }).severity === 'string';
-    if (!isServerError || !connection?.once) {
+    if (!isServerError || !connection) {
       this.reject(error);
       return;
     }
-    // The step and the results before it travel with the error: a failed COMMIT is not a failed
-    // statement, and the statements before a failure did run.
-    const marks = error as StepFailureMarks;
-    marks.sqlgateStep = this.currentStep();
-    marks.sqlgateResults = this.results;
+    const failure = new RoundTripFailure(error, this.currentStep(), this.results);
     const settle = (): void => {
-      connection.off?.('readyForQuery', settle);
-      connection.off?.('end', settle);
-      this.reject(error);
+      connection.off('readyForQuery', settle);
+      connection.off('end', settle);
+      this.reject(failure);
     };
     connection.once('readyForQuery', settle);
     connection.once('end', settle);
   }
 
   handleReadyForQuery(): void {
+    this.socket.framing.resetRowLimits();
+    if (this.failure === undefined && this.step !== this.stepCount) {
+      this.violate(
+        new ProtocolViolation('The server ended the round trip before every step was answered'),
+      );
+      return;
+    }
     if (this.failure !== undefined) this.reject(this.failure);
     else this.resolve(this.results);
+  }
+
+  /**
+   * The server broke the protocol: this query fails with it, and the connection is ended (pg may
+   * already have let go of this query, so throwing into pg would not reach it).
+   */
+  private violate(error: unknown): void {
+    const violation =
+      error instanceof ProtocolViolation
+        ? error
+        : new ProtocolViolation('The server sent a message that could not be read');
+    this.reject(violation);
+    this.socket.abort(violation);
+  }
+
+  private get stepCount(): number {
+    return this.before.length + this.texts.length + this.after.length;
   }
 
   private currentStep(): Step {
@@ -172,13 +215,21 @@ export class BoundedQuery {
 
   private completeStep(): void {
     const reader = this.currentReader();
+    const dropped = this.socket.framing.facts.droppedRows;
     if (reader) {
       const now = performance.now();
-      this.results.push(reader.result(Math.round((now - this.lastCompletion) * 1000) / 1000));
+      const durationMs = Math.round((now - this.lastCompletion) * 1000) / 1000;
+      this.results.push(reader.result(durationMs, dropped - this.droppedAtStepStart));
       this.lastCompletion = now;
     }
+    this.droppedAtStepStart = dropped;
     this.step++;
   }
+}
+
+/** pg's conversion, except that a JSON `-0` keeps its sign (pg would send `0`). */
+function parameterText(value: unknown): unknown {
+  return Object.is(value, -0) ? '-0' : prepareValue(value);
 }
 
 /** A control statement: no rows, no description. */

@@ -5,25 +5,47 @@
  */
 import type { ConnectionTarget } from '@sqlgate/core';
 import pg from 'pg';
-import type { ConnectionOptions } from 'node:tls';
 import { passwordRequired } from './pg-errors';
+import { adjustStartupParameters, streamOption } from './pg-internals';
+import { ServerSocket, type ServerSocketOptions } from './server-socket';
 
 export const APPLICATION_NAME = 'sqlgate';
 
-/** What pg keeps on a client that the typings do not declare. */
-interface SocketHolder {
-  connection: { stream: { destroy(): void } };
-}
-
 type ConnectCallback = (error: Error | null, client?: pg.Client) => void;
 
-/** A Client class whose connect attempts give up after `connectTimeoutMs`. */
-export function clientClass(connectTimeoutMs: number): typeof pg.Client {
-  return class SqlgateClient extends pg.Client {
-    constructor(config: pg.ClientConfig) {
+/** A pg client over sqlgate's own socket. */
+export interface SqlgateClient extends pg.Client {
+  readonly serverSocket: ServerSocket;
+}
+
+/**
+ * A Client class over a ServerSocket (TLS, protocol guard, connection facts) whose connect attempts
+ * give up after `connectTimeoutMs`.
+ */
+export function clientClass(
+  connectTimeoutMs: number,
+  socketOptions: ServerSocketOptions,
+): new (config?: pg.ClientConfig) => SqlgateClient {
+  return class extends pg.Client implements SqlgateClient {
+    readonly serverSocket: ServerSocket;
+
+    constructor(config: pg.ClientConfig = {}) {
+      const serverSocket = new ServerSocket(socketOptions);
       // The pool's own connectionTimeoutMillis is its wait for a free client; connecting has its own limit.
-      // pg-pool keeps the password non-enumerable, so a spread alone would drop it.
-      super({ ...config, password: config.password, connectionTimeoutMillis: connectTimeoutMs });
+      // pg-pool keeps the password non-enumerable, so a spread alone would drop it. TLS is the
+      // socket's business: pg sees a plain stream.
+      super({
+        ...config,
+        password: config.password,
+        connectionTimeoutMillis: connectTimeoutMs,
+        ssl: false,
+        stream: streamOption(serverSocket),
+      });
+      this.serverSocket = serverSocket;
+      adjustStartupParameters(this, (parameters) => {
+        const { options: _options, replication: _replication, ...sent } = parameters;
+        return { ...sent, application_name: APPLICATION_NAME };
+      });
       // pg emits 'error' on a client whose connection breaks. While the client is idle pg-pool handles
       // it; while it is lent nobody does, and an unhandled 'error' would end the process. The request
       // using the client learns of the break from its failed statement, and pg-pool drops the client
@@ -45,31 +67,21 @@ export function clientClass(connectTimeoutMs: number): typeof pg.Client {
       super.connect((error: Error | null) => {
         // pg leaves the socket open when it gives up on its own (a password it cannot send): the
         // server would hold a backend for authentication_timeout (a minute) waiting for an answer.
-        if (error) (this as unknown as SocketHolder).connection.stream.destroy();
+        if (error) this.serverSocket.destroy();
         done(error, this);
       });
-    }
-
-    getStartupConf(): Record<string, string> {
-      const conf = (
-        pg.Client.prototype as unknown as { getStartupConf(): Record<string, string> }
-      ).getStartupConf.call(this);
-      delete conf.options;
-      delete conf.replication;
-      conf.application_name = APPLICATION_NAME;
-      return conf;
     }
   };
 }
 
 /** The pg configuration of a target: the documented fields and nothing else. */
-export function clientConfig(
-  target: ConnectionTarget,
-  ssl: false | ConnectionOptions,
-): pg.ClientConfig {
+export function clientConfig(target: ConnectionTarget): pg.ClientConfig {
   const { password } = target;
   return {
-    host: target.host,
+    // A policy-checked address is connected to as it is (never resolved again); TLS still names
+    // the host (ServerSocketOptions.serverName), so SNI and verify-full's certificate check see
+    // the name the caller gave.
+    host: target.address ?? target.host,
     port: target.port,
     user: target.user,
     database: target.database,
@@ -80,7 +92,6 @@ export function clientConfig(
       if (password === undefined || password === '') throw passwordRequired();
       return password;
     },
-    ssl,
     keepAlive: true,
     application_name: APPLICATION_NAME,
   };

@@ -1,11 +1,13 @@
 /**
  * POST /api/test-connection: one connection outside the pools, closed at once. Same TLS rules as the
- * pools (DECISIONS 7), including `prefer`'s fallback to plain.
+ * pools (docs/decisions.md 7), including `prefer`'s fallback to plain.
  */
 import type { ConnectionCheck, ConnectionTarget } from '@sqlgate/core';
 import { clientClass, clientConfig } from './client';
 import { toDomainError } from './pg-errors';
-import { isTlsRefused, tlsOptionsFor, type TlsSettings } from './tls';
+import { DEFAULT_FRAMING_LIMITS, ProtocolViolation } from './message-framing';
+import { SilenceWatchdog } from './silence-watchdog';
+import { tlsOptionsFor, type TlsSettings } from './tls';
 
 const CHECK_SQL =
   "SELECT current_setting('server_version') AS version, current_database() AS database, current_user AS user, " +
@@ -15,15 +17,20 @@ export async function checkConnection(
   target: ConnectionTarget,
   connectTimeoutMs: number,
   tls: TlsSettings,
-  plain = false,
 ): Promise<ConnectionCheck> {
-  const Client = clientClass(connectTimeoutMs);
-  const client = new Client(
-    clientConfig(target, tlsOptionsFor(plain ? 'prefer-plain' : target.sslMode, tls)),
-  );
+  const Client = clientClass(connectTimeoutMs, {
+    serverName: target.host,
+    sslMode: target.sslMode,
+    tls: tlsOptionsFor(target.sslMode, tls),
+    limits: DEFAULT_FRAMING_LIMITS,
+  });
+  const client = new Client(clientConfig(target));
   // An error after connect (the server going away) must not become an uncaught 'error' event.
   client.on('error', () => undefined);
   const started = performance.now();
+  // The whole check, not only the connect, ends within the connect timeout: a server that logs in
+  // and then says nothing must not hold the caller (or the socket) for ever.
+  const deadline = new SilenceWatchdog(client.serverSocket, connectTimeoutMs, connectTimeoutMs);
   try {
     await client.connect();
     const { rows } = await client.query<{
@@ -33,7 +40,10 @@ export async function checkConnection(
       ssl: boolean;
     }>(CHECK_SQL);
     const row = rows[0];
-    if (!row) throw new Error('The server answered the check query with no row');
+    // A row that lacks the columns asked for can only come from a server breaking the protocol.
+    if (!row || typeof row.version !== 'string' || typeof row.ssl !== 'boolean') {
+      throw new ProtocolViolation('The server answered the check query with a malformed row');
+    }
     return {
       serverVersion: row.version,
       database: row.database,
@@ -42,11 +52,17 @@ export async function checkConnection(
       latencyMs: Math.round((performance.now() - started) * 1000) / 1000,
     };
   } catch (error) {
-    if (target.sslMode === 'prefer' && !plain && isTlsRefused(error)) {
-      return checkConnection(target, connectTimeoutMs, tls, true);
-    }
-    throw toDomainError(error);
+    // pg keeps what it throws while reading a row (a row before its description) and rejects
+    // with it: a JavaScript error here means the server's messages could not be read.
+    const readFailure =
+      error instanceof TypeError || error instanceof RangeError
+        ? new ProtocolViolation('The server sent a message that could not be read')
+        : error;
+    throw toDomainError(client.serverSocket.fault ?? readFailure);
   } finally {
-    await client.end().catch(() => undefined);
+    deadline.stop();
+    // Terminate politely, but do not wait for a server that may never close its side.
+    void client.end().catch(() => undefined);
+    client.serverSocket.destroy();
   }
 }

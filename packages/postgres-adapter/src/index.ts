@@ -7,19 +7,33 @@ import type {
   ConnectionProvider,
   ConnectionTarget,
 } from '@sqlgate/core';
+import { CacheScopes, type ResolveFirst } from './cache-scope';
 import { checkConnection } from './connection-check';
 import { PoolRegistry, type PoolLimits } from './pool-registry';
+import { ParsedJsonConnection } from './types/parsed-json-connection';
 
 export interface PostgresConnectionsOptions extends Partial<PoolLimits> {
   /** PEM of the CA bundle for sslMode `verify-full` (the contents of SSL_ROOT_CERT). */
   rootCertificate?: string;
   /** Receives notes about connections that failed outside any request (dropped idle clients). */
   log?: (message: string, error?: unknown) => void;
+  /**
+   * json and jsonb values (and a float `-0`) as `RawJson`, PostgreSQL's own text, for
+   * `serializeResponse` to splice into JSON output unchanged (docs/decisions.md 10.13). Default
+   * false: they arrive parsed, which loses big numbers, trailing zeros and duplicate keys.
+   */
+  rawJson?: boolean;
+  /**
+   * Resolves a host name to the address the result cache identifies its server by; the system
+   * resolver when absent. Injectable for tests.
+   */
+  resolveHost?: ResolveFirst;
 }
 
 export const DEFAULT_POOL_LIMITS: PoolLimits = {
   max: 10,
   idleTimeoutMs: 30_000,
+  maxLifetimeMs: 30 * 60_000,
   connectTimeoutMs: 5_000,
   waitTimeoutMs: 10_000,
   maxPools: 100,
@@ -40,17 +54,27 @@ export interface PostgresConnections extends ConnectionProvider {
 export function createPostgresConnections(
   options: PostgresConnectionsOptions = {},
 ): PostgresConnections {
-  const { rootCertificate, log, ...limits } = options;
+  const { rootCertificate, log, rawJson = false, resolveHost, ...limits } = options;
+  const scopes = new CacheScopes(resolveHost ? { resolve: resolveHost } : {});
   const tls = rootCertificate ? { rootCertificate } : {};
   const registry = new PoolRegistry({ ...DEFAULT_POOL_LIMITS, ...definedOnly(limits) }, tls, log);
   const connectTimeoutMs = limits.connectTimeoutMs ?? DEFAULT_POOL_LIMITS.connectTimeoutMs;
   const close = (): Promise<void> => registry.close();
   return {
-    acquire: (target: ConnectionTarget, acquireOptions?: AcquireOptions): Promise<Connection> =>
-      registry.acquire(target, acquireOptions),
+    acquire: async (
+      target: ConnectionTarget,
+      acquireOptions?: AcquireOptions,
+    ): Promise<Connection> => {
+      const connection = await registry.acquire(target, acquireOptions);
+      return rawJson ? connection : new ParsedJsonConnection(connection);
+    },
     check: (target) => checkConnection(target, connectTimeoutMs, tls),
     poolStats: () => registry.stats(),
-    scopeOf: (target) => registry.keyOf(target),
+    scopeOf: (target) => scopes.scopeOf(target),
+    serverSettings: (target) => {
+      const standardConformingStrings = registry.standardConformingStrings(target);
+      return standardConformingStrings === undefined ? undefined : { standardConformingStrings };
+    },
     close,
     [Symbol.asyncDispose]: close,
   };
@@ -63,3 +87,4 @@ function definedOnly<T extends object>(values: T): Partial<T> {
 }
 
 export type { PoolLimits } from './pool-registry';
+export { canonicalAddress, type ResolveFirst } from './cache-scope';

@@ -1,36 +1,28 @@
 /** The Connection port over one pooled pg client. */
 import {
   DatabaseError,
+  RequestError,
   type BatchResult,
   type Connection,
   type RunOptions,
   type StatementResult,
   type TransactionStatus,
 } from '@sqlgate/core';
-import type { PoolClient } from 'pg';
-import type { EventEmitter } from 'node:events';
-import { BoundedQuery, type StepFailureMarks } from './bounded-query';
+import { BoundedQuery, RoundTripFailure } from './bounded-query';
 import { sendCancelRequest } from './cancel-request';
 import { toDomainError } from './pg-errors';
+import { submit } from './pg-internals';
+import type { PooledClient } from './pool-registry';
+import { SilenceWatchdog } from './silence-watchdog';
 import { StatementDelivery } from './statement-delivery';
 import { CUSTOM_TYPES_SQL, type CustomType, type TypeRegistry } from './types/type-registry';
-
-/** What pg keeps on a connected client that the typings do not declare. */
-interface ClientInternals {
-  processID: number | null;
-  secretKey: number | null;
-  host: string;
-  port: number;
-  getTransactionStatus(): 'I' | 'T' | 'E' | null;
-  connection: EventEmitter;
-}
 
 /** The terms of one loan from the pool. */
 export interface Lending {
   /** Called once the client is back in the pool (or destroyed). */
   onReleased(): void;
   /** Another client of the same pool, for a first statement whose client turned out to be dead. */
-  replace(): Promise<PoolClient>;
+  replace(): Promise<PooledClient>;
   /** Replacements allowed for one first statement: every idle client of the pool may be dead at once. */
   maxReplacements: number;
 }
@@ -40,6 +32,9 @@ const TRANSACTION_STATUS: Record<string, TransactionStatus> = {
   T: 'in-transaction',
   E: 'failed',
 };
+
+/** How long cleaning a connection may wait for the server before the connection is closed. */
+const RESET_SILENCE_LIMIT_MS = 5000;
 
 const NO_REPLACEMENT: Lending = {
   onReleased: () => undefined,
@@ -54,7 +49,7 @@ export class PgConnection implements Connection {
   private statementsRun = 0;
 
   constructor(
-    private client: PoolClient,
+    private client: PooledClient,
     private readonly types: TypeRegistry,
     private readonly lending: Lending = NO_REPLACEMENT,
   ) {}
@@ -72,34 +67,51 @@ export class PgConnection implements Connection {
     const first = this.statementsRun++ === 0;
     for (let replacements = 0; ; replacements++) {
       const delivery = first
-        ? new StatementDelivery((this.client as unknown as ClientInternals).connection)
+        ? new StatementDelivery(this.client.serverSocket.framing.facts)
         : undefined;
       try {
         return { results: await this.runOnce(sql, options) };
       } catch (error) {
-        if (delivery?.neverReachedServer(error) && replacements < this.lending.maxReplacements) {
-          await this.replaceDeadClient(error);
+        if (error instanceof RequestError) throw error;
+        // A fault sqlgate found (a broken protocol, a silent server) explains the break best.
+        const fault = this.client.serverSocket.fault;
+        const cause = fault ?? (error instanceof RoundTripFailure ? error.serverError : error);
+        if (delivery?.neverReachedServer(cause) && replacements < this.lending.maxReplacements) {
+          await this.replaceDeadClient(cause);
           continue;
         }
-        const domainError = toDomainError(error);
+        const domainError = toDomainError(
+          cause,
+          error instanceof RoundTripFailure ? error.step : undefined,
+        );
         if (!(domainError instanceof DatabaseError)) throw domainError;
-        const results = (error as StepFailureMarks).sqlgateResults ?? [];
+        const results = error instanceof RoundTripFailure ? error.completed : [];
         return { results, error: domainError };
-      } finally {
-        delivery?.stop();
       }
     }
   }
 
   transactionStatus(): TransactionStatus {
-    const status = (this.client as unknown as ClientInternals).getTransactionStatus();
+    const status = this.client.serverSocket.framing.facts.transactionStatus;
     return status ? (TRANSACTION_STATUS[status] ?? 'idle') : 'idle';
   }
 
   async cancel(): Promise<void> {
-    const { processID, secretKey, host, port } = this.client as unknown as ClientInternals;
-    if (processID === null || secretKey === null) return;
-    await sendCancelRequest(host, port, processID, secretKey);
+    const { serverSocket } = this.client;
+    const { processId, secretKey } = serverSocket.framing.facts;
+    if (processId === null || secretKey === null) return;
+    await sendCancelRequest(serverSocket.host, serverSocket.port, processId, secretKey);
+  }
+
+  abandon(): void {
+    this.client.serverSocket.abort(
+      Object.assign(
+        new Error(
+          'The caller went away and the server did not stop the statement; the connection was closed',
+        ),
+        { code: 'ABANDONED' },
+      ),
+    );
   }
 
   release(options: { resetSession?: boolean; destroy?: boolean } = {}): void {
@@ -120,7 +132,7 @@ export class PgConnection implements Connection {
       onReleased();
       return;
     }
-    // The client stays out of the pool until its session is clean (DECISIONS 2.6).
+    // The client stays out of the pool until its session is clean (docs/decisions.md 2.6).
     void this.resetSession()
       .then(
         () => this.client.release(),
@@ -131,11 +143,23 @@ export class PgConnection implements Connection {
   }
 
   private async runOnce(sql: readonly string[], options: RunOptions): Promise<StatementResult[]> {
-    const query = new BoundedQuery(sql, options, this.types);
-    void this.client.query(query as never);
-    const results = await query.done;
-    await this.learnCustomTypes(results, query);
-    return results;
+    const query = new BoundedQuery(sql, options, this.types, this.client.serverSocket);
+    const watchdog =
+      options.silenceLimitMs === undefined
+        ? undefined
+        : new SilenceWatchdog(
+            this.client.serverSocket,
+            options.silenceLimitMs,
+            totalTimeLimit(sql.length, options),
+          );
+    try {
+      submit(this.client, query);
+      const results = await query.done;
+      await this.learnCustomTypes(results, query);
+      return results;
+    } finally {
+      watchdog?.stop();
+    }
   }
 
   /** The dead client leaves the pool; the statement, which never reached the server, goes to another. */
@@ -150,10 +174,20 @@ export class PgConnection implements Connection {
     this.clientGone = false;
   }
 
+  /**
+   * ROLLBACK when a transaction is open, then DISCARD ALL (it ends prepared statements, cursors,
+   * temp tables, LISTEN, advisory locks, SET and SET ROLE), in one round trip. A server that does
+   * not answer within RESET_SILENCE_LIMIT_MS loses the connection: a cleaning that hangs must not
+   * keep it out of the pool for ever.
+   */
   private async resetSession(): Promise<void> {
-    if (this.transactionStatus() !== 'idle') await this.client.query('ROLLBACK');
-    // Ends prepared statements, cursors, temp tables, LISTEN, advisory locks, SET and SET ROLE.
-    await this.client.query('DISCARD ALL');
+    const steps =
+      this.transactionStatus() === 'idle' ? ['DISCARD ALL'] : ['ROLLBACK', 'DISCARD ALL'];
+    await this.runOnce(steps, {
+      rowMode: 'array',
+      maxRows: 0,
+      silenceLimitMs: RESET_SILENCE_LIMIT_MS,
+    });
   }
 
   /** Names (and array parsers) of custom types, looked up once per pool. */
@@ -177,6 +211,15 @@ export class PgConnection implements Connection {
     for (const reader of query.statementReaders) reader.refreshTypeNames();
     for (const result of results) reparseCustomArrays(result, this.types, types);
   }
+}
+
+/** The longest a round trip of `statements` may take with the options' step limit. */
+function totalTimeLimit(statements: number, options: RunOptions): number | undefined {
+  if (options.stepTimeLimitMs === undefined || options.silenceLimitMs === undefined)
+    return undefined;
+  const steps = statements + (options.before?.length ?? 0) + (options.after?.length ?? 0);
+  // The silence limit already holds the grace beyond one step.
+  return (steps - 1) * options.stepTimeLimitMs + options.silenceLimitMs;
 }
 
 /** Rows were read before the custom array types were known: their values are still array literals. */

@@ -20,14 +20,13 @@ function isServerError(
     error instanceof Error &&
     typeof (error as { code?: unknown }).code === 'string' &&
     typeof (error as { severity?: unknown }).severity === 'string' &&
-    /^[0-9A-Z]{5}$/.test((error as unknown as { code: string }).code)
+    /^[0-9A-Z]{5}$/.test(String((error as { code?: unknown }).code))
   );
 }
 
 /** Messages pg uses for failures that carry no code of their own. */
 const MESSAGE_CODES: readonly [RegExp, string][] = [
   [/connection timeout|timeout expired/i, 'ETIMEDOUT'],
-  [/does not support SSL/i, 'SSL_NOT_SUPPORTED'],
   [/Connection terminated/i, 'ECONNRESET'],
   [/not queryable/i, 'ECONNRESET'],
 ];
@@ -43,7 +42,7 @@ function systemCodeOf(error: unknown): string {
  * The server asked for a password and the request gave none. pg cannot answer a SCRAM challenge
  * without one (it refuses even an empty string), so PostgreSQL never gets to say 28P01 itself; this
  * is the same refusal in PostgreSQL's terms: SQLSTATE 28000 (invalid authorization specification),
- * a client error (DECISIONS 5: 400), never a broken connection. Sending a made-up password to obtain
+ * a client error (docs/decisions.md 5: 400), never a broken connection. Sending a made-up password to obtain
  * the server's own answer would mean logging in with credentials the caller did not give.
  */
 export function passwordRequired(): DatabaseError {
@@ -68,8 +67,11 @@ export function loggable(error: unknown): Error {
   return summary;
 }
 
-/** Turns anything pg rejected with into a DatabaseError or a ConnectionError. */
-export function toDomainError(error: unknown): SqlgateError {
+/**
+ * Turns anything pg rejected with into a DatabaseError or a ConnectionError. `failedStep` says which
+ * step of a round trip a server error answered (a COMMIT after the statement...).
+ */
+export function toDomainError(error: unknown, failedStep?: FailedStep): SqlgateError {
   if (error instanceof DatabaseError || error instanceof ConnectionError) return error;
   if (isServerError(error)) {
     const fields: DatabaseErrorFields = { message: error.message, code: error.code };
@@ -77,12 +79,26 @@ export function toDomainError(error: unknown): SqlgateError {
       const value = error[name];
       if (typeof value === 'string') fields[name] = value;
     }
-    // BoundedQuery marks which step of a round trip failed (a COMMIT after the statement...).
-    const step = (error as { sqlgateStep?: FailedStep }).sqlgateStep;
-    return new DatabaseError(fields, { cause: error, ...(step ? { failedStep: step } : {}) });
+    return new DatabaseError(fields, { cause: error, ...(failedStep ? { failedStep } : {}) });
   }
-  const message = error instanceof Error ? error.message : String(error);
-  const systemCode = systemCodeOf(error);
+  // Some layers hand on String(error): "Error [ERR_TLS_...]: reason". The code has its own field.
+  // OpenSSL's own text names its source files: only its reason is kept.
+  const message = (error instanceof Error ? error.message : String(error))
+    .replace(/^\w*Error \[[A-Z_]+\]: /, '')
+    .replace(/^[0-9A-F]+:error:[0-9A-F]+:SSL routines:[^:]*:([^:]+):[\s\S]*$/, 'TLS failed: $1');
+  // An ErrorResponse without a SQLSTATE breaks the protocol: PostgreSQL always sends one.
+  const malformedServerError =
+    typeof (error as { severity?: unknown } | undefined)?.severity === 'string';
+  const systemCode = malformedServerError ? 'PROTOCOL_ERROR' : systemCodeOf(error);
+  if (systemCode === 'PROTOCOL_ERROR') {
+    const shown = malformedServerError
+      ? 'The server sent an error report without a SQLSTATE'
+      : message;
+    return new ConnectionError(ErrorCodes.PROTOCOL_ERROR, shown, systemCode, { cause: error });
+  }
+  if (systemCode === 'SERVER_TIMEOUT') {
+    return new ConnectionError(ErrorCodes.SERVER_TIMEOUT, message, 'ETIMEDOUT', { cause: error });
+  }
   const code =
     systemCode === 'ETIMEDOUT' ? ErrorCodes.CONNECT_TIMEOUT : ErrorCodes.CONNECTION_FAILED;
   return new ConnectionError(code, message || systemCode, systemCode, { cause: error });

@@ -1,23 +1,30 @@
 /**
- * One pg pool per target and credentials (DECISIONS.md section 6). The key holds host, port, user,
+ * One pg pool per target and credentials (docs/decisions.md 6). The key holds host, port, user,
  * database, sslMode and an HMAC of the password under a per-process random key: a caller who knows
  * everything but the password never borrows a connection someone else opened.
  */
-import { createHmac, randomBytes } from 'node:crypto';
 import type { AcquireOptions, ConnectionTarget, PoolStat } from '@sqlgate/core';
 import { ConnectionError, ErrorCodes } from '@sqlgate/core';
 import pg from 'pg';
-import { clientClass, clientConfig } from './client';
+import { clientClass, clientConfig, type SqlgateClient } from './client';
+import { DEFAULT_FRAMING_LIMITS } from './message-framing';
 import { PgConnection } from './pg-connection';
+import { isPoolWaitTimeout } from './pg-internals';
 import { loggable, toDomainError } from './pg-errors';
-import { isTlsRefused, tlsOptionsFor, type TlsSettings } from './tls';
+import { tlsOptionsFor, type TlsSettings } from './tls';
 import { TypeRegistry } from './types/type-registry';
+import { PasswordDigests } from './password-digests';
 
 export interface PoolLimits {
   /** Clients per pool (POOL_MAX). */
   max: number;
   /** An idle client is closed after this long (POOL_IDLE_TIMEOUT_MS). */
   idleTimeoutMs: number;
+  /**
+   * A client is closed this long after it connected, once it is idle (POOL_MAX_LIFETIME_MS): a
+   * changed password or a revoked login takes effect within this time (docs/decisions.md 10.19).
+   */
+  maxLifetimeMs: number;
   /** Connecting gives up after this long (CONNECT_TIMEOUT_MS). */
   connectTimeoutMs: number;
   /** Waiting for a free client gives up after this long (POOL_WAIT_TIMEOUT_MS). */
@@ -33,18 +40,16 @@ interface PoolEntry {
   poolId: string;
   pool: pg.Pool;
   types: TypeRegistry;
-  /** `prefer` found the server without TLS: later clients connect in plain. */
-  plain: boolean;
+  /** What the target's connections reported of standard_conforming_strings; unknown before one connected. */
+  standardConformingStrings?: boolean;
   lastUsed: number;
   /** Connections lent and not yet back. */
   lent: number;
 }
 
-const POOL_WAIT_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
-
 export class PoolRegistry {
   private readonly pools = new Map<string, PoolEntry>();
-  private readonly hmacKey = randomBytes(32);
+  private readonly digests = new PasswordDigests();
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
 
@@ -72,13 +77,13 @@ export class PoolRegistry {
     entry.lent++;
     entry.lastUsed = Date.now();
     try {
-      const client = await this.liveClient(entry, target, options.signal);
+      const client = await this.liveClient(entry, options.signal);
       return new PgConnection(client, entry.types, {
         onReleased: () => {
           entry.lent--;
           entry.lastUsed = Date.now();
         },
-        replace: () => this.liveClient(entry, target, options.signal),
+        replace: () => this.liveClient(entry, options.signal),
         maxReplacements: this.limits.max,
       });
     } catch (error) {
@@ -88,7 +93,7 @@ export class PoolRegistry {
   }
 
   stats(): PoolStat[] {
-    // Pools of one poolId with other passwords or sslModes are reported as one, as SPEC names pools.
+    // Pools of one poolId with other passwords or sslModes are reported as one, as docs/interface.md names pools.
     const byId = new Map<string, PoolStat>();
     for (const { poolId, pool } of this.pools.values()) {
       const stat = byId.get(poolId) ?? {
@@ -107,6 +112,14 @@ export class PoolRegistry {
     return [...byId.values()];
   }
 
+  /**
+   * standard_conforming_strings as the target's connections reported it (ParameterStatus);
+   * undefined until one connected.
+   */
+  standardConformingStrings(target: ConnectionTarget): boolean | undefined {
+    return this.pools.get(this.keyOf(target))?.standardConformingStrings;
+  }
+
   /** Number of pools held (several may share one poolId). */
   get size(): number {
     return this.pools.size;
@@ -123,13 +136,17 @@ export class PoolRegistry {
 
   /** The pool key: target, sslMode and an HMAC of the password; never the password itself. */
   keyOf(target: ConnectionTarget): string {
-    const password =
-      target.password === undefined
-        ? '-'
-        : `+${createHmac('sha256', this.hmacKey).update(target.password).digest('base64')}`;
-    return [target.host, target.port, target.user, target.database, target.sslMode, password].join(
-      '\u0000',
-    );
+    const password = target.password === undefined ? '-' : `+${this.digests.of(target.password)}`;
+    // The address too: a pool connects to the address it was created with.
+    return [
+      target.host,
+      target.address ?? '',
+      target.port,
+      target.user,
+      target.database,
+      target.sslMode,
+      password,
+    ].join('\u0000');
   }
 
   private entryFor(target: ConnectionTarget): PoolEntry {
@@ -145,9 +162,8 @@ export class PoolRegistry {
     const entry: PoolEntry = {
       key,
       poolId: `${target.host}:${target.port}:${target.user}:${target.database}`,
-      pool: this.createPool(target, false),
+      pool: this.createPool(target),
       types: new TypeRegistry(),
-      plain: false,
       lastUsed: Date.now(),
       lent: 0,
     };
@@ -155,14 +171,20 @@ export class PoolRegistry {
     return entry;
   }
 
-  private createPool(target: ConnectionTarget, plain: boolean): pg.Pool {
+  private createPool(target: ConnectionTarget): pg.Pool {
     const types = new TypeRegistry();
-    const ssl = tlsOptionsFor(plain ? 'prefer-plain' : target.sslMode, this.tls);
     const pool = new pg.Pool({
-      ...clientConfig(target, ssl),
-      Client: clientClass(this.limits.connectTimeoutMs),
+      ...clientConfig(target),
+      Client: clientClass(this.limits.connectTimeoutMs, {
+        serverName: target.host,
+        sslMode: target.sslMode,
+        tls: tlsOptionsFor(target.sslMode, this.tls),
+        limits: DEFAULT_FRAMING_LIMITS,
+      }),
       max: this.limits.max,
       idleTimeoutMillis: this.limits.idleTimeoutMs,
+      // pg-pool multiplies by 1000 for its timer, so fractions of a second are kept.
+      maxLifetimeSeconds: this.limits.maxLifetimeMs / 1000,
       connectionTimeoutMillis: this.limits.waitTimeoutMs,
       allowExitOnIdle: true,
       types: types.pgTypes,
@@ -176,35 +198,27 @@ export class PoolRegistry {
    * A client from the pool that has not already seen its connection end: one whose backend was
    * terminated while idle is dropped here, before any statement is sent on it.
    */
-  private async liveClient(
-    entry: PoolEntry,
-    target: ConnectionTarget,
-    signal?: AbortSignal,
-  ): Promise<pg.PoolClient> {
+  private async liveClient(entry: PoolEntry, signal?: AbortSignal): Promise<PooledClient> {
     for (let dropped = 0; ; dropped++) {
-      const client = await this.connect(entry, target, signal);
-      if (!hasLostConnection(client) || dropped >= this.limits.max) return client;
+      const client = await this.connect(entry, signal);
+      const { serverSocket } = client;
+      if (!serverSocket.ended || dropped >= this.limits.max) {
+        const setting = serverSocket.framing.facts.loginParameters?.get(
+          'standard_conforming_strings',
+        );
+        if (setting !== undefined) entry.standardConformingStrings = setting === 'on';
+        return client;
+      }
       client.release(new Error('the connection ended while idle'));
     }
   }
 
-  private async connect(
-    entry: PoolEntry,
-    target: ConnectionTarget,
-    signal?: AbortSignal,
-  ): Promise<pg.PoolClient> {
+  private async connect(entry: PoolEntry, signal?: AbortSignal): Promise<PooledClient> {
     try {
-      return await abortable(entry.pool.connect(), signal);
+      // Every client of the pool is made by clientClass: a SqlgateClient.
+      return (await abortable(entry.pool.connect(), signal)) as PooledClient;
     } catch (error) {
-      if (target.sslMode === 'prefer' && !entry.plain && isTlsRefused(error)) {
-        // libpq's `prefer`: the server refused TLS, so this target is reached in plain from now on.
-        const tlsPool = entry.pool;
-        entry.pool = this.createPool(target, true);
-        entry.plain = true;
-        void tlsPool.end().catch(() => undefined);
-        return this.connect(entry, target, signal);
-      }
-      if (error instanceof Error && error.message === POOL_WAIT_TIMEOUT_MESSAGE) {
+      if (isPoolWaitTimeout(error)) {
         throw new ConnectionError(
           ErrorCodes.POOL_EXHAUSTED,
           `No connection to ${entry.poolId} became free within ${this.limits.waitTimeoutMs} ms`,
@@ -249,17 +263,8 @@ export class PoolRegistry {
   }
 }
 
-/** What pg keeps on a client about its connection's state; the typings do not declare it. */
-interface ConnectionState {
-  _ending: boolean;
-  _queryable: boolean;
-  connection: { stream: { destroyed: boolean } };
-}
-
-function hasLostConnection(client: pg.PoolClient): boolean {
-  const state = client as unknown as ConnectionState;
-  return state._ending || !state._queryable || state.connection.stream.destroyed;
-}
+/** A client lent by one of the registry's pools. */
+export type PooledClient = pg.PoolClient & SqlgateClient;
 
 /** Resolves like `promise`, or rejects when `signal` aborts first; a client that arrives late is released. */
 function abortable(promise: Promise<pg.PoolClient>, signal?: AbortSignal): Promise<pg.PoolClient> {

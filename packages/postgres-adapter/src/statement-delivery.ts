@@ -12,31 +12,26 @@
  * - a reset (ECONNRESET, EPIPE) with nothing received means the peer closed with our packet unread,
  *   or no longer knew the connection at all.
  * A connection that simply ends with nothing received is not proof: the backend may have run and
- * committed the statement before dying, so such a statement is never sent again.
+ * committed the statement before dying, so such a statement is never sent again. Neither is a
+ * protocol fault or a silent server: something arrived, or may still be running.
  */
-import type { EventEmitter } from 'node:events';
+import type { ConnectionFacts } from './message-framing';
 
 const SERVER_GONE_SQLSTATES = ['57P01', '57P02', '57P03'];
 const UNREAD_SYSTEM_CODES = ['ECONNRESET', 'EPIPE'];
 
 export class StatementDelivery {
-  private parsed = false;
-  private readonly onParseComplete = (): void => {
-    this.parsed = true;
-  };
+  private readonly parseCompletesBefore: number;
 
-  /** Watches `connection` (pg's protocol connection) from before the statement is submitted. */
-  constructor(private readonly connection: EventEmitter) {
-    connection.once('parseComplete', this.onParseComplete);
-  }
-
-  stop(): void {
-    this.connection.off('parseComplete', this.onParseComplete);
+  /** Notes the connection's ParseComplete count from before the statement is submitted. */
+  constructor(private readonly facts: ConnectionFacts) {
+    this.parseCompletesBefore = facts.parseCompletes;
   }
 
   /** True when `error` (as pg raised it) proves the server never read the statement. */
   neverReachedServer(error: unknown): boolean {
-    if (this.parsed || typeof error !== 'object' || error === null) return false;
+    if (this.facts.parseCompletes !== this.parseCompletesBefore) return false;
+    if (typeof error !== 'object' || error === null) return false;
     const { code, severity } = error as { code?: unknown; severity?: unknown };
     if (typeof code !== 'string') return false;
     if (typeof severity === 'string') {

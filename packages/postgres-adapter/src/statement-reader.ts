@@ -1,8 +1,10 @@
 /**
- * What one statement sent back: its columns, at most `maxRows` rows parsed with the pool's type
- * rules, its command tag, and when it finished.
+ * What one statement sent back: its columns, the rows kept within `maxRows` and the request's
+ * byte budget, parsed with the pool's type rules, its command tag, and when it finished. Rows past
+ * a limit are counted and dropped; once a limit is reached the framing drops the rest unparsed.
  */
-import type { FieldDescription, RowMode, StatementResult } from '@sqlgate/core';
+import type { FieldDescription, ResultBudget, RowMode, StatementResult } from '@sqlgate/core';
+import { ProtocolViolation, type MessageFraming } from './message-framing';
 import type { TypeRegistry } from './types/type-registry';
 import type { ValueParser } from './types/value-parsers';
 
@@ -24,8 +26,11 @@ export class StatementReader {
   private parsers: ValueParser[] = [];
   /** A column is named `__proto__`: plain objects would turn it into a prototype. */
   private namesNeedNullPrototype = false;
+  /** What the column names add to each row's size in the response. */
+  private nameBytes = 0;
   private readonly rows: unknown[] = [];
-  private truncated = false;
+  private truncatedBy: 'rows' | 'bytes' | undefined;
+  private suspendedByServer = false;
   private command: string | null = null;
   private rowCount: number | null = null;
 
@@ -33,9 +38,18 @@ export class StatementReader {
     private readonly types: TypeRegistry,
     private readonly rowMode: RowMode,
     private readonly maxRows: number,
+    private readonly framing: MessageFraming,
+    private readonly budget: ResultBudget | undefined,
   ) {}
 
+  /** This statement's rows begin: they are kept again, within the budget. */
+  private begin(): void {
+    this.framing.dropDataRows = false;
+    this.framing.maxRowBytes = this.budget?.remainingBytes ?? Number.MAX_SAFE_INTEGER;
+  }
+
   describe(wireFields: WireField[]): void {
+    this.begin();
     this.fields = wireFields.map((field) => ({
       name: field.name,
       dataTypeID: field.dataTypeID,
@@ -48,20 +62,39 @@ export class StatementReader {
     }));
     this.names = this.fields.map((field) => field.name);
     this.namesNeedNullPrototype = this.names.includes('__proto__');
+    // In object mode every row repeats the column names in the response.
+    this.nameBytes =
+      this.rowMode === 'object' ? this.names.reduce((sum, name) => sum + name.length + 4, 0) : 0;
     this.parsers = this.fields.map((field) => this.types.parserFor(field.dataTypeID));
   }
 
-  /** Keeps the row while under the limit; the one past it only says the result was truncated. */
+  /** Keeps the row while within the limits; past them, the rest of the statement's rows are dropped. */
   row(values: (string | null)[]): void {
+    if (values.length !== this.fields.length) {
+      throw new ProtocolViolation(
+        `The server sent a row of ${values.length} values for ${this.fields.length} columns`,
+      );
+    }
+    if (this.truncatedBy) return;
     if (this.rows.length >= this.maxRows) {
-      this.truncated = true;
+      this.stopKeeping('rows');
       return;
+    }
+    if (this.budget) {
+      const bytes = rowBytes(values) + this.nameBytes;
+      if (bytes > this.budget.remainingBytes) {
+        this.budget.remainingBytes = 0;
+        this.stopKeeping('bytes');
+        return;
+      }
+      this.budget.remainingBytes -= bytes;
+      this.framing.maxRowBytes = this.budget.remainingBytes;
     }
     this.rows.push(this.parseRow(values));
   }
 
   suspended(): void {
-    this.truncated = true;
+    this.suspendedByServer = true;
   }
 
   complete(tag: string): void {
@@ -79,15 +112,28 @@ export class StatementReader {
     }
   }
 
-  result(durationMs: number): StatementResult {
+  /** `droppedRows`: rows of this statement the framing dropped unread. */
+  result(durationMs: number, droppedRows: number): StatementResult {
+    // A row too large for the remaining budget never reached the reader: the framing dropped it.
+    if (!this.truncatedBy && droppedRows > 0) {
+      this.truncatedBy = 'bytes';
+    }
+    this.framing.dropDataRows = false;
+    if (!this.truncatedBy && this.suspendedByServer) this.truncatedBy = 'rows';
     return {
       command: this.command,
       rowCount: this.rowCount ?? (this.fields.length > 0 ? this.rows.length : null),
       fields: this.fields,
       rows: this.rows,
-      truncated: this.truncated,
+      truncated: this.truncatedBy !== undefined,
+      ...(this.truncatedBy ? { truncatedBy: this.truncatedBy } : {}),
       durationMs,
     };
+  }
+
+  private stopKeeping(limit: 'rows' | 'bytes'): void {
+    this.truncatedBy = limit;
+    this.framing.dropDataRows = true;
   }
 
   private parseRow(values: (string | null)[]): unknown {
@@ -111,4 +157,11 @@ export class StatementReader {
     }
     return row;
   }
+}
+
+/** What a row costs the byte budget: its values' lengths plus a little per value (docs/decisions.md 10.2). */
+function rowBytes(values: (string | null)[]): number {
+  let bytes = 0;
+  for (let i = 0; i < values.length; i++) bytes += (values[i]?.length ?? 0) + 8;
+  return bytes;
 }

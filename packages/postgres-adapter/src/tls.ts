@@ -1,6 +1,7 @@
 /**
- * sslMode → pg's `ssl` option (DECISIONS.md section 7). `prefer` starts like `require`; the pool
- * registry falls back to plain when the server refuses TLS, as libpq does.
+ * sslMode → the TLS options of a ServerSocket (docs/decisions.md 7). `require` and `prefer` use TLS
+ * without verifying the certificate; `prefer` falls back to plain per connection attempt when the
+ * server refuses TLS (see ServerSocket); `verify-full` verifies the chain and the host name.
  */
 import type { SslMode } from '@sqlgate/core';
 import type { ConnectionOptions } from 'node:tls';
@@ -11,17 +12,13 @@ export interface TlsSettings {
 }
 
 /** `false` for plain TCP, else the TLS options. */
-export function tlsOptionsFor(
-  mode: SslMode | 'prefer-plain',
-  settings: TlsSettings,
-): false | ConnectionOptions {
+export function tlsOptionsFor(mode: SslMode, settings: TlsSettings): false | ConnectionOptions {
   switch (mode) {
     case 'disable':
-    case 'prefer-plain':
       return false;
     case 'require':
     case 'prefer':
-      // SPEC: with require the certificate is not verified, so self-signed certificates are accepted.
+      // With require the certificate is not verified, so self-signed certificates are accepted.
       return { rejectUnauthorized: false };
     case 'verify-full':
       // Node verifies the chain and the host name (checkServerIdentity) when rejectUnauthorized is set.
@@ -30,9 +27,4 @@ export function tlsOptionsFor(
         ...(settings.rootCertificate ? { ca: settings.rootCertificate } : {}),
       };
   }
-}
-
-/** pg's error when the server answers the SSLRequest with 'N'. */
-export function isTlsRefused(error: unknown): boolean {
-  return error instanceof Error && /does not support SSL/i.test(error.message);
 }

@@ -1,5 +1,5 @@
 /**
- * DECISIONS.md section 6 limits: clients per pool, idle timeout, pools kept at once (least recently
+ * docs/decisions.md 6 limits: clients per pool, idle timeout, pools kept at once (least recently
  * used idle pool closed first), and pools unused for unusedPoolTtlMs closed and removed.
  */
 import { randomBytes } from 'node:crypto';

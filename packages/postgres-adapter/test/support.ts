@@ -14,3 +14,14 @@ export function testTarget(sslMode: SslMode = 'disable'): ConnectionTarget {
     sslMode,
   };
 }
+
+/** A target on a fake or hostile server of the tests' own (no TLS, any credentials). */
+export function fakeServerTarget(server: { host?: string; port: number }): ConnectionTarget {
+  return {
+    host: server.host ?? '127.0.0.1',
+    port: server.port,
+    user: 'u',
+    database: 'd',
+    sslMode: 'disable',
+  };
+}

@@ -1,6 +1,7 @@
 /**
  * A real PostgreSQL for tests: an existing one from TEST_DATABASE_URL, a testcontainers
- * container, or a throwaway local cluster with password authentication and TLS.
+ * container, or a throwaway local cluster with password authentication and TLS (or without TLS).
+ * Also a fake PostgreSQL server that answers with seeded protocol faults, for fault tests.
  */
 export type {
   StartTestDatabaseOptions,
@@ -20,3 +21,44 @@ export {
   TEST_DATABASE_SETTINGS_VARIABLE,
 } from './environment';
 export { TEST_DATABASE_URL_VARIABLE } from './from-url';
+export {
+  startFakePostgres,
+  mutatingBehaviour,
+  wellFormed,
+  type Behaviour,
+  type FakePostgres,
+  type FakePostgresOptions,
+  type Login,
+  type LoginBehaviour,
+  type MutatingBehaviourOptions,
+  type RoundTrip,
+} from './fake-postgres';
+export {
+  MUTATIONS,
+  EVEN_WEIGHTS,
+  chooseMutation,
+  createRandom,
+  mulberry32,
+  mutateAnswer,
+  replyWith,
+  seedFrom,
+  type AfterReply,
+  type MutationName,
+  type MutationWeights,
+  type Random,
+  type Reply,
+} from './fake-postgres-mutations';
+export {
+  backend,
+  encode,
+  frame,
+  frameWithLength,
+  loginAnswer,
+  serverError,
+  fakeStatementOutcome,
+  FakeSession,
+  FrontendReader,
+  type BackendMessage,
+  type FakeColumn,
+  type FrontendMessage,
+} from './fake-postgres-protocol';

@@ -1,10 +1,30 @@
 import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
 import {
   startLocalCluster,
   testDatabaseFromEnvironment,
   type LocalCluster,
 } from '@sqlgate/testing';
+import { Client } from 'pg';
 import { connectionUsesTls, withClient } from './connect';
+
+/** Sends PostgreSQL's SSLRequest on a fresh connection and returns the server's one-byte answer. */
+function answerToSslRequest(host: string, port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port }, () => {
+      const request = Buffer.alloc(8);
+      request.writeInt32BE(8, 0);
+      request.writeInt32BE(80877103, 4);
+      socket.write(request);
+    });
+    socket.setTimeout(5_000, () => socket.destroy(new Error('no answer to the SSLRequest')));
+    socket.once('data', (chunk: Buffer) => {
+      socket.destroy();
+      resolve(chunk.toString('latin1'));
+    });
+    socket.once('error', reject);
+  });
+}
 
 // Starting a cluster takes about a second, more when the machine is busy with other test files.
 jest.setTimeout(60_000);
@@ -38,6 +58,25 @@ describeLocal('startLocalCluster', () => {
       await expect(
         withClient(cluster, { ssl: { rejectUnauthorized: false } }, async () => 0),
       ).rejects.toThrow(/does not support SSL/);
+    });
+
+    it('answers an SSLRequest with N', async () => {
+      expect(await answerToSslRequest(cluster.host, cluster.port)).toBe('N');
+    });
+
+    it('accepts a connection string with sslmode=disable', async () => {
+      const client = new Client({
+        connectionString: `${cluster.connectionString}?sslmode=disable`,
+        connectionTimeoutMillis: 10_000,
+      });
+      await client.connect();
+      try {
+        expect(await connectionUsesTls(client)).toBe(false);
+        const result = await client.query<{ one: number }>('SELECT 1 AS one');
+        expect(result.rows).toEqual([{ one: 1 }]);
+      } finally {
+        await client.end();
+      }
     });
 
     it('accepts a plain connection with the password', async () => {

@@ -1,6 +1,6 @@
 import type { CacheEntryRecord } from '../ports/cache-store';
 
-/** SPEC's CacheEntry: one element of `entries` in GET /api/stats/cache. */
+/** CacheEntry (docs/interface.md): one element of `entries` in GET /api/stats/cache. */
 export interface CacheEntry {
   /** The cached statement's normalised text. */
   query: string;

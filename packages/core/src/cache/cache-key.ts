@@ -5,7 +5,12 @@ import type { RowMode } from '../ports/connections';
 export interface CacheKeyParts {
   /** Credential-scoped target (the pool key): one user never sees another user's cached rows. */
   scope: string;
-  /** The statement's normalised text. */
+  /**
+   * The statement's normalised text, not the text that ran (docs/decisions.md 10.9): statements
+   * that differ only in comments or whitespace share an entry. A comment can be an optimizer hint
+   * (`/*+ SeqScan(t) *\/`), which changes the plan but not the rows, so sharing is right; where
+   * the plan would change only the order of an unordered result, either order is correct.
+   */
   text: string;
   params?: readonly unknown[];
   rowMode: RowMode;

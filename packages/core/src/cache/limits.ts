@@ -1,4 +1,4 @@
-/** Defaults of the result cache (DECISIONS.md section 8); the server's configuration may override them. */
+/** Defaults of the result cache (docs/decisions.md 8); the server's configuration may override them. */
 
 /** How long a cached result is served when the request names no TTL (`QUERY_CACHE_TTL_MS`). */
 export const DEFAULT_CACHE_TTL_MS = 60_000;

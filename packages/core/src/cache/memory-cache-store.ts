@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../ports/clock';
-import type { CacheEntryRecord, CacheStore } from '../ports/cache-store';
+import type { CacheEntryRecord, CacheStore, InvalidationScope } from '../ports/cache-store';
 import { DEFAULT_CACHE_MAX_BYTES, DEFAULT_CACHE_MAX_ENTRIES } from './limits';
 import { readsAnyWritten } from './relation-names';
 
@@ -88,10 +88,12 @@ export class MemoryCacheStore implements CacheStore {
     if (this.lru.has(entry.key)) this.cachedOrder.add(entry.key);
   }
 
-  async invalidate(scope: string, relations: string[] | null): Promise<number> {
+  async invalidate(where: InvalidationScope, relations: string[] | null): Promise<number> {
     const doomed: string[] = [];
     for (const [key, record] of this.lru.entries()) {
-      if (record.scope !== scope) continue;
+      const covered =
+        'server' in where ? record.server === where.server : record.scope === where.scope;
+      if (!covered) continue;
       // Unknown on either side: the write may have touched what the entry read.
       if (relations === null || record.reads === null || readsAnyWritten(record.reads, relations)) {
         doomed.push(key);

@@ -1,9 +1,10 @@
 import type { Clock } from '../ports/clock';
 import { systemClock } from '../ports/clock';
 import type { CachedResult, CacheEntryRecord, CacheStore } from '../ports/cache-store';
-import type { RowMode, StatementResult } from '../ports/connections';
+import type { CacheScope, RowMode, StatementResult } from '../ports/connections';
 import type { ParsedStatement } from '../parser/types';
 import type { CacheRequest } from '../request';
+import { serializeResponse } from '../json/serialize-response';
 import { toCacheEntry, type CacheEntry } from './cache-entry';
 import { cacheKey } from './cache-key';
 import { isCacheableStatement, isCacheRequested } from './cacheability';
@@ -31,8 +32,8 @@ export interface CacheKeyOptions {
 export interface StoreResultArgs {
   /** From `keyFor`. */
   key: string;
-  /** The credential-scoped target the statement ran on. */
-  scope: string;
+  /** The database and credentials the statement ran on. */
+  scope: CacheScope;
   statement: ParsedStatement;
   result: StatementResult;
   /** Milliseconds the statement took in PostgreSQL. */
@@ -41,8 +42,8 @@ export interface StoreResultArgs {
   ttlMs?: number;
   /**
    * From `markBeforeRead()`, taken before the statement ran. When given, a result that a write to
-   * the same target may have overtaken is not stored: the write's invalidation has already run,
-   * so nothing else would remove it.
+   * the same database (or server) may have overtaken is not stored: the write's invalidation has
+   * already run, so nothing else would remove it.
    */
   readMark?: WriteMark;
 }
@@ -78,10 +79,14 @@ export class ResultCache {
     );
   }
 
-  /** The key of `statement` run on `scope` with these options. Same inputs, same key. */
-  keyFor(scope: string, statement: ParsedStatement, options: CacheKeyOptions): string {
+  /**
+   * The key of `statement` run on `scope` with these options. Same inputs, same key. The key holds
+   * the database reached and the credentials, not the host's spelling or the sslMode: every way of
+   * naming one database shares its entries, and so does their invalidation (docs/decisions.md 10.20).
+   */
+  keyFor(scope: CacheScope, statement: ParsedStatement, options: CacheKeyOptions): string {
     const parts = {
-      scope,
+      scope: `${scope.database}\u0000${scope.credentials}`,
       text: statement.text,
       rowMode: options.rowMode,
       maxRows: options.maxRows,
@@ -106,8 +111,7 @@ export class ResultCache {
    */
   async store(args: StoreResultArgs): Promise<boolean> {
     if (!isCacheableStatement(args.statement)) return false;
-    if (args.readMark !== undefined && this.writes.writtenSince(args.scope, args.readMark))
-      return false;
+    if (args.readMark !== undefined && this.writtenSince(args.scope, args.readMark)) return false;
     const result: CachedResult = {
       rows: args.result.rows,
       fields: args.result.fields,
@@ -119,7 +123,8 @@ export class ResultCache {
     if (sizeBytes === undefined || sizeBytes > this.maxEntryBytes) return false;
     const record: CacheEntryRecord = {
       key: args.key,
-      scope: args.scope,
+      scope: args.scope.database,
+      server: args.scope.server,
       query: args.statement.text,
       reads: args.statement.relations.reads === null ? null : [...args.statement.relations.reads],
       result,
@@ -133,13 +138,27 @@ export class ResultCache {
   }
 
   /**
-   * After a write to `scope`: removes the entries that read any `written` relation, or all the
-   * scope's entries when `written` is null (unknown). Resolves to the number removed.
+   * After a write through the service: removes every entry of the written database, for every
+   * user, or of every database of its server when `extent` is `server` (docs/decisions.md 10.20).
+   * Finer invalidation by the relations written is not attempted: triggers, rules, foreign-key
+   * cascades and views make a write reach relations its text does not name, and only the catalog
+   * could prove otherwise. Resolves to the number removed.
    */
-  async invalidate(scope: string, written: string[] | null): Promise<number> {
+  async invalidate(scope: CacheScope, extent: 'database' | 'server'): Promise<number> {
     // Recorded before the store is touched, so a read finishing meanwhile is refused by `store()`.
-    this.writes.recordWrite(scope);
-    return this.cacheStore.invalidate(scope, written);
+    if (extent === 'server') {
+      this.writes.recordWrite(serverKey(scope));
+      return this.cacheStore.invalidate({ server: scope.server }, null);
+    }
+    this.writes.recordWrite(databaseKey(scope));
+    return this.cacheStore.invalidate({ scope: scope.database }, null);
+  }
+
+  private writtenSince(scope: CacheScope, mark: WriteMark): boolean {
+    return (
+      this.writes.writtenSince(databaseKey(scope), mark) ||
+      this.writes.writtenSince(serverKey(scope), mark)
+    );
   }
 
   /** The most recently cached entries, newest first, as GET /api/stats/cache lists them. */
@@ -164,10 +183,22 @@ export class ResultCache {
   }
 }
 
-/** Bytes of the JSON the entry would be served as; undefined when it cannot be serialised. */
+/** Write-log keys: a database's and a server's writes are recorded apart. */
+function databaseKey(scope: CacheScope): string {
+  return `database\u0000${scope.database}`;
+}
+
+function serverKey(scope: CacheScope): string {
+  return `server\u0000${scope.server}`;
+}
+
+/**
+ * Bytes of the JSON the entry would be served as (json values as PostgreSQL's text, as the response
+ * writes them); undefined when it cannot be serialised.
+ */
 function byteLengthOfJson(result: CachedResult): number | undefined {
   try {
-    return Buffer.byteLength(JSON.stringify(result));
+    return Buffer.byteLength(serializeResponse(result));
   } catch {
     return undefined;
   }

@@ -5,6 +5,7 @@
 import type { ResultCache } from '../cache';
 import type { ParsedStatement } from '../parser/types';
 import type { Clock } from '../ports/clock';
+import type { CacheScope } from '../ports/connections';
 import type { QueryOptions } from '../request';
 import type { StatementOutcome } from './outcome';
 
@@ -19,11 +20,23 @@ const NO_CACHE: CacheAttempt = { keep: async () => undefined };
 
 export interface RequestCacheScope {
   cache: ResultCache;
-  /** Credential-scoped target key. */
-  scope: string;
+  /**
+   * The database and credentials the request reaches; resolving it may need DNS, so it is asked
+   * for only when a statement may use the cache (memoised by the caller).
+   */
+  scope: () => Promise<CacheScope>;
   options: QueryOptions;
   maxRows: number;
   clock: Clock;
+}
+
+/**
+ * The request's cache scope, asked of the provider at most once and only when first needed: most
+ * requests never use the cache, and the scope may cost a DNS lookup.
+ */
+export function lazyCacheScope(resolve: () => Promise<CacheScope>): () => Promise<CacheScope> {
+  let scope: Promise<CacheScope> | undefined;
+  return () => (scope ??= resolve());
 }
 
 export async function attemptCache(
@@ -31,7 +44,14 @@ export async function attemptCache(
   statement: ParsedStatement,
 ): Promise<CacheAttempt> {
   if (!request || !request.cache.isCacheable(statement, request.options)) return NO_CACHE;
-  const { cache, scope, options, clock } = request;
+  const { cache, options, clock } = request;
+  let scope: CacheScope;
+  try {
+    scope = await request.scope();
+  } catch {
+    // The database cannot be identified (its name did not resolve): neither serve nor keep.
+    return NO_CACHE;
+  }
   const key = cache.keyFor(scope, statement, {
     rowMode: options.rowMode,
     maxRows: request.maxRows,

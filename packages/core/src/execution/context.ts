@@ -9,6 +9,7 @@ import type {
   Connection,
   ConnectionProvider,
   ConnectionTarget,
+  ResultBudget,
   RunOptions,
 } from '../ports/connections';
 import type { QueryOptions } from '../request';
@@ -22,7 +23,36 @@ export interface ExecutionSettings {
   alwaysResetSession: boolean;
   /** Statements of one request that run at the same time on the parallel-read path. */
   maxParallelReads: number;
+  /** Bytes of rows one request may return (MAX_RESULT_BYTES, docs/decisions.md 10.2). */
+  maxResultBytes: number;
 }
+
+/**
+ * How long a server may stay silent beyond the request's timeoutMs before sqlgate gives up on it
+ * (docs/decisions.md 10.6): statement_timeout should have answered by then.
+ */
+export const SILENCE_GRACE_MS = 2000;
+
+/** How long a cancelled statement may take to stop after its caller went away. */
+export const ABANDON_GRACE_MS = 5000;
+
+/**
+ * A statement that may be stopped once its limits are reached (docs/decisions.md 10.4): a read
+ * that calls no volatile or unknown function and reads no relation. A relation may be a view whose
+ * query calls a function with side effects, which only the catalog could tell; such a read runs to
+ * its end, its rows past the limits dropped unparsed. Anything else runs to completion too.
+ */
+export function mayStopEarly(statement: ParsedStatement): boolean {
+  if (statement.statementClass !== 'read' || statement.callsVolatileFunction) return false;
+  if (statement.keyword === 'TABLE') return false;
+  // Without FROM or JOIN a read names no relation: no need for the syntax tree (a word inside a
+  // literal only sends the statement the slower, always-correct way).
+  if (!MAY_NAME_RELATION.test(statement.text)) return true;
+  const { reads } = statement.relations;
+  return reads !== null && reads.length === 0;
+}
+
+const MAY_NAME_RELATION = /\b(?:from|join)\b/i;
 
 /** Milliseconds, to the microsecond. */
 export function elapsed(clock: Clock, since: number): number {
@@ -34,6 +64,9 @@ export class ExecutionContext {
   /** Milliseconds spent waiting for pooled connections. */
   poolWaitMs = 0;
   private readonly runOptions: RunOptions;
+  /** Options of sqlgate's own statements (BEGIN, COMMIT, SET...): no rows, the same deadline. */
+  readonly controlOptions: RunOptions;
+  private readonly budget: ResultBudget;
   private readonly active = new Set<Connection>();
 
   constructor(
@@ -45,15 +78,31 @@ export class ExecutionContext {
     private readonly signal?: AbortSignal,
     private readonly cacheScope?: Omit<RequestCacheScope, 'options' | 'maxRows' | 'clock'>,
   ) {
+    this.budget = { remainingBytes: settings.maxResultBytes };
+    const silence =
+      options.timeoutMs === undefined
+        ? {}
+        : {
+            silenceLimitMs: options.timeoutMs + SILENCE_GRACE_MS,
+            stepTimeLimitMs: options.timeoutMs,
+          };
     this.runOptions = {
       rowMode: options.rowMode,
       maxRows: options.maxRows ?? settings.defaultMaxRows,
+      budget: this.budget,
       ...(options.params ? { params: options.params } : {}),
+      ...silence,
     };
+    this.controlOptions = { rowMode: 'array', maxRows: 0, ...silence };
     signal?.addEventListener('abort', () => this.cancelActive(), { once: true });
   }
 
-  /** Serves a read from the result cache, or prepares to keep its result (DECISIONS 8). */
+  /** The caller went away: nothing more may be sent on its behalf (docs/decisions.md 10.7). */
+  get aborted(): boolean {
+    return this.signal?.aborted ?? false;
+  }
+
+  /** Serves a read from the result cache, or prepares to keep its result (docs/decisions.md 8). */
   cacheAttempt(statement: ParsedStatement): Promise<CacheAttempt> {
     const scope = this.cacheScope && {
       ...this.cacheScope,
@@ -76,15 +125,20 @@ export class ExecutionContext {
     return new LentConnection(connection, this);
   }
 
-  /** Runs one statement and times it. A database error is an outcome; anything else propagates. */
+  /**
+   * Runs one statement and times it. A database error, or a connection lost while it ran, is an
+   * outcome (the statements before it may have committed: docs/decisions.md 10.5); anything else
+   * propagates.
+   */
   async runStatement(lent: LentConnection, statement: ParsedStatement): Promise<StatementOutcome> {
+    this.throwIfAborted(); // nothing is sent once the caller is gone (docs/decisions.md 10.7)
     const started = this.clock.now();
     this.active.add(lent.connection);
     try {
-      const result = await lent.run(statement, this.runOptions);
+      const result = await lent.run(statement, this.optionsFor([statement]));
       return { ok: true, statement, result, executionTime: elapsed(this.clock, started) };
     } catch (error) {
-      if (error instanceof DatabaseError) {
+      if (error instanceof DatabaseError || error instanceof ConnectionError) {
         return { ok: false, statement, error, executionTime: elapsed(this.clock, started) };
       }
       throw error;
@@ -103,10 +157,14 @@ export class ExecutionContext {
     statements: readonly ParsedStatement[],
     around: Pick<RunOptions, 'before' | 'after'>,
   ): Promise<{ outcomes: StatementOutcome[]; error?: DatabaseError }> {
+    this.throwIfAborted();
     const started = this.clock.now();
     this.active.add(lent.connection);
     try {
-      const { results, error } = await lent.runBatch(statements, { ...this.runOptions, ...around });
+      const { results, error } = await lent.runBatch(statements, {
+        ...this.optionsFor(statements),
+        ...around,
+      });
       const total = elapsed(this.clock, started);
       const outcomes: StatementOutcome[] = results.map((result, position) => ({
         ok: true,
@@ -138,6 +196,10 @@ export class ExecutionContext {
     }
   }
 
+  private optionsFor(statements: readonly ParsedStatement[]): RunOptions {
+    return { ...this.runOptions, stopEarly: statements.map(mayStopEarly) };
+  }
+
   throwIfAborted(): void {
     if (this.signal?.aborted) {
       throw new SqlgateError(ErrorCodes.REQUEST_ABORTED, 'The request was aborted by the caller');
@@ -149,12 +211,21 @@ export class ExecutionContext {
       // Best effort: the statement then fails with 57014 and the request unwinds normally.
       connection.cancel().catch(() => undefined);
     }
+    // A server that ignores the cancel (frozen, or not PostgreSQL at all) would keep the
+    // connection busy for ever: after a grace it is closed, and the request unwinds with that.
+    const stillRunning = [...this.active];
+    if (stillRunning.length === 0) return;
+    setTimeout(() => {
+      for (const connection of stillRunning) {
+        if (this.active.has(connection)) connection.abandon?.();
+      }
+    }, ABANDON_GRACE_MS).unref();
   }
 }
 
 /**
  * A connection on loan to one request. It remembers whether the session was changed, so that it is
- * cleaned (DISCARD ALL) before another request may use it (DECISIONS.md 2.6), and whether it broke.
+ * cleaned (DISCARD ALL) before another request may use it (docs/decisions.md 2.6), and whether it broke.
  */
 export class LentConnection {
   private sessionChanged = false;
@@ -170,17 +241,19 @@ export class LentConnection {
 
   async run(statement: ParsedStatement, options: RunOptions) {
     if (statement.changesSession) this.sessionChanged = true;
-    return this.guard(() => this.connection.run(statement.text, options));
+    return this.guard(() => this.connection.run(statement.sql, options));
   }
 
   async runBatch(statements: readonly ParsedStatement[], options: RunOptions) {
     if (statements.some((statement) => statement.changesSession)) this.sessionChanged = true;
-    const texts = statements.map((statement) => statement.text);
-    return this.guard(() => this.connection.runBatch(texts, options));
+    const texts = statements.map((statement) => statement.sql);
+    const batch = await this.guard(() => this.connection.runBatch(texts, options));
+    if (batch.error && endsConnection(batch.error)) this.broken = true;
+    return batch;
   }
 
   async runText(sql: string): Promise<void> {
-    await this.guard(() => this.connection.run(sql, { rowMode: 'array', maxRows: 0 }));
+    await this.guard(() => this.connection.run(sql, this.context.controlOptions));
   }
 
   /** The request's `timeoutMs` as a session setting, so it also covers statements of caller-managed scripts. */
@@ -198,6 +271,19 @@ export class LentConnection {
     return true;
   }
 
+  /**
+   * Like rollbackIfOpen, but a ROLLBACK that fails marks the connection broken instead of
+   * rejecting: it is then closed, and closing ends the transaction just as well.
+   */
+  async rollbackIfOpenOrClose(): Promise<boolean> {
+    try {
+      return await this.rollbackIfOpen();
+    } catch {
+      this.broken = true;
+      return true;
+    }
+  }
+
   release(): void {
     if (this.released) return;
     this.released = true;
@@ -209,8 +295,17 @@ export class LentConnection {
     try {
       return await work();
     } catch (error) {
-      if (error instanceof ConnectionError || !(error instanceof SqlgateError)) this.broken = true;
+      if (endsConnection(error)) this.broken = true;
       throw error;
     }
   }
+}
+
+/** The connection cannot be used after `error`: it broke, or the server ended the session (FATAL). */
+function endsConnection(error: unknown): boolean {
+  if (error instanceof DatabaseError) {
+    const severity = error.fields.severity;
+    return severity === 'FATAL' || severity === 'PANIC';
+  }
+  return error instanceof ConnectionError || !(error instanceof SqlgateError);
 }

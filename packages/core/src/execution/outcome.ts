@@ -1,5 +1,5 @@
-/** What running a request produced, before it is shaped into SPEC's response bodies. */
-import type { DatabaseError } from '../errors';
+/** What running a request produced, before it is shaped into the response bodies of docs/interface.md. */
+import type { ConnectionError, DatabaseError } from '../errors';
 import type { ParsedStatement } from '../parser/types';
 import type { StatementResult } from '../ports/connections';
 import type { StrategyName } from './plan';
@@ -12,7 +12,13 @@ export type StatementOutcome =
       executionTime: number;
       cached?: boolean;
     }
-  | { ok: false; statement: ParsedStatement; error: DatabaseError; executionTime: number };
+  | {
+      ok: false;
+      statement: ParsedStatement;
+      /** PostgreSQL refused the statement, or the connection was lost while it ran. */
+      error: DatabaseError | ConnectionError;
+      executionTime: number;
+    };
 
 /** Why a request did not fully succeed. */
 export type ExecutionFailure =
@@ -24,11 +30,15 @@ export type ExecutionFailure =
       index: number;
       error: DatabaseError;
       executionTime: number;
-      /** The failing statement; absent when COMMIT itself failed. */
+      /** The failing statement; absent when the transaction's end (COMMIT, or dryRun's ROLLBACK) failed. */
       statement?: ParsedStatement;
+      /** The statement that ended the transaction, named when it is the one that failed. */
+      end?: 'COMMIT' | 'ROLLBACK';
     }
   /** The script left a transaction open; it was rolled back. */
-  | { kind: 'left-open' };
+  | { kind: 'left-open' }
+  /** The caller went away; the statements after `index` were not sent (docs/decisions.md 10.7). */
+  | { kind: 'aborted'; index: number };
 
 export interface ExecutionOutcome {
   strategy: StrategyName;

@@ -1,5 +1,5 @@
 /**
- * Which strategy runs a request: DECISIONS.md section 2. A pure function of the parsed statements and
+ * Which strategy runs a request: docs/decisions.md 2. A pure function of the parsed statements and
  * the request options, so every rule is unit-testable without a database.
  */
 import { ErrorCodes, RequestError } from '../errors';
@@ -19,7 +19,7 @@ export interface TransactionMode {
 
 export interface ExecutionPlan {
   strategy: StrategyName;
-  /** One statement answers with one QueryExecutionResult (SPEC rule 3), several with MultipleStatementsResponse. */
+  /** One statement answers with one QueryExecutionResult (docs/interface.md, execution rules), several with MultipleStatementsResponse. */
   shape: 'single' | 'multiple';
   transaction: TransactionMode;
 }
@@ -93,12 +93,14 @@ export function planExecution(
     return { strategy: 'caller-managed', shape: 'multiple', transaction };
   if (classes.has('no-transaction'))
     return { strategy: 'no-transaction', shape: 'multiple', transaction };
-  const independentReads = statements.every(
-    (statement) => statement.statementClass === 'read' && !statement.changesSession,
-  );
-  if (independentReads && !options.dryRun) {
+  const onlyReads = statements.every((statement) => statement.statementClass === 'read');
+  if (onlyReads && !options.dryRun) {
+    // Reads that change the session (set_config(), user-defined functions: docs/decisions.md 10.15)
+    // stay on one connection, in order, but still READ ONLY: a write hidden in a function fails
+    // with 25006 instead of writing.
+    const independent = statements.every((statement) => !statement.changesSession);
     return {
-      strategy: 'parallel-reads',
+      strategy: independent ? 'parallel-reads' : 'transaction',
       shape: 'multiple',
       transaction: { ...transaction, readOnly: true },
     };

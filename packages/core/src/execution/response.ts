@@ -1,6 +1,6 @@
 /**
- * Shapes an execution outcome into SPEC's response bodies (QueryExecutionResult,
- * MultipleStatementsResponse, QueryErrorObject) with the extensions of DECISIONS.md sections 3 and 5.
+ * Shapes an execution outcome into the response bodies of docs/interface.md (QueryExecutionResult,
+ * MultipleStatementsResponse, QueryErrorObject) with the extensions of docs/decisions.md 3 and 5.
  */
 import {
   ConnectionError,
@@ -17,7 +17,7 @@ import type { FieldDescription } from '../ports/connections';
 import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from './outcome';
 import type { ExecutionPlan } from './plan';
 
-/** SPEC QueryErrorObject, with every field the server gave and where it points in the submitted text. */
+/** QueryErrorObject (docs/interface.md), with every field the server gave and where it points in the submitted text. */
 export interface QueryErrorObject extends Omit<DatabaseErrorFields, 'file' | 'line'> {
   executionTime: number;
   /** 0-based index of the failing statement. */
@@ -26,7 +26,7 @@ export interface QueryErrorObject extends Omit<DatabaseErrorFields, 'file' | 'li
   location?: { line: number; column: number };
 }
 
-/** SPEC QueryExecutionResult (one per statement). */
+/** QueryExecutionResult (docs/interface.md) (one per statement). */
 export interface QueryExecutionResult {
   rows?: unknown[];
   fields?: FieldDescription[];
@@ -34,8 +34,10 @@ export interface QueryExecutionResult {
   command?: string | null;
   executionTime: number;
   statement: string;
-  /** More rows existed than `maxRows`. */
+  /** Not every row is in `rows`. */
   truncated?: boolean;
+  /** Which limit cut `rows`: `maxRows` or MAX_RESULT_BYTES (docs/decisions.md 10.2). */
+  truncatedBy?: 'rows' | 'bytes';
   /** Served from the result cache. */
   cached?: boolean;
   /** Nothing the request did was kept (dryRun, or a transaction left open). */
@@ -45,7 +47,7 @@ export interface QueryExecutionResult {
   cause?: QueryErrorObject;
 }
 
-/** SPEC MultipleStatementsResponse. */
+/** MultipleStatementsResponse (docs/interface.md). */
 export interface MultipleStatementsResponse {
   multipleResults: true;
   results: QueryExecutionResult[];
@@ -56,7 +58,7 @@ export interface MultipleStatementsResponse {
   failedStatementIndex?: number;
 }
 
-/** Body after the service's transaction failed and was rolled back (SPEC Errors, DECISIONS 2.5). */
+/** Body after the service's transaction failed and was rolled back (docs/interface.md, docs/decisions.md 2.5). */
 export interface TransactionFailureResponse {
   error: string;
   transactionUsed: true;
@@ -81,6 +83,8 @@ export interface ResponseFailure {
   code: ErrorCode;
   /** The SQLSTATE that decides the status, when one does. */
   sqlState?: string;
+  /** For INTERNAL_ERROR: what went wrong, to be logged and never sent. */
+  internal?: unknown;
 }
 
 export interface QueryResponse {
@@ -112,7 +116,37 @@ export function queryErrorObject(
   return body;
 }
 
-/** SPEC: the executed statement text, with a terminating semicolon as in the submitted text. */
+/**
+ * The error object of a failed statement: a QueryErrorObject for a database error, `{message,
+ * code}` with the system code (and the same timing and place) for a lost connection.
+ */
+function statementErrorObject(
+  error: DatabaseError | ConnectionError,
+  executionTime: number,
+  statement: ParsedStatement,
+): QueryErrorObject {
+  if (error instanceof DatabaseError) return queryErrorObject(error, executionTime, statement);
+  return {
+    message: error.message,
+    code: error.systemCode,
+    executionTime,
+    statementIndex: statement.index,
+  };
+}
+
+/** SQLSTATEs of a lost connection or a server going away. */
+function isConnectionLoss(sqlState: string): boolean {
+  return sqlState.startsWith('08') || sqlState.startsWith('57P');
+}
+
+/** What decides the status of a failed statement's response. */
+function failureOf(error: DatabaseError | ConnectionError): ResponseFailure {
+  return error instanceof DatabaseError
+    ? { code: error.code, sqlState: error.sqlState }
+    : { code: error.code };
+}
+
+/** docs/interface.md: the executed statement text, with a terminating semicolon as in the submitted text. */
 function statementText(statement: ParsedStatement): string {
   return statement.terminated ? `${statement.text};` : statement.text;
 }
@@ -123,7 +157,7 @@ function executionResult(outcome: StatementOutcome): QueryExecutionResult {
       error: outcome.error.message,
       executionTime: outcome.executionTime,
       statement: statementText(outcome.statement),
-      cause: queryErrorObject(outcome.error, outcome.executionTime, outcome.statement),
+      cause: statementErrorObject(outcome.error, outcome.executionTime, outcome.statement),
     };
   }
   const { result } = outcome;
@@ -135,15 +169,19 @@ function executionResult(outcome: StatementOutcome): QueryExecutionResult {
     executionTime: outcome.executionTime,
     statement: statementText(outcome.statement),
   };
-  if (result.truncated) shaped.truncated = true;
+  if (result.truncated) {
+    shaped.truncated = true;
+    if (result.truncatedBy) shaped.truncatedBy = result.truncatedBy;
+  }
   if (outcome.cached) shaped.cached = true;
   return shaped;
 }
 
 const STATEMENTS_FAILED = 'One or more statements failed';
 const LEFT_OPEN = 'The script left a transaction open; it was rolled back';
+const ABORTED = 'The caller went away; the statements after it were not sent';
 
-/** SPEC: 'Transaction failed at statement: <first 100 chars>... Error: <message>'. */
+/** docs/interface.md: 'Transaction failed at statement: <first 100 chars>... Error: <message>'. */
 export function transactionFailureMessage(statementText: string, message: string): string {
   return `Transaction failed at statement: ${statementText.substring(0, 100)}... Error: ${message}`;
 }
@@ -156,11 +194,17 @@ function singleResponse(outcome: ExecutionOutcome): QueryResponse {
       failure: { code: ErrorCodes.DATABASE_ERROR, sqlState: failure.error.sqlState },
     };
   }
-  const only = outcome.outcomes[0] as StatementOutcome;
+  const only = outcome.outcomes[0];
+  if (!only) {
+    return {
+      body: { error: ABORTED },
+      failure: { code: ErrorCodes.REQUEST_ABORTED },
+    };
+  }
   if (!only.ok) {
     return {
-      body: { error: queryErrorObject(only.error, only.executionTime, only.statement) },
-      failure: { code: ErrorCodes.DATABASE_ERROR, sqlState: only.error.sqlState },
+      body: { error: statementErrorObject(only.error, only.executionTime, only.statement) },
+      failure: failureOf(only.error),
     };
   }
   const body = executionResult(only);
@@ -174,7 +218,10 @@ function transactionFailure(
   totalExecutionTime: number,
 ): QueryResponse {
   const body: TransactionFailureResponse = {
-    error: transactionFailureMessage(failure.statement?.text ?? 'COMMIT', failure.error.message),
+    error: transactionFailureMessage(
+      failure.statement?.text ?? failure.end ?? 'COMMIT',
+      failure.error.message,
+    ),
     transactionUsed: true,
     rolledBack: true,
     failedStatementIndex: failure.index,
@@ -191,22 +238,32 @@ function multipleResponse(outcome: ExecutionOutcome, totalExecutionTime: number)
   if (failure?.kind === 'transaction')
     return transactionFailure(failure, results, totalExecutionTime);
   const body: MultipleStatementsResponse = { multipleResults: true, results, totalExecutionTime };
-  // SPEC's concurrent-read sample has no transactionUsed; every other strategy says whether it wrapped.
+  // The concurrent-read answer of docs/interface.md has no transactionUsed; every other strategy says whether it wrapped.
   if (outcome.strategy !== 'parallel-reads') body.transactionUsed = outcome.transactionUsed;
   if (outcome.rolledBack) body.rolledBack = true;
   if (failure?.kind === 'statement') {
     body.error = STATEMENTS_FAILED;
     body.failedStatementIndex = failure.index;
     const failed = outcome.outcomes[failure.index];
-    // DECISIONS 5: a failure on the parallel path is a 400 whatever its SQLSTATE.
+    // docs/decisions.md 5: a database error on the parallel path is a 400 whatever its SQLSTATE;
+    // a lost connection answers by its own code everywhere.
+    if (failed && !failed.ok && failed.error instanceof ConnectionError) {
+      return { body, failure: failureOf(failed.error) };
+    }
+    const failedState = !failed || failed.ok ? undefined : failureOf(failed.error).sqlState;
+    // The connection itself went (57P01, 08006...): answered by that, as everywhere.
     const sqlState =
-      outcome.strategy === 'parallel-reads' || !failed || failed.ok
+      outcome.strategy === 'parallel-reads' && failedState && !isConnectionLoss(failedState)
         ? undefined
-        : failed.error.sqlState;
+        : failedState;
     return {
       body,
       failure: { code: ErrorCodes.DATABASE_ERROR, ...(sqlState ? { sqlState } : {}) },
     };
+  }
+  if (failure?.kind === 'aborted') {
+    body.error = ABORTED;
+    return { body, failure: { code: ErrorCodes.REQUEST_ABORTED } };
   }
   if (failure?.kind === 'left-open') {
     body.error = LEFT_OPEN;
@@ -228,7 +285,8 @@ export function shapeResponse(
 
 /**
  * The response for a request that could not run: invalid input, a target that cannot be reached, a
- * login the server refused. Anything else is a defect and is rethrown.
+ * login the server refused. Anything else is a defect: a 500 whose body says nothing of it
+ * (docs/decisions.md 10.8); the error travels in `failure.internal` for the log.
  */
 export function errorResponse(error: unknown, executionTime: number): QueryResponse {
   if (error instanceof RequestError) {
@@ -246,8 +304,14 @@ export function errorResponse(error: unknown, executionTime: number): QueryRespo
       failure: { code: error.code },
     };
   }
-  if (error instanceof SqlgateError) {
+  if (error instanceof SqlgateError && error.code !== ErrorCodes.INTERNAL_ERROR) {
     return { body: { error: error.message }, failure: { code: error.code } };
   }
-  throw error;
+  return {
+    body: { error: INTERNAL_ERROR_MESSAGE },
+    failure: { code: ErrorCodes.INTERNAL_ERROR, internal: error },
+  };
 }
+
+/** The only thing a caller learns of a defect; the request id leads to the log line. */
+export const INTERNAL_ERROR_MESSAGE = 'Internal server error';

@@ -1,10 +1,13 @@
 /**
- * The one place where sqlgate opens and ends transactions of its own. BEGIN, the statements and
- * COMMIT (or ROLLBACK, for dryRun) go to the server together, in one round trip; the server runs
- * them in order and skips the rest after a failure, exactly as if they had been sent one by one.
- * After a failure the transaction is rolled back, and only then, since BEGIN succeeded.
+ * The one place where sqlgate opens and ends transactions of its own. BEGIN and the statements go
+ * to the server together, in one round trip; the server runs them in order and skips the rest after
+ * a failure, exactly as if they had been sent one by one. COMMIT goes only after every statement
+ * succeeded and while the caller is still there: a caller that went away, or anything that went
+ * wrong on sqlgate's side, leaves nothing committed (docs/decisions.md 10.5 and 10.7). A transaction
+ * that cannot write (READ ONLY, or dryRun's ROLLBACK) ends in the same round trip. After a failure
+ * the transaction is rolled back, and only then, since BEGIN succeeded.
  */
-import { DatabaseError } from '../errors';
+import { ConnectionError, DatabaseError } from '../errors';
 import type { ParsedStatement } from '../parser/types';
 import type { ExecutionContext, LentConnection } from './context';
 import type { ExecutionFailure, StatementOutcome } from './outcome';
@@ -24,6 +27,8 @@ export interface TransactionRun {
   /** Outcomes of the statements that succeeded, in order. */
   outcomes: StatementOutcome[];
   failure?: TransactionFailure;
+  /** The caller went away before COMMIT: the transaction was rolled back instead. */
+  abandoned?: boolean;
 }
 
 /**
@@ -40,16 +45,30 @@ export async function runInTransaction(
   const { timeoutMs } = context.options;
   // SET LOCAL: the timeout ends with the transaction, nothing to clean afterwards.
   if (timeoutMs !== undefined) begin.push(`SET LOCAL statement_timeout = ${timeoutMs}`);
-  const end = [mode.rollbackAtEnd ? 'ROLLBACK' : 'COMMIT'];
+  // Ending in the same round trip is safe only when the end cannot keep anything.
+  const endsInBatch = mode.rollbackAtEnd || mode.readOnly;
+  const end = mode.rollbackAtEnd ? 'ROLLBACK' : 'COMMIT';
   const { outcomes, error } = await context.runBatch(lent, statements, {
     before: begin,
-    after: end,
+    ...(endsInBatch ? { after: [end] } : {}),
   });
   let failure: TransactionFailure | undefined;
   if (error?.failedStep === 'before') throw error;
-  if (error?.failedStep === 'after') {
+  const commitError =
+    error?.failedStep === 'after'
+      ? error
+      : !error && !endsInBatch && !context.aborted
+        ? await commit(context, lent)
+        : undefined;
+  if (commitError) {
     // COMMIT itself failed (deferred constraints, serialization): the transaction is gone.
-    failure = { kind: 'transaction', index: statements.length, error, executionTime: 0 };
+    failure = {
+      kind: 'transaction',
+      index: statements.length,
+      error: commitError,
+      executionTime: 0,
+      end,
+    };
   } else if (error) {
     const failed = outcomes.pop();
     const statement = failed?.statement;
@@ -61,5 +80,31 @@ export async function runInTransaction(
   await lent.rollbackIfOpen().catch((error: unknown) => {
     if (!(error instanceof DatabaseError)) throw error;
   });
-  return failure ? { outcomes, failure } : { outcomes };
+  if (failure) return { outcomes, failure };
+  return !error && !endsInBatch && context.aborted ? { outcomes, abandoned: true } : { outcomes };
+}
+
+/**
+ * COMMIT in its own round trip; its database error, if any. A connection lost during COMMIT leaves
+ * the outcome unknown, and the error says so.
+ */
+async function commit(
+  context: ExecutionContext,
+  lent: LentConnection,
+): Promise<DatabaseError | undefined> {
+  try {
+    await context.runControl(lent, 'COMMIT');
+    return undefined;
+  } catch (error) {
+    if (error instanceof DatabaseError) return error;
+    if (error instanceof ConnectionError) {
+      throw new ConnectionError(
+        error.code,
+        `The connection was lost during COMMIT; whether the transaction committed is unknown (${error.message})`,
+        error.systemCode,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
 }

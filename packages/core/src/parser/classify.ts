@@ -49,12 +49,17 @@ const SESSION = new Set(
   'set reset listen unlisten deallocate declare load close fetch move'.split(' '),
 );
 const QUERIES = new Set(['select', 'values', 'table', 'with']);
+/**
+ * The writes that may keep the connection clean: their own effect is on data, so only the functions
+ * they call can change the session (docs/decisions.md 10.15).
+ */
+const DATA_MODIFYING = new Set(['insert', 'update', 'delete', 'merge']);
 
 /** Returns the syntax tree of the statement being classified (for EXPLAIN: of the inner one). */
 type TreeAccess = () => unknown;
 
 /**
- * Classifies one normalised statement (DECISIONS.md section 1). Tokens decide wherever they can;
+ * Classifies one normalised statement (docs/decisions.md section 1). Tokens decide wherever they can;
  * the syntax tree is parsed only for what they cannot tell. When unsure, the statement is a write.
  * `tokens`: where the splitter stored the statement's tokens, to save lexing `text` again.
  */
@@ -64,16 +69,29 @@ export function classifyStatement(
 ): Classification {
   const context = new StatementContext(text, tokens);
   const first = firstWordIndex(context);
-  // PostgreSQL rejects an unterminated literal; until then nothing about the statement is certain.
-  const verdict = context.unterminated
-    ? unsure()
-    : classifyFrom(context, first, () => context.syntaxTree());
+  const verdict = withUnicodeEscapes(
+    text,
+    classifyFrom(context, first, () => context.syntaxTree()),
+  );
   return {
     keyword: context.word(first)?.toUpperCase() ?? '',
     ...verdict,
     usedTree: context.treeWasParsed,
-    relations: relationsOnDemand(text, verdict.statementClass),
+    relations: relationsOnDemand(context.treeMisreadsText ? null : text, verdict.statementClass),
   };
+}
+
+/**
+ * A Unicode-escape identifier (`U&"set\005fconfig"`) can name any function while its text names
+ * none the lists know: the statement counts as changing the session and as volatile, so its
+ * connection is cleaned and its result never cached (docs/decisions.md 10.15).
+ */
+function withUnicodeEscapes<T extends { changesSession: boolean; callsVolatileFunction: boolean }>(
+  text: string,
+  verdict: T,
+): T {
+  if (!/u&"/i.test(text)) return verdict;
+  return { ...verdict, changesSession: true, callsVolatileFunction: true };
 }
 
 /**
@@ -81,8 +99,11 @@ export function classifyStatement(
  * (relations only matter to the result cache), and trees are many times larger than their text.
  * Made in its own scope so the closure does not keep the statement's tokens alive.
  */
-function relationsOnDemand(text: string, statementClass: StatementClass): () => StatementRelations {
-  return () => relationsFromTree(parseStatementTree(text), statementClass);
+function relationsOnDemand(
+  text: string | null,
+  statementClass: StatementClass,
+): () => StatementRelations {
+  return () => relationsFromTree(text === null ? null : parseStatementTree(text), statementClass);
 }
 
 /** `(SELECT 1) UNION (SELECT 2)` starts with its keyword after the parentheses. */
@@ -119,24 +140,24 @@ function classifyFrom(context: StatementContext, from: number, tree: TreeAccess)
   if (keyword === 'copy') {
     return { ...plain(context, from, 'write'), unsupported: copyUnsupportedReason(context, from) };
   }
-  // INSERT, UPDATE, DELETE, MERGE, DDL, GRANT, COMMENT, ANALYZE, TRUNCATE, CALL, DO, EXECUTE...
+  if (DATA_MODIFYING.has(keyword)) return dataModifying(context, from);
+  // DDL, GRANT, COMMENT, ANALYZE, TRUNCATE, CALL, DO, EXECUTE...
   return plain(context, from, 'write');
 }
 
 function unsure(): Verdict {
   return {
     statementClass: 'write',
-    changesSession: false,
+    changesSession: true,
     callsVolatileFunction: true,
     unsupported: null,
   };
 }
 
 /**
- * A statement whose class the keyword rules decided. Its calls may still change the session
- * (`INSERT INTO t SELECT pg_advisory_lock(1)`). Unknown names before `(` are not counted as
- * volatile here: outside queries they are mostly table names with column lists, and only reads
- * are ever cached.
+ * A statement whose class the keyword rules decided. Anything but a read (SHOW) counts as a session
+ * change. Unknown names before `(` are not counted as volatile here: outside queries they are mostly
+ * table names with column lists, and only reads are ever cached.
  */
 function plain(
   context: StatementContext,
@@ -149,8 +170,10 @@ function plain(
   const knownCalls = summariseCalls(calls.filter((call) => effectOfCall(call) !== 'unknown'));
   return {
     statementClass,
-    changesSession:
-      statementClass !== 'read' && statementClass !== 'write' ? true : knownCalls.changesSession,
+    // Only reads and the data-modifying writes (see dataModifying) can leave the session clean:
+    // DO and CALL run code that may SET, lock or create temp tables, DDL may fire event triggers
+    // (docs/decisions.md 10.15).
+    changesSession: statementClass !== 'read' || knownCalls.changesSession,
     callsVolatileFunction:
       options.volatile === true ||
       features.mentionsVolatileWord ||
@@ -164,6 +187,30 @@ function callsOf(context: StatementContext, calls: FunctionCall[]): FunctionCall
   if (!calls.some((call) => call.name === 'set_config')) return calls;
   const tree = context.syntaxTree();
   return tree === null ? calls : featuresFromTree(tree).calls;
+}
+
+/**
+ * INSERT, UPDATE, DELETE, MERGE: the session stays clean only when every function they call is a
+ * known built-in without session effects (docs/decisions.md 10.15). A word before `(` may be a
+ * column list (`ON CONFLICT (a)`, `SET (a, b) =`), so an unknown one is checked in the syntax tree;
+ * when the grammar rejects the statement nothing is proven and the session counts as changed.
+ */
+function dataModifying(context: StatementContext, from: number): Verdict {
+  const features = featuresFromTokens(context, from);
+  let calls = callsOf(context, features.calls);
+  let proven = true;
+  if (calls.some((call) => effectOfCall(call) === 'unknown')) {
+    const tree = context.syntaxTree();
+    if (tree === null) proven = false;
+    else calls = featuresFromTree(tree).calls;
+  }
+  const summary = summariseCalls(calls);
+  return {
+    statementClass: 'write',
+    changesSession: !proven || summary.changesSession || summary.callsUnknownFunction,
+    callsVolatileFunction: features.mentionsVolatileWord || summary.callsVolatileFunction,
+    unsupported: null,
+  };
 }
 
 /** SELECT, VALUES, TABLE, WITH: a read unless something in it writes or locks. */
@@ -188,7 +235,10 @@ function classifyQuery(context: StatementContext, from: number, tree: TreeAccess
   const temporary = features.selectInto === 'temporary-table';
   return {
     statementClass: writes ? 'write' : temporary ? 'session' : 'read',
-    changesSession: calls.changesSession || temporary,
+    // A user-defined or unknown function may SET, lock or create temp tables (docs/decisions.md
+    // 10.15); SELECT ... INTO is a CREATE TABLE, not a read.
+    changesSession:
+      calls.changesSession || calls.callsUnknownFunction || features.selectInto !== 'none',
     callsVolatileFunction: features.mentionsVolatileWord || calls.callsVolatileFunction,
     unsupported: null,
   };

@@ -1,4 +1,6 @@
-export { parseSql, splitSql } from './parse';
+export { parseScript, parseSql, splitSql, type ParsedScript } from './parse';
 export { loadParser } from './tree';
 export { createParseMemo, type ParseFunction, type ParseMemoOptions } from './parse-memo';
+export type { ParseOptions } from './splitter';
+export { UnterminatedTextError } from './unterminated';
 export type { ParsedStatement, SourcePosition, StatementClass, StatementRelations } from './types';

@@ -1,17 +1,16 @@
 /**
- * A lexer for PostgreSQL text, following the rules of PostgreSQL's own scanner (scan.l) with
- * standard_conforming_strings on, so a plain '...' string has no backslash escapes.
+ * A lexer for PostgreSQL text, following the rules of PostgreSQL 15's scanner (scan.l). With
+ * standard_conforming_strings on (the default), a plain '...' string has no backslash escapes; with
+ * it off, backslashes escape in '...' as they do in E'...' (docs/decisions.md 10.11).
  *
  * It only finds token boundaries: it never interprets escapes or keywords. Everything the splitter
  * and the normaliser must not touch (strings, quoted identifiers, dollar bodies) is one token.
  *
  * Unterminated constructs: a string, quoted identifier, dollar quote or block comment that is never
- * closed runs to the end of the text and is flagged `unterminated`. The splitter then makes it part
- * of ONE final statement that reaches PostgreSQL unchanged, so the caller gets PostgreSQL's own
- * precise error ("unterminated quoted string at or near ..."). Nothing after the opening quote is
- * split or normalised, and an unterminated block comment is kept in the statement text rather than
- * dropped, for the same reason. Guessing where the user meant the literal to end would silently run
- * a different script than the one submitted.
+ * closed runs to the end of the text and is flagged `unterminated`. The splitter refuses such a text
+ * (docs/decisions.md 10.10): guessing where the caller meant the literal to end would run a
+ * different script than the one submitted, and forwarding it would only make PostgreSQL scan to the
+ * end of the text for the same verdict.
  */
 
 import {
@@ -64,6 +63,11 @@ export interface Token {
   end: number;
   /** The closing quote or comment end is missing: the token runs to the end of the text. */
   unterminated: boolean;
+  /**
+   * A plain '...' string (not E'', U&'', B'' or X'') holding a backslash: its end, and so the split,
+   * may differ with standard_conforming_strings.
+   */
+  plainStringBackslash: boolean;
 }
 
 /** How backslashes and doubled quotes behave inside a quoted string. */
@@ -78,14 +82,23 @@ export class Lexer {
   start = 0;
   end = 0;
   unterminated = false;
+  /** See Token.plainStringBackslash. */
+  plainStringBackslash = false;
   private position: number;
+  /** How a plain '...' string reads its backslashes. */
+  private readonly plainStringMode: StringMode;
 
+  /**
+   * @param standardConformingStrings the target's setting; off makes backslashes escape in '...'
+   */
   constructor(
     private readonly text: string,
     from = 0,
     private readonly limit = text.length,
+    standardConformingStrings = true,
   ) {
     this.position = from;
+    this.plainStringMode = standardConformingStrings ? 'standard' : 'escape';
   }
 
   /** Moves to the next token and returns its kind, or `'end'`. */
@@ -96,6 +109,7 @@ export class Lexer {
     while (p < limit && classOf(text.charCodeAt(p)) & SPACE) p++;
     this.start = p;
     this.unterminated = false;
+    this.plainStringBackslash = false;
     if (p >= limit) {
       this.end = p;
       return (this.kind = 'end');
@@ -111,7 +125,7 @@ export class Lexer {
     const c1 = text.charCodeAt(p + 1);
     if (c === HYPHEN && c1 === HYPHEN) return this.lineComment(p + 2);
     if (c === SLASH && c1 === STAR) return this.blockComment(p + 2);
-    if (c === QUOTE) return this.quotedString(p + 1, 'standard');
+    if (c === QUOTE) return this.quotedString(p + 1, this.plainStringMode, true);
     if (c === DOUBLE_QUOTE) return this.quotedIdentifier(p + 1);
     if (c === DOLLAR) return this.dollar(p);
     const cls = classOf(c);
@@ -165,20 +179,23 @@ export class Lexer {
    * standard, `'a'` newline `'b'` is the one literal `'ab'` (the gap must contain a newline and
    * may contain `--` comments, but not `/* *\/` comments).
    */
-  private quotedString(bodyStart: number, mode: StringMode): TokenKind {
-    let p = this.stringBodyEnd(bodyStart, mode);
+  private quotedString(bodyStart: number, mode: StringMode, plain = false): TokenKind {
+    let p = this.stringBodyEnd(bodyStart, mode, plain);
     for (;;) {
       if (p < 0) return this.runToEnd('string');
       const nextQuote = continuedQuoteAt(this.text, p);
       if (nextQuote < 0) break;
-      p = this.stringBodyEnd(nextQuote + 1, mode);
+      p = this.stringBodyEnd(nextQuote + 1, mode, plain);
     }
     this.end = p;
     return 'string';
   }
 
-  /** Index just past the closing quote, or -1 when the string is never closed. */
-  private stringBodyEnd(p: number, mode: StringMode): number {
+  /**
+   * Index just past the closing quote, or -1 when the string is never closed. `plain`: a '...'
+   * string, whose backslashes are recorded in `plainStringBackslash`.
+   */
+  private stringBodyEnd(p: number, mode: StringMode, plain: boolean): number {
     const text = this.text;
     const n = text.length;
     while (p < n) {
@@ -191,7 +208,10 @@ export class Lexer {
         }
         return p + 1;
       }
-      p += c === BACKSLASH && mode === 'escape' ? 2 : 1;
+      if (c === BACKSLASH) {
+        if (plain) this.plainStringBackslash = true;
+        p += mode === 'escape' ? 2 : 1;
+      } else p++;
     }
     return -1;
   }
@@ -260,6 +280,8 @@ export class Lexer {
     }
     if ((c === 85 || c === 117) && c1 === 38) {
       const c2 = this.text.charCodeAt(p + 2);
+      // U&'...' never takes backslash escapes: with standard_conforming_strings off, PostgreSQL
+      // refuses it, and psql still lexes it this way.
       if (c2 === QUOTE) return this.quotedString(p + 3, 'standard'); // U&'...'
       if (c2 === DOUBLE_QUOTE) return this.quotedIdentifier(p + 3); // U&"..."
     }
@@ -294,8 +316,13 @@ export class Lexer {
 }
 
 /** All tokens of `text` (comments included), as objects. */
-export function tokenize(text: string, from = 0, to = text.length): Token[] {
-  const lexer = new Lexer(text, from, to);
+export function tokenize(
+  text: string,
+  from = 0,
+  to = text.length,
+  standardConformingStrings = true,
+): Token[] {
+  const lexer = new Lexer(text, from, to, standardConformingStrings);
   const tokens: Token[] = [];
   while (lexer.next() !== 'end') {
     tokens.push({
@@ -303,6 +330,7 @@ export function tokenize(text: string, from = 0, to = text.length): Token[] {
       start: lexer.start,
       end: lexer.end,
       unterminated: lexer.unterminated,
+      plainStringBackslash: lexer.plainStringBackslash,
     });
   }
   return tokens;

@@ -1,7 +1,6 @@
-import { Lexer } from './lexer';
-
 /**
- * Normalisation rule (DECISIONS.md section 1): tokens are copied byte for byte; the gap between two
+ * Normalisation rule (docs/decisions.md section 1). It shapes only the `statement` a response shows:
+ * what runs is the text as written (10.9). Tokens are copied byte for byte; the gap between two
  * tokens of a statement (whitespace and comments) becomes one space, and an empty gap stays empty,
  * so `a/*c*\/b` becomes `a b` and `1+2` stays `1+2`. A gap that already is one space is kept as is,
  * which lets most of a statement be copied as one slice of the submitted text.
@@ -46,29 +45,4 @@ export class NormalisedTextBuilder {
     this.previousEnd = -1;
     return text;
   }
-}
-
-/**
- * Maps a UTF-16 offset within the normalised text of the statement spanning `source[start, end)`
- * back to the submitted text. A position on a collapsed gap maps to the end of the token before it.
- */
-export function sourceOffsetOf(source: string, start: number, end: number, offset: number): number {
-  const lexer = new Lexer(source, start, end);
-  let normalisedRunStart = 0;
-  let runStart = -1;
-  let previousEnd = start;
-  while (lexer.next() !== 'end') {
-    if (lexer.kind === 'comment' && !lexer.unterminated) continue;
-    if (runStart < 0) runStart = lexer.start;
-    else if (!gapIsKept(source, previousEnd, lexer.start)) {
-      const runLength = previousEnd - runStart;
-      if (offset < normalisedRunStart + runLength) return runStart + (offset - normalisedRunStart);
-      if (offset === normalisedRunStart + runLength) return previousEnd;
-      normalisedRunStart += runLength + 1;
-      runStart = lexer.start;
-    }
-    previousEnd = lexer.end;
-  }
-  if (runStart < 0) return start;
-  return Math.min(runStart + (offset - normalisedRunStart), previousEnd);
 }

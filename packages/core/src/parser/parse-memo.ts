@@ -4,9 +4,18 @@
  * short query. Parsed statements are never changed after parsing, so one result can serve every
  * request with the same text. Long texts are not kept: they are rarely repeated and would crowd out
  * the short ones.
+ *
+ * The result depends on the target's standard_conforming_strings only when a plain '...' string
+ * holds a backslash (docs/decisions.md 10.11). One entry per text serves both settings in every
+ * other case, so the setting costs neither a second parse nor a longer key.
+ *
+ * The memo is bounded by the memory its entries really hold, not by their number or by the length
+ * of their texts (docs/decisions.md 10.17): a 4 KB text of `a;` holds 2,048 parsed statements, about
+ * 1 MB, so a thousand distinct ones pinned a gigabyte while a count of entries saw nothing wrong.
  */
 import { LRUCache } from 'lru-cache';
-import { parseSql } from './parse';
+import { parseScript, type ParsedScript } from './parse';
+import type { ParseOptions } from './splitter';
 import type { ParsedStatement } from './types';
 
 export interface ParseMemoOptions {
@@ -14,22 +23,109 @@ export interface ParseMemoOptions {
   maxEntries?: number;
   /** Longer texts are parsed every time. Default 4096 characters. */
   maxTextLength?: number;
+  /** Bytes the remembered entries may hold together (estimated, see `estimateEntryBytes`). Default 64 MiB. */
+  maxBytes?: number;
 }
 
-export type ParseFunction = (text: string) => readonly ParsedStatement[];
+/**
+ * Parses a text as the target reads it. Throws what `parseSql` throws (an unterminated literal).
+ */
+export type ParseFunction = (text: string, options?: ParseOptions) => ParsedScript;
 
-export function createParseMemo(options: ParseMemoOptions = {}): ParseFunction {
+/** A text's scripts: by setting when they differ, one shared when they cannot. */
+interface MemoEntry {
+  conforming?: ParsedScript;
+  nonConforming?: ParsedScript;
+}
+
+/** A memoising parse function that can say how much memory it accounts for. */
+export interface ParseMemo extends ParseFunction {
+  /** Estimated bytes held by the remembered entries now; never above `maxBytes`. */
+  readonly accountedBytes: number;
+  /** The bound on `accountedBytes`. */
+  readonly maxBytes: number;
+}
+
+export const DEFAULT_PARSE_MEMO_MAX_BYTES = 64 * 1024 * 1024;
+
+// Costs measured with `--expose-gc` on Node 20 (heap growth per retained parse result): a parsed
+// statement (its object, start position, `locate` and relations closures) holds about 440 bytes
+// before its relations are read and about 600 with one relation computed; strings cost up to two
+// bytes per character. The estimate rounds up so that the bound holds in practice.
+const ENTRY_BYTES = 128; // the LRU node, the key slot and the frozen array
+const STATEMENT_BYTES = 512;
+const FIELD_BYTES = 32; // a string field's own header
+const CHARACTER_BYTES = 2;
+
+const stringBytes = (value: string | null): number =>
+  value === null ? 0 : FIELD_BYTES + value.length * CHARACTER_BYTES;
+
+/**
+ * Estimated bytes one memo entry holds: its key text and, per parsed statement, a fixed cost plus
+ * the strings derived from its tokens.
+ */
+export function estimateEntryBytes(text: string, statements: readonly ParsedStatement[]): number {
+  let bytes = ENTRY_BYTES + stringBytes(text);
+  for (const statement of statements) {
+    bytes +=
+      STATEMENT_BYTES +
+      stringBytes(statement.text) +
+      // The text to run is the normalised one itself whenever they are equal.
+      (statement.sql === statement.text ? 0 : stringBytes(statement.sql)) +
+      stringBytes(statement.keyword) +
+      stringBytes(statement.unsupported);
+  }
+  return bytes;
+}
+
+/** Estimated bytes of an entry holding one or two scripts. */
+function memoEntryBytes(text: string, entry: MemoEntry): number {
+  const { conforming, nonConforming } = entry;
+  let bytes = 0;
+  if (conforming) bytes += estimateEntryBytes(text, conforming.statements);
+  if (nonConforming && nonConforming !== conforming) {
+    bytes += estimateEntryBytes(text, nonConforming.statements);
+  }
+  return bytes;
+}
+
+/**
+ * A parse function that remembers recent results, bounded in entries and in estimated bytes.
+ *
+ * @example
+ * const parse = createParseMemo();
+ * parse('SELECT 1') === parse('SELECT 1'); // true
+ * parse.accountedBytes <= parse.maxBytes; // always
+ */
+export function createParseMemo(options: ParseMemoOptions = {}): ParseMemo {
   const maxTextLength = options.maxTextLength ?? 4096;
-  const memo = new LRUCache<string, readonly ParsedStatement[]>({
+  const maxBytes = options.maxBytes ?? DEFAULT_PARSE_MEMO_MAX_BYTES;
+  const memo = new LRUCache<string, MemoEntry>({
     max: options.maxEntries ?? 1000,
+    maxSize: maxBytes,
+    // An entry larger than the whole bound is not kept (lru-cache skips it) and is parsed each time.
+    sizeCalculation: (entry, text) => memoEntryBytes(text, entry),
   });
-  return (text) => {
-    if (text.length > maxTextLength) return parseSql(text);
-    let statements = memo.get(text);
-    if (!statements) {
-      statements = Object.freeze(parseSql(text));
-      memo.set(text, statements);
-    }
-    return statements;
+  const parse: ParseFunction = (text, parseOptions = {}) => {
+    if (text.length > maxTextLength) return parseScript(text, parseOptions);
+    const conforming = parseOptions.standardConformingStrings ?? true;
+    const entry = memo.get(text) ?? {};
+    const known = conforming ? entry.conforming : entry.nonConforming;
+    if (known) return known;
+    const script = parseScript(text, { standardConformingStrings: conforming });
+    Object.freeze(script.statements);
+    Object.freeze(script);
+    if (!script.dependsOnStringSetting) {
+      entry.conforming = script;
+      entry.nonConforming = script;
+    } else if (conforming) entry.conforming = script;
+    else entry.nonConforming = script;
+    // Set again after every change, so the entry's size is counted anew.
+    memo.set(text, entry);
+    return script;
   };
+  return Object.defineProperties(parse, {
+    accountedBytes: { get: () => memo.calculatedSize, enumerable: true },
+    maxBytes: { value: maxBytes, enumerable: true },
+  }) as ParseMemo;
 }

@@ -2,7 +2,6 @@ import type { SourcePosition } from './types';
 
 const NEWLINE = 10;
 const CARRIAGE_RETURN = 13;
-const SURROGATE_PAIR = /[\uD800-\uDBFF][\uDC00-\uDFFF]/;
 
 function isHighSurrogate(c: number): boolean {
   return c >= 0xd800 && c <= 0xdbff;
@@ -56,18 +55,22 @@ export class PositionTracker {
 }
 
 /**
- * The UTF-16 offset of PostgreSQL's 1-based character `position` within `text` (PostgreSQL counts
- * characters, so a surrogate pair is one position). Clamped to the text.
+ * The UTF-16 offset of PostgreSQL's 1-based character `position` counted from `from` (PostgreSQL
+ * counts characters, so a surrogate pair is one position), clamped to `limit`.
  */
-export function offsetOfCharacter(text: string, position: number): number {
+export function offsetOfCharacter(
+  text: string,
+  position: number,
+  from = 0,
+  limit = text.length,
+): number {
   const wanted = Number.isFinite(position) ? Math.max(0, Math.floor(position) - 1) : 0;
-  if (!SURROGATE_PAIR.test(text)) return Math.min(wanted, text.length);
-  let offset = 0;
-  for (let counted = 0; counted < wanted && offset < text.length; counted++) {
+  let offset = from;
+  for (let counted = 0; counted < wanted && offset < limit; counted++) {
     offset +=
       isHighSurrogate(text.charCodeAt(offset)) && isLowSurrogate(text.charCodeAt(offset + 1))
         ? 2
         : 1;
   }
-  return offset;
+  return Math.min(offset, limit);
 }

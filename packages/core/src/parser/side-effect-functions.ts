@@ -8,7 +8,7 @@
  * without a database, so it relies on the built-ins named here. A function that is not named here
  * (a user-defined one, say) is treated as volatile: never cached. It is not treated as a write: the
  * parallel path runs reads in READ ONLY transactions, so a writing function fails there with SQLSTATE
- * 25006 instead of writing (DECISIONS.md section 2).
+ * 25006 instead of writing (docs/decisions.md 2).
  */
 
 export type FunctionEffect =

@@ -1,18 +1,35 @@
 import { isWord, Lexer, type TokenKind } from './lexer';
 import { NormalisedTextBuilder } from './normalise';
+import { PositionTracker } from './positions';
+import { UnterminatedTextError } from './unterminated';
+
+/** How the target server reads the text (docs/decisions.md 10.11). */
+export interface ParseOptions {
+  /**
+   * The target's `standard_conforming_strings`. Default true (PostgreSQL's default): backslashes
+   * are plain characters in '...'. With false they escape, as in E'...', and the split follows.
+   */
+  standardConformingStrings?: boolean;
+}
 
 /** One statement of a submitted text, before classification. */
 export interface StatementSpan {
   /** UTF-16 offset of the first token in the submitted text. */
   start: number;
+  /**
+   * UTF-16 offset where the text to execute starts: the first block comment or token after the
+   * previous statement, so a leading optimizer hint (`/*+ SeqScan(t) *\/ SELECT ...`) is sent
+   * as psql would send it. Whitespace and `--` comments before it are left out, as psql leaves them.
+   */
+  sqlStart: number;
   /** UTF-16 offset just past the last token (the terminating `;` is outside). */
   end: number;
   /** The statement was ended by `;`. */
   terminated: boolean;
   /** Normalised text: comments removed, gaps between tokens collapsed to one space. */
   text: string;
-  /** It ends in a string, quoted identifier, dollar quote or comment that is never closed. */
-  unterminated: boolean;
+  /** It holds a plain '...' string with a backslash (see Token.plainStringBackslash). */
+  plainStringBackslash: boolean;
   /** Index of its first token in the TokenStore given to scanStatements(), if one was. */
   firstToken: number;
   /** Number of its tokens, comments left out. */
@@ -30,7 +47,14 @@ export class TokenStore {
   readonly starts: number[] = [];
   readonly ends: number[] = [];
 
-  constructor(readonly source: string) {}
+  /**
+   * @param standardConformingStrings the setting the tokens were lexed with (libpg-query always
+   *   reads text with it on)
+   */
+  constructor(
+    readonly source: string,
+    readonly standardConformingStrings = true,
+  ) {}
 
   push(kind: TokenKind, start: number, end: number): void {
     this.kinds.push(kind);
@@ -40,6 +64,7 @@ export class TokenStore {
 }
 
 const SEMICOLON = 59;
+const SLASH = 47;
 const OPEN_PAREN = 40;
 const CLOSE_PAREN = 41;
 
@@ -111,58 +136,84 @@ class StatementBoundary {
 /**
  * Cuts `text` into statements with their normalised text, in one pass over the tokens.
  * Statements without tokens (`;;`, only comments) are dropped. When `tokens` is given, the
- * statements' tokens are appended to it (see `firstToken` and `tokenCount`).
+ * statements' tokens are appended to it (see `firstToken` and `tokenCount`), and they are lexed
+ * with its `standardConformingStrings`.
+ *
+ * @throws UnterminatedTextError when a string, quoted identifier, dollar quote or block comment is
+ *   never closed (docs/decisions.md 10.10)
  */
-export function scanStatements(text: string, tokens?: TokenStore): StatementSpan[] {
+export function scanStatements(
+  text: string,
+  tokens?: TokenStore,
+  options: ParseOptions = {},
+): StatementSpan[] {
   const statements: StatementSpan[] = [];
-  forEachStatement(text, (statement) => statements.push(statement), tokens);
+  forEachStatement(text, (statement) => statements.push(statement), tokens, options);
   return statements;
 }
 
 /**
  * Calls `visit` with each statement of `text` in order, as `scanStatements` would return them,
  * for callers that keep only part of each (splitSql keeps the text, so a long script does not
- * hold every span alive until the end).
+ * hold every span alive until the end). Throws like `scanStatements`, after visiting the
+ * statements before the unterminated construct.
  */
 export function forEachStatement(
   text: string,
   visit: (statement: StatementSpan) => void,
   tokens?: TokenStore,
+  options: ParseOptions = {},
 ): void {
-  const lexer = new Lexer(text);
+  const standardConformingStrings =
+    tokens?.standardConformingStrings ?? options.standardConformingStrings ?? true;
+  const lexer = new Lexer(text, 0, text.length, standardConformingStrings);
   const boundary = new StatementBoundary(text);
   const builder = new NormalisedTextBuilder(text);
   let start = -1;
+  let sqlStart = -1;
   let end = -1;
-  let unterminated = false;
+  let plainStringBackslash = false;
+  let sawPlainStringBackslash = false;
   let firstToken = 0;
   let tokenCount = 0;
   const finishStatement = (terminated: boolean): void => {
     const text = builder.finish();
-    visit({ start, end, terminated, text, unterminated, firstToken, tokenCount });
+    visit({ start, sqlStart, end, terminated, text, plainStringBackslash, firstToken, tokenCount });
     start = -1;
   };
   for (;;) {
     const kind = lexer.next();
     if (kind === 'end') break;
-    // An unterminated comment is kept so PostgreSQL reports it (see lexer.ts).
-    if (kind === 'comment' && !lexer.unterminated) continue;
+    if (lexer.plainStringBackslash) {
+      plainStringBackslash = true;
+      sawPlainStringBackslash = true;
+    }
+    if (lexer.unterminated) {
+      const where = new PositionTracker(text).at(lexer.start);
+      throw new UnterminatedTextError(kind, where, sawPlainStringBackslash);
+    }
+    if (kind === 'comment') {
+      // A block comment before the first token opens the text to execute (see sqlStart).
+      if (start < 0 && sqlStart < 0 && text.charCodeAt(lexer.start) === SLASH) {
+        sqlStart = lexer.start;
+      }
+      continue;
+    }
     if (boundary.endsStatement(kind, lexer.start, lexer.end)) {
       if (start >= 0) finishStatement(true);
+      sqlStart = -1;
       boundary.reset();
       continue;
     }
     if (start < 0) {
       start = lexer.start;
-      unterminated = false;
+      if (sqlStart < 0) sqlStart = start;
+      plainStringBackslash = lexer.plainStringBackslash;
       firstToken = tokens === undefined ? 0 : tokens.kinds.length;
       tokenCount = 0;
     }
     end = lexer.end;
     builder.add(lexer.start, lexer.end);
-    if (lexer.unterminated) unterminated = true;
-    // The unterminated comment belongs to the text, not to the syntax.
-    if (kind === 'comment') continue;
     tokenCount++;
     tokens?.push(kind, lexer.start, lexer.end);
   }

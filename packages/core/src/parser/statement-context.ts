@@ -16,8 +16,12 @@ export class StatementContext {
   private readonly first: number;
   /** Number of tokens. */
   readonly length: number;
-  /** The statement ends in a string, quoted identifier, dollar quote or comment never closed. */
-  readonly unterminated: boolean;
+  /**
+   * libpg-query would read the text differently from the target: it always lexes with
+   * standard_conforming_strings on, and this statement was lexed with it off and holds a '...'
+   * string with a backslash. Its tree is then taken as unknown, never as a misread statement.
+   */
+  readonly treeMisreadsText: boolean;
   private tree: unknown = undefined;
 
   /**
@@ -41,7 +45,7 @@ export class StatementContext {
     this.ends = store.ends;
     this.first = span.firstToken;
     this.length = span.tokenCount;
-    this.unterminated = span.unterminated;
+    this.treeMisreadsText = span.plainStringBackslash && !store.standardConformingStrings;
   }
 
   kind(i: number): TokenKind | undefined {
@@ -55,7 +59,8 @@ export class StatementContext {
 
   /** The statement's syntax tree, or null when PostgreSQL's grammar rejects it. */
   syntaxTree(): unknown {
-    if (this.tree === undefined) this.tree = parseStatementTree(this.text);
+    if (this.tree === undefined)
+      this.tree = this.treeMisreadsText ? null : parseStatementTree(this.text);
     return this.tree;
   }
 
@@ -137,10 +142,11 @@ export class StatementContext {
 
 const EMPTY_SPAN: StatementSpan = {
   start: 0,
+  sqlStart: 0,
   end: 0,
   terminated: false,
   text: '',
-  unterminated: false,
+  plainStringBackslash: false,
   firstToken: 0,
   tokenCount: 0,
 };

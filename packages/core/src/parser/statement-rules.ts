@@ -1,5 +1,5 @@
 /**
- * Classes of the statements whose first keyword alone does not decide (DECISIONS.md section 1).
+ * Classes of the statements whose first keyword alone does not decide (docs/decisions.md 1).
  * "no-transaction" follows PostgreSQL's PreventInTransactionBlock() calls: running those statements
  * inside the service's BEGIN ... COMMIT would fail with "cannot run inside a transaction block".
  */

@@ -11,6 +11,7 @@ import type { ParsedStatement, SourcePosition, StatementClass, StatementRelation
 export class Statement implements ParsedStatement {
   index: number;
   text: string;
+  sql: string;
   terminated: boolean;
   start: SourcePosition;
   end: number;
@@ -37,6 +38,7 @@ export class Statement implements ParsedStatement {
 
   constructor(
     span: StatementSpan,
+    sql: string,
     index: number,
     start: SourcePosition,
     classification: Classification,
@@ -44,6 +46,7 @@ export class Statement implements ParsedStatement {
   ) {
     this.index = index;
     this.text = span.text;
+    this.sql = sql;
     this.terminated = span.terminated;
     this.start = start;
     this.end = span.end;

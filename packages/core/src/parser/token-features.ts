@@ -113,9 +113,19 @@ function callAt(context: StatementContext, i: number): FunctionCall | null {
   }
   if (context.isChar(i - 1, '.')) {
     const schema = context.identifierName(i - 2);
-    if (schema !== undefined) return { name, schema };
+    if (schema !== undefined) {
+      return isInsertTarget(context, i - 2) ? null : { name, schema };
+    }
   }
-  return { name };
+  return isInsertTarget(context, i) ? null : { name };
+}
+
+/**
+ * `INSERT INTO t (a, b)`, `MERGE INTO s.t`: the name after INTO is a relation and its parentheses
+ * a column list, never a call. Deciding it here spares the syntax tree for most INSERTs.
+ */
+function isInsertTarget(context: StatementContext, nameStart: number): boolean {
+  return context.isWord(nameStart - 1, 'into');
 }
 
 /** Number of words after FOR that make a row-locking clause (UPDATE, NO KEY UPDATE...), or 0. */

@@ -1,6 +1,6 @@
 /**
  * What the parser tells the rest of sqlgate about each statement of a submitted SQL text.
- * DECISIONS.md section 1 is the specification.
+ * docs/decisions.md section 1 (and 10.9-10.11) is the specification.
  */
 
 /** Exactly one class per statement; it decides the execution strategy. */
@@ -31,8 +31,17 @@ export interface StatementRelations {
 export interface ParsedStatement {
   /** 0-based position of the statement among the non-empty statements of the text. */
   index: number;
-  /** Normalised text: comments removed, whitespace outside literals collapsed to one space, trimmed; no trailing `;`. */
+  /**
+   * Normalised text: comments removed, whitespace outside literals collapsed to one space, trimmed;
+   * no trailing `;`. Responses show it as `statement`; it is never what runs.
+   */
   text: string;
+  /**
+   * The text to execute, exactly as submitted (docs/decisions.md 10.9): from the statement's first
+   * token (or a block comment before it, such as an optimizer hint) to the end of its last token,
+   * comments inside kept, no trailing `;`.
+   */
+  sql: string;
   /** The submitted text ended this statement with `;`. */
   terminated: boolean;
   /** Start of the first token in the submitted text. */
@@ -54,8 +63,8 @@ export interface ParsedStatement {
   /** Set when the statement cannot be served over HTTP (COPY ... FROM STDIN / TO STDOUT): the reason. */
   unsupported: string | null;
   /**
-   * Maps a 1-based character position within `text` (PostgreSQL's error `position`) to the
-   * matching place in the submitted text.
+   * Maps a 1-based character position within `sql` (PostgreSQL's error `position`, which counts
+   * characters, not UTF-16 units) to the matching place in the submitted text.
    */
   locate(position: number): SourcePosition;
 }

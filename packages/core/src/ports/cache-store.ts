@@ -15,8 +15,10 @@ export interface CachedResult {
 export interface CacheEntryRecord {
   /** The full cache key (credential-scoped target, statement, params, rowMode, maxRows). */
   key: string;
-  /** Credential-scoped target (never a password): invalidation works per target. */
+  /** The database reached (`CacheScope.database`): a write invalidates every user's entries of it. */
   scope: string;
+  /** The server reached (`CacheScope.server`): some writes invalidate every database of it. */
+  server: string;
   /** Normalised statement text, as shown in GET /api/stats/cache. */
   query: string;
   /** Relations the statement reads; null when unknown (then any write to the scope invalidates it). */
@@ -31,15 +33,19 @@ export interface CacheEntryRecord {
   hits: number;
 }
 
+/** Which entries an invalidation covers: one database's, or every database's of one server. */
+export type InvalidationScope = { scope: string } | { server: string };
+
 export interface CacheStore {
   /** The entry, counting one more hit; undefined when absent or expired. */
   get(key: string): Promise<CacheEntryRecord | undefined>;
   set(entry: CacheEntryRecord, ttlMs: number): Promise<void>;
   /**
-   * Removes the scope's entries that read any of `relations`, or every entry of the scope when
-   * `relations` is null. Resolves to the number removed.
+   * Removes the entries of a database (`{ scope }`: records with that `scope`) or of a whole server
+   * (`{ server }`) that read any of `relations`, or all of them when `relations` is null. Resolves
+   * to the number removed.
    */
-  invalidate(scope: string, relations: string[] | null): Promise<number>;
+  invalidate(where: InvalidationScope, relations: string[] | null): Promise<number>;
   clear(): Promise<void>;
   /** Live entries. */
   size(): Promise<number>;

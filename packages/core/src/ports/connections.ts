@@ -4,14 +4,20 @@
  */
 import type { DatabaseError } from '../errors';
 
-/** DECISIONS.md section 7. `prefer` is the default. */
+/** docs/decisions.md 7. `prefer` is the default. */
 export type SslMode = 'disable' | 'require' | 'prefer' | 'verify-full';
 
 export const SSL_MODES: readonly SslMode[] = ['disable', 'require', 'prefer', 'verify-full'];
 
 /** Where to connect and as whom. Built from the documented request fields only. */
 export interface ConnectionTarget {
+  /** The server's name as the caller gave it: TLS checks the certificate against it; `poolId` shows it. */
   host: string;
+  /**
+   * The address to connect to, when a `TargetPolicy` resolved `host` and checked this address; the
+   * connection then goes here and `host` is not resolved again. Absent: `host` is resolved.
+   */
+  address?: string;
   port: number;
   user: string;
   /** Absent means no password is sent (never the service's own PGPASSWORD or ~/.pgpass). */
@@ -20,7 +26,21 @@ export interface ConnectionTarget {
   sslMode: SslMode;
 }
 
-/** `object`: rows keyed by column name (SPEC). `array`: rows as arrays, no loss on duplicate names. */
+/**
+ * The identity of a target for the result cache. Entries are keyed by `database` and
+ * `credentials`, so one user never sees another user's rows; a write invalidates by `database`
+ * (every user's entries) or, when it may reach beyond one database (roles, DO, CALL...), by `server`.
+ */
+export interface CacheScope {
+  /** The server reached: its resolved address (every loopback address is one) and port. */
+  server: string;
+  /** The database reached: `server` and the database name. */
+  database: string;
+  /** The user and a keyed hash of the password; never the password itself. */
+  credentials: string;
+}
+
+/** `object`: rows keyed by column name (docs/interface.md). `array`: rows as arrays, no loss on duplicate names. */
 export type RowMode = 'object' | 'array';
 
 /** Column metadata: what the server described, plus the type's name. */
@@ -45,8 +65,10 @@ export interface StatementResult {
   /** Empty when the statement returns no rows. */
   fields: FieldDescription[];
   rows: unknown[];
-  /** More rows existed than `maxRows`; only the first `maxRows` are in `rows`. */
+  /** Not every row the statement produced is in `rows`. */
   truncated: boolean;
+  /** Which limit cut `rows`: `maxRows`, or the request's byte bound (docs/decisions.md 10.2). */
+  truncatedBy?: 'rows' | 'bytes';
   /**
    * Milliseconds the server took on it, when the adapter could tell (statements sent together in
    * one round trip cannot be timed from outside one by one).
@@ -61,12 +83,37 @@ export interface BatchResult {
   error?: DatabaseError;
 }
 
+/** Bytes of row data a request may still return; shared by all its statements and connections. */
+export interface ResultBudget {
+  remainingBytes: number;
+}
+
 export interface RunOptions {
   /** Bound to $1..$n. */
   params?: readonly unknown[];
   rowMode: RowMode;
-  /** At most this many rows are read; the rest stay in the server. */
+  /** At most this many rows are kept per statement. */
   maxRows: number;
+  /** Row bytes the request may still return; rows past it are dropped (docs/decisions.md 10.2). */
+  budget?: ResultBudget;
+  /**
+   * Per statement: true when it may be stopped once its limits are reached, because it is a read
+   * proven free of side effects. Every other statement runs to completion and rows past the limits
+   * are read and dropped (docs/decisions.md 10.4). Absent: all run to completion.
+   */
+  stopEarly?: readonly boolean[];
+  /**
+   * Give up when the server has sent nothing for this long while an answer is awaited: the
+   * connection is destroyed and the call rejects with a SERVER_TIMEOUT ConnectionError
+   * (docs/decisions.md 10.6). Absent: wait as long as the server takes.
+   */
+  silenceLimitMs?: number;
+  /**
+   * Each step of a round trip (a statement, BEGIN, COMMIT...) may take this long: the round trip
+   * is given up, as with `silenceLimitMs`, after steps × stepTimeLimitMs + the silence grace even
+   * when the server keeps sending (a server that trickles notices). Absent: no such bound.
+   */
+  stepTimeLimitMs?: number;
   /**
    * sqlgate's own control statements (BEGIN, SET LOCAL) sent before the statement in the same round
    * trip. If one fails, the statement does not run.
@@ -100,6 +147,12 @@ export interface Connection {
   /** Asks the server to cancel the statement running on this connection (a CancelRequest). */
   cancel(): Promise<void>;
   /**
+   * Closes the connection at once, whatever runs on it: the call in flight rejects with a
+   * ConnectionError. For a server that ignores cancel requests. Optional: without it such a
+   * connection stays busy until the server answers.
+   */
+  abandon?(): void;
+  /**
    * Gives the connection back. With `resetSession`, the session is cleaned first (ROLLBACK when a
    * transaction is open, then DISCARD ALL) and the connection is destroyed if that fails; the
    * cleaning may finish after this returns, but always before the connection is lent again.
@@ -108,7 +161,7 @@ export interface Connection {
   release(options?: { resetSession?: boolean; destroy?: boolean }): void;
 }
 
-/** One entry of GET /api/stats/pools (SPEC's PoolStat). */
+/** One entry of GET /api/stats/pools (PoolStat in docs/interface.md). */
 export interface PoolStat {
   /** `host:port:user:database`. */
   poolId: string;
@@ -132,6 +185,16 @@ export interface ConnectionCheck {
   latencyMs: number;
 }
 
+/** What a target's server reported about itself that changes how sqlgate reads SQL text. */
+export interface ServerSettings {
+  /**
+   * `standard_conforming_strings` as the server reported it in its ParameterStatus at connect
+   * (the value for this role and database). Off makes backslashes escape in '...' strings, which
+   * moves where a statement ends (docs/decisions.md 10.11).
+   */
+  standardConformingStrings: boolean;
+}
+
 /** Lends connections to targets; owns the pools behind them. */
 export interface ConnectionProvider {
   /** Rejects with `ConnectionError` (or `DatabaseError` for authentication failures). */
@@ -141,10 +204,19 @@ export interface ConnectionProvider {
   /** Never touches a database. */
   poolStats(): PoolStat[];
   /**
-   * A key naming the target and its credentials without revealing the password (the pool key):
-   * the result cache scopes entries by it, so one user never sees another user's rows.
+   * Where the target's cached results belong (docs/decisions.md 10.20): the server and database
+   * actually reached (resolved address, port and database name, whatever the host's spelling or
+   * the sslMode) and the credentials, without revealing the password. May resolve the host name.
    */
-  scopeOf(target: ConnectionTarget): string;
+  scopeOf(target: ConnectionTarget): Promise<CacheScope>;
+  /**
+   * The settings the target's server reported when a connection to it last started, or undefined
+   * until one has (or when the provider cannot tell). Never touches a database. A value changed by
+   * a session's own SET does not count: that lasts only until the connection is cleaned, and the
+   * split of a request is decided before it runs. Without this method every target is read with
+   * PostgreSQL's defaults.
+   */
+  serverSettings?(target: ConnectionTarget): ServerSettings | undefined;
   /** Ends every pool. Idempotent. */
   close(): Promise<void>;
 }

@@ -1,9 +1,9 @@
 /**
- * Counters behind GET /api/stats/cache (SPEC CacheStats, DECISIONS.md section 8). Pure: the service
+ * Counters behind GET /api/stats/cache (CacheStats in docs/interface.md, docs/decisions.md 8). Pure: the service
  * tells it what happened to each statement and asks for a snapshot.
  */
 
-/** SPEC's CacheStats, as GET /api/stats/cache returns it under `stats`. */
+/** CacheStats (docs/interface.md), as GET /api/stats/cache returns it under `stats`. */
 export interface CacheStats {
   /** Every statement handled by POST /api/query, cache hits included. */
   totalQueries: number;
@@ -19,7 +19,7 @@ export interface CacheStats {
   cacheSize: number;
 }
 
-/** The body's `stats` when the statistics cannot be read (SPEC: every field 0). */
+/** The body's `stats` when the statistics cannot be read (docs/interface.md: every field 0). */
 export const ZERO_CACHE_STATS: Readonly<CacheStats> = Object.freeze({
   totalQueries: 0,
   cacheHits: 0,

@@ -38,6 +38,7 @@ export function record(key: string, overrides: Partial<CacheEntryRecord> = {}): 
   return {
     key,
     scope: 'scope-a',
+    server: 'server-a',
     query: `SELECT * FROM ${key}`,
     reads: ['t'],
     result: { rows: [], fields: [], rowCount: 0, command: 'SELECT', truncated: false },

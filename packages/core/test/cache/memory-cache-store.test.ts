@@ -226,7 +226,7 @@ describe('MemoryCacheStore', () => {
         record('tu', { reads: ['u', 't'] }),
       );
 
-      expect(await store.invalidate('scope-a', ['t'])).toBe(2);
+      expect(await store.invalidate({ scope: 'scope-a' }, ['t'])).toBe(2);
       expect(keysOf(await store.recent(10))).toEqual(['u']);
     });
 
@@ -236,7 +236,7 @@ describe('MemoryCacheStore', () => {
         record('theirs', { scope: 'scope-b', reads: ['t'] }),
       );
 
-      expect(await store.invalidate('scope-a', ['t'])).toBe(1);
+      expect(await store.invalidate({ scope: 'scope-a' }, ['t'])).toBe(1);
       expect(await store.get('theirs')).toBeDefined();
     });
 
@@ -247,8 +247,19 @@ describe('MemoryCacheStore', () => {
         record('theirs', { scope: 'scope-b' }),
       );
 
-      expect(await store.invalidate('scope-a', null)).toBe(2);
+      expect(await store.invalidate({ scope: 'scope-a' }, null)).toBe(2);
       expect(keysOf(await store.recent(10))).toEqual(['theirs']);
+    });
+
+    it('removes every database of a server when asked by server', async () => {
+      const store = await storeWith(
+        record('a', { scope: 'server-a/db1' }),
+        record('b', { scope: 'server-a/db2' }),
+        record('elsewhere', { scope: 'server-b/db1', server: 'server-b' }),
+      );
+
+      expect(await store.invalidate({ server: 'server-a' }, null)).toBe(2);
+      expect(keysOf(await store.recent(10))).toEqual(['elsewhere']);
     });
 
     it('removes entries whose reads are unknown on any write to their scope', async () => {
@@ -257,7 +268,7 @@ describe('MemoryCacheStore', () => {
         record('u', { reads: ['u'] }),
       );
 
-      expect(await store.invalidate('scope-a', ['t'])).toBe(1);
+      expect(await store.invalidate({ scope: 'scope-a' }, ['t'])).toBe(1);
       expect(await store.get('unknown')).toBeUndefined();
       expect(await store.get('u')).toBeDefined();
     });
@@ -266,8 +277,8 @@ describe('MemoryCacheStore', () => {
       const readsBare = await storeWith(record('bare', { reads: ['t'] }));
       const readsQualified = await storeWith(record('qualified', { reads: ['public.t'] }));
 
-      expect(await readsBare.invalidate('scope-a', ['public.t'])).toBe(1);
-      expect(await readsQualified.invalidate('scope-a', ['t'])).toBe(1);
+      expect(await readsBare.invalidate({ scope: 'scope-a' }, ['public.t'])).toBe(1);
+      expect(await readsQualified.invalidate({ scope: 'scope-a' }, ['t'])).toBe(1);
     });
 
     it('matches a schema-qualified name with the bare name, since the search_path is unknown', async () => {
@@ -276,20 +287,20 @@ describe('MemoryCacheStore', () => {
         record('qualified', { reads: ['sales.orders'] }),
       );
 
-      expect(await store.invalidate('scope-a', ['sales.orders'])).toBe(2);
+      expect(await store.invalidate({ scope: 'scope-a' }, ['sales.orders'])).toBe(2);
     });
 
     it('compares names case-sensitively, as the parser gives them', async () => {
       const store = await storeWith(record('quoted', { reads: ['Orders'] }));
 
-      expect(await store.invalidate('scope-a', ['orders'])).toBe(0);
-      expect(await store.invalidate('scope-a', ['Orders'])).toBe(1);
+      expect(await store.invalidate({ scope: 'scope-a' }, ['orders'])).toBe(0);
+      expect(await store.invalidate({ scope: 'scope-a' }, ['Orders'])).toBe(1);
     });
 
     it('keeps entries that read nothing when known relations are written', async () => {
       const store = await storeWith(record('constant', { reads: [] }));
 
-      expect(await store.invalidate('scope-a', ['t'])).toBe(0);
+      expect(await store.invalidate({ scope: 'scope-a' }, ['t'])).toBe(0);
     });
   });
 
@@ -337,7 +348,7 @@ describe('MemoryCacheStore', () => {
       for (const key of ['a', 'b', 'c', 'd']) await store.set(record(key), 60_000);
       await store.get('b');
       await store.get('a');
-      await store.invalidate('scope-a', ['t']);
+      await store.invalidate({ scope: 'scope-a' }, ['t']);
       await store.set(record('e'), 60_000);
       await store.size();
       await store.recent(10);

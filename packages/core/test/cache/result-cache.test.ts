@@ -1,9 +1,23 @@
 import { MemoryCacheStore, ResultCache, type ResultCacheOptions } from '../../src/cache';
 import type { CacheEntryRecord, CacheStore } from '../../src/ports/cache-store';
+import type { CacheScope } from '../../src/ports/connections';
 import { readStatement, selectResult } from './fixtures';
 
-const SCOPE = 'db.example:5432:alice:app:prefer:hmac-a';
-const OTHER_SCOPE = 'db.example:5432:bob:app:prefer:hmac-b';
+const SCOPE: CacheScope = {
+  server: '10.0.0.5:5432',
+  database: '10.0.0.5:5432/app',
+  credentials: 'alice/hmac-a',
+};
+/** Another user of the same database. */
+const OTHER_USER: CacheScope = { ...SCOPE, credentials: 'bob/hmac-b' };
+/** Another database of the same server. */
+const OTHER_DATABASE: CacheScope = { ...SCOPE, database: '10.0.0.5:5432/other' };
+/** A database on another server. */
+const OTHER_SERVER: CacheScope = {
+  server: '10.0.0.6:5432',
+  database: '10.0.0.6:5432/app',
+  credentials: 'alice/hmac-a',
+};
 const CACHED_AT = new Date('2024-05-01T12:00:00.000Z');
 
 function resultCache(overrides: Partial<ResultCacheOptions> = {}): ResultCache {
@@ -85,7 +99,8 @@ describe('ResultCache.keyFor', () => {
   });
 
   it('differs by scope, so one user never sees another user’s rows', () => {
-    expect(cache.keyFor(OTHER_SCOPE, statement, base)).not.toBe(baseKey);
+    expect(cache.keyFor(OTHER_USER, statement, base)).not.toBe(baseKey);
+    expect(cache.keyFor(OTHER_DATABASE, statement, base)).not.toBe(baseKey);
   });
 
   it('differs by statement text', () => {
@@ -113,8 +128,8 @@ describe('ResultCache.keyFor', () => {
   });
 
   it('cannot be forged by moving text between parts', () => {
-    const a = cache.keyFor('s', readStatement('x","y'), base);
-    const b = cache.keyFor('s","x', readStatement('y'), base);
+    const a = cache.keyFor({ ...SCOPE, credentials: 's' }, readStatement('x","y'), base);
+    const b = cache.keyFor({ ...SCOPE, credentials: 's","x' }, readStatement('y'), base);
     expect(a).not.toBe(b);
   });
 
@@ -149,7 +164,8 @@ describe('ResultCache.store and lookup', () => {
     expect(stored).toBe(true);
     expect(first).toMatchObject({
       key,
-      scope: SCOPE,
+      scope: SCOPE.database,
+      server: SCOPE.server,
       query: 'SELECT * FROM t',
       reads: ['t'],
       executionTime: 4.2,
@@ -264,29 +280,29 @@ describe('ResultCache.store and lookup', () => {
 });
 
 describe('ResultCache.invalidate', () => {
-  it('removes the scope’s entries that read a written relation and keeps the rest', async () => {
+  it('removes every entry of the written database, for every user, whatever they read', async () => {
     const cache = resultCache();
     const readsT = await cacheRead(cache, 'SELECT * FROM t', SCOPE, ['t']);
     const readsU = await cacheRead(cache, 'SELECT * FROM u', SCOPE, ['u']);
-    const otherScope = await cacheRead(cache, 'SELECT * FROM t', OTHER_SCOPE, ['t']);
+    const otherUser = await cacheRead(cache, 'SELECT * FROM t', OTHER_USER, ['t']);
+    const otherDatabase = await cacheRead(cache, 'SELECT * FROM t', OTHER_DATABASE, ['t']);
 
-    const removed = await cache.invalidate(SCOPE, ['public.t']);
-
-    expect(removed).toBe(1);
+    expect(await cache.invalidate(SCOPE, 'database')).toBe(3);
     expect(await cache.lookup(readsT)).toBeUndefined();
-    expect(await cache.lookup(readsU)).toBeDefined();
-    expect(await cache.lookup(otherScope)).toBeDefined();
+    expect(await cache.lookup(readsU)).toBeUndefined();
+    expect(await cache.lookup(otherUser)).toBeUndefined();
+    expect(await cache.lookup(otherDatabase)).toBeDefined();
   });
 
-  it('removes every entry of the scope when the written relations are unknown', async () => {
+  it('removes every database of the server when the write may reach beyond one', async () => {
     const cache = resultCache();
     await cacheRead(cache, 'SELECT * FROM t', SCOPE, ['t']);
-    await cacheRead(cache, 'SELECT 1', SCOPE, []);
-    const otherScope = await cacheRead(cache, 'SELECT * FROM t', OTHER_SCOPE, ['t']);
+    await cacheRead(cache, 'SELECT * FROM t', OTHER_DATABASE, ['t']);
+    const otherServer = await cacheRead(cache, 'SELECT * FROM t', OTHER_SERVER, ['t']);
 
-    expect(await cache.invalidate(SCOPE, null)).toBe(2);
+    expect(await cache.invalidate(SCOPE, 'server')).toBe(2);
     expect(await cache.size()).toBe(1);
-    expect(await cache.lookup(otherScope)).toBeDefined();
+    expect(await cache.lookup(otherServer)).toBeDefined();
   });
 
   it('does not store a read that a write to its scope may have overtaken', async () => {
@@ -295,7 +311,7 @@ describe('ResultCache.invalidate', () => {
     const key = cache.keyFor(SCOPE, statement, { rowMode: 'object', maxRows: 100 });
 
     const readMark = cache.markBeforeRead();
-    await cache.invalidate(SCOPE, ['t']); // a write commits while the read runs
+    await cache.invalidate(OTHER_USER, 'database'); // a write commits while the read runs
     const stored = await cache.store({
       key,
       scope: SCOPE,
@@ -309,11 +325,29 @@ describe('ResultCache.invalidate', () => {
     expect(await cache.lookup(key)).toBeUndefined();
   });
 
+  it('does not store a read that a write to its whole server may have overtaken', async () => {
+    const cache = resultCache();
+    const statement = readStatement('SELECT * FROM t');
+    const readMark = cache.markBeforeRead();
+    await cache.invalidate(OTHER_DATABASE, 'server');
+
+    expect(
+      await cache.store({
+        key: 'k',
+        scope: SCOPE,
+        statement,
+        result: selectResult(),
+        executionTime: 1,
+        readMark,
+      }),
+    ).toBe(false);
+  });
+
   it('still stores a read when only another scope was written meanwhile', async () => {
     const cache = resultCache();
     const statement = readStatement('SELECT * FROM t');
     const readMark = cache.markBeforeRead();
-    await cache.invalidate(OTHER_SCOPE, ['t']);
+    await cache.invalidate(OTHER_DATABASE, 'database');
 
     expect(
       await cache.store({
@@ -329,7 +363,7 @@ describe('ResultCache.invalidate', () => {
 });
 
 describe('ResultCache statistics helpers', () => {
-  it('lists recent entries as SPEC CacheEntry objects, newest first, at most 10 by default', async () => {
+  it('lists recent entries as CacheEntry objects, newest first, at most 10 by default', async () => {
     let tick = 0;
     const cache = resultCache({
       clock: { date: () => new Date(Date.UTC(2024, 0, 1, 0, 0, tick++)) },

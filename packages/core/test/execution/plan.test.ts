@@ -33,9 +33,12 @@ describe('planExecution', () => {
     );
   });
 
-  it('keeps reads that change the session on one connection, in order', () => {
+  it('keeps reads that change the session on one connection, in order, READ ONLY', () => {
     const reads = script(statement('read', { changesSession: true }), statement('read'));
-    expect(planExecution(reads, defaults).strategy).toBe('transaction');
+    expect(planExecution(reads, defaults)).toMatchObject({
+      strategy: 'transaction',
+      transaction: { readOnly: true },
+    });
   });
 
   it('runs session statements with the statements that depend on them, in order', () => {

@@ -281,6 +281,41 @@ describe('changesSession', () => {
     ['pg_advisory_lock()', 'SELECT pg_advisory_lock(1)'],
     ['pg_advisory_unlock_all()', 'SELECT pg_advisory_unlock_all()'],
     ['a session lock inside an INSERT', 'INSERT INTO t SELECT pg_advisory_lock(1)'],
+    // docs/decisions.md 10.15: code the parser cannot see into may change the session.
+    ['DO', "DO $$BEGIN PERFORM set_config('search_path', 'x', false); END$$"],
+    ['DO with EXECUTE', "DO $$BEGIN EXECUTE 'SET work_mem = ''8MB'''; END$$"],
+    ['CALL', 'CALL set_work_mem()'],
+    [
+      'EXPLAIN ANALYZE of an INSERT calling a user function',
+      'EXPLAIN ANALYZE INSERT INTO t VALUES (f())',
+    ],
+    ['a user function in a SELECT', 'SELECT my_function(a) FROM t'],
+    ['a schema-qualified user function', 'SELECT public.lower(a) FROM t'],
+    ['a user function in a WHERE clause', 'SELECT a FROM t WHERE check_it(a)'],
+    ['a user function in an INSERT', 'INSERT INTO t (a) VALUES (my_function())'],
+    ['a user function in an UPDATE', 'UPDATE t SET a = my_function()'],
+    ['a user function in a DELETE', 'DELETE FROM t WHERE my_function(a)'],
+    [
+      'a user function in a MERGE',
+      'MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET a = f(s.a)',
+    ],
+    [
+      'a user function in a data-modifying CTE',
+      'WITH d AS (DELETE FROM t WHERE f(a) RETURNING *) SELECT * FROM d',
+    ],
+    ['CREATE TABLE', 'CREATE TABLE t (a int)'],
+    ['ALTER TABLE', 'ALTER TABLE t ADD COLUMN b int'],
+    ['TRUNCATE', 'TRUNCATE t CASCADE'],
+    ['GRANT', 'GRANT SELECT ON t TO PUBLIC'],
+    ['ANALYZE', 'ANALYZE t'],
+    ['EXECUTE of a prepared statement', 'EXECUTE p(1)'],
+    ['SELECT ... INTO', 'SELECT * INTO t2 FROM t'],
+    ['RESET', 'RESET ALL'],
+    ['SET ROLE', 'SET ROLE someone'],
+    ['LISTEN', 'LISTEN channel'],
+    ['PREPARE', 'PREPARE p AS SELECT 1'],
+    ['DECLARE ... WITH HOLD', 'DECLARE c CURSOR WITH HOLD FOR SELECT 1'],
+    ['a statement the grammar rejects', 'INSERT INTO t VALUES (f(1)'],
   ])('is true for %s', (_name, sql) => {
     expect(parseOne(sql).changesSession).toBe(true);
   });
@@ -293,6 +328,24 @@ describe('changesSession', () => {
       "SELECT set_config('a.b', 'c', true)",
     ],
     ['pg_advisory_xact_lock()', 'SELECT pg_advisory_xact_lock(1)'],
+    ['an INSERT with a column list', 'INSERT INTO t (a, b) VALUES (1, 2)'],
+    ['an INSERT into a qualified table', 'INSERT INTO s.t (a) VALUES (lower($1))'],
+    [
+      'an INSERT ... ON CONFLICT with column lists',
+      'INSERT INTO t (a) VALUES (1) ON CONFLICT (a) DO UPDATE SET (a) = ROW(excluded.a)',
+    ],
+    [
+      'an UPDATE calling built-ins',
+      "UPDATE t SET a = upper(b), c = now() WHERE d = coalesce($1, 'x')",
+    ],
+    ['a DELETE', 'DELETE FROM t WHERE a IN (SELECT max(a) FROM u)'],
+    [
+      'a MERGE',
+      'MERGE INTO t USING s ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id) VALUES (s.id)',
+    ],
+    ['a SELECT FOR UPDATE', 'SELECT * FROM t FOR UPDATE'],
+    ['a SELECT calling built-ins', "SELECT count(*), string_agg(a, ',') FROM t AS x (a, b)"],
+    ['EXPLAIN without ANALYZE of a user function call', 'EXPLAIN SELECT my_function()'],
   ])('is false for %s', (_name, sql) => {
     expect(parseOne(sql).changesSession).toBe(false);
   });
@@ -359,5 +412,17 @@ describe('unsupported statements', () => {
 
   it('other statements are supported', () => {
     expect(parseOne('SELECT 1').unsupported).toBeNull();
+  });
+});
+
+describe('Unicode-escape identifiers (docs/decisions.md 10.15)', () => {
+  it.each([
+    `SELECT U&"set\\005fconfig"('role', 'x', false)`,
+    `SELECT u&"pg\\005fadvisory\\005flock"(13)`,
+    `SELECT U&"set!005fconfig" UESCAPE '!' ('search_path', 'x', false)`,
+  ])('%s changes the session and is volatile', async (sql) => {
+    await loadParser();
+    const [statement] = parseSql(sql);
+    expect(statement).toMatchObject({ changesSession: true, callsVolatileFunction: true });
   });
 });

@@ -215,3 +215,65 @@ describe('lexer: identifiers, comments, numbers, operators', () => {
     expect(tokens('x😀y')).toEqual([['word', 'x😀y']]);
   });
 });
+
+describe('lexer: whitespace is what PostgreSQL 15 takes as whitespace (decisions 10.11)', () => {
+  it('space, tab, newline, carriage return and form feed separate tokens', () => {
+    expect(splitSql('SELECT\t1\f,\r\n2')).toEqual(['SELECT 1 , 2']);
+  });
+
+  it('a vertical tab is not whitespace: SELECT\\v1 stays one run for PostgreSQL to refuse', () => {
+    expect(tokens('SELECT\v1')).toEqual([
+      ['word', 'SELECT'],
+      ['other', '\v'],
+      ['number', '1'],
+    ]);
+    expect(splitSql('SELECT\v1')).toEqual(['SELECT\v1']);
+  });
+
+  it('a vertical tab does not join the parts of a continued string', () => {
+    expect(tokens("'a'\n\v'b'").map(([kind]) => kind)).toEqual(['string', 'other', 'string']);
+  });
+});
+
+describe('lexer: standard_conforming_strings off (decisions 10.11)', () => {
+  const off = { standardConformingStrings: false };
+
+  it("backslashes escape in '...' as in E'...', so the split follows", () => {
+    const sql = "SELECT 'x\\'  ; SELECT 1 --'";
+    expect(splitSql(sql)).toEqual(["SELECT 'x\\'", 'SELECT 1']);
+    // One statement whose string is `x'  ; SELECT 1 --`, as PostgreSQL reads it.
+    expect(splitSql(sql, off)).toEqual([sql]);
+  });
+
+  it("keeps the literal whole: 'a\\'   ' is one string, the rest a comment", () => {
+    const sql = "SELECT 'a\\'   ' AS v --'";
+    expect(splitSql(sql, off)).toEqual(["SELECT 'a\\'   ' AS v"]);
+    expect(tokenize(sql, 0, sql.length, false).map((t) => sql.slice(t.start, t.end))).toEqual([
+      'SELECT',
+      "'a\\'   '",
+      'AS',
+      'v',
+      "--'",
+    ]);
+  });
+
+  it("N'...' follows the setting; E'', U&'', B'' and X'' do not change", () => {
+    expect(splitSql("SELECT N'a\\'; b'", off)).toEqual(["SELECT N'a\\'; b'"]);
+    expect(splitSql("SELECT E'a\\'; b'", off)).toEqual(["SELECT E'a\\'; b'"]);
+    expect(splitSql("SELECT U&'a\\'; SELECT 2", off)).toEqual(["SELECT U&'a\\'", 'SELECT 2']);
+    expect(splitSql("SELECT X'1f'; SELECT 2", off)).toEqual(["SELECT X'1f'", 'SELECT 2']);
+  });
+
+  it('continued segments take escapes too', () => {
+    const sql = "SELECT 'a'\n'b\\'; c'; SELECT 2";
+    expect(splitSql(sql, off)).toEqual(["SELECT 'a'\n'b\\'; c'", 'SELECT 2']);
+  });
+
+  it("flags the tokens whose end depends on the setting: plain '...' strings with a backslash", () => {
+    const flagged = (sql: string) =>
+      tokenize(sql)
+        .filter((t) => t.plainStringBackslash)
+        .map((t) => sql.slice(t.start, t.end));
+    expect(flagged("SELECT 'a\\', E'b\\\\', U&'c\\', N'd\\', 'e'")).toEqual(["'a\\'", "'d\\'"]);
+  });
+});

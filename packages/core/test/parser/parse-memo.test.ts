@@ -1,4 +1,7 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { createParseMemo, loadParser, parseSql } from '../../src/parser';
+import { estimateEntryBytes } from '../../src/parser/parse-memo';
 
 beforeAll(() => loadParser());
 
@@ -7,13 +10,38 @@ describe('createParseMemo', () => {
     const parse = createParseMemo();
     const first = parse("SELECT 'a  b' AS x; INSERT INTO t VALUES (1)");
     expect(parse("SELECT 'a  b' AS x; INSERT INTO t VALUES (1)")).toBe(first);
-    expect(first.map((statement) => [statement.text, statement.statementClass])).toEqual(
+    expect(first.statements.map((statement) => [statement.text, statement.statementClass])).toEqual(
       parseSql("SELECT 'a  b' AS x; INSERT INTO t VALUES (1)").map((statement) => [
         statement.text,
         statement.statementClass,
       ]),
     );
-    expect(Object.isFrozen(first)).toBe(true);
+    expect(Object.isFrozen(first.statements)).toBe(true);
+  });
+
+  it('serves both standard_conforming_strings settings from one entry when they cannot differ', () => {
+    const parse = createParseMemo();
+    const text = "SELECT 'a' || E'\\n'";
+    const conforming = parse(text, { standardConformingStrings: true });
+    expect(conforming.dependsOnStringSetting).toBe(false);
+    expect(parse(text, { standardConformingStrings: false })).toBe(conforming);
+  });
+
+  it('keeps one result per setting when a backslash in a plain string makes them differ', () => {
+    const parse = createParseMemo();
+    const text = "SELECT 'x\\'  ; SELECT 1 --'";
+    const conforming = parse(text);
+    const nonConforming = parse(text, { standardConformingStrings: false });
+    expect(conforming.dependsOnStringSetting).toBe(true);
+    expect(conforming.statements.map((statement) => statement.sql)).toEqual([
+      "SELECT 'x\\'",
+      'SELECT 1',
+    ]);
+    expect(nonConforming.statements.map((statement) => statement.sql)).toEqual([
+      "SELECT 'x\\'  ; SELECT 1 --'",
+    ]);
+    expect(parse(text, { standardConformingStrings: true })).toBe(conforming);
+    expect(parse(text, { standardConformingStrings: false })).toBe(nonConforming);
   });
 
   it('parses texts longer than the limit every time', () => {
@@ -26,5 +54,61 @@ describe('createParseMemo', () => {
     const first = parse('SELECT 1');
     parse('SELECT 2');
     expect(parse('SELECT 1')).not.toBe(first);
+  });
+});
+
+describe('the parse memo’s memory bound (docs/decisions.md 10.17)', () => {
+  /** Distinct texts of 4 KB of `a;`: 2,048 statements each, the shape that pinned a gigabyte. */
+  const semicolonText = (index: number): string => {
+    const suffix = `b${index};`;
+    return 'a;'.repeat((4096 - suffix.length) >> 1) + suffix;
+  };
+
+  it('keeps 1,000 distinct 4 KB texts of `a;` under its 64 MiB cap', () => {
+    const parse = createParseMemo();
+    expect(parse.maxBytes).toBe(64 * 1024 * 1024);
+    for (let index = 0; index < 1000; index += 1) {
+      const text = semicolonText(index);
+      expect(text.length).toBeLessThanOrEqual(4096);
+      parse(text);
+      expect(parse.accountedBytes).toBeLessThanOrEqual(parse.maxBytes);
+    }
+    // The bound did the work, not the count of entries: far fewer than 1,000 stayed.
+    const [first] = parse(semicolonText(0)).statements;
+    expect(first).toBeDefined();
+    expect(parse.accountedBytes).toBeGreaterThan(parse.maxBytes / 2);
+  }, 60_000);
+
+  it('evicts by bytes: a small cap keeps only the most recent texts', () => {
+    const one = estimateEntryBytes(semicolonText(0), parseSql(semicolonText(0)));
+    const parse = createParseMemo({ maxBytes: Math.floor(one * 2.5) });
+    const first = parse(semicolonText(0));
+    parse(semicolonText(1));
+    parse(semicolonText(2));
+    expect(parse.accountedBytes).toBeLessThanOrEqual(parse.maxBytes);
+    expect(parse(semicolonText(0))).not.toBe(first);
+  });
+
+  it('does not keep an entry larger than the whole cap', () => {
+    const parse = createParseMemo({ maxBytes: 10_000 });
+    const first = parse(semicolonText(0));
+    expect(parse.accountedBytes).toBe(0);
+    expect(parse(semicolonText(0))).not.toBe(first);
+  });
+
+  it('estimates at least the heap its entries really hold', () => {
+    // Measured on the live heap: the estimate must not undercount what the memo pins.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const texts = Array.from({ length: 40 }, (_, index) => semicolonText(index));
+    const parse = createParseMemo();
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (const text of texts) parse(text);
+    gc();
+    const held = process.memoryUsage().heapUsed - before;
+    expect(parse.accountedBytes).toBeGreaterThanOrEqual(held * 0.9);
+    // ...and does not overcount it wildly either, which would waste the bound.
+    expect(parse.accountedBytes).toBeLessThan(held * 3);
   });
 });

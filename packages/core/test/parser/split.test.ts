@@ -1,4 +1,4 @@
-import { loadParser, parseSql, splitSql } from '../../src/parser';
+import { loadParser, parseSql, splitSql, UnterminatedTextError } from '../../src/parser';
 
 beforeAll(async () => {
   await loadParser();
@@ -60,34 +60,75 @@ describe('BEGIN ATOMIC bodies', () => {
   });
 });
 
-describe('unterminated constructs reach PostgreSQL unchanged, as one final statement', () => {
-  it('an unterminated string runs to the end: nothing after the quote is split or normalised', () => {
-    expect(splitSql("SELECT 1; SELECT 'abc;\n  SELECT   2;")).toEqual([
-      'SELECT 1',
-      "SELECT 'abc;\n  SELECT   2;",
-    ]);
+describe('unterminated constructs are refused before anything runs (decisions 10.10)', () => {
+  /** The error splitSql throws for `sql`, as the response body shows it. */
+  function refusal(sql: string): { message: string; body: Record<string, unknown> } {
+    try {
+      splitSql(sql);
+    } catch (error) {
+      expect(error).toBeInstanceOf(UnterminatedTextError);
+      const refused = error as UnterminatedTextError;
+      expect(refused.code).toBe('INVALID_REQUEST');
+      return { message: refused.message, body: refused.body };
+    }
+    throw new Error(`splitSql accepted ${JSON.stringify(sql)}`);
+  }
+
+  it('an unterminated string, with the line and column where it starts', () => {
+    expect(refusal("SELECT 1; SELECT 'abc;\n  SELECT   2;")).toEqual({
+      message: 'Unterminated string starting at line 1, column 18',
+      body: { location: { line: 1, column: 18 } },
+    });
+  });
+
+  it("E'', U&'' and a continued string that never closes are strings too", () => {
+    expect(refusal("SELECT 1;\nSELECT E'a\\'").message).toBe(
+      'Unterminated string starting at line 2, column 8',
+    );
+    expect(refusal("SELECT U&'x").message).toBe('Unterminated string starting at line 1, column 8');
+    expect(refusal("SELECT 'a'\n  'b").message).toBe(
+      'Unterminated string starting at line 1, column 8',
+    );
   });
 
   it('an unterminated quoted identifier', () => {
-    expect(splitSql('SELECT 1 AS "a; SELECT 2')).toEqual(['SELECT 1 AS "a; SELECT 2']);
+    expect(refusal('SELECT 1 AS "a; SELECT 2').message).toBe(
+      'Unterminated quoted identifier starting at line 1, column 13',
+    );
   });
 
   it('an unterminated dollar quote', () => {
-    expect(splitSql('SELECT 0; DO $$ BEGIN; SELECT 2')).toEqual([
-      'SELECT 0',
-      'DO $$ BEGIN; SELECT 2',
-    ]);
+    expect(refusal('SELECT 0; DO $$ BEGIN; SELECT 2').message).toBe(
+      'Unterminated dollar-quoted string starting at line 1, column 14',
+    );
   });
 
-  it('an unterminated block comment is kept so PostgreSQL reports it', () => {
-    expect(splitSql('SELECT 1 /* open; SELECT 2')).toEqual(['SELECT 1 /* open; SELECT 2']);
-    expect(splitSql('SELECT 1; /* open; SELECT 2')).toEqual(['SELECT 1', '/* open; SELECT 2']);
+  it('an unterminated block comment, also after the last statement and when nested', () => {
+    expect(refusal('SELECT 1 /* open; SELECT 2').message).toBe(
+      'Unterminated block comment starting at line 1, column 10',
+    );
+    expect(refusal('SELECT 1;\r\n/* a /* b */ still open').message).toBe(
+      'Unterminated block comment starting at line 2, column 1',
+    );
   });
 
-  it('an unterminated statement is classified as a write with unknown relations', () => {
-    const [statement] = parseSql("SELECT 'abc");
-    expect(statement?.statementClass).toBe('write');
-    expect(statement?.relations).toEqual({ reads: null, writes: null });
+  it('columns count characters, as PostgreSQL does', () => {
+    expect(refusal("SELECT '😀', 'x").message).toBe(
+      'Unterminated string starting at line 1, column 13',
+    );
+  });
+
+  it('a megabyte of /* is refused at once', () => {
+    const started = performance.now();
+    expect(refusal('/*'.repeat(500_000)).message).toBe(
+      'Unterminated block comment starting at line 1, column 1',
+    );
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('parseSql refuses the same texts', async () => {
+    await loadParser();
+    expect(() => parseSql("SELECT 'abc")).toThrow(UnterminatedTextError);
   });
 });
 
@@ -123,13 +164,52 @@ describe('parsed statements: index, positions, terminated', () => {
   });
 });
 
+describe('sql: what runs is the text as written (decisions 10.9)', () => {
+  it('keeps comments and whitespace inside the statement, without the trailing ; or comments', () => {
+    const sql = "SELECT /*+ SeqScan(t) */ a,\n  'x  y' -- note\n  FROM t; -- after\nSELECT 2";
+    const [first, second] = parseSql(sql);
+    expect(first?.sql).toBe("SELECT /*+ SeqScan(t) */ a,\n  'x  y' -- note\n  FROM t");
+    expect(first?.text).toBe("SELECT a, 'x  y' FROM t");
+    expect(second?.sql).toBe('SELECT 2');
+  });
+
+  it('starts at a block comment before the first token (a leading hint), as psql sends it', () => {
+    const sql = '-- header\n/*+ SeqScan(t) */\nSELECT 1; /* two */ SELECT 2;\n-- only\nSELECT 3';
+    expect(parseSql(sql).map((s) => [s.sql, s.text])).toEqual([
+      ['/*+ SeqScan(t) */\nSELECT 1', 'SELECT 1'],
+      ['/* two */ SELECT 2', 'SELECT 2'],
+      ['SELECT 3', 'SELECT 3'],
+    ]);
+  });
+
+  it('keeps a one-character gap as written, even where normalising gives the same length', () => {
+    const [statement] = parseSql('SELECT\n1,\t2');
+    expect(statement?.text).toBe('SELECT 1, 2');
+    expect(statement?.sql).toBe('SELECT\n1,\t2');
+  });
+
+  it('a comment-only statement does not lend its comment to the next one', () => {
+    expect(parseSql('/* a */ ; SELECT 1').map((s) => s.sql)).toEqual(['SELECT 1']);
+  });
+});
+
 describe('locate(): PostgreSQL error positions back to the submitted text', () => {
-  it('maps a position past a removed comment and collapsed whitespace', () => {
+  it('maps a position in the executed text, comments included, to line and column', () => {
     const sql = 'SELECT 1;\nSELECT /* note */ a,\n       bogus FROM t';
     const statement = parseSql(sql)[1]!;
-    expect(statement.text).toBe('SELECT a, bogus FROM t');
-    const position = statement.text.indexOf('bogus') + 1;
+    expect(statement.sql).toBe('SELECT /* note */ a,\n       bogus FROM t');
+    const position = statement.sql.indexOf('bogus') + 1;
     expect(statement.locate(position)).toEqual({
+      offset: sql.indexOf('bogus'),
+      line: 3,
+      column: 8,
+    });
+  });
+
+  it('counts from a leading comment when the statement starts with one', () => {
+    const sql = 'SELECT 1;\n/* hint */\nSELECT bogus';
+    const statement = parseSql(sql)[1]!;
+    expect(statement.locate(statement.sql.indexOf('bogus') + 1)).toEqual({
       offset: sql.indexOf('bogus'),
       line: 3,
       column: 8,
@@ -139,8 +219,8 @@ describe('locate(): PostgreSQL error positions back to the submitted text', () =
   it('counts characters, not UTF-16 units, as PostgreSQL does', () => {
     const sql = "SELECT '😀😀',\n  bogus";
     const [statement] = parseSql(sql);
-    // PostgreSQL: 'bogus' starts at character 14 of "SELECT '😀😀', bogus".
-    expect(statement!.locate(14)).toEqual({ offset: sql.indexOf('bogus'), line: 2, column: 3 });
+    // PostgreSQL: 'bogus' starts at character 16 of "SELECT '😀😀',\n  bogus".
+    expect(statement!.locate(16)).toEqual({ offset: sql.indexOf('bogus'), line: 2, column: 3 });
   });
 
   it('columns count characters too', () => {
@@ -155,14 +235,45 @@ describe('locate(): PostgreSQL error positions back to the submitted text', () =
   it('maps the end of input (position = length + 1) to the end of the statement', () => {
     const sql = 'SELECT 1;  SELECT (1 +   ';
     const statement = parseSql(sql)[1]!;
-    expect(statement.locate(statement.text.length + 1).offset).toBe(statement.end);
+    expect(statement.locate(Array.from(statement.sql).length + 1).offset).toBe(statement.end);
   });
 
   it('keeps positions inside a continued literal exact', () => {
     const sql = "SELECT 'a'\n    'b', bogus";
     const [statement] = parseSql(sql);
-    expect(statement!.locate(statement!.text.indexOf('bogus') + 1).offset).toBe(
+    expect(statement!.locate(statement!.sql.indexOf('bogus') + 1).offset).toBe(
       sql.indexOf('bogus'),
     );
+  });
+});
+
+describe('standard_conforming_strings off: classification never trusts a misread tree', () => {
+  it("a statement with a backslash in '...' gets unknown relations when the setting is off", () => {
+    const sql = "SELECT 'a\\\\' FROM t";
+    expect(parseSql(sql)[0]?.relations).toEqual({ reads: ['t'], writes: [] });
+    const [off] = parseSql(sql, { standardConformingStrings: false });
+    expect(off?.statementClass).toBe('read');
+    expect(off?.relations).toEqual({ reads: null, writes: [] });
+  });
+
+  it('a data-modifying CTE is still a write when its tree cannot be trusted', () => {
+    const sql = "WITH d AS (DELETE FROM t RETURNING 1) SELECT 'a\\'', * FROM d";
+    const [statement] = parseSql(sql, { standardConformingStrings: false });
+    expect(statement?.statementClass).toBe('write');
+  });
+
+  it('tells whether the setting could make an unterminated text complete', () => {
+    const dependsOnSetting = (sql: string): boolean => {
+      try {
+        splitSql(sql);
+      } catch (error) {
+        return (error as UnterminatedTextError).dependsOnStringSetting;
+      }
+      throw new Error('accepted');
+    };
+    expect(dependsOnSetting("SELECT 'a\\'' ")).toBe(true);
+    expect(dependsOnSetting("SELECT 'a\\', 'b")).toBe(true);
+    expect(dependsOnSetting("SELECT E'a\\\\', 'b")).toBe(false);
+    expect(dependsOnSetting('SELECT "a')).toBe(false);
   });
 });

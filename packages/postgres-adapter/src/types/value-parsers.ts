@@ -1,32 +1,95 @@
 /**
- * How a value in PostgreSQL's text format becomes JSON (DECISIONS.md section 4): every value survives
- * the trip. Numbers that JavaScript cannot hold exactly (int8, numeric, money) stay strings; dates and
- * times stay PostgreSQL's own text (a JS Date loses microseconds and shifts by time zone); bytea stays
- * `\x…` hex text; json is parsed; arrays become JSON arrays of their element rule.
+ * How a value in PostgreSQL's text format becomes JSON (docs/decisions.md section 4 and 10.13,
+ * 10.14): every value survives the trip. Numbers JavaScript cannot hold exactly (int8, numeric,
+ * money) stay strings; dates and times stay PostgreSQL's own text; bytea stays `\x…` hex text;
+ * json and jsonb stay PostgreSQL's JSON text (RawJson, spliced into the response unparsed); a
+ * float `-0` is RawJson `-0` (JSON.stringify would write 0); arrays become JSON arrays of their
+ * element rule, with the element type's delimiter; int2vector and oidvector are arrays of numbers.
+ *
+ * These parsers may throw on text PostgreSQL would never send; the type registry wraps every
+ * parser it hands out so that such a value comes back as its text (docs/decisions.md 10.3).
  */
-import { parse as parseArrayLiteral } from 'postgres-array';
+import { isJsonText, RawJson } from '@sqlgate/core';
+import { parseArrayText } from './array-text';
 import { BUILTIN_ARRAY_ELEMENTS } from './builtin-types';
 
 export type ValueParser = (text: string) => unknown;
 
-const asText: ValueParser = (text) => text;
-const asBoolean: ValueParser = (text) => text === 't';
-const asInteger: ValueParser = (text) => Number(text);
-/** NaN and ±Infinity have no JSON number: they stay text. */
-const asFloat: ValueParser = (text) => {
-  const value = Number(text);
-  return Number.isFinite(value) ? value : text;
-};
-const asJson: ValueParser = (text) => JSON.parse(text);
+export const asText: ValueParser = (text) => text;
 
-const OID = {
+const asBoolean: ValueParser = (text) => (text === 't' ? true : text === 'f' ? false : text);
+
+/** int2, int4 and oid always fit a double exactly. */
+const asInteger: ValueParser = (text) => {
+  const value = Number(text);
+  return Number.isInteger(value) && text !== '' ? value : text;
+};
+
+/** Shared: RawJson is immutable. */
+const NEGATIVE_ZERO = new RawJson('-0');
+
+/** A JSON number, as PostgreSQL writes finite floats. */
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/**
+ * NaN and ±Infinity have no JSON number: they stay text. `-0` keeps its sign. A finite float whose
+ * text rounds past the double range (`2e+308` under a negative extra_float_digits) is written as
+ * that text, still a JSON number.
+ */
+const asFloat: ValueParser = (text) => {
+  if (text === '-0') return NEGATIVE_ZERO;
+  const value = Number(text);
+  if (Number.isFinite(value) && text !== '') return value;
+  return JSON_NUMBER.test(text) ? new RawJson(text) : text;
+};
+
+/** A whole JSON text that JSON.stringify writes back identically once parsed. */
+const PLAIN_INTEGER = /^(?:0|-?[1-9]\d{0,14})$/;
+
+/**
+ * PostgreSQL's json output is valid JSON, but the text is spliced into the response as it is, so
+ * it is checked first (a broken server, or a cast into json, could forge the response's structure);
+ * a text that is not JSON comes back as a string (docs/decisions.md 10.3, 10.13). The commonest small
+ * texts become the JavaScript value JSON.stringify writes back byte for byte (a literal, an integer
+ * of at most 15 digits but not -0, a string without escapes): the response is the same and it costs no splice.
+ */
+const asJson: ValueParser = (text) => {
+  if (text.length <= 16) {
+    if (text === 'true') return true;
+    if (text === 'false') return false;
+    if (text === 'null') return null;
+    if (PLAIN_INTEGER.test(text)) return Number(text);
+  }
+  if (
+    text.charCodeAt(0) === 0x22 &&
+    text.indexOf('\\') < 0 &&
+    text.indexOf('"', 1) === text.length - 1
+  )
+    return text.slice(1, -1);
+  return isJsonText(text) ? new RawJson(text) : text;
+};
+
+/** int2vector and oidvector: numbers separated by single spaces; `''` when empty. */
+const asVector: ValueParser = (text) => {
+  if (text === '') return [];
+  return text.split(' ').map((part) => {
+    const value = asInteger(part);
+    if (typeof value !== 'number') throw new Error(`Not a vector element: ${part}`);
+    return value;
+  });
+};
+
+export const OID = {
   bool: 16,
   int2: 21,
+  int2vector: 22,
   int4: 23,
   oid: 26,
+  oidvector: 30,
+  json: 114,
+  box: 603,
   float4: 700,
   float8: 701,
-  json: 114,
   jsonb: 3802,
 } as const;
 
@@ -39,26 +102,40 @@ const SCALAR_PARSERS: ReadonlyMap<number, ValueParser> = new Map([
   [OID.float8, asFloat],
   [OID.json, asJson],
   [OID.jsonb, asJson],
+  [OID.int2vector, asVector],
+  [OID.oidvector, asVector],
 ]);
 
-function scalarParser(oid: number): ValueParser {
-  return SCALAR_PARSERS.get(oid) ?? asText;
+/** pg_type.typdelim of the built-in types whose delimiter is not a comma. */
+const BUILTIN_DELIMITERS: ReadonlyMap<number, string> = new Map([[OID.box, ';']]);
+
+/** The array delimiter of a built-in element type. */
+export function builtinDelimiter(elementOid: number): string {
+  return BUILTIN_DELIMITERS.get(elementOid) ?? ',';
 }
 
-/** An array literal parsed with its element's rule; NULL elements stay null. */
-export function arrayParser(elementOid: number): ValueParser {
-  const element = scalarParser(elementOid);
-  return element === asText
-    ? (text) => parseArrayLiteral(text)
-    : (text) => parseArrayLiteral(text, element);
+/**
+ * An array literal whose elements go through `element`; NULL elements stay null. An array with
+ * lower bounds other than 1 (`[2:3]={1,2}`) has no JSON array form: it stays PostgreSQL's text,
+ * also as an element of an array of a domain over an array.
+ */
+export function arrayParser(element: ValueParser, delimiter: string): ValueParser {
+  return (text) => (text.startsWith('[') ? text : parseArrayText(text, delimiter, element));
 }
 
-const builtinParsers = new Map<number, ValueParser>();
-for (const [arrayOid, elementOid] of BUILTIN_ARRAY_ELEMENTS)
-  builtinParsers.set(arrayOid, arrayParser(elementOid));
-for (const [oid, parser] of SCALAR_PARSERS) builtinParsers.set(oid, parser);
+const builtinParsers = new Map<number, ValueParser>(SCALAR_PARSERS);
+for (const [arrayOid, elementOid] of BUILTIN_ARRAY_ELEMENTS) {
+  if (builtinParsers.has(arrayOid)) continue; // the vectors, listed with their element types
+  const element = SCALAR_PARSERS.get(elementOid) ?? asText;
+  builtinParsers.set(arrayOid, arrayParser(element, builtinDelimiter(elementOid)));
+}
 
-/** The parser for a built-in type; text for any other type (custom arrays are handled by the caller). */
+/** The parser of a built-in type; text for any other type (custom arrays are the registry's). */
 export function builtinValueParser(oid: number): ValueParser {
   return builtinParsers.get(oid) ?? asText;
+}
+
+/** Every built-in parser that is not plain text, for tests that feed them anything. */
+export function builtinParserOids(): number[] {
+  return [...builtinParsers.keys()];
 }

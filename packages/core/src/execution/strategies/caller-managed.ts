@@ -1,5 +1,5 @@
 /**
- * Scripts with BEGIN / COMMIT / SAVEPOINT run exactly as written (DECISIONS 2.3); sqlgate adds no
+ * Scripts with BEGIN / COMMIT / SAVEPOINT run exactly as written (docs/decisions.md 2.3); sqlgate adds no
  * transaction of its own. A transaction the script leaves open is rolled back and reported.
  */
 import type { ParsedStatement } from '../../parser/types';

@@ -18,19 +18,25 @@ export async function runInOrder(
     await lent.applySessionTimeout();
     const outcomes: StatementOutcome[] = [];
     for (const statement of statements) {
+      // Once the caller is gone nothing more is sent on its behalf (docs/decisions.md 10.7).
+      if (context.aborted) break;
       const outcome = await context.runStatement(lent, statement);
       outcomes.push(outcome);
       if (!outcome.ok) break;
     }
     const failed = outcomes.findIndex((outcome) => !outcome.ok);
-    // A transaction the script opened and did not end (or that failed) is not left to the next request.
-    const rolledBack = await lent.rollbackIfOpen();
+    // A transaction the script opened and did not end (or that failed) is not left to the next
+    // request. If even that ROLLBACK fails, the connection is closed (the server then rolls back),
+    // and the answer still lists what ran (docs/decisions.md 10.5).
+    const rolledBack = await lent.rollbackIfOpenOrClose();
     const failure =
       failed >= 0
         ? { kind: 'statement' as const, index: failed }
-        : rolledBack
-          ? { kind: 'left-open' as const }
-          : undefined;
+        : outcomes.length < statements.length
+          ? { kind: 'aborted' as const, index: outcomes.length }
+          : rolledBack
+            ? { kind: 'left-open' as const }
+            : undefined;
     return {
       strategy,
       outcomes,

@@ -1,6 +1,6 @@
 /**
  * Scripts holding statements that cannot run inside a transaction block (VACUUM, CREATE DATABASE...):
- * in order, autocommit, stopping at the first failure (DECISIONS 2.4).
+ * in order, autocommit, stopping at the first failure (docs/decisions.md 2.4).
  */
 import type { ParsedStatement } from '../../parser/types';
 import type { ExecutionContext } from '../context';

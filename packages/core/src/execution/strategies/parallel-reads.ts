@@ -1,5 +1,5 @@
 /**
- * Several reads at once, each on its own pooled connection in a READ ONLY transaction (DECISIONS 2.2):
+ * Several reads at once, each on its own pooled connection in a READ ONLY transaction (docs/decisions.md 2.2):
  * a statement wrongly classified as a read fails with 25006 instead of writing.
  */
 import type { ParsedStatement } from '../../parser/types';

@@ -1,4 +1,4 @@
-/** One statement, autocommit, on one pooled connection (SPEC rule 3). */
+/** One statement, autocommit, on one pooled connection (docs/interface.md, execution rules). */
 import type { ParsedStatement } from '../../parser/types';
 import type { ExecutionContext } from '../context';
 import type { ExecutionOutcome } from '../outcome';

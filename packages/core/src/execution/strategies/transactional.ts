@@ -1,6 +1,6 @@
 /**
  * Writes (and reads mixed with them) in one transaction of the service's own: BEGIN, in order,
- * COMMIT; the first failure rolls everything back (SPEC rule 5, DECISIONS 2.5). dryRun rolls back at
+ * COMMIT; the first failure rolls everything back (docs/decisions.md 2.5). dryRun rolls back at
  * the end instead of committing.
  */
 import type { ParsedStatement } from '../../parser/types';
@@ -16,13 +16,19 @@ export async function runTransactional(
 ): Promise<ExecutionOutcome> {
   const lent = await context.acquire();
   try {
-    const { outcomes, failure } = await runInTransaction(context, lent, mode, statements);
+    const { outcomes, failure, abandoned } = await runInTransaction(
+      context,
+      lent,
+      mode,
+      statements,
+    );
     return {
       strategy: 'transaction',
       outcomes,
       transactionUsed: true,
-      rolledBack: mode.rollbackAtEnd || failure !== undefined,
+      rolledBack: mode.rollbackAtEnd || failure !== undefined || abandoned === true,
       ...(failure ? { failure } : {}),
+      ...(abandoned ? { failure: { kind: 'aborted', index: statements.length } } : {}),
     };
   } finally {
     lent.release();

@@ -1,0 +1,209 @@
+/**
+ * Keeps web pages from driving sqlgate (docs/decisions.md 10.16). Any page a user visits can send
+ * requests to a sqlgate on the user's machine or network; sqlgate then connects to databases the
+ * user can reach (a trust-auth PostgreSQL on localhost among them). Two checks stop that:
+ *
+ * - Origin: browsers put the page's origin on every cross-origin request. A request with an Origin
+ *   that is neither sqlgate's own nor listed in CORS_ORIGINS is refused (403), preflights included,
+ *   so a page can neither run SQL nor read statistics.
+ * - Host: DNS rebinding makes an attacker's name resolve to 127.0.0.1, so the page is same-origin
+ *   with sqlgate and the Origin check passes. Its requests still carry the attacker's name as Host;
+ *   a sqlgate listening on loopback only accepts loopback names there (plus ALLOWED_HOSTS).
+ *
+ * Written against Node's request and response, so the Express app and the server's direct query
+ * path share it.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { BlockList, isIPv6, type Server, type Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { writeJson } from './query-endpoint';
+
+export interface BrowserGuardOptions {
+  /** Origins (`scheme://host[:port]`) whose pages may call sqlgate (CORS_ORIGINS). */
+  corsOrigins?: readonly string[];
+  /** Host names accepted in the Host header besides loopback names (ALLOWED_HOSTS). */
+  allowedHosts?: readonly string[];
+}
+
+/** Decides whether a request may go on; answers refusals and CORS preflights itself. */
+export type BrowserGuard = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+const ALLOWED_METHODS = 'GET, POST, DELETE';
+const ALLOWED_HEADERS = 'Content-Type, Authorization, X-Request-Id';
+const EXPOSED_HEADERS = 'X-Request-Id, Server-Timing, Retry-After';
+const PREFLIGHT_MAX_AGE_SECONDS = '600';
+
+/**
+ * Normalises one origin as browsers send it (`https://app.example.com`, default port dropped).
+ * Throws on anything else: a path, a wildcard, `null`.
+ */
+export function normaliseOrigin(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`'${value}' is not an origin such as https://app.example.com`);
+  }
+  if (
+    !/^https?:\/\/[^/?#@\s]+\/?$/i.test(value) ||
+    (url.protocol !== 'http:' && url.protocol !== 'https:')
+  ) {
+    throw new Error(`'${value}' is not an origin such as https://app.example.com`);
+  }
+  return url.origin;
+}
+
+/** Normalises one host name or IP address as the Host check compares them. Throws on anything else. */
+export function normaliseHostName(value: string): string {
+  const bracketed = isIPv6(value) ? `[${value}]` : value;
+  const hostname = hostnameOf(bracketed);
+  // A colon outside the brackets of an IPv6 address would be a port: names only.
+  if (hostname === undefined || bracketed.replace(/^\[[^\]]*\]/, '').includes(':')) {
+    throw new Error(`'${value}' is not a host name or IP address (no port)`);
+  }
+  return hostname;
+}
+
+/** Splits a comma list, dropping blanks. */
+export function commaList(value: string): string[] {
+  return value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+}
+
+// A Host header is `name[:port]` or `[v6]:port`; anything with userinfo, a path or spaces is refused
+// before URL parsing could read a different host out of it (`x@127.0.0.1`).
+const HOST_HEADER = /^(?:\[[0-9A-Fa-f:.]+\]|[^\s:/?#@[\]\\]+)(?::[0-9]{1,5})?$/;
+
+/** The lower-case host name of a Host header value (IPv6 in brackets, IPv4 in dotted form). */
+function hostnameOf(host: string): string | undefined {
+  if (!HOST_HEADER.test(host)) return undefined;
+  try {
+    return new URL(`http://${host}`).hostname.replace(/\.$/, '');
+  } catch {
+    return undefined;
+  }
+}
+
+const LOOPBACK_ADDRESSES = new BlockList();
+LOOPBACK_ADDRESSES.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK_ADDRESSES.addAddress('::1', 'ipv6');
+
+function isLoopbackAddress(address: string): boolean {
+  const bare = address.replace(/^\[|\]$/g, '');
+  return isIPv6(bare)
+    ? LOOPBACK_ADDRESSES.check(bare, 'ipv6')
+    : LOOPBACK_ADDRESSES.check(bare, 'ipv4');
+}
+
+/** A loopback name or address as a browser resolves it: `localhost`, `*.localhost`, 127/8, ::1. */
+function isLoopbackHostname(hostname: string): boolean {
+  if (hostname === 'localhost' || hostname.endsWith('.localhost')) return true;
+  try {
+    return isLoopbackAddress(hostname);
+  } catch {
+    return false; // not an IP address
+  }
+}
+
+// Whether each server listens on loopback only, asked once per server: the address it is bound to
+// decides, not the address a connection arrived on (a server bound to 0.0.0.0 is meant to be
+// reached by other names).
+const loopbackServers = new WeakMap<Server, boolean>();
+
+function listensOnLoopbackOnly(socket: Socket): boolean {
+  const server = (socket as Socket & { server?: Server }).server;
+  if (!server) return false;
+  let known = loopbackServers.get(server);
+  if (known === undefined) {
+    const address = server.address();
+    known = address !== null && typeof address === 'object' && isLoopbackAddress(address.address);
+    loopbackServers.set(server, known);
+  }
+  return known;
+}
+
+/**
+ * The scheme the browser used. X-Forwarded-Proto (from a TLS-terminating proxy) is believed: a page
+ * cannot set it on a cross-origin request without a preflight, and preflights from unlisted
+ * origins are refused.
+ */
+function schemeOf(req: IncomingMessage): string {
+  if ((req.socket as TLSSocket).encrypted) return 'https';
+  const forwarded = req.headers['x-forwarded-proto'];
+  const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
+  return first === 'https' ? 'https' : 'http';
+}
+
+/** sqlgate's own origin for this request: the scheme and the Host the browser addressed. */
+function ownOrigin(req: IncomingMessage): string | undefined {
+  const host = req.headers.host;
+  if (host === undefined || !HOST_HEADER.test(host)) return undefined;
+  try {
+    return new URL(`${schemeOf(req)}://${host}`).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+const shown = (value: string): string => (value.length > 200 ? `${value.slice(0, 200)}...` : value);
+
+function refuse(res: ServerResponse, message: string): false {
+  writeJson(res, 403, JSON.stringify({ error: message }));
+  return false;
+}
+
+/**
+ * The guard for one app or server.
+ *
+ * @example
+ * const admit = createBrowserGuard({ corsOrigins: ['https://console.example.com'] });
+ * if (!admit(req, res)) return; // refused with 403, or a preflight answered
+ */
+export function createBrowserGuard(options: BrowserGuardOptions = {}): BrowserGuard {
+  const corsOrigins = new Set((options.corsOrigins ?? []).map(normaliseOrigin));
+  const allowedHosts = new Set((options.allowedHosts ?? []).map(normaliseHostName));
+  const checkHostAlways = allowedHosts.size > 0;
+
+  const hostAllowed = (req: IncomingMessage): boolean => {
+    if (!checkHostAlways && !listensOnLoopbackOnly(req.socket)) return true;
+    const host = req.headers.host;
+    // HTTP/1.0 without Host: not a browser, which always sends one.
+    if (host === undefined) return true;
+    const hostname = hostnameOf(host);
+    return hostname !== undefined && (isLoopbackHostname(hostname) || allowedHosts.has(hostname));
+  };
+
+  return (req, res) => {
+    if (!hostAllowed(req)) {
+      return refuse(res, `Host '${shown(req.headers.host ?? '')}' is not allowed`);
+    }
+    if (corsOrigins.size > 0) res.setHeader('Vary', 'Origin');
+    const origin = req.headers.origin;
+    if (origin === undefined) return true;
+    let normalised: string | undefined;
+    try {
+      normalised = normaliseOrigin(origin);
+    } catch {
+      normalised = undefined; // `null` (sandboxed pages, file://) and anything malformed
+    }
+    if (normalised !== undefined && corsOrigins.has(normalised)) {
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) {
+        res.writeHead(204, {
+          'Access-Control-Allow-Methods': ALLOWED_METHODS,
+          'Access-Control-Allow-Headers': ALLOWED_HEADERS,
+          'Access-Control-Max-Age': PREFLIGHT_MAX_AGE_SECONDS,
+          'Content-Length': '0',
+        });
+        res.end();
+        return false;
+      }
+      res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+      return true;
+    }
+    if (normalised !== undefined && normalised === ownOrigin(req)) return true;
+    return refuse(res, `Origin '${shown(origin)}' is not allowed`);
+  };
+}

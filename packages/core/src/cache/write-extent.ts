@@ -1,0 +1,45 @@
+/**
+ * How far a request's writes may reach, for invalidating the result cache (docs/decisions.md 10.20).
+ * Correctness before precision: a write's effects are not bounded by the relations it names
+ * (triggers, rules, foreign-key cascades, TRUNCATE ... CASCADE, views), so a write invalidates its
+ * whole database. Statements whose effects may leave the database are told apart from the parser's
+ * answers: DDL, GRANT, ALTER ROLE, DO, CALL and calls of unknown functions all count as session
+ * changes (docs/decisions.md 10.15), and roles, grants on databases, ALTER SYSTEM or dblink reach
+ * every database of the server.
+ */
+import type { ParsedStatement } from '../parser/types';
+
+export type WriteExtent = 'none' | 'database' | 'server';
+
+const CURSOR_KEYWORDS = new Set(['DECLARE', 'FETCH', 'MOVE']);
+
+const ORDER: Record<WriteExtent, number> = { none: 0, database: 1, server: 2 };
+
+/** The furthest any of `statements` may write; statements never sent count as sent. */
+export function writeExtentOf(statements: readonly ParsedStatement[]): WriteExtent {
+  let extent: WriteExtent = 'none';
+  for (const statement of statements) {
+    const reach = statementExtent(statement);
+    if (ORDER[reach] > ORDER[extent]) extent = reach;
+    if (extent === 'server') break;
+  }
+  return extent;
+}
+
+function statementExtent(statement: ParsedStatement): WriteExtent {
+  switch (statement.statementClass) {
+    case 'transaction-control':
+      // BEGIN, COMMIT, SAVEPOINT change no data themselves.
+      return 'none';
+    case 'session':
+      // SET, PREPARE, LISTEN, CREATE TEMP TABLE: only the session, which is cleaned afterwards. A
+      // cursor runs its query, which may call a function that writes.
+      return CURSOR_KEYWORDS.has(statement.keyword) ? 'server' : 'none';
+    case 'read':
+      // A read calling a user-defined function may write anywhere through it.
+      return statement.changesSession ? 'server' : 'none';
+    case 'write':
+    case 'no-transaction':
+      return statement.changesSession ? 'server' : 'database';
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * The request bodies of POST /api/query and POST /api/test-connection (docs/interface.md, QueryRequest;
+ * docs/decisions.md 3). A `default` is documentation of what absence means, never a requirement:
+ * every field outside `required` is `Type.Optional`.
+ *
+ * A schema with an `$id` is a named component: the OpenAPI generator refers to it by that name.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { OneOf, StringEnum } from './helpers';
+
+const MAX_INT4 = 2147483647;
+
+export const PortSchema = OneOf(
+  [
+    Type.Integer({ minimum: 1, maximum: 65535 }), // 1 to 65535 as a pattern, so that the schema refuses what the validator refuses.
+    Type.String({
+      pattern:
+        '^([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$',
+    }),
+  ],
+  {
+    $id: 'Port',
+    description: 'Database server port: an integer, or a string of digits, from 1 to 65535.',
+  },
+);
+
+export const SslModeSchema = StringEnum(['disable', 'require', 'prefer', 'verify-full'] as const, {
+  $id: 'SslMode',
+  default: 'prefer',
+  description:
+    'disable: plain. require: TLS without certificate verification. prefer (default): TLS without verification, ' +
+    'plain when the server refuses TLS. verify-full: TLS with certificate and host name verification.',
+});
+
+/** Where to connect and as whom: the same fields in both request bodies. */
+const targetFields = {
+  host: Type.String({
+    minLength: 1,
+    maxLength: 255,
+    pattern: '^[^/]',
+    description:
+      'Database server host name or IP address. A Unix socket path (starting with /) is refused.',
+  }),
+  port: PortSchema,
+  user: Type.String({ minLength: 1, description: 'Database user name.' }),
+  sslMode: Type.Optional(SslModeSchema),
+};
+
+export const QueryRequestSchema = Type.Object(
+  {
+    ...targetFields,
+    password: Type.Optional(
+      Type.String({
+        description:
+          'Database password. When absent no password is sent (trust authentication); the service never uses its own ' +
+          'credentials.',
+      }),
+    ),
+    database: Type.String({ minLength: 1, description: 'Database name.' }),
+    sql: Type.String({
+      minLength: 1,
+      description:
+        'One or more SQL statements separated by semicolons (at most MAX_STATEMENTS, 10000 by default). Text yielding ' +
+        'no statement is answered with 400 "No valid SQL statements found".',
+    }),
+    params: Type.Optional(
+      Type.Array(Type.Unknown(), {
+        description: 'Values bound to $1..$n. Only with exactly one statement, otherwise 400.',
+      }),
+    ),
+    timeoutMs: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_INT4,
+        description:
+          'Statement timeout for this request in milliseconds; exceeding it cancels the statement in the database ' +
+          '(SQLSTATE 57014, status 504).',
+      }),
+    ),
+    maxRows: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        description:
+          'Rows returned per statement (default MAX_ROWS, 10000). When more rows exist, the first maxRows are returned ' +
+          'with truncated: true and truncatedBy: rows.',
+      }),
+    ),
+    rowMode: Type.Optional(
+      StringEnum(['object', 'array'] as const, {
+        default: 'object',
+        description:
+          'object: rows keyed by column name. array: rows as arrays in column order (no loss when two columns share a name).',
+      }),
+    ),
+    readOnly: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'Run every statement in a READ ONLY transaction; writes fail with SQLSTATE 25006.',
+      }),
+    ),
+    cache: Type.Optional(
+      OneOf(
+        [
+          Type.Boolean(),
+          Type.Object({
+            ttlMs: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                maximum: MAX_INT4,
+                description: 'Time to live of the cached result in milliseconds.',
+              }),
+            ),
+          }),
+        ],
+        {
+          description:
+            'Whether a read statement may be served from, and stored in, the result cache. true: with the server TTL ' +
+            '(QUERY_CACHE_TTL_MS); {ttlMs}: with this TTL; false: never. Absent: the server default (QUERY_CACHE_DEFAULT).',
+        },
+      ),
+    ),
+    isolationLevel: Type.Optional(
+      StringEnum(['read committed', 'repeatable read', 'serializable'] as const, {
+        default: 'read committed',
+        description:
+          'Isolation level of the transaction the service opens (matched case-insensitively).',
+      }),
+    ),
+    dryRun: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'Run the statements in one transaction and roll it back at the end: results are returned, the database keeps ' +
+          'nothing (the response says rolledBack: true).',
+      }),
+    ),
+  },
+  {
+    description:
+      'Body of POST /api/query: where to connect, as whom, and the SQL text. A field that is null is treated as ' +
+      'absent; an empty string counts as missing for the required fields. Unknown fields never reach the database ' +
+      'driver; the request still runs and the response names each of them in `warnings`.',
+  },
+);
+
+/** A POST /api/query body as a client writes it. */
+export type QueryRequestBody = Static<typeof QueryRequestSchema>;
+
+export const ConnectionTestRequestSchema = Type.Object(
+  {
+    ...targetFields,
+    password: Type.Optional(
+      Type.String({ description: 'Database password. When absent no password is sent.' }),
+    ),
+    database: Type.Optional(
+      Type.String({ default: 'postgres', description: 'Database name; postgres when omitted.' }),
+    ),
+  },
+  {
+    description:
+      'Body of POST /api/test-connection. One connection is opened outside the pools; connecting gives up after ' +
+      'CONNECT_TIMEOUT_MS (configurable, 5000 ms by default).',
+  },
+);
+
+/** A POST /api/test-connection body as a client writes it. */
+export type ConnectionTestRequestBody = Static<typeof ConnectionTestRequestSchema>;
+
+/** The top-level field names of a POST /api/query body, from the schema: anything else is unknown. */
+export const QUERY_REQUEST_FIELDS: readonly string[] = Object.keys(QueryRequestSchema.properties);

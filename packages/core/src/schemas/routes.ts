@@ -1,0 +1,331 @@
+/**
+ * The HTTP contract as data: every route with its request schema and its responses by status. The
+ * Express adapter answers exactly these routes and builds its OpenAPI document from this table, so a
+ * route cannot exist without a schema (docs/interface.md).
+ */
+import type { TSchema } from '@sinclair/typebox';
+import { ConnectionTestRequestSchema, QueryRequestSchema } from './request';
+import {
+  ConnectionFailureResponseSchema,
+  ErrorMessageSchema,
+  MultipleStatementsFailureSchema,
+  MultipleStatementsResponseSchema,
+  QueryErrorResponseSchema,
+  QueryExecutionResultSchema,
+  TransactionFailureResponseSchema,
+} from './responses';
+import {
+  CacheClearedSchema,
+  CacheClearFailureSchema,
+  CacheStatisticsFailureSchema,
+  CacheStatisticsResponseSchema,
+  ConnectionTestFailureSchema,
+  ConnectionTestSuccessSchema,
+  HealthSchema,
+  OpenApiDocumentSchema,
+  PoolStatsFailureSchema,
+  PoolStatsResponseSchema,
+  ServerTimingValueSchema,
+} from './service-bodies';
+import { QUERY_EXAMPLES } from './examples';
+
+export type HttpMethod = 'get' | 'post' | 'delete';
+
+/** Headers a response can carry; each is described once in RESPONSE_HEADERS. */
+export type HeaderName = 'Server-Timing' | 'Retry-After' | 'Allow' | 'WWW-Authenticate';
+
+/** Responses shared by several routes (and by the paths no route answers). */
+export type SharedResponseName =
+  | 'Unauthorized'
+  | 'NotFound'
+  | 'MethodNotAllowed'
+  | 'BodyTooLarge'
+  | 'UnsupportedMediaType'
+  | 'BodyTimeout'
+  | 'BrowserRefused'
+  | 'InternalError';
+
+export interface ResponseSpec {
+  description: string;
+  /** The body: one schema, or several of which exactly one matches. */
+  body: TSchema | readonly TSchema[];
+  headers?: readonly HeaderName[];
+  /** Headers that may be absent, with the reason. */
+  optionalHeaders?: Partial<Record<HeaderName, string>>;
+}
+
+export interface RouteSpec {
+  method: HttpMethod;
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: 'query' | 'connection' | 'statistics' | 'service';
+  /** The statistics endpoints: open, or behind a bearer token when STATS_TOKEN is set. */
+  statsToken?: boolean;
+  request?: { schema: TSchema; examples?: Record<string, { summary: string; value: unknown }> };
+  responses: Record<string, ResponseSpec | SharedResponseName>;
+}
+
+export interface HeaderSpec {
+  description: string;
+  required?: boolean;
+  schema: TSchema | Record<string, unknown>;
+  example?: unknown;
+}
+
+export const RESPONSE_HEADERS: Record<HeaderName, HeaderSpec> = {
+  'Server-Timing': {
+    description:
+      'Where the time went, in milliseconds: pool wait, execution, serialisation of the body.',
+    required: true,
+    schema: ServerTimingValueSchema,
+    example: 'pool;dur=0.120, exec;dur=3.412, ser;dur=0.031',
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before retrying.',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+    example: 1,
+  },
+  Allow: {
+    description: 'The methods the path answers.',
+    required: true,
+    schema: { type: 'string' },
+    example: 'GET, DELETE',
+  },
+  'WWW-Authenticate': {
+    description: 'Bearer realm="sqlgate statistics"',
+    schema: { type: 'string' },
+  },
+};
+
+const json = (
+  description: string,
+  body: TSchema | readonly TSchema[],
+  headers?: readonly HeaderName[],
+): ResponseSpec => (headers ? { description, body, headers } : { description, body });
+
+export const SHARED_RESPONSES: Record<SharedResponseName, ResponseSpec> = {
+  Unauthorized: json(
+    'STATS_TOKEN is set and the request has no valid `Authorization: Bearer <token>` header.',
+    ErrorMessageSchema,
+    ['WWW-Authenticate'],
+  ),
+  NotFound: json("Unknown path: {error: 'Not found: <METHOD> <path>'}.", ErrorMessageSchema),
+  MethodNotAllowed: json(
+    "A known path with another method: {error: 'Method <METHOD> not allowed on <path>'}.",
+    ErrorMessageSchema,
+    ['Allow'],
+  ),
+  BodyTooLarge: json(
+    "The body is larger than MAX_BODY_BYTES: {error: 'Request body too large'}.",
+    ErrorMessageSchema,
+  ),
+  UnsupportedMediaType: json(
+    'The body is not `Content-Type: application/json` in UTF-8, or is compressed. Web pages can send other ' +
+      'types without a CORS preflight, so sqlgate refuses them.',
+    ErrorMessageSchema,
+  ),
+  BodyTimeout: json(
+    'The body did not arrive within BODY_TIMEOUT_MS; the connection is closed.',
+    ErrorMessageSchema,
+  ),
+  BrowserRefused: json(
+    "The request carries an Origin that is neither sqlgate's own nor in CORS_ORIGINS (`Origin: null` included), " +
+      'or, on a server listening on loopback (or with ALLOWED_HOSTS set), a Host that is not a loopback name nor in ' +
+      'ALLOWED_HOSTS: {error: "Origin \'...\' is not allowed"} or {error: "Host \'...\' is not allowed"}.',
+    ErrorMessageSchema,
+  ),
+  InternalError: json(
+    "An unexpected failure: {error: 'Internal server error'}; never a stack trace.",
+    ErrorMessageSchema,
+  ),
+};
+
+/** Bodies a database failure can produce; the SQLSTATE decides the status. */
+const databaseFailures = [
+  QueryErrorResponseSchema,
+  TransactionFailureResponseSchema,
+  MultipleStatementsFailureSchema,
+];
+const connectionOrDatabase = [ConnectionFailureResponseSchema, ...databaseFailures];
+const timed: readonly HeaderName[] = ['Server-Timing'];
+
+const statsRoute = (
+  method: HttpMethod,
+  path: string,
+  operationId: string,
+  summary: string,
+  ok: ResponseSpec,
+  failure: ResponseSpec,
+): RouteSpec => ({
+  method,
+  path,
+  operationId,
+  summary,
+  tag: 'statistics',
+  statsToken: true,
+  responses: { '200': ok, '401': 'Unauthorized', '403': 'BrowserRefused', '500': failure },
+});
+
+/** Every route the app answers. */
+export const ROUTES: readonly RouteSpec[] = [
+  {
+    method: 'post',
+    path: '/api/query',
+    operationId: 'executeQuery',
+    summary: 'Run one or more SQL statements',
+    description:
+      'One statement runs directly (autocommit) and answers with a QueryExecutionResult. Several statements answer ' +
+      'with a MultipleStatementsResponse: reads only run in parallel, each in a READ ONLY transaction; scripts with ' +
+      'transaction control run as written; statements that cannot run in a transaction run in order in autocommit; ' +
+      'anything else is wrapped in one transaction (BEGIN, COMMIT, ROLLBACK on failure). Every answer after the body ' +
+      'was read names unknown request fields in `warnings`.',
+    tag: 'query',
+    request: { schema: QueryRequestSchema, examples: QUERY_EXAMPLES },
+    responses: {
+      '200': json(
+        'Every statement succeeded.',
+        [QueryExecutionResultSchema, MultipleStatementsResponseSchema],
+        timed,
+      ),
+      '400': {
+        description:
+          'Invalid JSON, a wrong field type, missing required fields, no statements, unterminated SQL text, a NUL ' +
+          'character, params with several statements or nested too deep, an unsupported statement (COPY FROM ' +
+          'STDIN), or a database error: SQL error, authentication failed (28xxx), unknown database (3D000), a ' +
+          'failure on the parallel read path, or a transaction the script left open.',
+        body: [ErrorMessageSchema, ...databaseFailures],
+        optionalHeaders: {
+          'Server-Timing':
+            'As on every other answer of this operation; absent when the body was not valid JSON.',
+        },
+      },
+      '403': json(
+        "The target is not in ALLOWED_TARGETS: {error: 'Target not allowed'}; or the request came from a web " +
+          'page of another origin, or named a Host refused by the DNS-rebinding check (see the BrowserRefused response).',
+        ErrorMessageSchema,
+      ),
+      '408': 'BodyTimeout',
+      '409': json(
+        'Serialization failure or deadlock (40001, 40P01); the request may be retried.',
+        databaseFailures,
+        timed,
+      ),
+      '413': 'BodyTooLarge',
+      '415': 'UnsupportedMediaType',
+      '500': 'InternalError',
+      '502': json(
+        'The target refused the connection, is unreachable, failed TLS, or is shutting down (08xxx, 57P0x).',
+        connectionOrDatabase,
+        timed,
+      ),
+      '503': json(
+        'No pooled connection became free within POOL_WAIT_TIMEOUT_MS (code POOL_EXHAUSTED), or too many connections (53300).',
+        connectionOrDatabase,
+        ['Server-Timing', 'Retry-After'],
+      ),
+      '504': json(
+        'Statement timeout (57014, e.g. after timeoutMs), or connecting took longer than CONNECT_TIMEOUT_MS (ETIMEDOUT).',
+        connectionOrDatabase,
+        timed,
+      ),
+    },
+  },
+  {
+    method: 'post',
+    path: '/api/test-connection',
+    operationId: 'testConnection',
+    summary: 'Check that a target accepts a login',
+    tag: 'connection',
+    request: {
+      schema: ConnectionTestRequestSchema,
+      examples: {
+        local: {
+          summary: 'A local server',
+          value: { host: '127.0.0.1', port: 5432, user: 'postgres', password: 'secret' },
+        },
+      },
+    },
+    responses: {
+      '200': json('The connection succeeded.', ConnectionTestSuccessSchema),
+      '400': json(
+        'Missing or invalid fields, authentication failed (28xxx), unknown database (3D000), or invalid JSON ({error: string}).',
+        [ConnectionTestFailureSchema, ErrorMessageSchema],
+      ),
+      '403': json(
+        'The target is not in ALLOWED_TARGETS ({success: false, error}); or the request came from a web page of ' +
+          'another origin, or named a refused Host ({error: string}).',
+        [ConnectionTestFailureSchema, ErrorMessageSchema],
+      ),
+      '408': 'BodyTimeout',
+      '413': 'BodyTooLarge',
+      '415': 'UnsupportedMediaType',
+      '500': 'InternalError',
+      '502': json(
+        'The target refused the connection, is unreachable, failed TLS, or is shutting down.',
+        ConnectionTestFailureSchema,
+      ),
+      '503': json('Too many connections (53300).', ConnectionTestFailureSchema, ['Retry-After']),
+      '504': json(
+        'Connecting took longer than CONNECT_TIMEOUT_MS (ETIMEDOUT).',
+        ConnectionTestFailureSchema,
+      ),
+    },
+  },
+  statsRoute(
+    'get',
+    '/api/stats/pools',
+    'getPoolStatistics',
+    'Statistics of every connection pool',
+    json('One element per pool.', PoolStatsResponseSchema),
+    json('The statistics could not be read.', PoolStatsFailureSchema),
+  ),
+  statsRoute(
+    'get',
+    '/api/stats/cache',
+    'getCacheStatistics',
+    'Result cache counters and the most recent entries',
+    json('Counters and at most 10 entries, newest first.', CacheStatisticsResponseSchema),
+    json('The statistics could not be read.', CacheStatisticsFailureSchema),
+  ),
+  statsRoute(
+    'delete',
+    '/api/stats/cache',
+    'clearCache',
+    'Remove every entry from the result cache',
+    json('The cache is empty.', CacheClearedSchema),
+    json('The cache could not be cleared.', CacheClearFailureSchema),
+  ),
+  {
+    method: 'get',
+    path: '/api/openapi.json',
+    operationId: 'getOpenApiDocument',
+    summary: 'This OpenAPI document',
+    tag: 'service',
+    responses: {
+      '200': json('The OpenAPI 3.1 document.', OpenApiDocumentSchema),
+      '403': 'BrowserRefused',
+    },
+  },
+  {
+    method: 'get',
+    path: '/healthz',
+    operationId: 'getHealth',
+    summary: 'Liveness of the process',
+    tag: 'service',
+    responses: { '200': json('The process is alive.', HealthSchema), '403': 'BrowserRefused' },
+  },
+];
+
+/** The methods each path answers, upper case, for 405 answers with Allow. */
+export function allowedMethodsByPath(routes: readonly RouteSpec[] = ROUTES): Map<string, string[]> {
+  const byPath = new Map<string, string[]>();
+  for (const route of routes) {
+    const methods = byPath.get(route.path) ?? [];
+    methods.push(route.method.toUpperCase());
+    byPath.set(route.path, methods);
+  }
+  return byPath;
+}

@@ -1,0 +1,52 @@
+/**
+ * Parses a request's SQL the way its target server will read it (docs/decisions.md 10.11).
+ *
+ * Where a statement ends depends on the target's `standard_conforming_strings` only when a plain
+ * '...' string holds a backslash. The provider knows the setting once a connection to the target
+ * has started (the server reports it then). When it does not know yet, the text is parsed with
+ * PostgreSQL's default (on); only a text the setting could change costs more: one connection is
+ * borrowed and given back, unused, so the server reports its setting, and the text is parsed again
+ * with it. That connection stays in the pool for the request's own statements. Every other text
+ * pays nothing (the parse reports whether the setting mattered as a by-product of lexing).
+ */
+import { UnterminatedTextError, type ParseFunction, type ParsedStatement } from './parser';
+import type { ConnectionProvider, ConnectionTarget } from './ports/connections';
+
+export interface StatementsForTargetOptions {
+  parse: ParseFunction;
+  /** The target must have passed the target policy already (docs/decisions.md 10.17). */
+  connections: ConnectionProvider;
+  /** Aborting gives up waiting for that connection. */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * The statements of `sql` as `target` reads them.
+ *
+ * @throws UnterminatedTextError when the text is incomplete under the target's setting: before any
+ *   connection is made, unless a backslash in a '...' string could make it complete
+ */
+export async function statementsForTarget(
+  sql: string,
+  target: ConnectionTarget,
+  options: StatementsForTargetOptions,
+): Promise<readonly ParsedStatement[]> {
+  const { parse, connections } = options;
+  // A provider that cannot tell: every target is read with PostgreSQL's default.
+  if (!connections.serverSettings) return parse(sql).statements;
+  const known = connections.serverSettings(target);
+  if (known) return parse(sql, known).statements;
+  try {
+    const script = parse(sql);
+    if (!script.dependsOnStringSetting) return script.statements;
+  } catch (error) {
+    // Incomplete with the setting on, but a backslash came first: with it off it may be complete.
+    if (!(error instanceof UnterminatedTextError && error.dependsOnStringSetting)) throw error;
+  }
+  const connection = await connections.acquire(
+    target,
+    options.signal ? { signal: options.signal } : {},
+  );
+  connection.release();
+  return parse(sql, connections.serverSettings(target) ?? {}).statements;
+}

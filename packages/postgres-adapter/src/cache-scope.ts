@@ -1,0 +1,113 @@
+/**
+ * The result cache's scope of a target (docs/decisions.md 10.20): the server and database actually
+ * reached, whatever the host's spelling or the sslMode, and the credentials. `localhost`,
+ * `127.0.0.1` and `::1` are one server; `db.internal` and the address it resolves to are one server.
+ */
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import { ConnectionError, ErrorCodes, type CacheScope, type ConnectionTarget } from '@sqlgate/core';
+import { PasswordDigests } from './password-digests';
+
+/** The address a host name resolves to first (the one a connection tries first). */
+export type ResolveFirst = (host: string) => Promise<string>;
+
+export interface CacheScopesOptions {
+  /** Name resolution; the system resolver (getaddrinfo) when absent. */
+  resolve?: ResolveFirst;
+  /** How long a resolved name is remembered. Default 5 s: long enough to spare a lookup per request, short enough to follow a moved server. */
+  ttlMs?: number;
+  /** Names remembered at once; the oldest is forgotten first. */
+  maxNames?: number;
+  now?: () => number;
+}
+
+const systemResolve: ResolveFirst = async (host) => (await lookup(host)).address;
+
+/** Loopback addresses all reach this machine: one server, however it is spelled. */
+const LOOPBACK = 'loopback';
+
+/**
+ * One spelling per address: IPv4-mapped IPv6 as IPv4, IPv6 in its compressed lower-case form,
+ * every loopback address as one.
+ */
+export function canonicalAddress(address: string): string {
+  let text = address.toLowerCase();
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (mapped) text = mapped[1]!;
+  const family = isIP(text);
+  if (family === 4) return text.startsWith('127.') ? LOOPBACK : text;
+  if (family === 6) {
+    const compressed = new URL(`http://[${text}]/`).hostname.slice(1, -1);
+    return compressed === '::1' ? LOOPBACK : compressed;
+  }
+  return text;
+}
+
+interface Remembered {
+  address: Promise<string>;
+  expires: number;
+}
+
+export class CacheScopes {
+  private readonly resolve: ResolveFirst;
+  private readonly ttlMs: number;
+  private readonly maxNames: number;
+  private readonly now: () => number;
+  private readonly names = new Map<string, Remembered>();
+  /** Keyed password hashes: the scope never reveals a password, even to someone holding the cache. */
+  private readonly digests = new PasswordDigests();
+
+  constructor(options: CacheScopesOptions = {}) {
+    this.resolve = options.resolve ?? systemResolve;
+    this.ttlMs = options.ttlMs ?? 5_000;
+    this.maxNames = options.maxNames ?? 1_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * The scope of `target`. A target whose address a policy checked is identified by that address
+   * (the one it connects to); otherwise its host is resolved. Rejects with a ConnectionError when
+   * the name does not resolve.
+   */
+  async scopeOf(target: ConnectionTarget): Promise<CacheScope> {
+    const address = canonicalAddress(target.address ?? (await this.addressOf(target.host)));
+    const server = JSON.stringify([address, target.port]);
+    const database = JSON.stringify([address, target.port, target.database]);
+    const password = target.password === undefined ? '-' : `+${this.digests.of(target.password)}`;
+    return { server, database, credentials: JSON.stringify([target.user, password]) };
+  }
+
+  private async addressOf(host: string): Promise<string> {
+    if (isIP(host) !== 0) return host;
+    const name = host.toLowerCase();
+    const now = this.now();
+    const known = this.names.get(name);
+    if (known && known.expires > now) return known.address;
+    const address = this.resolve(name);
+    this.remember(name, { address, expires: now + this.ttlMs });
+    try {
+      return await address;
+    } catch (error) {
+      // A failure is not remembered: the next request asks again.
+      if (this.names.get(name)?.address === address) this.names.delete(name);
+      const code = (error as { code?: string }).code ?? 'ENOTFOUND';
+      throw new ConnectionError(
+        ErrorCodes.CONNECTION_FAILED,
+        `Cannot resolve host '${host}'`,
+        code,
+        {
+          cause: error,
+        },
+      );
+    }
+  }
+
+  private remember(name: string, entry: Remembered): void {
+    this.names.delete(name);
+    this.names.set(name, entry);
+    if (this.names.size > this.maxNames) {
+      const oldest = this.names.keys().next();
+      if (!oldest.done) this.names.delete(oldest.value);
+    }
+  }
+}

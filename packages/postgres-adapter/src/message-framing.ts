@@ -1,0 +1,258 @@
+/**
+ * A first, cheap look at every byte a server sends, before pg's parser sees it. It checks the frame
+ * of each message (a known type byte, a length that is neither too small nor too large), keeps the
+ * few facts sqlgate needs from the connection's own messages (ParameterStatus, BackendKeyData, the
+ * transaction status of ReadyForQuery, how many ParseComplete arrived), and can drop DataRow
+ * messages the current statement no longer keeps, so they are never parsed or held.
+ *
+ * Anything that breaks the frame throws a ProtocolViolation: the caller ends the connection
+ * (docs/decisions.md 10.1). Bytes are passed on in runs that end at a statement boundary, so a
+ * change of the drop decision made while a statement completes applies to the next statement's rows.
+ */
+import { DataRowCheck } from './data-row-check';
+import { ProtocolViolation } from './message-framing-errors';
+import { checkStrings, TYPES_WITH_STRINGS } from './message-checks';
+
+export { ProtocolViolation };
+
+/**
+ * Backend message types pg can read and sqlgate can be sent. FunctionCallResponse (V),
+ * NegotiateProtocolVersion (v) and the COPY TO STDOUT messages (H, W, d, c) answer requests
+ * sqlgate never makes (COPY TO STDOUT is refused before it is sent): from a server they are a
+ * protocol fault. CopyInResponse (G) stays: a COPY FROM STDIN is answered with CopyFail.
+ */
+const KNOWN_TYPES = new Set([...'123ACDEGIKNRSTZnst'].map((type) => type.charCodeAt(0)));
+
+const DATA_ROW = 0x44; // D
+const PARAMETER_STATUS = 0x53; // S
+const BACKEND_KEY_DATA = 0x4b; // K
+const READY_FOR_QUERY = 0x5a; // Z
+const PARSE_COMPLETE = 0x31; // 1
+const AUTHENTICATION = 0x52; // R
+
+/** Messages after which the next statement's rows, or none, follow. */
+const STATEMENT_BOUNDARIES = new Set(
+  [...'CsEIZTn'].map((type) => type.charCodeAt(0)), // complete, suspended, error, empty, ready, description, no data
+);
+
+/** Messages whose body is kept to read facts from; all are tiny in a real server. */
+const KEPT_BODIES = new Set([PARAMETER_STATUS, BACKEND_KEY_DATA, READY_FOR_QUERY]);
+const MAX_KEPT_BODY_BYTES = 64 * 1024;
+
+const HEADER_BYTES = 5;
+/** PostgreSQL allocates no message over 1 GB (MaxAllocSize): a longer length is a lie. */
+const MAX_PROTOCOL_MESSAGE_BYTES = 0x40000000;
+
+/** 64 MiB: far above any status, description or error message a real server sends. */
+export const DEFAULT_FRAMING_LIMITS: FramingLimits = { maxMessageBytes: 64 * 1024 * 1024 };
+
+export interface FramingLimits {
+  /** Any message other than a DataRow larger than this ends the connection. */
+  maxMessageBytes: number;
+}
+
+/** What the framing learned from the connection's messages. */
+export interface ConnectionFacts {
+  /** ParameterStatus values the server reported (server_version, standard_conforming_strings...). */
+  readonly parameters: Map<string, string>;
+  /** The values as they were when the login ended (before any SET of a session). */
+  loginParameters: ReadonlyMap<string, string> | null;
+  /** From BackendKeyData, for a CancelRequest. */
+  processId: number | null;
+  secretKey: number | null;
+  /** The status byte of the last ReadyForQuery: I, T or E. */
+  transactionStatus: 'I' | 'T' | 'E' | null;
+  /** ParseComplete messages received so far. */
+  parseCompletes: number;
+  /** DataRow messages dropped: too large, or not wanted by the statement reading them. */
+  droppedRows: number;
+}
+
+export class MessageFraming {
+  readonly facts: ConnectionFacts = {
+    parameters: new Map(),
+    loginParameters: null,
+    processId: null,
+    secretKey: null,
+    transactionStatus: null,
+    parseCompletes: 0,
+    droppedRows: 0,
+  };
+  /** Set by the statement being read: its later rows are not wanted. */
+  dropDataRows = false;
+  /**
+   * A DataRow larger than this is dropped unread: it could not be returned within the request's
+   * byte bound anyway. Set by the query reading rows; between queries, the message limit.
+   */
+  maxRowBytes: number;
+
+  private readonly header = Buffer.alloc(HEADER_BYTES);
+  private headerFilled = 0;
+  /** Bytes of the current message body still to come (after its header). */
+  private bodyRemaining = 0;
+  private currentType = 0;
+  /** The current message is being dropped. */
+  private dropping = false;
+  /** The current message's body, when its facts are read. */
+  private keptBody: Buffer[] | null = null;
+  /** The current message is a DataRow being passed on: its fields are checked. */
+  private checkingRow = false;
+  private readonly rowCheck = new DataRowCheck();
+
+  constructor(private readonly limits: FramingLimits) {
+    this.maxRowBytes = limits.maxMessageBytes;
+  }
+
+  /** Between queries: every row is wanted again, up to the message limit. */
+  resetRowLimits(): void {
+    this.dropDataRows = false;
+    this.maxRowBytes = this.limits.maxMessageBytes;
+  }
+
+  /**
+   * Scans `chunk` and calls `deliver` with the bytes pg may parse, in order, in runs that end at
+   * statement boundaries. A header split across chunks is held back until it is complete, so a
+   * dropped message never reaches pg even in part. Throws ProtocolViolation when the frame is broken.
+   */
+  scan(chunk: Buffer, deliver: (bytes: Buffer) => void): void {
+    let offset = 0;
+    let runStart = 0;
+    const flush = (end: number): void => {
+      if (end > runStart) deliver(chunk.subarray(runStart, end));
+      runStart = end;
+    };
+    while (offset < chunk.length) {
+      if (this.bodyRemaining > 0) {
+        const take = Math.min(this.bodyRemaining, chunk.length - offset);
+        if (this.keptBody) this.keptBody.push(chunk.subarray(offset, offset + take));
+        if (this.checkingRow) this.rowCheck.feed(chunk, offset, offset + take);
+        offset += take;
+        this.bodyRemaining -= take;
+        if (this.dropping) runStart = offset;
+        if (this.bodyRemaining === 0) this.endMessage(offset, flush);
+        continue;
+      }
+      const carried = this.headerFilled;
+      const headerStart = offset; // in this chunk; `carried` bytes of it came earlier
+      const take = Math.min(HEADER_BYTES - carried, chunk.length - offset);
+      chunk.copy(this.header, carried, offset, offset + take);
+      this.headerFilled += take;
+      offset += take;
+      if (this.headerFilled < HEADER_BYTES) {
+        // Deliver what came before the partial header; keep the header for the next chunk.
+        flush(headerStart);
+        runStart = chunk.length;
+        return;
+      }
+      this.startMessage();
+      if (this.dropping) {
+        flush(headerStart);
+        runStart = offset;
+      } else if (carried > 0) {
+        flush(headerStart);
+        // A copy: pg's parser may keep the bytes it is given until the rest of the message
+        // arrives, and this.header is overwritten by the next header.
+        deliver(Buffer.from(this.header.subarray(0, carried)));
+      }
+      if (this.bodyRemaining === 0) this.endMessage(offset, flush);
+    }
+    flush(offset);
+  }
+
+  private startMessage(): void {
+    const type = this.header[0] as number;
+    const length = this.header.readInt32BE(1);
+    if (!KNOWN_TYPES.has(type)) {
+      throw new ProtocolViolation(
+        `The server sent a message of unknown type 0x${type.toString(16)}`,
+      );
+    }
+    // Authentication and the backend key belong to the login, before the first ReadyForQuery.
+    if (
+      this.facts.transactionStatus !== null &&
+      (type === AUTHENTICATION || type === BACKEND_KEY_DATA)
+    ) {
+      throw new ProtocolViolation('The server sent a login message after the login');
+    }
+    if (length < 4 || length > MAX_PROTOCOL_MESSAGE_BYTES) {
+      throw new ProtocolViolation(`The server sent a message with an invalid length (${length})`);
+    }
+    const bodyBytes = length - 4;
+    this.currentType = type;
+    this.bodyRemaining = bodyBytes;
+    this.keptBody = null;
+    this.dropping = false;
+    this.checkingRow = false;
+    if (type === DATA_ROW) {
+      if (this.dropDataRows || bodyBytes > this.maxRowBytes) {
+        this.dropping = true;
+        this.facts.droppedRows++;
+      } else {
+        this.checkingRow = true;
+        this.rowCheck.reset();
+      }
+    } else if (bodyBytes > this.limits.maxMessageBytes) {
+      throw new ProtocolViolation(`The server sent a message of ${bodyBytes} bytes`);
+    } else if (KEPT_BODIES.has(type)) {
+      if (bodyBytes > MAX_KEPT_BODY_BYTES) {
+        throw new ProtocolViolation(`The server sent a status message of ${bodyBytes} bytes`);
+      }
+      this.keptBody = [];
+    } else if (TYPES_WITH_STRINGS.has(type)) {
+      // Checked whole before its last byte reaches pg (message-checks.ts).
+      this.keptBody = [];
+    }
+  }
+
+  private endMessage(offset: number, flush: (end: number) => void): void {
+    const type = this.currentType;
+    this.headerFilled = 0;
+    if (this.checkingRow) {
+      this.checkingRow = false;
+      this.rowCheck.finish();
+    }
+    if (this.keptBody) {
+      const body =
+        this.keptBody.length === 1 ? (this.keptBody[0] as Buffer) : Buffer.concat(this.keptBody);
+      this.keptBody = null;
+      if (TYPES_WITH_STRINGS.has(type)) checkStrings(type, body);
+      else this.readFacts(type, body);
+    }
+    if (type === PARSE_COMPLETE) this.facts.parseCompletes++;
+    if (this.dropping) {
+      this.dropping = false;
+      return;
+    }
+    // The reader may change its mind about rows while this message is handled.
+    if (STATEMENT_BOUNDARIES.has(type)) flush(offset);
+  }
+
+  private readFacts(type: number, body: Buffer): void {
+    if (type === PARAMETER_STATUS) {
+      const nameEnd = body.indexOf(0);
+      const valueEnd = body.indexOf(0, nameEnd + 1);
+      if (nameEnd < 0 || valueEnd < 0) {
+        throw new ProtocolViolation('The server sent a malformed ParameterStatus message');
+      }
+      this.facts.parameters.set(
+        body.toString('utf8', 0, nameEnd),
+        body.toString('utf8', nameEnd + 1, valueEnd),
+      );
+    } else if (type === BACKEND_KEY_DATA) {
+      if (body.length < 8) {
+        throw new ProtocolViolation('The server sent a malformed BackendKeyData message');
+      }
+      this.facts.processId = body.readInt32BE(0);
+      this.facts.secretKey = body.readInt32BE(4);
+    } else if (type === READY_FOR_QUERY) {
+      const status = String.fromCharCode(body[0] ?? 0);
+      if (body.length !== 1 || (status !== 'I' && status !== 'T' && status !== 'E')) {
+        throw new ProtocolViolation('The server sent a malformed ReadyForQuery message');
+      }
+      if (this.facts.transactionStatus === null) {
+        this.facts.loginParameters = new Map(this.facts.parameters);
+      }
+      this.facts.transactionStatus = status;
+    }
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * Keyed hashes of passwords (HMAC-SHA-256 under a per-process random key), remembered: pool keys
+ * and cache scopes need one on every request, and an HMAC costs more than the rest of a cached
+ * read. The passwords are held in memory anyway, by the pools that connect with them.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+
+const MAX_REMEMBERED = 1000;
+
+export class PasswordDigests {
+  private readonly key = randomBytes(32);
+  private readonly remembered = new Map<string, string>();
+
+  /** The digest of `password`, base64. */
+  of(password: string): string {
+    let digest = this.remembered.get(password);
+    if (digest === undefined) {
+      digest = createHmac('sha256', this.key).update(password).digest('base64');
+      if (this.remembered.size >= MAX_REMEMBERED) this.remembered.clear();
+      this.remembered.set(password, digest);
+    }
+    return digest;
+  }
+}

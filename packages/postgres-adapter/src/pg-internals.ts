@@ -1,0 +1,69 @@
+/**
+ * Every pg behaviour sqlgate relies on that pg does not promise as public API, in one place. Each
+ * is pinned by test/pg-internals.test.ts, which fails loudly when a pg release changes it. Nothing
+ * else in the adapter reaches into pg.
+ */
+import pg from 'pg';
+import type { ServerSocket } from './server-socket';
+
+/**
+ * pg's own conversion of a JavaScript value to a parameter's text (arrays as array literals,
+ * objects as JSON, Buffers, Dates). pg exports it from `pg/lib/utils` only.
+ */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+export const prepareValue = (require('pg/lib/utils') as { prepareValue(value: unknown): unknown })
+  .prepareValue;
+
+type StartupParameters = Record<string, string>;
+
+interface StartupConfHolder {
+  getStartupConf(this: pg.Client): StartupParameters;
+}
+
+/**
+ * Lets `adjust` rewrite the StartupMessage parameters pg sends for `client`. pg fills `options`
+ * and `replication` from the service's own environment (PGOPTIONS...) and from its configuration;
+ * sqlgate sends neither (see client.ts). `getStartupConf` is a method of pg.Client that the
+ * typings omit; the client gets an own method that wraps pg's.
+ */
+export function adjustStartupParameters(
+  client: pg.Client,
+  adjust: (parameters: StartupParameters) => StartupParameters,
+): void {
+  const original = (pg.Client.prototype as unknown as StartupConfHolder).getStartupConf;
+  (client as unknown as StartupConfHolder).getStartupConf = function (this: pg.Client) {
+    return adjust(original.call(this));
+  };
+}
+
+/**
+ * pg's `stream` option takes a Duplex-like object; ServerSocket offers exactly the part pg uses
+ * (connect, setNoDelay, setKeepAlive, write, end, destroy, ref, unref, writable and the events),
+ * which the typings cannot express.
+ */
+export function streamOption(socket: ServerSocket): pg.ClientConfig['stream'] {
+  return socket as unknown as pg.ClientConfig['stream'];
+}
+
+/** pg-pool gives up waiting for a free client with this message and no code. */
+const POOL_WAIT_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
+
+export function isPoolWaitTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === POOL_WAIT_TIMEOUT_MESSAGE;
+}
+
+/**
+ * What pg hands a submitted query object (a "submittable", as pg-cursor uses): its protocol
+ * connection, an EventEmitter of the messages it parsed. sqlgate waits on `readyForQuery` (and
+ * `end`) after an ErrorResponse, and fails a COPY FROM STDIN with `sendCopyFail`.
+ */
+export interface SubmittableConnection {
+  sendCopyFail(message: string): void;
+  once(event: 'readyForQuery' | 'end', listener: () => void): void;
+  off(event: 'readyForQuery' | 'end', listener: () => void): void;
+}
+
+/** Submits a query object to pg's queue; pg then calls its handle* methods as messages arrive. */
+export function submit(client: pg.ClientBase, submittable: object): void {
+  void client.query(submittable as unknown as pg.Submittable);
+}

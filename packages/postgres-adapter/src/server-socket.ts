@@ -1,0 +1,259 @@
+/**
+ * The socket pg talks to a server through (pg's documented `stream` option). sqlgate opens it
+ * itself, for three reasons:
+ *
+ * - TLS is negotiated here, per connection attempt (docs/decisions.md 7 and 10.18): `prefer` tries
+ *   TLS and falls back to plain when this server refuses it, so any number of concurrent first
+ *   connections to a server without TLS all succeed. pg itself is always told `ssl: false`.
+ * - Every byte from the server passes MessageFraming first, and pg parses it inside a guard: a
+ *   malformed message, or anything pg or sqlgate throws while handling one, ends this connection
+ *   with a PROTOCOL_ERROR instead of escaping as an uncaught exception (docs/decisions.md 10.1).
+ * - It knows when the server last sent anything, so a request can give up on a frozen server
+ *   (docs/decisions.md 10.6), and it keeps the connection's facts (ParameterStatus, BackendKeyData,
+ *   transaction status) without reaching into pg.
+ *
+ * pg drives it like a net.Socket: connect(port, host), setNoDelay, setKeepAlive, write, end,
+ * destroy, ref, unref, `writable`, and the events connect, data, end, close and error. A contract
+ * test pins that surface (test/server-socket.test.ts).
+ */
+import { EventEmitter } from 'node:events';
+import { connect as connectTcp, isIP, type Socket } from 'node:net';
+import { connect as connectTls, type ConnectionOptions, type TLSSocket } from 'node:tls';
+import type { SslMode } from '@sqlgate/core';
+import { MessageFraming, ProtocolViolation, type FramingLimits } from './message-framing';
+
+/** The SSLRequest packet: length 8, code 80877103. */
+const SSL_REQUEST = Buffer.from([0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]);
+
+/** What `require`, `prefer` and `verify-full` need to open TLS. */
+export interface ServerSocketOptions {
+  sslMode: SslMode;
+  /** Options for tls.connect (verification, CA); absent for `disable`. */
+  tls: ConnectionOptions | false;
+  limits: FramingLimits;
+  /**
+   * The name TLS verifies and sends as SNI, when the socket connects to an address resolved from it
+   * (ALLOWED_TARGETS pins the checked address); default the host connected to.
+   */
+  serverName?: string;
+}
+
+/** An error with the code the domain mapping reads. */
+function codedError(message: string, code: string): Error & { code: string } {
+  return Object.assign(new Error(message), { code });
+}
+
+export class ServerSocket extends EventEmitter {
+  readonly framing: MessageFraming;
+  /** performance.now() of the last bytes received. */
+  lastReceivedAt = 0;
+  /** The connection runs over TLS. */
+  encrypted = false;
+  /** Why the connection was ended by sqlgate, when it was (a protocol fault, a deadline). */
+  fault: (Error & { code: string }) | null = null;
+  host = '';
+  port = 0;
+
+  private socket: Socket | TLSSocket | null = null;
+  private noDelay = true;
+  private keepAlive: { enable: boolean; delay: number } | null = null;
+  private referenced = true;
+  private closed = false;
+  private readonly deliver = (bytes: Buffer): void => {
+    this.emit('data', bytes);
+  };
+
+  constructor(private readonly options: ServerSocketOptions) {
+    super();
+    this.framing = new MessageFraming(options.limits);
+  }
+
+  get writable(): boolean {
+    return !this.closed && this.socket !== null && this.socket.writable;
+  }
+
+  /** The socket is gone (closed by either side, or never opened). */
+  get ended(): boolean {
+    return this.closed || this.fault !== null || (this.socket?.destroyed ?? false);
+  }
+
+  connect(port: number, host: string): this {
+    this.host = host;
+    this.port = port;
+    const raw = connectTcp({ port, host });
+    this.socket = raw;
+    this.applySocketSettings(raw);
+    raw.on('error', (error) => this.onSocketError(raw, error));
+    raw.on('close', () => this.onSocketClose(raw));
+    raw.once('connect', () => {
+      if (this.options.sslMode === 'disable' || this.options.tls === false) this.ready(raw);
+      else this.negotiateTls(raw, host);
+    });
+    return this;
+  }
+
+  setNoDelay(noDelay = true): this {
+    this.noDelay = noDelay;
+    this.socket?.setNoDelay(noDelay);
+    return this;
+  }
+
+  setKeepAlive(enable = false, delay = 0): this {
+    this.keepAlive = { enable, delay };
+    this.socket?.setKeepAlive(enable, delay);
+    return this;
+  }
+
+  ref(): this {
+    this.referenced = true;
+    this.socket?.ref();
+    return this;
+  }
+
+  unref(): this {
+    this.referenced = false;
+    this.socket?.unref();
+    return this;
+  }
+
+  write(data: Buffer | string, callback?: (error?: Error | null) => void): boolean {
+    if (!this.socket || this.closed) {
+      if (callback) process.nextTick(callback, new Error('The connection is closed'));
+      return false;
+    }
+    return callback ? this.socket.write(data, callback) : this.socket.write(data);
+  }
+
+  end(): this {
+    if (this.socket) this.socket.end();
+    else this.finish();
+    return this;
+  }
+
+  destroy(error?: Error): this {
+    if (this.socket) this.socket.destroy(error);
+    else this.finish(error);
+    return this;
+  }
+
+  /**
+   * Ends the connection because of `error` (a broken protocol, a deadline): pg sees it as the
+   * connection's error, so the query in flight fails with it and the client is discarded.
+   */
+  abort(error: Error & { code: string }): void {
+    if (this.fault || this.closed) return;
+    this.fault = error;
+    this.socket?.destroy();
+    this.emitError(error);
+  }
+
+  private applySocketSettings(socket: Socket): void {
+    socket.setNoDelay(this.noDelay);
+    if (this.keepAlive) socket.setKeepAlive(this.keepAlive.enable, this.keepAlive.delay);
+    if (!this.referenced) socket.unref();
+  }
+
+  /** Sends SSLRequest and reads the one-byte answer before pg sees anything. */
+  private negotiateTls(raw: Socket, host: string): void {
+    raw.write(SSL_REQUEST);
+    raw.once('data', (answer: Buffer) => {
+      // More than one byte would be unencrypted data injected ahead of the handshake.
+      if (answer.length !== 1) {
+        this.abort(
+          new ProtocolViolation('The server answered the SSL request with more than one byte'),
+        );
+        return;
+      }
+      const code = String.fromCharCode(answer[0] as number);
+      if (code === 'S') {
+        this.upgrade(raw, host);
+      } else if (code === 'N' && this.options.sslMode === 'prefer') {
+        this.ready(raw); // libpq's `prefer`: this server has no TLS, so this connection is plain
+      } else if (code === 'N') {
+        raw.destroy();
+        this.emitError(
+          codedError('The server does not support SSL connections', 'SSL_NOT_SUPPORTED'),
+        );
+      } else {
+        raw.destroy();
+        this.emitError(new ProtocolViolation(`The server answered the SSL request with '${code}'`));
+      }
+    });
+  }
+
+  private upgrade(raw: Socket, host: string): void {
+    const name = this.options.serverName ?? host;
+    const options: ConnectionOptions = {
+      ...(this.options.tls || {}),
+      socket: raw,
+      host: name,
+      // SNI must not be an IP address (RFC 6066 section 3).
+      ...(isIP(name) === 0 ? { servername: name } : {}),
+    };
+    let secure: TLSSocket;
+    try {
+      secure = connectTls(options);
+    } catch (error) {
+      raw.destroy();
+      this.emitError(error as Error);
+      return;
+    }
+    this.socket = secure;
+    secure.on('error', (error) => this.onSocketError(secure, error));
+    secure.on('close', () => this.onSocketClose(secure));
+    secure.once('secureConnect', () => {
+      this.encrypted = true;
+      this.ready(secure);
+    });
+  }
+
+  /** The channel is set up: pg may send its StartupMessage. */
+  private ready(socket: Socket | TLSSocket): void {
+    socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    socket.on('end', () => this.emit('end'));
+    this.emit('connect');
+  }
+
+  private receive(chunk: Buffer): void {
+    if (this.fault) return;
+    this.lastReceivedAt = performance.now();
+    try {
+      this.framing.scan(chunk, this.deliver);
+    } catch (error) {
+      this.abort(asProtocolFault(error));
+    }
+  }
+
+  private onSocketError(from: Socket | TLSSocket, error: Error): void {
+    // Errors of the plain socket under a TLS one reach us through the TLS socket.
+    if (from !== this.socket) return;
+    if (this.fault) return;
+    this.emitError(error);
+  }
+
+  private onSocketClose(from: Socket | TLSSocket): void {
+    if (from !== this.socket) return;
+    this.finish();
+  }
+
+  private finish(error?: Error): void {
+    if (this.closed) return;
+    if (error) this.emitError(error);
+    this.closed = true;
+    this.emit('close');
+  }
+
+  private emitError(error: Error): void {
+    // pg listens from connect() on; an error with no listener would end the process.
+    if (this.listenerCount('error') > 0) this.emit('error', error);
+  }
+}
+
+/** Anything thrown while a server's bytes were handled means the connection cannot be trusted. */
+function asProtocolFault(error: unknown): Error & { code: string } {
+  if (error instanceof ProtocolViolation) return error;
+  const detail = error instanceof Error ? error.message : String(error);
+  const fault = new ProtocolViolation('The server sent a message that could not be read');
+  // The detail stays on the error for the log; the message shown to callers is fixed.
+  return Object.assign(fault, { cause: detail });
+}

@@ -1,0 +1,55 @@
+/**
+ * Gives up on a server that sends nothing, or that never finishes (docs/decisions.md 10.6). PostgreSQL's statement_timeout
+ * ends every statement within the request's timeoutMs, so an answer in progress is never silent
+ * for longer than that; a frozen backend or a black-holed network is. After `limitMs` of silence
+ * the connection is closed: the query in flight fails with SERVER_TIMEOUT and the client is
+ * discarded, never returned to the pool.
+ */
+import type { ServerSocket } from './server-socket';
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export class SilenceWatchdog {
+  private readonly started = performance.now();
+  private timer: NodeJS.Timeout;
+
+  /**
+   * `limitMs`: the longest silence. `totalLimitMs`: the longest the whole answer may take, however
+   * much the server sends meanwhile.
+   */
+  constructor(
+    private readonly socket: ServerSocket,
+    private readonly limitMs: number,
+    private readonly totalLimitMs = Number.POSITIVE_INFINITY,
+  ) {
+    this.timer = this.schedule(Math.min(limitMs, totalLimitMs));
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+
+  private schedule(delayMs: number): NodeJS.Timeout {
+    // Node's timers take at most 2^31 - 1 ms; a longer delay would fire at once, again and again.
+    const timer = setTimeout(() => this.check(), Math.min(Math.max(1, delayMs), MAX_TIMER_MS));
+    timer.unref();
+    return timer;
+  }
+
+  private check(): void {
+    const now = performance.now();
+    const silentFor = now - Math.max(this.started, this.socket.lastReceivedAt);
+    const runningFor = now - this.started;
+    if (silentFor < this.limitMs && runningFor < this.totalLimitMs) {
+      this.timer = this.schedule(
+        Math.min(this.limitMs - silentFor, this.totalLimitMs - runningFor),
+      );
+      return;
+    }
+    const message =
+      silentFor >= this.limitMs
+        ? `The server sent nothing for ${Math.round(silentFor)} ms; the connection was closed`
+        : `The server did not finish within ${Math.round(runningFor)} ms; the connection was closed`;
+    this.socket.abort(Object.assign(new Error(message), { code: 'SERVER_TIMEOUT' }));
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * For library callers that did not ask for raw JSON text (docs/decisions.md 10.13): the rows a
+ * connection returns with every RawJson (json, jsonb, a float -0, inside arrays too) replaced by its
+ * parsed value. The HTTP app asks for raw text and never goes through this.
+ */
+import {
+  parseRawJson,
+  type BatchResult,
+  type Connection,
+  type RunOptions,
+  type StatementResult,
+} from '@sqlgate/core';
+
+export class ParsedJsonConnection implements Connection {
+  constructor(private readonly connection: Connection) {}
+
+  async run(sql: string, options: RunOptions): Promise<StatementResult> {
+    return parseResult(await this.connection.run(sql, options));
+  }
+
+  async runBatch(sql: readonly string[], options: RunOptions): Promise<BatchResult> {
+    const batch = await this.connection.runBatch(sql, options);
+    batch.results.forEach(parseResult);
+    return batch;
+  }
+
+  transactionStatus(): ReturnType<Connection['transactionStatus']> {
+    return this.connection.transactionStatus();
+  }
+
+  cancel(): Promise<void> {
+    return this.connection.cancel();
+  }
+
+  abandon(): void {
+    this.connection.abandon?.();
+  }
+
+  release(options?: Parameters<Connection['release']>[0]): void {
+    this.connection.release(options);
+  }
+}
+
+/** Replaces in place: the rows were built for this result and nothing else holds them yet. */
+export function parseResult(result: StatementResult): StatementResult {
+  for (const row of result.rows) {
+    if (Array.isArray(row)) {
+      for (let i = 0; i < row.length; i++) row[i] = parsedValue(row[i]);
+    } else if (row !== null && typeof row === 'object') {
+      const values = row as Record<string, unknown>;
+      for (const key of Object.keys(values)) values[key] = parsedValue(values[key]);
+    }
+  }
+  return result;
+}
+
+function parsedValue(value: unknown): unknown {
+  return value !== null && typeof value === 'object' ? parseRawJson(value) : value;
+}

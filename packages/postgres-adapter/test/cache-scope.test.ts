@@ -1,0 +1,99 @@
+/** docs/decisions.md 10.20: the cache scope names the database reached, not how it was spelled. */
+import type { ConnectionTarget } from '@sqlgate/core';
+import { CacheScopes, canonicalAddress } from '../src/cache-scope';
+
+const target: ConnectionTarget = {
+  host: 'db.example',
+  port: 5432,
+  user: 'alice',
+  password: 'secret',
+  database: 'app',
+  sslMode: 'prefer',
+};
+
+/** A resolver whose answers the test sets, counting its calls. */
+function resolver(answers: Record<string, string>) {
+  const calls: string[] = [];
+  const resolve = async (host: string): Promise<string> => {
+    calls.push(host);
+    const address = answers[host];
+    if (address === undefined) throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
+    return address;
+  };
+  return { resolve, calls, answers };
+}
+
+describe('canonicalAddress', () => {
+  it.each([
+    ['127.0.0.1', 'loopback'],
+    ['127.0.1.1', 'loopback'],
+    ['::1', 'loopback'],
+    ['0:0:0:0:0:0:0:1', 'loopback'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::ffff:10.0.0.5', '10.0.0.5'],
+    ['2001:DB8:0:0:0:0:0:1', '2001:db8::1'],
+    ['10.0.0.5', '10.0.0.5'],
+  ])('%s is %s', (address, canonical) => {
+    expect(canonicalAddress(address)).toBe(canonical);
+  });
+});
+
+describe('CacheScopes', () => {
+  it('gives every spelling of one server the same database scope', async () => {
+    const { resolve } = resolver({ 'db.example': '10.0.0.5', localhost: '::1' });
+    const scopes = new CacheScopes({ resolve });
+    const byName = await scopes.scopeOf(target);
+    expect(await scopes.scopeOf({ ...target, host: '10.0.0.5' })).toEqual(byName);
+    expect(await scopes.scopeOf({ ...target, host: 'DB.Example', sslMode: 'disable' })).toEqual(
+      byName,
+    );
+    const loopback = await scopes.scopeOf({ ...target, host: 'localhost' });
+    expect(await scopes.scopeOf({ ...target, host: '127.0.0.1' })).toEqual(loopback);
+    expect(loopback.database).not.toEqual(byName.database);
+  });
+
+  it('tells apart ports, databases and credentials', async () => {
+    const scopes = new CacheScopes({ resolve: resolver({ 'db.example': '10.0.0.5' }).resolve });
+    const base = await scopes.scopeOf(target);
+    const otherPort = await scopes.scopeOf({ ...target, port: 5433 });
+    expect(otherPort.server).not.toBe(base.server);
+    const otherDatabase = await scopes.scopeOf({ ...target, database: 'other' });
+    expect(otherDatabase.server).toBe(base.server);
+    expect(otherDatabase.database).not.toBe(base.database);
+    const otherUser = await scopes.scopeOf({ ...target, user: 'bob' });
+    expect(otherUser.database).toBe(base.database);
+    expect(otherUser.credentials).not.toBe(base.credentials);
+    const otherPassword = await scopes.scopeOf({ ...target, password: 'guess' });
+    expect(otherPassword.credentials).not.toBe(base.credentials);
+    expect(JSON.stringify(base)).not.toContain('secret');
+  });
+
+  it('identifies a policy-checked target by the address it connects to, without resolving', async () => {
+    const names = resolver({});
+    const scopes = new CacheScopes({ resolve: names.resolve });
+    const pinned = await scopes.scopeOf({ ...target, address: '10.0.0.5' });
+    expect(pinned).toEqual(await scopes.scopeOf({ ...target, host: '10.0.0.5' }));
+    expect(names.calls).toEqual([]);
+  });
+
+  it('remembers a resolved name briefly, then asks again', async () => {
+    let now = 1_000;
+    const names = resolver({ 'db.example': '10.0.0.5' });
+    const scopes = new CacheScopes({ resolve: names.resolve, ttlMs: 100, now: () => now });
+    const first = await scopes.scopeOf(target);
+    await scopes.scopeOf(target);
+    expect(names.calls).toHaveLength(1);
+    names.answers['db.example'] = '10.0.0.6';
+    now += 101;
+    expect((await scopes.scopeOf(target)).server).not.toBe(first.server);
+    expect(names.calls).toHaveLength(2);
+  });
+
+  it('rejects with a ConnectionError for a name that does not resolve, and does not remember it', async () => {
+    const names = resolver({});
+    const scopes = new CacheScopes({ resolve: names.resolve });
+    await expect(scopes.scopeOf(target)).rejects.toMatchObject({ systemCode: 'ENOTFOUND' });
+    names.answers['db.example'] = '10.0.0.5';
+    await expect(scopes.scopeOf(target)).resolves.toBeDefined();
+  });
+});

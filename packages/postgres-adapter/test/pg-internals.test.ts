@@ -1,0 +1,121 @@
+/**
+ * Pins every pg behaviour that src/pg-internals.ts relies on and pg does not promise as public API.
+ * When a pg release changes one of them, this file fails and names it.
+ */
+import pg from 'pg';
+import { serialize } from 'pg-protocol';
+import { clientClass, clientConfig } from '../src/client';
+import { DEFAULT_FRAMING_LIMITS } from '../src/message-framing';
+import {
+  adjustStartupParameters,
+  isPoolWaitTimeout,
+  prepareValue,
+  submit,
+  type SubmittableConnection,
+} from '../src/pg-internals';
+import { database, testTarget } from './support';
+
+it('prepareValue turns arrays, objects and nulls into parameter text', () => {
+  expect(prepareValue([1, null, 'a"b'])).toBe('{"1",NULL,"a\\"b"}');
+  expect(prepareValue({ a: 1 })).toBe('{"a":1}');
+  expect(prepareValue(null)).toBeNull();
+  expect(prepareValue(true)).toBe('true');
+});
+
+it('getStartupConf is what pg sends in the StartupMessage, and an own method replaces it', async () => {
+  const client = new pg.Client({
+    ...database,
+    options: '-c work_mem=777kB',
+  });
+  adjustStartupParameters(client, (parameters) => {
+    expect(parameters).toMatchObject({ user: database.user, options: '-c work_mem=777kB' });
+    const { options: _dropped, ...rest } = parameters;
+    return { ...rest, application_name: 'pinned' };
+  });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      "SELECT current_setting('work_mem') AS work_mem, current_setting('application_name') AS app",
+    );
+    expect(rows[0]).toEqual({ work_mem: '4MB', app: 'pinned' });
+  } finally {
+    await client.end();
+  }
+});
+
+it('pg-pool gives up waiting with the message isPoolWaitTimeout knows', async () => {
+  const pool = new pg.Pool({ ...database, max: 1, connectionTimeoutMillis: 50 });
+  const held = await pool.connect();
+  try {
+    const error = await pool.connect().then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
+    expect(isPoolWaitTimeout(error)).toBe(true);
+  } finally {
+    held.release();
+    await pool.end();
+  }
+});
+
+it('pg drives a stream object given as the stream option, and calls a submittable', async () => {
+  const target = testTarget('disable');
+  const Client = clientClass(2000, {
+    sslMode: 'disable',
+    tls: false,
+    limits: DEFAULT_FRAMING_LIMITS,
+  });
+  const client = new Client(clientConfig(target));
+  await client.connect();
+  try {
+    expect(client.serverSocket.framing.facts.parameters.get('server_version')).toMatch(/^\d+/);
+    const calls: string[] = [];
+    const done = new Promise<void>((resolve, reject) => {
+      submit(client, {
+        submit: () => {
+          calls.push('submit');
+          client.serverSocket.write(
+            Buffer.concat([
+              serialize.parse({
+                text: 'SELECT 1 / (g - 1) FROM generate_series(1, 1) g',
+                name: '',
+                types: [],
+              }),
+              serialize.bind({}),
+              serialize.describe({ type: 'P', name: '' }),
+              serialize.execute({ portal: '', rows: 0 }),
+              serialize.sync(),
+            ]),
+          );
+          return null;
+        },
+        handleRowDescription: () => calls.push('rowDescription'),
+        handleDataRow: () => calls.push('dataRow'),
+        handleCommandComplete: () => calls.push('commandComplete'),
+        handleReadyForQuery: () => {
+          calls.push('readyForQuery');
+          resolve();
+        },
+        handleError: (error: Error, connection: SubmittableConnection) => {
+          calls.push(`error ${(error as Error & { code?: string }).code}`);
+          connection.once('readyForQuery', () => {
+            calls.push('connection readyForQuery');
+            resolve();
+          });
+          expect(typeof connection.sendCopyFail).toBe('function');
+          expect(typeof connection.off).toBe('function');
+        },
+        handleEmptyQuery: () => undefined,
+        handlePortalSuspended: () => undefined,
+        handleCopyInResponse: () => undefined,
+        handleCopyData: () => undefined,
+      });
+      setTimeout(() => reject(new Error(`no answer; calls: ${calls.join(', ')}`)), 5000).unref();
+    });
+    await done;
+    expect(calls).toEqual(['submit', 'rowDescription', 'error 22012', 'connection readyForQuery']);
+    expect(client.serverSocket.framing.facts.transactionStatus).toBe('I');
+  } finally {
+    await client.end();
+  }
+});
