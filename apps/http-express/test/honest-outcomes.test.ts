@@ -246,7 +246,8 @@ describe('a defect is a 500 without detail (10.8)', () => {
       },
       check: () => Promise.reject(new Error('unused')),
       poolStats: () => [],
-      scopeOf: () => Promise.resolve({ server: 's', database: 's/db', credentials: 'c' }),
+      scopeOf: () =>
+        Promise.resolve({ ok: true, value: { server: 's', database: 's/db', credentials: 'c' } }),
       close: () => Promise.resolve(),
     };
     const lines: string[] = [];

@@ -15,6 +15,7 @@ export type {
 export * from './errors';
 export * from './parser';
 export * from './ports/connections';
+export * from './ports/settled';
 export { systemClock, type Clock } from './ports/clock';
 export { parseQueryRequest, parseConnectionTarget, parsePort, MAX_ROWS_LIMIT } from './request';
 export type { CacheRequest, IsolationLevel, QueryOptions, QueryRequest } from './request';

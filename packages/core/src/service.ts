@@ -148,6 +148,13 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     let statements: readonly ParsedStatement[] = [];
     let outcome: ExecutionOutcome | undefined;
     let warnings: string[] | undefined;
+    const failed = (error: unknown): QueryServiceResponse => {
+      const executionMs = elapsed(clock, started);
+      return withWarnings(
+        { ...errorResponse(error, executionMs), timings: timings(context, executionMs) },
+        warnings,
+      );
+    };
     try {
       const request = parseQueryRequest(body);
       warnings = request.warnings;
@@ -155,11 +162,13 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       // target costs no parsing. The policy may pin the address it checked (DNS rebinding).
       const target = (await options.targetPolicy?.check(request.target)) ?? request.target;
       await loadParser();
-      statements = await statementsForTarget(request.sql, target, {
+      const split = await statementsForTarget(request.sql, target, {
         parse,
         connections,
         signal: executeOptions.signal,
       });
+      if (!split.ok) return failed(split.error);
+      statements = split.value;
       if (statements.length === 0) {
         throw new RequestError(ErrorCodes.NO_STATEMENTS, 'No valid SQL statements found');
       }
@@ -192,11 +201,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         warnings,
       );
     } catch (error) {
-      const executionMs = elapsed(clock, started);
-      return withWarnings(
-        { ...errorResponse(error, executionMs), timings: timings(context, executionMs) },
-        warnings,
-      );
+      // A request error of validation, or a defect (docs/decisions.md 10.21).
+      return failed(error);
     } finally {
       countStatements(statistics, statements, outcome);
     }
@@ -215,17 +221,12 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       const target = parseConnectionTarget(fields, { database: 'postgres' });
       const checked = (await options.targetPolicy?.check(target)) ?? target;
       const check = await connections.check(checked);
-      return { body: { success: true, message: 'Connection successful', ...check } };
+      if (check.ok) {
+        return { body: { success: true, message: 'Connection successful', ...check.value } };
+      }
+      return checkFailure(check.error);
     } catch (error) {
-      const { body: errorBody, failure } = errorResponse(error, 0);
-      const reported = errorBody.error;
-      const message =
-        typeof reported === 'string' ? reported : (reported as { message: string }).message;
-      const code =
-        typeof reported === 'string'
-          ? (failure?.code ?? 'ERROR')
-          : (reported as { code: string }).code;
-      return { body: { success: false, error: { message, code } }, failure };
+      return checkFailure(error);
     }
   }
 
@@ -251,6 +252,17 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** The answer of a connection check that failed: the error's message and code only. */
+function checkFailure(error: unknown): ConnectionCheckResponse {
+  const { body, failure } = errorResponse(error, 0);
+  const reported = body.error;
+  const message =
+    typeof reported === 'string' ? reported : (reported as { message: string }).message;
+  const code =
+    typeof reported === 'string' ? (failure?.code ?? 'ERROR') : (reported as { code: string }).code;
+  return { body: { success: false, error: { message, code } }, failure };
 }
 
 /**
@@ -292,12 +304,12 @@ function countStatements(
  */
 async function invalidateWritten(
   cache: ResultCache,
-  scope: () => Promise<CacheScope>,
+  scope: () => Promise<CacheScope | undefined>,
   statements: readonly ParsedStatement[],
 ): Promise<void> {
   const extent = writeExtentOf(statements);
   if (extent === 'none') return;
   // A host that does not resolve was not reached by the connection either (same resolver).
-  const reached = await scope().catch(() => undefined);
+  const reached = await scope();
   if (reached) await cache.invalidate(reached, extent).catch(() => undefined);
 }

@@ -11,6 +11,7 @@
  */
 import { UnterminatedTextError, type ParseFunction, type ParsedStatement } from './parser';
 import type { ConnectionProvider, ConnectionTarget } from './ports/connections';
+import type { Settled } from './ports/settled';
 
 export interface StatementsForTargetOptions {
   parse: ParseFunction;
@@ -21,7 +22,8 @@ export interface StatementsForTargetOptions {
 }
 
 /**
- * The statements of `sql` as `target` reads them.
+ * The statements of `sql` as `target` reads them, or why the connection that would tell the
+ * target's setting could not be had.
  *
  * @throws UnterminatedTextError when the text is incomplete under the target's setting: before any
  *   connection is made, unless a backslash in a '...' string could make it complete
@@ -30,23 +32,24 @@ export async function statementsForTarget(
   sql: string,
   target: ConnectionTarget,
   options: StatementsForTargetOptions,
-): Promise<readonly ParsedStatement[]> {
+): Promise<Settled<readonly ParsedStatement[]>> {
   const { parse, connections } = options;
   // A provider that cannot tell: every target is read with PostgreSQL's default.
-  if (!connections.serverSettings) return parse(sql).statements;
+  if (!connections.serverSettings) return { ok: true, value: parse(sql).statements };
   const known = connections.serverSettings(target);
-  if (known) return parse(sql, known).statements;
+  if (known) return { ok: true, value: parse(sql, known).statements };
   try {
     const script = parse(sql);
-    if (!script.dependsOnStringSetting) return script.statements;
+    if (!script.dependsOnStringSetting) return { ok: true, value: script.statements };
   } catch (error) {
     // Incomplete with the setting on, but a backslash came first: with it off it may be complete.
     if (!(error instanceof UnterminatedTextError && error.dependsOnStringSetting)) throw error;
   }
-  const connection = await connections.acquire(
+  const acquired = await connections.acquire(
     target,
     options.signal ? { signal: options.signal } : {},
   );
-  connection.release();
-  return parse(sql, connections.serverSettings(target) ?? {}).statements;
+  if (!acquired.ok) return acquired;
+  acquired.value.release();
+  return { ok: true, value: parse(sql, connections.serverSettings(target) ?? {}).statements };
 }

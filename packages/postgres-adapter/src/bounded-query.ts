@@ -27,13 +27,13 @@ const NO_STEPS: readonly string[] = [];
 export type Step = 'before' | 'statement' | 'after';
 
 /**
- * A server error during the round trip, with where it happened: a failed COMMIT is not a failed
- * statement, and the statements before a failure did run.
+ * A round trip that failed (a server error, a lost connection, a broken protocol), with where it
+ * happened: a failed COMMIT is not a failed statement, and the statements before a failure did run.
  */
 export class RoundTripFailure extends Error {
   constructor(
-    /** pg's DatabaseError, as the server sent it. */
-    readonly serverError: unknown,
+    /** pg's DatabaseError as the server sent it, or why the connection failed. */
+    readonly reason: unknown,
     readonly step: Step,
     /** Results of the statements that completed before the failure. */
     readonly completed: StatementResult[],
@@ -162,7 +162,7 @@ export class BoundedQuery {
   handleError(error: unknown, connection?: SubmittableConnection): void {
     const isServerError = typeof (error as { severity?: unknown }).severity === 'string';
     if (!isServerError || !connection) {
-      this.reject(error);
+      this.reject(new RoundTripFailure(error, this.currentStep(), this.results));
       return;
     }
     const failure = new RoundTripFailure(error, this.currentStep(), this.results);
@@ -196,7 +196,7 @@ export class BoundedQuery {
       error instanceof ProtocolViolation
         ? error
         : new ProtocolViolation('The server sent a message that could not be read');
-    this.reject(violation);
+    this.reject(new RoundTripFailure(violation, this.currentStep(), this.results));
     this.socket.abort(violation);
   }
 

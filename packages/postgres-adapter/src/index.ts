@@ -1,11 +1,13 @@
 /**
  * @sqlgate/postgres-adapter: sqlgate's connection port implemented with pg.
  */
-import type {
-  AcquireOptions,
-  Connection,
-  ConnectionProvider,
-  ConnectionTarget,
+import {
+  settle,
+  type AcquireOptions,
+  type Connection,
+  type ConnectionProvider,
+  type ConnectionTarget,
+  type Settled,
 } from '@sqlgate/core';
 import { CacheScopes, type ResolveFirst } from './cache-scope';
 import { checkConnection } from './connection-check';
@@ -61,16 +63,19 @@ export function createPostgresConnections(
   const connectTimeoutMs = limits.connectTimeoutMs ?? DEFAULT_POOL_LIMITS.connectTimeoutMs;
   const close = (): Promise<void> => registry.close();
   return {
-    acquire: async (
+    // The pools and checks throw sqlgate's errors inside this package; here, at the port, they
+    // become values (docs/decisions.md 10.21).
+    acquire: (
       target: ConnectionTarget,
       acquireOptions?: AcquireOptions,
-    ): Promise<Connection> => {
-      const connection = await registry.acquire(target, acquireOptions);
-      return rawJson ? connection : new ParsedJsonConnection(connection);
-    },
-    check: (target) => checkConnection(target, connectTimeoutMs, tls),
+    ): Promise<Settled<Connection>> =>
+      settle(async () => {
+        const connection = await registry.acquire(target, acquireOptions);
+        return rawJson ? connection : new ParsedJsonConnection(connection);
+      }),
+    check: (target) => settle(() => checkConnection(target, connectTimeoutMs, tls)),
     poolStats: () => registry.stats(),
-    scopeOf: (target) => scopes.scopeOf(target),
+    scopeOf: (target) => settle(() => scopes.scopeOf(target)),
     serverSettings: (target) => {
       const standardConformingStrings = registry.standardConformingStrings(target);
       return standardConformingStrings === undefined ? undefined : { standardConformingStrings };

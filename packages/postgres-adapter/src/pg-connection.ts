@@ -1,10 +1,12 @@
 /** The Connection port over one pooled pg client. */
 import {
-  DatabaseError,
   RequestError,
   type BatchResult,
   type Connection,
+  type ConnectionError,
+  type DatabaseError,
   type RunOptions,
+  type Settled,
   type StatementResult,
   type TransactionStatus,
 } from '@sqlgate/core';
@@ -54,14 +56,16 @@ export class PgConnection implements Connection {
     private readonly lending: Lending = NO_REPLACEMENT,
   ) {}
 
-  async run(sql: string, options: RunOptions): Promise<StatementResult> {
+  async run(sql: string, options: RunOptions): Promise<Settled<StatementResult>> {
     const { results, error } = await this.runBatch([sql], options);
-    if (error) throw error;
-    return results[0] as StatementResult;
+    return error ? { ok: false, error } : { ok: true, value: results[0] as StatementResult };
   }
 
+  /** Every failure is returned as the batch's error (docs/decisions.md 10.21). */
   async runBatch(sql: readonly string[], options: RunOptions): Promise<BatchResult> {
-    if (this.clientGone) throw toDomainError(new Error('Connection terminated unexpectedly'));
+    if (this.clientGone) {
+      return { results: [], error: toDomainError(new Error('Connection terminated unexpectedly')) };
+    }
     // Only the first statement may move to another client: later ones depend on the session
     // (a transaction, SET) the earlier ones built on this client.
     const first = this.statementsRun++ === 0;
@@ -72,19 +76,20 @@ export class PgConnection implements Connection {
       try {
         return { results: await this.runOnce(sql, options) };
       } catch (error) {
-        if (error instanceof RequestError) throw error;
+        if (error instanceof RequestError) return { results: [], error };
         // A fault sqlgate found (a broken protocol, a silent server) explains the break best.
         const fault = this.client.serverSocket.fault;
-        const cause = fault ?? (error instanceof RoundTripFailure ? error.serverError : error);
+        const cause = fault ?? (error instanceof RoundTripFailure ? error.reason : error);
         if (delivery?.neverReachedServer(cause) && replacements < this.lending.maxReplacements) {
-          await this.replaceDeadClient(cause);
+          const replacementFailure = await this.replaceDeadClient(cause);
+          if (replacementFailure) return { results: [], error: replacementFailure };
           continue;
         }
         const domainError = toDomainError(
           cause,
           error instanceof RoundTripFailure ? error.step : undefined,
         );
-        if (!(domainError instanceof DatabaseError)) throw domainError;
+        // The statements that completed before a failure may have committed: they are kept.
         const results = error instanceof RoundTripFailure ? error.completed : [];
         return { results, error: domainError };
       }
@@ -162,16 +167,22 @@ export class PgConnection implements Connection {
     }
   }
 
-  /** The dead client leaves the pool; the statement, which never reached the server, goes to another. */
-  private async replaceDeadClient(cause: unknown): Promise<void> {
+  /**
+   * The dead client leaves the pool; the statement, which never reached the server, goes to
+   * another. Why no other could be had, if none could.
+   */
+  private async replaceDeadClient(
+    cause: unknown,
+  ): Promise<ConnectionError | DatabaseError | undefined> {
     this.client.release(cause instanceof Error ? cause : new Error(String(cause)));
     this.clientGone = true;
     try {
       this.client = await this.lending.replace();
     } catch (error) {
-      throw toDomainError(error);
+      return toDomainError(error);
     }
     this.clientGone = false;
+    return undefined;
   }
 
   /**

@@ -9,7 +9,6 @@ import {
   SERVER_ERROR_FIELDS,
   type FailedStep,
   type DatabaseErrorFields,
-  type SqlgateError,
 } from '@sqlgate/core';
 
 /** pg-protocol's DatabaseError: an ErrorResponse from the server. */
@@ -71,7 +70,10 @@ export function loggable(error: unknown): Error {
  * Turns anything pg rejected with into a DatabaseError or a ConnectionError. `failedStep` says which
  * step of a round trip a server error answered (a COMMIT after the statement...).
  */
-export function toDomainError(error: unknown, failedStep?: FailedStep): SqlgateError {
+export function toDomainError(
+  error: unknown,
+  failedStep?: FailedStep,
+): DatabaseError | ConnectionError {
   if (error instanceof DatabaseError || error instanceof ConnectionError) return error;
   if (isServerError(error)) {
     const fields: DatabaseErrorFields = { message: error.message, code: error.code };

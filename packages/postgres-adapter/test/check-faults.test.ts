@@ -1,4 +1,5 @@
 /** A connection check against a server that breaks the protocol answers PROTOCOL_ERROR (10.1). */
+import { orThrow } from '@sqlgate/core';
 import { backend, replyWith, startFakePostgres, type BackendMessage } from '@sqlgate/testing';
 import { createPostgresConnections } from '../src';
 import { fakeServerTarget } from './support';
@@ -16,7 +17,7 @@ it.each<[string, BackendMessage[]]>([
   });
   const connections = createPostgresConnections();
   try {
-    const failure = await connections.check(fakeServerTarget(fake)).then(
+    const failure = await orThrow(connections.check(fakeServerTarget(fake))).then(
       () => undefined,
       (error: unknown) => error,
     );

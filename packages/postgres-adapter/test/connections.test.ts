@@ -1,5 +1,5 @@
 /** The connection port over pg, against a real PostgreSQL with password authentication. */
-import { ConnectionError, DatabaseError, type ConnectionTarget } from '@sqlgate/core';
+import { ConnectionError, DatabaseError, type ConnectionTarget, orThrow } from '@sqlgate/core';
 import { database, testTarget } from './support';
 import { createPostgresConnections, type PostgresConnections } from '../src';
 
@@ -13,11 +13,10 @@ beforeEach(() => {
 afterEach(() => connections.close());
 
 it('runs a statement and reports command, rowCount, fields and rows', async () => {
-  const connection = await connections.acquire(target);
+  const connection = await orThrow(connections.acquire(target));
   try {
-    const result = await connection.run(
-      'SELECT n, n * 2 AS twice FROM generate_series(1, 3) AS n',
-      rows,
+    const result = await orThrow(
+      connection.run('SELECT n, n * 2 AS twice FROM generate_series(1, 3) AS n', rows),
     );
     expect(result).toMatchObject({ command: 'SELECT', rowCount: 3, truncated: false });
     expect(result.rows).toEqual([
@@ -35,12 +34,14 @@ it('runs a statement and reports command, rowCount, fields and rows', async () =
 });
 
 it('reads no more than maxRows rows and says the result was truncated', async () => {
-  const connection = await connections.acquire(target);
+  const connection = await orThrow(connections.acquire(target));
   try {
-    const result = await connection.run('SELECT generate_series(1, 1000000)', {
-      rowMode: 'array',
-      maxRows: 5,
-    });
+    const result = await orThrow(
+      connection.run('SELECT generate_series(1, 1000000)', {
+        rowMode: 'array',
+        maxRows: 5,
+      }),
+    );
     expect(result.rows).toEqual([[1], [2], [3], [4], [5]]);
     expect(result.truncated).toBe(true);
   } finally {
@@ -49,27 +50,29 @@ it('reads no more than maxRows rows and says the result was truncated', async ()
 });
 
 it('rejects with a DatabaseError that keeps every server field', async () => {
-  const connection = await connections.acquire(target);
+  const connection = await orThrow(connections.acquire(target));
   try {
-    await expect(connection.run('SELECT * FROM no_such_table', rows)).rejects.toMatchObject({
+    await expect(
+      orThrow(connection.run('SELECT * FROM no_such_table', rows)),
+    ).rejects.toMatchObject({
       fields: { code: '42P01', severity: 'ERROR', position: '15', routine: expect.any(String) },
     });
     // The connection is still usable after an error.
-    expect((await connection.run('SELECT 1 AS ok', rows)).rows).toEqual([{ ok: 1 }]);
+    expect((await orThrow(connection.run('SELECT 1 AS ok', rows))).rows).toEqual([{ ok: 1 }]);
   } finally {
     connection.release();
   }
 });
 
 it('reports the transaction status the server sent', async () => {
-  const connection = await connections.acquire(target);
+  const connection = await orThrow(connections.acquire(target));
   try {
     expect(connection.transactionStatus()).toBe('idle');
-    await connection.run('BEGIN', rows);
+    await orThrow(connection.run('BEGIN', rows));
     expect(connection.transactionStatus()).toBe('in-transaction');
-    await expect(connection.run('SELECT 1/0', rows)).rejects.toBeInstanceOf(DatabaseError);
+    await expect(orThrow(connection.run('SELECT 1/0', rows))).rejects.toBeInstanceOf(DatabaseError);
     expect(connection.transactionStatus()).toBe('failed');
-    await connection.run('ROLLBACK', rows);
+    await orThrow(connection.run('ROLLBACK', rows));
     expect(connection.transactionStatus()).toBe('idle');
   } finally {
     connection.release();
@@ -77,9 +80,9 @@ it('reports the transaction status the server sent', async () => {
 });
 
 it('cancels the running statement with a CancelRequest', async () => {
-  const connection = await connections.acquire(target);
+  const connection = await orThrow(connections.acquire(target));
   try {
-    const outcome = connection.run('SELECT pg_sleep(10)', rows).then(
+    const outcome = orThrow(connection.run('SELECT pg_sleep(10)', rows)).then(
       () => 'completed',
       (error: unknown) => error,
     );
@@ -92,12 +95,16 @@ it('cancels the running statement with a CancelRequest', async () => {
 });
 
 it('keys pools by credentials: a wrong password is refused while a pool opened with the right one is alive', async () => {
-  const connection = await connections.acquire(target);
+  const connection = await orThrow(connections.acquire(target));
   try {
-    await expect(connections.acquire({ ...target, password: 'wrong' })).rejects.toMatchObject({
+    await expect(
+      orThrow(connections.acquire({ ...target, password: 'wrong' })),
+    ).rejects.toMatchObject({
       fields: { code: '28P01' },
     });
-    await expect(connections.acquire({ ...target, password: undefined })).rejects.toBeDefined();
+    await expect(
+      orThrow(connections.acquire({ ...target, password: undefined })),
+    ).rejects.toBeDefined();
   } finally {
     connection.release();
   }
@@ -107,31 +114,33 @@ it('keys pools by credentials: a wrong password is refused while a pool opened w
 });
 
 it('never puts a password in a cache scope', async () => {
-  const scope = await connections.scopeOf(target);
+  const scope = await orThrow(connections.scopeOf(target));
   expect(JSON.stringify(scope)).not.toContain(database.password);
   expect(scope.credentials).not.toEqual(
-    (await connections.scopeOf({ ...target, password: 'other' })).credentials,
+    (await orThrow(connections.scopeOf({ ...target, password: 'other' }))).credentials,
   );
 });
 
 it('refuses a connection to a port where nothing listens with ECONNREFUSED', async () => {
   await expect(
-    connections.acquire({ ...target, host: '127.0.0.1', port: 1 }),
+    orThrow(connections.acquire({ ...target, host: '127.0.0.1', port: 1 })),
   ).rejects.toMatchObject({
     systemCode: 'ECONNREFUSED',
   });
-  await expect(connections.acquire({ ...target, port: 1 })).rejects.toBeInstanceOf(ConnectionError);
+  await expect(orThrow(connections.acquire({ ...target, port: 1 }))).rejects.toBeInstanceOf(
+    ConnectionError,
+  );
 });
 
 it('cleans the session before the connection is lent again', async () => {
   const single = createPostgresConnections({ max: 1 });
   try {
-    const first = await single.acquire(target);
-    await first.run('SET search_path TO pg_catalog', rows);
+    const first = await orThrow(single.acquire(target));
+    await orThrow(first.run('SET search_path TO pg_catalog', rows));
     first.release({ resetSession: true });
-    const second = await single.acquire(target);
+    const second = await orThrow(single.acquire(target));
     try {
-      expect((await second.run('SHOW search_path', rows)).rows).toEqual([
+      expect((await orThrow(second.run('SHOW search_path', rows))).rows).toEqual([
         { search_path: '"$user", public' },
       ]);
     } finally {
@@ -143,9 +152,9 @@ it('cleans the session before the connection is lent again', async () => {
 });
 
 it('keeps a column named __proto__ as data', async () => {
-  const connection = await connections.acquire(target);
+  const connection = await orThrow(connections.acquire(target));
   try {
-    const result = await connection.run('SELECT 1 AS "__proto__", 2 AS x', rows);
+    const result = await orThrow(connection.run('SELECT 1 AS "__proto__", 2 AS x', rows));
     const [row] = result.rows as Record<string, unknown>[];
     expect(Object.getOwnPropertyNames(row)).toEqual(['__proto__', 'x']);
     expect(JSON.stringify(row)).toBe('{"__proto__":1,"x":2}');

@@ -1,6 +1,6 @@
 /** Logins: a missing password is a refused login, sockets never linger, and no error carries a password. */
 import { inspect } from 'node:util';
-import { DatabaseError, type ConnectionTarget } from '@sqlgate/core';
+import { DatabaseError, type ConnectionTarget, orThrow } from '@sqlgate/core';
 import { database, testTarget } from './support';
 import { createPostgresConnections, type PostgresConnections } from '../src';
 import { TcpProxy } from './tcp-proxy';
@@ -26,12 +26,14 @@ it.each([
   'a password the server asks for but the caller left %s: a refused login (28000), not a broken connection',
   async (_, password) => {
     const missing = { ...target, password } as ConnectionTarget;
-    const refusal = connections.acquire(missing);
+    const refusal = orThrow(connections.acquire(missing));
     await expect(refusal).rejects.toBeInstanceOf(DatabaseError);
     await expect(refusal).rejects.toMatchObject({
       fields: { code: '28000', message: 'The server requires a password and none was given' },
     });
-    await expect(connections.check(missing)).rejects.toMatchObject({ fields: { code: '28000' } });
+    await expect(orThrow(connections.check(missing))).rejects.toMatchObject({
+      fields: { code: '28000' },
+    });
   },
 );
 
@@ -39,10 +41,12 @@ it('a login given up without a password closes its socket at once, not after aut
   const proxy = await TcpProxy.start(database.host, database.port);
   try {
     const viaProxy = { ...target, host: '127.0.0.1', port: proxy.port, password: undefined };
-    await expect(connections.acquire(viaProxy)).rejects.toMatchObject({
+    await expect(orThrow(connections.acquire(viaProxy))).rejects.toMatchObject({
       fields: { code: '28000' },
     });
-    await expect(connections.check(viaProxy)).rejects.toMatchObject({ fields: { code: '28000' } });
+    await expect(orThrow(connections.check(viaProxy))).rejects.toMatchObject({
+      fields: { code: '28000' },
+    });
     expect(await until(() => proxy.openLinks === 0, 1000)).toBe(true);
   } finally {
     await proxy.close();
@@ -53,10 +57,10 @@ it('no error carries the password, not even in its causes or hidden properties',
   const secret = `${database.password}-not-it`;
   const failures = await Promise.all(
     [
-      connections.acquire({ ...target, password: secret }),
-      connections.acquire({ ...target, password: secret, database: 'no_such_database' }),
-      connections.acquire({ ...target, password: secret, host: '127.0.0.1', port: 1 }),
-      connections.check({ ...target, password: secret }),
+      orThrow(connections.acquire({ ...target, password: secret })),
+      orThrow(connections.acquire({ ...target, password: secret, database: 'no_such_database' })),
+      orThrow(connections.acquire({ ...target, password: secret, host: '127.0.0.1', port: 1 })),
+      orThrow(connections.check({ ...target, password: secret })),
     ].map((attempt) =>
       attempt.then(
         () => undefined,

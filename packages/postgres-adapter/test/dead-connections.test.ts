@@ -4,7 +4,7 @@
  * ever runs twice. The faults are made by a proxy between the pool and PostgreSQL.
  */
 import { randomBytes } from 'node:crypto';
-import { ConnectionError, DatabaseError, type ConnectionTarget } from '@sqlgate/core';
+import { ConnectionError, DatabaseError, type ConnectionTarget, orThrow } from '@sqlgate/core';
 import { testDatabaseFromEnvironment } from '@sqlgate/testing';
 import { Client } from 'pg';
 import { createPostgresConnections, type PostgresConnections } from '../src';
@@ -37,9 +37,9 @@ const insertedRows = () =>
 
 /** One idle client in the pool, whose backend pid is returned. */
 async function idleClient(): Promise<number> {
-  const connection = await connections.acquire(target);
+  const connection = await orThrow(connections.acquire(target));
   try {
-    const result = await connection.run('SELECT pg_backend_pid() AS pid', rows);
+    const result = await orThrow(connection.run('SELECT pg_backend_pid() AS pid', rows));
     return (result.rows[0] as { pid: number }).pid;
   } finally {
     connection.release();
@@ -47,9 +47,9 @@ async function idleClient(): Promise<number> {
 }
 
 async function insertOnce(): Promise<unknown> {
-  const connection = await connections.acquire(target);
+  const connection = await orThrow(connections.acquire(target));
   try {
-    return await connection.run(`INSERT INTO ${table} VALUES (1)`, rows);
+    return await orThrow(connection.run(`INSERT INTO ${table} VALUES (1)`, rows));
   } finally {
     connection.release();
   }
@@ -110,11 +110,13 @@ it('a connection that just closes after the statement was sent is not proof: the
 });
 
 it('a later statement of the same loan is never sent again, whatever broke', async () => {
-  const connection = await connections.acquire(target);
+  const connection = await orThrow(connections.acquire(target));
   try {
-    await connection.run('SELECT 1', rows);
+    await orThrow(connection.run('SELECT 1', rows));
     proxy.breakOpenConnections('forgotten');
-    await expect(connection.run(`INSERT INTO ${table} VALUES (1)`, rows)).rejects.toMatchObject({
+    await expect(
+      orThrow(connection.run(`INSERT INTO ${table} VALUES (1)`, rows)),
+    ).rejects.toMatchObject({
       systemCode: 'ECONNRESET',
     });
   } finally {
@@ -124,18 +126,24 @@ it('a later statement of the same loan is never sent again, whatever broke', asy
 });
 
 it('a statement the server parsed before its backend was terminated is not sent again', async () => {
-  const connection = await connections.acquire({
-    ...target,
-    host: database.host,
-    port: database.port,
-  });
+  const connection = await orThrow(
+    connections.acquire({
+      ...target,
+      host: database.host,
+      port: database.port,
+    }),
+  );
   const pid = (
-    (await connection.run('SELECT pg_backend_pid() AS pid', rows)).rows[0] as { pid: number }
+    (await orThrow(connection.run('SELECT pg_backend_pid() AS pid', rows))).rows[0] as {
+      pid: number;
+    }
   ).pid;
   connection.release();
-  const again = await connections.acquire({ ...target, host: database.host, port: database.port });
+  const again = await orThrow(
+    connections.acquire({ ...target, host: database.host, port: database.port }),
+  );
   try {
-    const running = again.run(`INSERT INTO ${table} SELECT 1 FROM pg_sleep(5)`, rows);
+    const running = orThrow(again.run(`INSERT INTO ${table} SELECT 1 FROM pg_sleep(5)`, rows));
     await new Promise((resolve) => setTimeout(resolve, 200));
     await direct((client) => client.query('SELECT pg_terminate_backend($1)', [pid]));
     await expect(running).rejects.toMatchObject({ fields: { code: '57P01' } });

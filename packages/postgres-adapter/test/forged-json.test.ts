@@ -2,7 +2,7 @@
  * A json value is spliced into the response as its text (docs/decisions.md 10.13): a text that is
  * not JSON must come back as a string, or a server could forge the structure of the response.
  */
-import { serializeResponse } from '@sqlgate/core';
+import { serializeResponse, orThrow } from '@sqlgate/core';
 import { backend, replyWith, startFakePostgres, type FakePostgres } from '@sqlgate/testing';
 import { createPostgresConnections } from '../src';
 import { fakeServerTarget } from './support';
@@ -29,8 +29,10 @@ afterAll(() => fake.close());
 it('returns a json text that is not JSON as a string, and splices valid json as it is', async () => {
   const connections = createPostgresConnections({ rawJson: true });
   try {
-    const connection = await connections.acquire(fakeServerTarget(fake));
-    const result = await connection.run('SELECT j FROM forged', { rowMode: 'object', maxRows: 10 });
+    const connection = await orThrow(connections.acquire(fakeServerTarget(fake)));
+    const result = await orThrow(
+      connection.run('SELECT j FROM forged', { rowMode: 'object', maxRows: 10 }),
+    );
     connection.release();
     const body = JSON.parse(serializeResponse({ rows: result.rows })) as { rows: unknown[] };
     expect(body).toEqual({ rows: [{ j: FORGED }, { j: { n: 1.2345678901234568e22 } }] });

@@ -1,5 +1,5 @@
 /** docs/decisions.md 10.13: library callers get json parsed unless they ask for PostgreSQL's text. */
-import { RawJson, serializeResponse } from '@sqlgate/core';
+import { RawJson, serializeResponse, orThrow } from '@sqlgate/core';
 import { createPostgresConnections } from '../src';
 import { testTarget } from './support';
 
@@ -11,7 +11,7 @@ const ROUNDED = Number('12345678901234567890123');
 
 async function firstRow(rawJson: boolean | undefined, rowMode: 'object' | 'array') {
   await using connections = createPostgresConnections(rawJson === undefined ? {} : { rawJson });
-  const connection = await connections.acquire(testTarget());
+  const connection = await orThrow(connections.acquire(testTarget()));
   try {
     const { results } = await connection.runBatch([SQL], { rowMode, maxRows: 10 });
     return results[0]?.rows[0];

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Connection, ConnectionTarget } from '@sqlgate/core';
+import { orThrow } from '@sqlgate/core';
 import { Client } from 'pg';
 import { database, testTarget } from './support';
 import { createPostgresConnections, type PostgresConnections } from '../src';
@@ -29,9 +30,9 @@ async function direct(sqlText: string): Promise<void> {
 }
 
 async function runOnce(connections: PostgresConnections, t: ConnectionTarget): Promise<void> {
-  const connection = await connections.acquire(t);
+  const connection = await orThrow(connections.acquire(t));
   try {
-    await connection.run('SELECT 1', rows);
+    await orThrow(connection.run('SELECT 1', rows));
   } finally {
     connection.release();
   }
@@ -79,7 +80,7 @@ it('never holds more than POOL_TARGETS_MAX pools across 150 targets; the least r
 
 it('a pool with a connection lent is never closed to make room', async () => {
   connections = createPostgresConnections({ maxPools: 2 });
-  const held = await connections.acquire(asUser(0));
+  const held = await orThrow(connections.acquire(asUser(0)));
   try {
     await runOnce(connections, asUser(1));
     await runOnce(connections, asUser(2));
@@ -87,7 +88,7 @@ it('a pool with a connection lent is never closed to make room', async () => {
     const ids = connections.poolStats().map((stat) => stat.poolId);
     expect(ids).toContain(poolIdOf(asUser(0)));
     expect(ids).toHaveLength(2);
-    expect((await held.run('SELECT 1 AS ok', rows)).rows).toEqual([{ ok: 1 }]);
+    expect((await orThrow(held.run('SELECT 1 AS ok', rows))).rows).toEqual([{ ok: 1 }]);
   } finally {
     held.release();
   }
@@ -96,7 +97,7 @@ it('a pool with a connection lent is never closed to make room', async () => {
 it('a pool with no clients for unusedPoolTtlMs is closed and removed; a pool in use is kept', async () => {
   connections = createPostgresConnections({ idleTimeoutMs: 50, unusedPoolTtlMs: 200 });
   await runOnce(connections, asUser(0));
-  const held = await connections.acquire(asUser(1));
+  const held = await orThrow(connections.acquire(asUser(1)));
   try {
     expect(connections.poolStats()).toHaveLength(2);
     expect(await until(() => connections.poolStats().length === 1, 2000)).toBe(true);
@@ -123,12 +124,12 @@ it('never more than POOL_MAX clients per pool; the others wait', async () => {
   let waiting = 0;
   await Promise.all(
     Array.from({ length: 12 }, async () => {
-      const connection: Connection = await connections.acquire(target);
+      const connection: Connection = await orThrow(connections.acquire(target));
       try {
         const [stat] = connections.poolStats();
         most = Math.max(most, stat?.totalConnections ?? 0);
         waiting = Math.max(waiting, stat?.waitingClients ?? 0);
-        await connection.run('SELECT pg_sleep(0.02)', rows);
+        await orThrow(connection.run('SELECT pg_sleep(0.02)', rows));
       } finally {
         connection.release();
       }

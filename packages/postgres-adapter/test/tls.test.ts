@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { TLSSocket } from 'node:tls';
 import type { ConnectionTarget } from '@sqlgate/core';
+import { orThrow } from '@sqlgate/core';
 import { createPostgresConnections, type PostgresConnections } from '../src';
 
 let directory: string;
@@ -82,16 +83,16 @@ const targetAt = (host: string): ConnectionTarget => ({
 });
 
 it('an IP address the certificate does not name is refused, for pools and checks alike', async () => {
-  await expect(connections.acquire(targetAt('127.0.0.1'))).rejects.toMatchObject({
+  await expect(orThrow(connections.acquire(targetAt('127.0.0.1')))).rejects.toMatchObject({
     systemCode: 'ERR_TLS_CERT_ALTNAME_INVALID',
   });
-  await expect(connections.check(targetAt('127.0.0.1'))).rejects.toMatchObject({
+  await expect(orThrow(connections.check(targetAt('127.0.0.1')))).rejects.toMatchObject({
     systemCode: 'ERR_TLS_CERT_ALTNAME_INVALID',
   });
 });
 
 it('the name the certificate holds passes verification (the stand-in then hangs up)', async () => {
-  const failure = await connections.acquire(targetAt('localhost')).then(
+  const failure = await orThrow(connections.acquire(targetAt('localhost'))).then(
     () => undefined,
     (error: unknown) => error,
   );

@@ -4,7 +4,7 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { ConnectionError } from '@sqlgate/core';
+import { ConnectionError, orThrow } from '@sqlgate/core';
 import { backend, encode, loginAnswer } from '@sqlgate/testing';
 import { createPostgresConnections } from '../src';
 import { fakeServerTarget } from './support';
@@ -45,19 +45,17 @@ afterAll(async () => {
 it('gives up at about (steps - 1) × timeout + timeout + grace, and closes the connection', async () => {
   const connections = createPostgresConnections();
   try {
-    const connection = await connections.acquire(fakeServerTarget(server.address() as AddressInfo));
+    const connection = await orThrow(
+      connections.acquire(fakeServerTarget(server.address() as AddressInfo)),
+    );
     const started = performance.now();
-    const failure = await connection
-      .run('SELECT pg_sleep(60)', {
-        rowMode: 'object',
-        maxRows: 10,
-        silenceLimitMs: 1200,
-        stepTimeLimitMs: 1000,
-      })
-      .then(
-        () => undefined,
-        (error: unknown) => error,
-      );
+    const settled = await connection.run('SELECT pg_sleep(60)', {
+      rowMode: 'object',
+      maxRows: 10,
+      silenceLimitMs: 1200,
+      stepTimeLimitMs: 1000,
+    });
+    const failure = settled.ok ? undefined : settled.error;
     const tookMs = performance.now() - started;
     connection.release({ destroy: true });
     expect(failure).toBeInstanceOf(ConnectionError);
@@ -74,7 +72,9 @@ it('ends a connection check against a server that goes silent after the login wi
   const connections = createPostgresConnections({ connectTimeoutMs: 800 });
   try {
     const started = performance.now();
-    const failure = await connections.check(fakeServerTarget(server.address() as AddressInfo)).then(
+    const failure = await orThrow(
+      connections.check(fakeServerTarget(server.address() as AddressInfo)),
+    ).then(
       () => undefined,
       (error: unknown) => error,
     );

@@ -2,7 +2,7 @@
  * A server message whose string lacks its NUL made pg's parser loop for ever and hung the whole
  * process (docs/decisions.md 10.1). It must end that connection with PROTOCOL_ERROR, at once.
  */
-import { ConnectionError } from '@sqlgate/core';
+import { ConnectionError, orThrow } from '@sqlgate/core';
 import { startFakePostgres, type FakePostgres } from '@sqlgate/testing';
 import { createPostgresConnections } from '../src';
 import { fakeServerTarget } from './support';
@@ -24,8 +24,10 @@ afterAll(() => fake.close());
 it('answers PROTOCOL_ERROR for an ErrorResponse without its NUL, and the process goes on', async () => {
   const connections = createPostgresConnections();
   try {
-    const connection = await connections.acquire(fakeServerTarget(fake));
-    const failure = await connection.run('SELECT 1', { rowMode: 'object', maxRows: 1 }).then(
+    const connection = await orThrow(connections.acquire(fakeServerTarget(fake)));
+    const failure = await orThrow(
+      connection.run('SELECT 1', { rowMode: 'object', maxRows: 1 }),
+    ).then(
       () => undefined,
       (error: unknown) => error,
     );

@@ -6,6 +6,7 @@ import type { ResultCache } from '../cache';
 import type { ParsedStatement } from '../parser/types';
 import type { Clock } from '../ports/clock';
 import type { CacheScope } from '../ports/connections';
+import type { Settled } from '../ports/settled';
 import type { QueryOptions } from '../request';
 import type { StatementOutcome } from './outcome';
 
@@ -22,9 +23,10 @@ export interface RequestCacheScope {
   cache: ResultCache;
   /**
    * The database and credentials the request reaches; resolving it may need DNS, so it is asked
-   * for only when a statement may use the cache (memoised by the caller).
+   * for only when a statement may use the cache (memoised by the caller). Undefined when the
+   * database cannot be identified (its name did not resolve).
    */
-  scope: () => Promise<CacheScope>;
+  scope: () => Promise<CacheScope | undefined>;
   options: QueryOptions;
   maxRows: number;
   clock: Clock;
@@ -34,9 +36,11 @@ export interface RequestCacheScope {
  * The request's cache scope, asked of the provider at most once and only when first needed: most
  * requests never use the cache, and the scope may cost a DNS lookup.
  */
-export function lazyCacheScope(resolve: () => Promise<CacheScope>): () => Promise<CacheScope> {
-  let scope: Promise<CacheScope> | undefined;
-  return () => (scope ??= resolve());
+export function lazyCacheScope(
+  resolve: () => Promise<Settled<CacheScope>>,
+): () => Promise<CacheScope | undefined> {
+  let scope: Promise<CacheScope | undefined> | undefined;
+  return () => (scope ??= resolve().then((settled) => (settled.ok ? settled.value : undefined)));
 }
 
 export async function attemptCache(
@@ -45,13 +49,9 @@ export async function attemptCache(
 ): Promise<CacheAttempt> {
   if (!request || !request.cache.isCacheable(statement, request.options)) return NO_CACHE;
   const { cache, options, clock } = request;
-  let scope: CacheScope;
-  try {
-    scope = await request.scope();
-  } catch {
-    // The database cannot be identified (its name did not resolve): neither serve nor keep.
-    return NO_CACHE;
-  }
+  const scope = await request.scope();
+  // The database cannot be identified (its name did not resolve): neither serve nor keep.
+  if (!scope) return NO_CACHE;
   const key = cache.keyFor(scope, statement, {
     rowMode: options.rowMode,
     maxRows: request.maxRows,

@@ -2,7 +2,7 @@
  * What a strategy needs to run statements for one request: connections lent by the provider, the
  * rules for handing them back clean, timing, and cancellation when the caller goes away.
  */
-import { ConnectionError, DatabaseError, ErrorCodes, SqlgateError } from '../errors';
+import { ConnectionError, DatabaseError } from '../errors';
 import type { ParsedStatement } from '../parser/types';
 import type { Clock } from '../ports/clock';
 import type {
@@ -11,10 +11,24 @@ import type {
   ConnectionTarget,
   ResultBudget,
   RunOptions,
+  StatementResult,
 } from '../ports/connections';
+import type { PortFailure, Settled } from '../ports/settled';
 import type { QueryOptions } from '../request';
 import { attemptCache, type CacheAttempt, type RequestCacheScope } from './cache-attempt';
-import type { StatementOutcome } from './outcome';
+import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from './outcome';
+import type { StrategyName } from './plan';
+
+/** Why a strategy could not start: the caller went away, or no connection could be had. */
+export type StartFailure = Extract<ExecutionFailure, { kind: 'aborted' | 'request' }>;
+
+/** The outcome of a request whose strategy could not start (or go on) before any statement ran. */
+export function notStarted(strategy: StrategyName, failure: StartFailure): ExecutionOutcome {
+  return { strategy, outcomes: [], transactionUsed: false, rolledBack: false, failure };
+}
+
+/** The failure of a request that sent nothing more once its caller went away. */
+export const ABORTED_BEFORE_START: StartFailure = { kind: 'aborted', index: 0 };
 
 export interface ExecutionSettings {
   /** Rows per statement when the request names no `maxRows`. */
@@ -113,35 +127,42 @@ export class ExecutionContext {
     return attemptCache(scope, statement);
   }
 
-  /** Borrows a connection; when the request has a timeout, it applies to the whole session until reset. */
-  async acquire(): Promise<LentConnection> {
-    this.throwIfAborted();
+  /**
+   * Borrows a connection, or says why not: the caller went away (before or while waiting), or the
+   * provider could not lend one. A request's timeout applies to the whole session until reset.
+   */
+  async acquire(): Promise<LentConnection | StartFailure> {
+    if (this.aborted) return ABORTED_BEFORE_START;
     const started = this.clock.now();
-    const connection = await this.provider.acquire(
+    const acquired = await this.provider.acquire(
       this.target,
       this.signal ? { signal: this.signal } : {},
     );
     this.poolWaitMs += this.clock.now() - started;
-    return new LentConnection(connection, this);
+    if (!acquired.ok) {
+      return this.aborted ? ABORTED_BEFORE_START : { kind: 'request', error: acquired.error };
+    }
+    return new LentConnection(acquired.value, this);
   }
 
   /**
-   * Runs one statement and times it. A database error, or a connection lost while it ran, is an
-   * outcome (the statements before it may have committed: docs/decisions.md 10.5); anything else
-   * propagates.
+   * Runs one statement and times it. Its failure is an outcome too (the statements before it may
+   * have committed: docs/decisions.md 10.5). Undefined when the caller has gone: then nothing is
+   * sent (docs/decisions.md 10.7).
    */
-  async runStatement(lent: LentConnection, statement: ParsedStatement): Promise<StatementOutcome> {
-    this.throwIfAborted(); // nothing is sent once the caller is gone (docs/decisions.md 10.7)
+  async runStatement(
+    lent: LentConnection,
+    statement: ParsedStatement,
+  ): Promise<StatementOutcome | undefined> {
+    if (this.aborted) return undefined;
     const started = this.clock.now();
     this.active.add(lent.connection);
     try {
-      const result = await lent.run(statement, this.optionsFor([statement]));
-      return { ok: true, statement, result, executionTime: elapsed(this.clock, started) };
-    } catch (error) {
-      if (error instanceof DatabaseError || error instanceof ConnectionError) {
-        return { ok: false, statement, error, executionTime: elapsed(this.clock, started) };
-      }
-      throw error;
+      const run = await lent.run(statement, this.optionsFor([statement]));
+      const executionTime = elapsed(this.clock, started);
+      return run.ok
+        ? { ok: true, statement, result: run.value, executionTime }
+        : { ok: false, statement, error: run.error, executionTime };
     } finally {
       this.active.delete(lent.connection);
     }
@@ -149,15 +170,17 @@ export class ExecutionContext {
 
   /**
    * Runs statements in order in one round trip, with sqlgate's control statements around them.
-   * Outcomes of the statements that ran; when one failed, its outcome is the last. The error is
-   * also returned when a control statement failed (see DatabaseError.failedStep).
+   * Outcomes of the statements that ran; when one failed with a database error, its outcome is the
+   * last. The error is also returned when a control statement failed (see DatabaseError.failedStep)
+   * or the round trip as a whole did (a lost connection, parameters that could not be sent).
+   * Undefined when the caller has gone: then nothing is sent.
    */
   async runBatch(
     lent: LentConnection,
     statements: readonly ParsedStatement[],
     around: Pick<RunOptions, 'before' | 'after'>,
-  ): Promise<{ outcomes: StatementOutcome[]; error?: DatabaseError }> {
-    this.throwIfAborted();
+  ): Promise<{ outcomes: StatementOutcome[]; error?: PortFailure } | undefined> {
+    if (this.aborted) return undefined;
     const started = this.clock.now();
     this.active.add(lent.connection);
     try {
@@ -175,7 +198,7 @@ export class ExecutionContext {
       }));
       if (!error) return { outcomes };
       const failed = statements[results.length];
-      if (error.failedStep === 'statement' && failed) {
+      if (error instanceof DatabaseError && error.failedStep === 'statement' && failed) {
         const spent = results.reduce((sum, result) => sum + (result.durationMs ?? 0), 0);
         const executionTime = Math.max(0, Math.round((total - spent) * 1000) / 1000);
         outcomes.push({ ok: false, statement: failed, error, executionTime });
@@ -186,11 +209,11 @@ export class ExecutionContext {
     }
   }
 
-  /** Runs sqlgate's own statement (BEGIN, COMMIT, SET LOCAL...), rejecting on any error. */
-  async runControl(lent: LentConnection, sql: string): Promise<void> {
+  /** Runs sqlgate's own statement (BEGIN, COMMIT, SET LOCAL...); its failure, if any. */
+  async runControl(lent: LentConnection, sql: string): Promise<PortFailure | undefined> {
     this.active.add(lent.connection);
     try {
-      await lent.runText(sql);
+      return await lent.runText(sql);
     } finally {
       this.active.delete(lent.connection);
     }
@@ -198,12 +221,6 @@ export class ExecutionContext {
 
   private optionsFor(statements: readonly ParsedStatement[]): RunOptions {
     return { ...this.runOptions, stopEarly: statements.map(mayStopEarly) };
-  }
-
-  throwIfAborted(): void {
-    if (this.signal?.aborted) {
-      throw new SqlgateError(ErrorCodes.REQUEST_ABORTED, 'The request was aborted by the caller');
-    }
   }
 
   private cancelActive(): void {
@@ -239,49 +256,49 @@ export class LentConnection {
     this.sessionChanged = context.settings.alwaysResetSession;
   }
 
-  async run(statement: ParsedStatement, options: RunOptions) {
+  async run(statement: ParsedStatement, options: RunOptions): Promise<Settled<StatementResult>> {
     if (statement.changesSession) this.sessionChanged = true;
-    return this.guard(() => this.connection.run(statement.sql, options));
+    const run = await this.watch(this.connection.run(statement.sql, options));
+    if (!run.ok) this.noteFailure(run.error);
+    return run;
   }
 
   async runBatch(statements: readonly ParsedStatement[], options: RunOptions) {
     if (statements.some((statement) => statement.changesSession)) this.sessionChanged = true;
     const texts = statements.map((statement) => statement.sql);
-    const batch = await this.guard(() => this.connection.runBatch(texts, options));
-    if (batch.error && endsConnection(batch.error)) this.broken = true;
+    const batch = await this.watch(this.connection.runBatch(texts, options));
+    this.noteFailure(batch.error);
     return batch;
   }
 
-  async runText(sql: string): Promise<void> {
-    await this.guard(() => this.connection.run(sql, this.context.controlOptions));
+  async runText(sql: string): Promise<PortFailure | undefined> {
+    const run = await this.watch(this.connection.run(sql, this.context.controlOptions));
+    if (run.ok) return undefined;
+    this.noteFailure(run.error);
+    return run.error;
   }
 
-  /** The request's `timeoutMs` as a session setting, so it also covers statements of caller-managed scripts. */
-  async applySessionTimeout(): Promise<void> {
+  /**
+   * The request's `timeoutMs` as a session setting, so it also covers statements of caller-managed
+   * scripts; the SET's failure, if any.
+   */
+  async applySessionTimeout(): Promise<PortFailure | undefined> {
     const { timeoutMs } = this.context.options;
-    if (timeoutMs === undefined) return;
+    if (timeoutMs === undefined) return undefined;
     this.sessionChanged = true;
-    await this.context.runControl(this, `SET statement_timeout = ${timeoutMs}`);
+    return this.context.runControl(this, `SET statement_timeout = ${timeoutMs}`);
   }
 
-  /** Rolls back a transaction left open or failed; true when there was one. */
+  /**
+   * Rolls back a transaction left open or failed; true when there was one. A ROLLBACK that fails
+   * leaves the request's answer as it was: a lost connection is closed, and closing ends the
+   * transaction just as well; a transaction still open after a refused ROLLBACK is cleaned at
+   * release, or the connection closed if that fails too.
+   */
   async rollbackIfOpen(): Promise<boolean> {
     if (this.broken || this.connection.transactionStatus() === 'idle') return false;
     await this.context.runControl(this, 'ROLLBACK');
     return true;
-  }
-
-  /**
-   * Like rollbackIfOpen, but a ROLLBACK that fails marks the connection broken instead of
-   * rejecting: it is then closed, and closing ends the transaction just as well.
-   */
-  async rollbackIfOpenOrClose(): Promise<boolean> {
-    try {
-      return await this.rollbackIfOpen();
-    } catch {
-      this.broken = true;
-      return true;
-    }
   }
 
   release(): void {
@@ -291,21 +308,26 @@ export class LentConnection {
     this.connection.release({ destroy: this.broken, resetSession: this.sessionChanged || open });
   }
 
-  private async guard<T>(work: () => Promise<T>): Promise<T> {
+  /** The connection cannot be used after a failure that broke it or ended the session (FATAL). */
+  private noteFailure(error: PortFailure | undefined): void {
+    if (error && endsConnection(error)) this.broken = true;
+  }
+
+  /** A call that rejects is a defect (docs/decisions.md 10.21): the connection is not trusted again. */
+  private async watch<T>(pending: Promise<T>): Promise<T> {
     try {
-      return await work();
-    } catch (error) {
-      if (endsConnection(error)) this.broken = true;
-      throw error;
+      return await pending;
+    } catch (defect) {
+      this.broken = true;
+      throw defect;
     }
   }
 }
 
-/** The connection cannot be used after `error`: it broke, or the server ended the session (FATAL). */
-function endsConnection(error: unknown): boolean {
+function endsConnection(error: PortFailure): boolean {
   if (error instanceof DatabaseError) {
     const severity = error.fields.severity;
     return severity === 'FATAL' || severity === 'PANIC';
   }
-  return error instanceof ConnectionError || !(error instanceof SqlgateError);
+  return error instanceof ConnectionError;
 }

@@ -1,7 +1,8 @@
 /** What running a request produced, before it is shaped into the response bodies of docs/interface.md. */
-import type { ConnectionError, DatabaseError } from '../errors';
+import type { DatabaseError } from '../errors';
 import type { ParsedStatement } from '../parser/types';
 import type { StatementResult } from '../ports/connections';
+import type { PortFailure } from '../ports/settled';
 import type { StrategyName } from './plan';
 
 export type StatementOutcome =
@@ -15,8 +16,11 @@ export type StatementOutcome =
   | {
       ok: false;
       statement: ParsedStatement;
-      /** PostgreSQL refused the statement, or the connection was lost while it ran. */
-      error: DatabaseError | ConnectionError;
+      /**
+       * PostgreSQL refused the statement, the connection was lost while it ran, or its parameters
+       * could not be sent.
+       */
+      error: PortFailure;
       executionTime: number;
     };
 
@@ -38,7 +42,14 @@ export type ExecutionFailure =
   /** The script left a transaction open; it was rolled back. */
   | { kind: 'left-open' }
   /** The caller went away; the statements after `index` were not sent (docs/decisions.md 10.7). */
-  | { kind: 'aborted'; index: number };
+  | { kind: 'aborted'; index: number }
+  /**
+   * The request failed as a whole, where no statement's outcome can say why: no connection could
+   * be had, sqlgate's own BEGIN or session setting failed, or the connection was lost inside the
+   * service's transaction (nothing committed) or during its COMMIT (the outcome unknown, as the
+   * error says). The answer is this error alone.
+   */
+  | { kind: 'request'; error: PortFailure };
 
 export interface ExecutionOutcome {
   strategy: StrategyName;

@@ -14,6 +14,7 @@ import {
 } from '../errors';
 import type { ParsedStatement } from '../parser/types';
 import type { FieldDescription } from '../ports/connections';
+import type { PortFailure } from '../ports/settled';
 import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from './outcome';
 import type { ExecutionPlan } from './plan';
 
@@ -118,17 +119,18 @@ export function queryErrorObject(
 
 /**
  * The error object of a failed statement: a QueryErrorObject for a database error, `{message,
- * code}` with the system code (and the same timing and place) for a lost connection.
+ * code}` with the system code (and the same timing and place) for a lost connection, or with
+ * sqlgate's code for parameters that could not be sent.
  */
 function statementErrorObject(
-  error: DatabaseError | ConnectionError,
+  error: PortFailure,
   executionTime: number,
   statement: ParsedStatement,
 ): QueryErrorObject {
   if (error instanceof DatabaseError) return queryErrorObject(error, executionTime, statement);
   return {
     message: error.message,
-    code: error.systemCode,
+    code: error instanceof ConnectionError ? error.systemCode : error.code,
     executionTime,
     statementIndex: statement.index,
   };
@@ -140,7 +142,7 @@ function isConnectionLoss(sqlState: string): boolean {
 }
 
 /** What decides the status of a failed statement's response. */
-function failureOf(error: DatabaseError | ConnectionError): ResponseFailure {
+function failureOf(error: PortFailure): ResponseFailure {
   return error instanceof DatabaseError
     ? { code: error.code, sqlState: error.sqlState }
     : { code: error.code };
@@ -180,14 +182,21 @@ function executionResult(outcome: StatementOutcome): QueryExecutionResult {
 const STATEMENTS_FAILED = 'One or more statements failed';
 const LEFT_OPEN = 'The script left a transaction open; it was rolled back';
 const ABORTED = 'The caller went away; the statements after it were not sent';
+const ABORTED_BEFORE_START = 'The request was aborted by the caller';
+
+/** The answer to a request whose caller went away before any statement ran. */
+function abortedBeforeStart(): QueryResponse {
+  return { body: { error: ABORTED_BEFORE_START }, failure: { code: ErrorCodes.REQUEST_ABORTED } };
+}
 
 /** docs/interface.md: 'Transaction failed at statement: <first 100 chars>... Error: <message>'. */
 export function transactionFailureMessage(statementText: string, message: string): string {
   return `Transaction failed at statement: ${statementText.substring(0, 100)}... Error: ${message}`;
 }
 
-function singleResponse(outcome: ExecutionOutcome): QueryResponse {
+function singleResponse(outcome: ExecutionOutcome, totalExecutionTime: number): QueryResponse {
   const failure = outcome.failure;
+  if (failure?.kind === 'request') return errorResponse(failure.error, totalExecutionTime);
   if (failure?.kind === 'transaction') {
     return {
       body: { error: queryErrorObject(failure.error, failure.executionTime, failure.statement) },
@@ -195,12 +204,7 @@ function singleResponse(outcome: ExecutionOutcome): QueryResponse {
     };
   }
   const only = outcome.outcomes[0];
-  if (!only) {
-    return {
-      body: { error: ABORTED },
-      failure: { code: ErrorCodes.REQUEST_ABORTED },
-    };
-  }
+  if (!only) return abortedBeforeStart();
   if (!only.ok) {
     return {
       body: { error: statementErrorObject(only.error, only.executionTime, only.statement) },
@@ -233,8 +237,10 @@ function transactionFailure(
 }
 
 function multipleResponse(outcome: ExecutionOutcome, totalExecutionTime: number): QueryResponse {
-  const results = outcome.outcomes.map(executionResult);
   const failure = outcome.failure;
+  if (failure?.kind === 'request') return errorResponse(failure.error, totalExecutionTime);
+  if (failure?.kind === 'aborted' && outcome.outcomes.length === 0) return abortedBeforeStart();
+  const results = outcome.outcomes.map(executionResult);
   if (failure?.kind === 'transaction')
     return transactionFailure(failure, results, totalExecutionTime);
   const body: MultipleStatementsResponse = { multipleResults: true, results, totalExecutionTime };
@@ -246,11 +252,14 @@ function multipleResponse(outcome: ExecutionOutcome, totalExecutionTime: number)
     body.failedStatementIndex = failure.index;
     const failed = outcome.outcomes[failure.index];
     // docs/decisions.md 5: a database error on the parallel path is a 400 whatever its SQLSTATE;
-    // a lost connection answers by its own code everywhere.
-    if (failed && !failed.ok && failed.error instanceof ConnectionError) {
+    // a lost connection answers by its own code everywhere, as do parameters that could not be sent.
+    if (failed && !failed.ok && !(failed.error instanceof DatabaseError)) {
       return { body, failure: failureOf(failed.error) };
     }
-    const failedState = !failed || failed.ok ? undefined : failureOf(failed.error).sqlState;
+    const failedState =
+      failed && !failed.ok && failed.error instanceof DatabaseError
+        ? failed.error.sqlState
+        : undefined;
     // The connection itself went (57P01, 08006...): answered by that, as everywhere.
     const sqlState =
       outcome.strategy === 'parallel-reads' && failedState && !isConnectionLoss(failedState)
@@ -279,7 +288,7 @@ export function shapeResponse(
   totalExecutionTime: number,
 ): QueryResponse {
   return plan.shape === 'single'
-    ? singleResponse(outcome)
+    ? singleResponse(outcome, totalExecutionTime)
     : multipleResponse(outcome, totalExecutionTime);
 }
 

@@ -9,7 +9,13 @@
  */
 import { ConnectionError, DatabaseError } from '../errors';
 import type { ParsedStatement } from '../parser/types';
-import type { ExecutionContext, LentConnection } from './context';
+import type { PortFailure } from '../ports/settled';
+import {
+  ABORTED_BEFORE_START,
+  type ExecutionContext,
+  type LentConnection,
+  type StartFailure,
+} from './context';
 import type { ExecutionFailure, StatementOutcome } from './outcome';
 import type { TransactionMode } from './plan';
 
@@ -26,15 +32,18 @@ export type TransactionFailure = Extract<ExecutionFailure, { kind: 'transaction'
 export interface TransactionRun {
   /** Outcomes of the statements that succeeded, in order. */
   outcomes: StatementOutcome[];
-  failure?: TransactionFailure;
+  /**
+   * A statement or the end failed (`transaction`); or the transaction as a whole (`request`: BEGIN
+   * failed, the connection was lost, the outcome of COMMIT is unknown); or the caller went away
+   * before anything was sent (`aborted`). Nothing was committed, but for a COMMIT whose outcome
+   * is unknown, as its error says.
+   */
+  failure?: TransactionFailure | StartFailure;
   /** The caller went away before COMMIT: the transaction was rolled back instead. */
   abandoned?: boolean;
 }
 
-/**
- * Runs `statements` in order in one transaction on `lent`, stopping at the first failure. Rejects
- * only when the transaction could not begin.
- */
+/** Runs `statements` in order in one transaction on `lent`, stopping at the first failure. */
 export async function runInTransaction(
   context: ExecutionContext,
   lent: LentConnection,
@@ -48,63 +57,73 @@ export async function runInTransaction(
   // Ending in the same round trip is safe only when the end cannot keep anything.
   const endsInBatch = mode.rollbackAtEnd || mode.readOnly;
   const end = mode.rollbackAtEnd ? 'ROLLBACK' : 'COMMIT';
-  const { outcomes, error } = await context.runBatch(lent, statements, {
+  const batch = await context.runBatch(lent, statements, {
     before: begin,
     ...(endsInBatch ? { after: [end] } : {}),
   });
-  let failure: TransactionFailure | undefined;
-  if (error?.failedStep === 'before') throw error;
-  const commitError =
-    error?.failedStep === 'after'
-      ? error
-      : !error && !endsInBatch && !context.aborted
-        ? await commit(context, lent)
-        : undefined;
-  if (commitError) {
-    // COMMIT itself failed (deferred constraints, serialization): the transaction is gone.
-    failure = {
-      kind: 'transaction',
-      index: statements.length,
-      error: commitError,
-      executionTime: 0,
-      end,
-    };
-  } else if (error) {
-    const failed = outcomes.pop();
-    const statement = failed?.statement;
-    const executionTime = failed?.executionTime ?? 0;
-    failure = statement
-      ? { kind: 'transaction', index: statement.index, error, executionTime, statement }
-      : { kind: 'transaction', index: statements.length, error, executionTime };
-  }
-  await lent.rollbackIfOpen().catch((error: unknown) => {
-    if (!(error instanceof DatabaseError)) throw error;
-  });
+  if (!batch) return { outcomes: [], failure: ABORTED_BEFORE_START };
+  const { outcomes, error } = batch;
+  const failure = error
+    ? batchFailure(error, outcomes, statements.length, end)
+    : !endsInBatch && !context.aborted
+      ? await commit(context, lent, statements.length)
+      : undefined;
+  // After a failure the transaction is rolled back, and only then, since BEGIN succeeded.
+  await lent.rollbackIfOpen();
   if (failure) return { outcomes, failure };
-  return !error && !endsInBatch && context.aborted ? { outcomes, abandoned: true } : { outcomes };
+  return !endsInBatch && context.aborted ? { outcomes, abandoned: true } : { outcomes };
 }
 
 /**
- * COMMIT in its own round trip; its database error, if any. A connection lost during COMMIT leaves
+ * Why the round trip of BEGIN, the statements (and the end) failed. A failed statement's outcome
+ * leaves `outcomes` for the failure, which reports it.
+ */
+function batchFailure(
+  error: PortFailure,
+  outcomes: StatementOutcome[],
+  statementCount: number,
+  end: 'COMMIT' | 'ROLLBACK',
+): TransactionFailure | StartFailure {
+  // A lost connection, parameters that could not be sent, or a failed BEGIN / SET LOCAL: nothing
+  // ran that could be kept, and no statement's outcome says more than the error itself.
+  if (!(error instanceof DatabaseError) || error.failedStep === 'before') {
+    return { kind: 'request', error };
+  }
+  if (error.failedStep === 'after') {
+    return { kind: 'transaction', index: statementCount, error, executionTime: 0, end };
+  }
+  const failed = outcomes.at(-1);
+  if (failed && !failed.ok) {
+    outcomes.pop();
+    const { statement, executionTime } = failed;
+    return { kind: 'transaction', index: statement.index, error, executionTime, statement };
+  }
+  return { kind: 'transaction', index: statementCount, error, executionTime: 0 };
+}
+
+/**
+ * COMMIT in its own round trip; why it failed, if it did. A connection lost during COMMIT leaves
  * the outcome unknown, and the error says so.
  */
 async function commit(
   context: ExecutionContext,
   lent: LentConnection,
-): Promise<DatabaseError | undefined> {
-  try {
-    await context.runControl(lent, 'COMMIT');
-    return undefined;
-  } catch (error) {
-    if (error instanceof DatabaseError) return error;
-    if (error instanceof ConnectionError) {
-      throw new ConnectionError(
-        error.code,
-        `The connection was lost during COMMIT; whether the transaction committed is unknown (${error.message})`,
-        error.systemCode,
-        { cause: error },
-      );
-    }
-    throw error;
+  statementCount: number,
+): Promise<TransactionFailure | StartFailure | undefined> {
+  const error = await context.runControl(lent, 'COMMIT');
+  if (!error) return undefined;
+  // COMMIT itself failed (deferred constraints, serialization): the transaction is gone.
+  if (error instanceof DatabaseError) {
+    return { kind: 'transaction', index: statementCount, error, executionTime: 0, end: 'COMMIT' };
   }
+  if (error instanceof ConnectionError) {
+    const unknown = new ConnectionError(
+      error.code,
+      `The connection was lost during COMMIT; whether the transaction committed is unknown (${error.message})`,
+      error.systemCode,
+      { cause: error },
+    );
+    return { kind: 'request', error: unknown };
+  }
+  return { kind: 'request', error };
 }

@@ -2,7 +2,7 @@
  * The connection port: the small surface core needs from a PostgreSQL driver. Core never imports pg;
  * `@sqlgate/postgres-adapter` implements these interfaces.
  */
-import type { DatabaseError } from '../errors';
+import type { PortFailure, Settled } from './settled';
 
 /** docs/decisions.md 7. `prefer` is the default. */
 export type SslMode = 'disable' | 'require' | 'prefer' | 'verify-full';
@@ -78,9 +78,13 @@ export interface StatementResult {
 
 /** Statements sent together: the results of those that ran, and the error that stopped the rest. */
 export interface BatchResult {
+  /** The statements that completed, in order (before a lost connection too: they may have committed). */
   results: StatementResult[];
-  /** Statement `results.length` failed (or a control statement: see DatabaseError.failedStep). */
-  error?: DatabaseError;
+  /**
+   * Statement `results.length` failed, or a control statement did (see DatabaseError.failedStep),
+   * or the connection broke (ConnectionError), or the parameters could not be sent (RequestError).
+   */
+  error?: PortFailure;
 }
 
 /** Bytes of row data a request may still return; shared by all its statements and connections. */
@@ -129,17 +133,16 @@ export interface RunOptions {
 /** What the server reports about the transaction after each statement. */
 export type TransactionStatus = 'idle' | 'in-transaction' | 'failed';
 
-/** One pooled connection, lent to one request at a time. */
+/**
+ * One pooled connection, lent to one request at a time. Its calls settle with values
+ * (docs/decisions.md 10.21): a promise rejects only for a defect.
+ */
 export interface Connection {
+  /** Runs one statement: its result, or why it failed (see BatchResult.error). */
+  run(sql: string, options: RunOptions): Promise<Settled<StatementResult>>;
   /**
-   * Runs one statement. Rejects with `DatabaseError` when PostgreSQL refuses it, and with
-   * `ConnectionError` when the connection breaks.
-   */
-  run(sql: string, options: RunOptions): Promise<StatementResult>;
-  /**
-   * Runs statements in order in one round trip. A DatabaseError stops the batch and is returned
-   * with the results before it; the server skips everything after it up to the end of the batch.
-   * Rejects with `ConnectionError` when the connection breaks.
+   * Runs statements in order in one round trip. A failure stops the batch and is returned with the
+   * results before it; the server skips everything after it up to the end of the batch.
    */
   runBatch(sql: readonly string[], options: RunOptions): Promise<BatchResult>;
   /** The transaction state the server reported after the last statement. */
@@ -195,20 +198,24 @@ export interface ServerSettings {
   standardConformingStrings: boolean;
 }
 
-/** Lends connections to targets; owns the pools behind them. */
+/** Lends connections to targets; owns the pools behind them. Its calls settle as Connection's do. */
 export interface ConnectionProvider {
-  /** Rejects with `ConnectionError` (or `DatabaseError` for authentication failures). */
-  acquire(target: ConnectionTarget, options?: AcquireOptions): Promise<Connection>;
-  /** Connects once, outside the pools, and reports what it found. */
-  check(target: ConnectionTarget): Promise<ConnectionCheck>;
+  /**
+   * A connection, or why none could be had: a `ConnectionError` (unreachable, refused, timed out,
+   * pool exhausted, the signal aborted the wait) or a `DatabaseError` (login refused).
+   */
+  acquire(target: ConnectionTarget, options?: AcquireOptions): Promise<Settled<Connection>>;
+  /** Connects once, outside the pools, and reports what it found, or why it could not. */
+  check(target: ConnectionTarget): Promise<Settled<ConnectionCheck>>;
   /** Never touches a database. */
   poolStats(): PoolStat[];
   /**
    * Where the target's cached results belong (docs/decisions.md 10.20): the server and database
    * actually reached (resolved address, port and database name, whatever the host's spelling or
-   * the sslMode) and the credentials, without revealing the password. May resolve the host name.
+   * the sslMode) and the credentials, without revealing the password. May resolve the host name;
+   * a name that does not resolve settles with a ConnectionError.
    */
-  scopeOf(target: ConnectionTarget): Promise<CacheScope>;
+  scopeOf(target: ConnectionTarget): Promise<Settled<CacheScope>>;
   /**
    * The settings the target's server reported when a connection to it last started, or undefined
    * until one has (or when the provider cannot tell). Never touches a database. A value changed by

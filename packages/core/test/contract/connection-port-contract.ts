@@ -14,6 +14,7 @@ import type {
   ConnectionTarget,
   RunOptions,
 } from '../../src/ports/connections';
+import { orThrow } from '../../src/ports/settled';
 
 /** The provider under test and where it connects. */
 export interface PortUnderTest {
@@ -66,7 +67,7 @@ export function describeConnectionPortContract(name: string, open: () => PortUnd
 
     /** A connection that is destroyed after the test if the test did not release it. */
     async function acquire(): Promise<Connection> {
-      const connection = await port.provider.acquire(port.target);
+      const connection = await orThrow(port.provider.acquire(port.target));
       lent.push(connection);
       return connection;
     }
@@ -81,7 +82,7 @@ export function describeConnectionPortContract(name: string, open: () => PortUnd
 
     it('run returns the command, rowCount, fields and rows', async () => {
       const connection = await acquire();
-      const result = await connection.run(CONTRACT_SQL.series, objects);
+      const result = await orThrow(connection.run(CONTRACT_SQL.series, objects));
       expect(result).toMatchObject({ command: 'SELECT', rowCount: 3, truncated: false });
       expect(result.truncatedBy).toBeUndefined();
       expect(result.rows).toEqual([
@@ -97,50 +98,55 @@ export function describeConnectionPortContract(name: string, open: () => PortUnd
 
     it('returns rows as arrays in array row mode and binds params', async () => {
       const connection = await acquire();
-      const arrays = await connection.run(CONTRACT_SQL.series, { rowMode: 'array', maxRows: 10 });
+      const arrays = await orThrow(
+        connection.run(CONTRACT_SQL.series, { rowMode: 'array', maxRows: 10 }),
+      );
       expect(arrays.rows).toEqual([
         [1, 2],
         [2, 4],
         [3, 6],
       ]);
-      const echoed = await connection.run(CONTRACT_SQL.echo, { ...objects, params: [42] });
+      const echoed = await orThrow(connection.run(CONTRACT_SQL.echo, { ...objects, params: [42] }));
       expect(echoed.rows).toEqual([{ echoed: 42 }]);
     });
 
-    it('rejects with a DatabaseError that keeps code, severity and position; the connection stays usable', async () => {
+    it('settles a refused statement with a DatabaseError that keeps code, severity and position; the connection stays usable', async () => {
       const connection = await acquire();
-      const failure = await connection.run(CONTRACT_SQL.missingTable, objects).then(
-        () => undefined,
-        (error: unknown) => error,
-      );
+      const settled = await connection.run(CONTRACT_SQL.missingTable, objects);
+      expect(settled.ok).toBe(false);
+      const failure = settled.ok ? undefined : settled.error;
       expect(failure).toBeInstanceOf(DatabaseError);
       expect(failure).toMatchObject({
         sqlState: '42P01',
         failedStep: 'statement',
         fields: { code: '42P01', severity: 'ERROR', position: '15' },
       });
-      expect((await connection.run(CONTRACT_SQL.one, objects)).rows).toEqual([{ a: 1 }]);
+      expect((await orThrow(connection.run(CONTRACT_SQL.one, objects))).rows).toEqual([{ a: 1 }]);
       expect(connection.transactionStatus()).toBe('idle');
     });
 
     it('keeps at most maxRows rows and says the rows limit cut them', async () => {
       const connection = await acquire();
-      const result = await connection.run(CONTRACT_SQL.tenRows, {
-        ...objects,
-        maxRows: 3,
-        stopEarly: [true],
-      });
+      const result = await orThrow(
+        connection.run(CONTRACT_SQL.tenRows, {
+          ...objects,
+          maxRows: 3,
+          stopEarly: [true],
+        }),
+      );
       expect(result.rows).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
       expect(result).toMatchObject({ truncated: true, truncatedBy: 'rows' });
     });
 
     it('runs a statement that may not stop early to completion: the command tag counts every row', async () => {
       const connection = await acquire();
-      const result = await connection.run(CONTRACT_SQL.tenRows, {
-        ...objects,
-        maxRows: 3,
-        stopEarly: [false],
-      });
+      const result = await orThrow(
+        connection.run(CONTRACT_SQL.tenRows, {
+          ...objects,
+          maxRows: 3,
+          stopEarly: [false],
+        }),
+      );
       expect(result).toMatchObject({
         command: 'SELECT',
         rowCount: 10,
@@ -173,7 +179,7 @@ export function describeConnectionPortContract(name: string, open: () => PortUnd
       expect(batch.error).toMatchObject({ sqlState: '22012', failedStep: 'statement' });
       // COMMIT did not run: the transaction is still there, failed.
       expect(connection.transactionStatus()).toBe('failed');
-      await connection.run('ROLLBACK', objects);
+      await orThrow(connection.run('ROLLBACK', objects));
       expect(connection.transactionStatus()).toBe('idle');
     });
 
@@ -189,7 +195,7 @@ export function describeConnectionPortContract(name: string, open: () => PortUnd
       expect(batch.error).toMatchObject({ sqlState: '22012', failedStep: 'after' });
       // The COMMIT after the failure did not run.
       expect(connection.transactionStatus()).toBe('failed');
-      await connection.run('ROLLBACK', objects);
+      await orThrow(connection.run('ROLLBACK', objects));
     });
 
     it("runBatch reports a failing control statement before the statements as failedStep 'before'", async () => {
@@ -205,35 +211,35 @@ export function describeConnectionPortContract(name: string, open: () => PortUnd
     it('reports the transaction status after BEGIN, COMMIT, a failed statement and ROLLBACK', async () => {
       const connection = await acquire();
       expect(connection.transactionStatus()).toBe('idle');
-      await connection.run('BEGIN', objects);
+      await orThrow(connection.run('BEGIN', objects));
       expect(connection.transactionStatus()).toBe('in-transaction');
-      await connection.run('COMMIT', objects);
+      await orThrow(connection.run('COMMIT', objects));
       expect(connection.transactionStatus()).toBe('idle');
-      await connection.run('BEGIN', objects);
-      await expect(connection.run(CONTRACT_SQL.divideByZero, objects)).rejects.toBeInstanceOf(
-        DatabaseError,
-      );
+      await orThrow(connection.run('BEGIN', objects));
+      await expect(
+        orThrow(connection.run(CONTRACT_SQL.divideByZero, objects)),
+      ).rejects.toBeInstanceOf(DatabaseError);
       expect(connection.transactionStatus()).toBe('failed');
       // A failed transaction refuses everything but its end.
-      await expect(connection.run(CONTRACT_SQL.one, objects)).rejects.toMatchObject({
+      await expect(orThrow(connection.run(CONTRACT_SQL.one, objects))).rejects.toMatchObject({
         sqlState: '25P02',
       });
-      await connection.run('ROLLBACK', objects);
+      await orThrow(connection.run('ROLLBACK', objects));
       expect(connection.transactionStatus()).toBe('idle');
     });
 
     it('release with resetSession leaves no session setting and no transaction for the next acquire', async () => {
       const first = await acquire();
-      await first.run(CONTRACT_SQL.setName, objects);
-      expect((await first.run(CONTRACT_SQL.showName, objects)).rows).toEqual([
+      await orThrow(first.run(CONTRACT_SQL.setName, objects));
+      expect((await orThrow(first.run(CONTRACT_SQL.showName, objects))).rows).toEqual([
         { application_name: 'port-contract' },
       ]);
-      await first.run('BEGIN', objects);
+      await orThrow(first.run('BEGIN', objects));
       giveBack(first, { resetSession: true });
 
       const next = await acquire();
       expect(next.transactionStatus()).toBe('idle');
-      const shown = await next.run(CONTRACT_SQL.showName, objects);
+      const shown = await orThrow(next.run(CONTRACT_SQL.showName, objects));
       expect(shown.rows).not.toEqual([{ application_name: 'port-contract' }]);
     });
 
@@ -241,31 +247,33 @@ export function describeConnectionPortContract(name: string, open: () => PortUnd
       const first = await acquire();
       giveBack(first, { destroy: true });
       const next = await acquire();
-      expect((await next.run(CONTRACT_SQL.one, objects)).rows).toEqual([{ a: 1 }]);
+      expect((await orThrow(next.run(CONTRACT_SQL.one, objects))).rows).toEqual([{ a: 1 }]);
     });
 
     it('cancel stops the running statement with 57014', async () => {
       const connection = await acquire();
-      const running = connection.run(CONTRACT_SQL.slow, objects);
+      const running = orThrow(connection.run(CONTRACT_SQL.slow, objects));
       // Cancelling before the statement reached the server would cancel nothing: wait a little.
       await new Promise((resolve) => setTimeout(resolve, 200));
       await connection.cancel();
       await expect(running).rejects.toMatchObject({ sqlState: '57014' });
-      expect((await connection.run(CONTRACT_SQL.one, objects)).rows).toEqual([{ a: 1 }]);
+      expect((await orThrow(connection.run(CONTRACT_SQL.one, objects))).rows).toEqual([{ a: 1 }]);
     });
 
-    it('rejects acquire with a ConnectionError when the signal has already aborted', async () => {
+    it('settles acquire with a ConnectionError when the signal has already aborted', async () => {
       const controller = new AbortController();
       controller.abort();
-      await expect(
-        port.provider.acquire(port.target, { signal: controller.signal }),
-      ).rejects.toBeInstanceOf(ConnectionError);
+      const settled = await port.provider.acquire(port.target, { signal: controller.signal });
+      expect(settled.ok).toBe(false);
+      expect(!settled.ok && settled.error).toBeInstanceOf(ConnectionError);
     });
 
     it('names a scope per database and user without revealing the password', async () => {
-      const scope = await port.provider.scopeOf({ ...port.target, password: 'contract-secret' });
+      const scope = await orThrow(
+        port.provider.scopeOf({ ...port.target, password: 'contract-secret' }),
+      );
       expect(JSON.stringify(scope)).not.toContain('contract-secret');
-      const other = await port.provider.scopeOf({ ...port.target, user: 'someone_else' });
+      const other = await orThrow(port.provider.scopeOf({ ...port.target, user: 'someone_else' }));
       expect(other.credentials).not.toBe(scope.credentials);
       expect(other.database).toBe(scope.database);
     });

@@ -60,8 +60,9 @@ describe('acquiring a connection', () => {
     expect(fake.callsOf('acquire')).toEqual([expect.objectContaining({ withSignal: true })]);
     expect(fake.connections).toEqual([]);
     expect(fake.sent()).toEqual([]);
-    // The pool's own answer to the abort; nobody is there to read it.
-    expect(response.failure?.code).toBe(ErrorCodes.CONNECTION_FAILED);
+    // Nobody is there to read it; the log says why the request ended.
+    expect(response.body).toEqual({ error: 'The request was aborted by the caller' });
+    expect(response.failure).toEqual({ code: ErrorCodes.REQUEST_ABORTED });
   });
 
   it('does not even ask for a connection when the caller is already gone', async () => {
@@ -132,7 +133,9 @@ describe('returning a connection', () => {
 
     const response = await query('SELECT opens_one()');
 
-    expect(response.failure).toEqual({ code: ErrorCodes.DATABASE_ERROR, sqlState: 'XX000' });
+    // The statement's own outcome stands; what it did is not kept either way (docs/decisions.md 10.21).
+    expect(response.failure).toBeUndefined();
+    expect(response.body).toMatchObject({ rolledBack: true });
     expect(fake.releases()[0]?.options).toEqual({ destroy: false, resetSession: true });
     await fake.settled();
     expect(fake.resets()).toEqual(['ROLLBACK']);

@@ -4,6 +4,7 @@
  */
 import { ResultCache } from '../../src/cache';
 import { ConnectionError, ErrorCodes, SqlgateError } from '../../src/errors';
+import { lazyCacheScope } from '../../src/execution/cache-attempt';
 import { ExecutionContext, type ExecutionSettings } from '../../src/execution/context';
 import { executePlan } from '../../src/execution/execute';
 import { planExecution } from '../../src/execution/plan';
@@ -87,7 +88,7 @@ describe('shaping responses', () => {
       1,
     );
     expect(response).toEqual({
-      body: { error: 'The caller went away; the statements after it were not sent' },
+      body: { error: 'The request was aborted by the caller' },
       failure: { code: ErrorCodes.REQUEST_ABORTED },
     });
   });
@@ -174,7 +175,7 @@ describe('executePlan without the service', () => {
       undefined,
       {
         cache,
-        scope: () => fake.scopeOf(fakeTarget),
+        scope: lazyCacheScope(() => fake.scopeOf(fakeTarget)),
       },
     );
 

@@ -152,14 +152,17 @@ describe('the transactional strategy', () => {
     expect(fake.releases()[0]?.options).toEqual({ destroy: false, resetSession: true });
   });
 
-  it('answers a connection lost during ROLLBACK as a connection failure and destroys it', async () => {
+  it('still answers with the statement failure when the connection is lost during ROLLBACK, and destroys it', async () => {
     const { fake, query } = harness();
     fake.on(UPDATE, { error: databaseError('23505', 'duplicate key') });
     fake.on('ROLLBACK', { error: connectionLost() });
 
     const response = await query(WRITES);
 
-    expect(response.failure).toEqual({ code: ErrorCodes.CONNECTION_FAILED });
+    // Closing the connection ends the transaction as surely as ROLLBACK: the statement's failure
+    // is the answer.
+    expect(response.body).toMatchObject({ failedStatementIndex: 1, rolledBack: true });
+    expect(response.failure).toEqual({ code: ErrorCodes.DATABASE_ERROR, sqlState: '23505' });
     expect(fake.releases()[0]?.options).toMatchObject({ destroy: true });
   });
 

@@ -5,17 +5,20 @@
  * records every call so a test can assert what reached the "server" and how connections came back.
  *
  * It honours the port's documented contract (src/ports/connections.ts), checked by the same suite
- * that runs against the pg adapter (test/contract): runBatch returns the results before the failing
- * statement plus the error, and nothing after the error runs (`after` included). It models the few
+ * that runs against the pg adapter (test/contract): calls settle with values, runBatch returns the
+ * results before the failing statement plus the error, and nothing after the error runs (`after`
+ * included); only a defect (a connection used after release) rejects. It models the few
  * pieces of PostgreSQL behaviour that the contract and the strategies depend on: BEGIN / COMMIT /
  * ROLLBACK move the transaction status, an error inside a transaction leaves it failed (and refuses
  * further statements with 25P02 until it ends), SET / SHOW / DISCARD ALL keep session settings, and
  * a CancelRequest ends a delayed statement with 57014. Everything else is what the test scripts.
  */
+import { isPortFailure, type Settled } from '../../src/ports/settled';
 import {
   ConnectionError,
   DatabaseError,
   ErrorCodes,
+  RequestError,
   type DatabaseErrorFields,
   type FailedStep,
 } from '../../src/errors';
@@ -51,7 +54,11 @@ export interface ScriptedOutcome {
   rowCount?: number | null;
   /** Reported per statement, as the adapter does for statements of one round trip. */
   durationMs?: number;
-  /** The statement fails: a DatabaseError is the server's answer, anything else rejects the call. */
+  /**
+   * The statement fails: a DatabaseError is the server's answer, a ConnectionError breaks the
+   * connection, a RequestError is a parameter the adapter could not send; anything else is a
+   * defect and rejects the call.
+   */
   error?: Error;
   /** Milliseconds before the server answers; a CancelRequest ends the wait with 57014. */
   delayMs?: number;
@@ -243,11 +250,10 @@ export class FakeConnection implements Connection {
     private readonly provider: FakeConnectionProvider,
   ) {}
 
-  async run(sql: string, options: RunOptions): Promise<StatementResult> {
+  async run(sql: string, options: RunOptions): Promise<Settled<StatementResult>> {
     this.provider.calls.push({ kind: 'run', connection: this.id, sql, options });
     const { results, error } = await this.roundTrip([sql], options, 'run');
-    if (error) throw error;
-    return results[0] as StatementResult;
+    return error ? { ok: false, error } : { ok: true, value: results[0] as StatementResult };
   }
 
   runBatch(sql: readonly string[], options: RunOptions): Promise<BatchResult> {
@@ -295,7 +301,7 @@ export class FakeConnection implements Connection {
     if (this.destroyed || (!this.lent && via !== 'reset')) {
       throw new Error(`fake connection ${this.id} used after release`);
     }
-    if (this.broken) throw connectionLost('Connection terminated');
+    if (this.broken) return { results: [], error: connectionLost('Connection terminated') };
     const steps: { sql: string; step: FailedStep; index: number }[] = [
       ...(options.before ?? []).map((text) => ({ sql: text, step: 'before' as const, index: -1 })),
       ...sql.map((text, index) => ({ sql: text, step: 'statement' as const, index })),
@@ -304,15 +310,22 @@ export class FakeConnection implements Connection {
     const results: StatementResult[] = [];
     for (const { sql: text, step, index } of steps) {
       const outcome = this.outcomeFor(text, options);
-      await this.wait(outcome);
+      try {
+        await this.wait(outcome);
+      } catch (error) {
+        // Killed while it ran: the statements before it stand, as the port says.
+        if (!(error instanceof ConnectionError)) throw error;
+        return { results, error };
+      }
       this.provider.executed.push({ connection: this.id, sql: text, via });
       const error = outcome.error;
       if (error) {
-        if (!(error instanceof DatabaseError)) {
-          // A broken connection (or a defect) rejects the whole call, as the port says.
+        if (error instanceof ConnectionError || error instanceof RequestError) {
           if (error instanceof ConnectionError) this.broken = true;
-          throw error;
+          return { results, error };
         }
+        // Anything but a server's answer is a defect: it rejects the whole call.
+        if (!(error instanceof DatabaseError)) throw error;
         const severity = error.fields.severity;
         if (severity === 'FATAL' || severity === 'PANIC') this.broken = true;
         // A failed COMMIT still ends the transaction; any other error inside one leaves it failed.
@@ -464,26 +477,34 @@ export class FakeConnectionProvider implements ConnectionProvider {
     return rule.script;
   }
 
-  async acquire(target: ConnectionTarget, options: AcquireOptions = {}): Promise<Connection> {
+  async acquire(
+    target: ConnectionTarget,
+    options: AcquireOptions = {},
+  ): Promise<Settled<Connection>> {
     this.calls.push({ kind: 'acquire', target, withSignal: options.signal !== undefined });
     const { signal } = options;
-    if (signal?.aborted) throw acquireAborted();
+    if (signal?.aborted) return { ok: false, error: acquireAborted() };
     const script = this.acquireScripts.shift();
-    if (script && 'error' in script) throw script.error;
+    if (script && 'error' in script) {
+      if (!isPortFailure(script.error)) throw script.error;
+      return { ok: false, error: script.error };
+    }
     if (script && !('error' in script)) {
       // Waiting for a pooled connection: an abort gives up the wait (AcquireOptions.signal).
-      await new Promise<void>((resolve, reject) => {
-        const timer = 'delayMs' in script ? setTimeout(resolve, script.delayMs) : undefined;
+      const aborted = await new Promise<boolean>((resolve) => {
+        const timer =
+          'delayMs' in script ? setTimeout(() => resolve(false), script.delayMs) : undefined;
         signal?.addEventListener(
           'abort',
           () => {
             clearTimeout(timer);
-            reject(acquireAborted());
+            resolve(true);
           },
           { once: true },
         );
         // waitForAbort without a signal waits forever, as a pool without a timeout would.
       });
+      if (aborted) return { ok: false, error: acquireAborted() };
     }
     // A connection being cleaned is lent again only once clean (the port's promise).
     await this.settled();
@@ -498,7 +519,7 @@ export class FakeConnectionProvider implements ConnectionProvider {
     if (index < 0) this.connections.push(connection);
     connection.lent = true;
     this.maxLent = Math.max(this.maxLent, this.lentCount());
-    return connection;
+    return { ok: true, value: connection };
   }
 
   /** @internal A connection came back. */
@@ -529,14 +550,15 @@ export class FakeConnectionProvider implements ConnectionProvider {
     while (this.cleanings.size > 0) await Promise.all([...this.cleanings]);
   }
 
-  async check(target: ConnectionTarget): Promise<ConnectionCheck> {
-    return {
+  async check(target: ConnectionTarget): Promise<Settled<ConnectionCheck>> {
+    const value = {
       serverVersion: '16.0 (fake)',
       database: target.database,
       user: target.user,
       ssl: false,
       latencyMs: 0,
     };
+    return { ok: true, value };
   }
 
   poolStats(): PoolStat[] {
@@ -559,13 +581,14 @@ export class FakeConnectionProvider implements ConnectionProvider {
   }
 
   /** The cache scope: the database as spelled (the fake resolves nothing) and the user. */
-  scopeOf(target: ConnectionTarget): Promise<CacheScope> {
+  scopeOf(target: ConnectionTarget): Promise<Settled<CacheScope>> {
     const server = `${target.host}:${target.port}`;
-    return Promise.resolve({
+    const value = {
       server,
       database: `${server}/${target.database}`,
       credentials: `${target.user}/${fingerprint(target.password ?? '')}`,
-    });
+    };
+    return Promise.resolve({ ok: true, value });
   }
 
   /** `host:port:user:database`, the pool a connection belongs to. */

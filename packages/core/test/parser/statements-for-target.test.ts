@@ -4,6 +4,7 @@
  * A fake provider stands in for PostgreSQL: this is the core's side of the port.
  */
 import { createParseMemo, loadParser, UnterminatedTextError } from '../../src/parser';
+import { orThrow, type Settled } from '../../src/ports/settled';
 import type {
   Connection,
   ConnectionProvider,
@@ -35,14 +36,18 @@ function fakeProvider(reported: ServerSettings | undefined) {
     acquire: async () => {
       calls.acquired++;
       settings = reported;
-      return connection;
+      return { ok: true, value: connection };
     },
     serverSettings: () => settings,
   } as unknown as ConnectionProvider;
   return { provider, calls };
 }
 
-const sqlOf = (statements: readonly { sql: string }[]) => statements.map((s) => s.sql);
+/** The statements' texts; the split must have succeeded. */
+const sqlOf = (split: Settled<readonly { sql: string }[]>) => {
+  if (!split.ok) throw split.error;
+  return split.value.map((s) => s.sql);
+};
 const splitByBackslash = "SELECT 'x\\'  ; SELECT 1 --'";
 
 describe('statementsForTarget', () => {
@@ -115,7 +120,7 @@ describe('statementsForTarget', () => {
 
   it('uses the setting it already knows without asking again', async () => {
     const { provider, calls } = fakeProvider({ standardConformingStrings: false });
-    await provider.acquire(target);
+    await orThrow(provider.acquire(target));
     const statements = await statementsForTarget(splitByBackslash, target, {
       parse: createParseMemo(),
       connections: provider,

@@ -8,14 +8,16 @@ import {
   type BatchResult,
   type Connection,
   type RunOptions,
+  type Settled,
   type StatementResult,
 } from '@sqlgate/core';
 
 export class ParsedJsonConnection implements Connection {
   constructor(private readonly connection: Connection) {}
 
-  async run(sql: string, options: RunOptions): Promise<StatementResult> {
-    return parseResult(await this.connection.run(sql, options));
+  async run(sql: string, options: RunOptions): Promise<Settled<StatementResult>> {
+    const run = await this.connection.run(sql, options);
+    return run.ok ? { ok: true, value: parseResult(run.value) } : run;
   }
 
   async runBatch(sql: readonly string[], options: RunOptions): Promise<BatchResult> {

@@ -4,7 +4,7 @@
  * promise the caller.
  */
 import type { ParsedStatement } from '../../parser/types';
-import type { ExecutionContext } from '../context';
+import { LentConnection, notStarted, type ExecutionContext } from '../context';
 import type { ExecutionOutcome, StatementOutcome } from '../outcome';
 import type { StrategyName } from '../plan';
 
@@ -14,13 +14,15 @@ export async function runInOrder(
   strategy: StrategyName,
 ): Promise<ExecutionOutcome> {
   const lent = await context.acquire();
+  if (!(lent instanceof LentConnection)) return notStarted(strategy, lent);
   try {
-    await lent.applySessionTimeout();
+    const timeoutFailure = await lent.applySessionTimeout();
+    if (timeoutFailure) return notStarted(strategy, { kind: 'request', error: timeoutFailure });
     const outcomes: StatementOutcome[] = [];
     for (const statement of statements) {
       // Once the caller is gone nothing more is sent on its behalf (docs/decisions.md 10.7).
-      if (context.aborted) break;
       const outcome = await context.runStatement(lent, statement);
+      if (!outcome) break;
       outcomes.push(outcome);
       if (!outcome.ok) break;
     }
@@ -28,7 +30,7 @@ export async function runInOrder(
     // A transaction the script opened and did not end (or that failed) is not left to the next
     // request. If even that ROLLBACK fails, the connection is closed (the server then rolls back),
     // and the answer still lists what ran (docs/decisions.md 10.5).
-    const rolledBack = await lent.rollbackIfOpenOrClose();
+    const rolledBack = await lent.rollbackIfOpen();
     const failure =
       failed >= 0
         ? { kind: 'statement' as const, index: failed }

@@ -3,21 +3,24 @@
  * a statement wrongly classified as a read fails with 25006 instead of writing.
  */
 import type { ParsedStatement } from '../../parser/types';
-import type { ExecutionContext } from '../context';
+import { LentConnection, notStarted, type ExecutionContext, type StartFailure } from '../context';
 import type { ExecutionOutcome, StatementOutcome } from '../outcome';
 import type { TransactionMode } from '../plan';
 import { runInTransaction } from '../transaction';
 
+/** One read's outcome, or why it could not start (no connection, a failed BEGIN, the caller gone). */
 async function runRead(
   context: ExecutionContext,
   statement: ParsedStatement,
   mode: TransactionMode,
-): Promise<StatementOutcome> {
+): Promise<StatementOutcome | StartFailure> {
   const cache = await context.cacheAttempt(statement);
   if (cache.hit) return cache.hit;
   const lent = await context.acquire();
+  if (!(lent instanceof LentConnection)) return lent;
   try {
     const { outcomes, failure } = await runInTransaction(context, lent, mode, [statement]);
+    if (failure && failure.kind !== 'transaction') return failure;
     const outcome: StatementOutcome = failure
       ? { ok: false, statement, error: failure.error, executionTime: failure.executionTime }
       : (outcomes[0] as StatementOutcome);
@@ -26,6 +29,10 @@ async function runRead(
   } finally {
     lent.release();
   }
+}
+
+function isStatementOutcome(each: StatementOutcome | StartFailure): each is StatementOutcome {
+  return 'statement' in each;
 }
 
 /** Runs `work` over `items` with at most `limit` in flight; results keep the items' order. */
@@ -51,11 +58,14 @@ export async function runParallelReads(
   statements: readonly ParsedStatement[],
   mode: TransactionMode,
 ): Promise<ExecutionOutcome> {
-  const outcomes = await mapConcurrently(
-    statements,
-    context.settings.maxParallelReads,
-    (statement) => runRead(context, statement, mode),
+  const reads = await mapConcurrently(statements, context.settings.maxParallelReads, (statement) =>
+    runRead(context, statement, mode),
   );
+  // A read that could not start fails the request as a whole; a connection error says most.
+  const unstarted = reads.filter((read): read is StartFailure => !isStatementOutcome(read));
+  const first = unstarted.find((read) => read.kind === 'request') ?? unstarted[0];
+  if (first) return notStarted('parallel-reads', first);
+  const outcomes = reads as StatementOutcome[];
   const failed = outcomes.findIndex((outcome) => !outcome.ok);
   return {
     strategy: 'parallel-reads',

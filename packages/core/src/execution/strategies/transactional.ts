@@ -4,7 +4,7 @@
  * the end instead of committing.
  */
 import type { ParsedStatement } from '../../parser/types';
-import type { ExecutionContext } from '../context';
+import { LentConnection, notStarted, type ExecutionContext } from '../context';
 import type { ExecutionOutcome } from '../outcome';
 import type { TransactionMode } from '../plan';
 import { runInTransaction } from '../transaction';
@@ -15,6 +15,7 @@ export async function runTransactional(
   mode: TransactionMode,
 ): Promise<ExecutionOutcome> {
   const lent = await context.acquire();
+  if (!(lent instanceof LentConnection)) return notStarted('transaction', lent);
   try {
     const { outcomes, failure, abandoned } = await runInTransaction(
       context,
@@ -22,6 +23,7 @@ export async function runTransactional(
       mode,
       statements,
     );
+    if (failure && failure.kind !== 'transaction') return notStarted('transaction', failure);
     return {
       strategy: 'transaction',
       outcomes,
