@@ -4,6 +4,7 @@
  */
 import {
   allowedMethodsByPath,
+  ROUTES,
   serializeResponse,
   ZERO_CACHE_STATS,
   type QueryService,
@@ -104,57 +105,65 @@ export function createApp(options: AppOptions): express.Express {
     timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
   });
 
-  app.post('/api/query', body, (req: Request, res: Response) =>
-    answerQuery(service, logger, req.body, req, res),
-  );
-
-  app.post('/api/test-connection', body, async (req: Request, res: Response) => {
-    const result = await service.checkConnection(req.body);
-    sendJson(res, 'failure' in result ? httpStatusFor(result.failure) : 200, result.body);
-  });
-
-  app.get('/api/stats/pools', (_req: Request, res: Response) => {
-    try {
-      sendJson(res, 200, { stats: service.poolStats() });
-    } catch {
-      sendJson(res, 500, { error: 'Failed to retrieve pool statistics', stats: [] });
-    }
-  });
-
-  app.get('/api/stats/cache', async (_req: Request, res: Response) => {
-    try {
-      sendJson(res, 200, await service.cacheStatistics());
-    } catch {
-      sendJson(res, 500, {
-        error: 'Failed to retrieve cache statistics',
-        stats: { ...ZERO_CACHE_STATS },
-        entries: [],
-      });
-    }
-  });
-
-  app.delete('/api/stats/cache', async (_req: Request, res: Response) => {
-    try {
-      await service.clearCache();
-      sendJson(res, 200, { success: true, message: 'Cache cleared successfully' });
-    } catch {
-      sendJson(res, 500, { error: 'Failed to clear cache' });
-    }
-  });
-
   // An app mounted at /db serves a document whose `servers` entry says /db. One document is kept:
   // a mount path with parameters must not grow a cache per value.
   let served: { mountPath: string; document: OpenApiDocument } | undefined;
-  app.get('/api/openapi.json', (req: Request, res: Response) => {
-    if (served?.mountPath !== req.baseUrl) {
-      served = { mountPath: req.baseUrl, document: buildOpenApiDocument(req.baseUrl) };
-    }
-    sendJson(res, 200, served.document);
-  });
 
-  app.get('/healthz', (_req: Request, res: Response) => {
-    sendJson(res, 200, { status: 'ok' });
-  });
+  /** One handler per operation of core's route table; the table decides methods and paths. */
+  const handlers: Record<string, RequestHandler> = {
+    executeQuery: (req, res) => answerQuery(service, logger, req.body, req, res),
+    testConnection: async (req, res) => {
+      const result = await service.checkConnection(req.body);
+      sendJson(res, 'failure' in result ? httpStatusFor(result.failure) : 200, result.body);
+    },
+    getPoolStatistics: (_req, res) => {
+      try {
+        sendJson(res, 200, { stats: service.poolStats() });
+      } catch {
+        sendJson(res, 500, { error: 'Failed to retrieve pool statistics', stats: [] });
+      }
+    },
+    getCacheStatistics: async (_req, res) => {
+      try {
+        sendJson(res, 200, await service.cacheStatistics());
+      } catch {
+        sendJson(res, 500, {
+          error: 'Failed to retrieve cache statistics',
+          stats: { ...ZERO_CACHE_STATS },
+          entries: [],
+        });
+      }
+    },
+    clearCache: async (_req, res) => {
+      try {
+        await service.clearCache();
+        sendJson(res, 200, { success: true, message: 'Cache cleared successfully' });
+      } catch {
+        sendJson(res, 500, { error: 'Failed to clear cache' });
+      }
+    },
+    getOpenApiDocument: (req, res) => {
+      if (served?.mountPath !== req.baseUrl) {
+        served = { mountPath: req.baseUrl, document: buildOpenApiDocument(req.baseUrl) };
+      }
+      sendJson(res, 200, served.document);
+    },
+    getHealth: (_req, res) => {
+      sendJson(res, 200, { status: 'ok' });
+    },
+  };
+  for (const route of ROUTES) {
+    const handler = handlers[route.operationId];
+    // A route of the table without a handler (or the reverse) is a defect of this file.
+    if (!handler) throw new Error(`No handler for the route ${route.operationId}`);
+    // Routes with a request body read it as JSON first.
+    const chain = route.request ? [body, handler] : [handler];
+    app[route.method](route.path, ...chain);
+  }
+  const unrouted = Object.keys(handlers).filter(
+    (operationId) => !ROUTES.some((route) => route.operationId === operationId),
+  );
+  if (unrouted.length > 0) throw new Error(`Handlers without a route: ${unrouted.join(', ')}`);
 
   app.use((req: Request, res: Response) => {
     const allowed = ALLOWED_METHODS.get(req.path);

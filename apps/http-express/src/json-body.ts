@@ -3,6 +3,7 @@
  * needs to be: UTF-8 JSON only, no compression, and it runs on the hot path of every query.
  */
 import { isUtf8 } from 'node:buffer';
+import { firstInexactNumber } from './json-numbers';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { writeJson } from './query-endpoint';
 
@@ -123,11 +124,24 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
         return;
       }
       const text = bytes.toString('utf8');
+      let body: unknown;
       try {
-        resolve(JSON.parse(text));
+        body = JSON.parse(text);
       } catch {
         reject(new BodyError(400, 'Request body is not valid JSON'));
+        return;
       }
+      const inexact = firstInexactNumber(text);
+      if (inexact !== undefined) {
+        reject(
+          new BodyError(
+            400,
+            `The number ${inexact.slice(0, 40)} cannot be carried exactly by JSON; send it as a string`,
+          ),
+        );
+        return;
+      }
+      resolve(body);
     });
   });
 }

@@ -277,7 +277,7 @@ describe('sslMode', () => {
         expect(verifyFull.body.error.code).toBe('SSL_NOT_SUPPORTED');
         const check = await request(app.app)
           .post('/api/test-connection')
-          .send(plainTarget({ sslMode: 'require' }))
+          .send(plainTarget({ sslMode: 'require', sql: undefined }))
           .expect(502);
         expect(check.body).toEqual({
           success: false,

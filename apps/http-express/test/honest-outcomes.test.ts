@@ -194,12 +194,29 @@ describe('params arrive as the caller sent them', () => {
   };
 
   it('refuses a number JSON parsing already rounded, and keeps -0', async () => {
-    for (const value of ['9007199254740993', '123456789012345678901234567890.123', '1e400']) {
+    const rounded = [
+      '9007199254740993',
+      '123456789012345678901234567890.123',
+      '1e400',
+      // Parsing turns these into 0 and 1: the parsed value cannot tell, only the text can.
+      '1e-400',
+      '-2e-324',
+      '1.0000000000000000000001',
+    ];
+    for (const value of rounded) {
       const { body } = await withRawParams('SELECT $1::numeric::text AS v', `[${value}]`).expect(
         400,
       );
-      expect(body.error).toMatch(/^'params\[0\]' is a number JSON cannot carry exactly/);
+      expect(body.error).toBe(
+        `The number ${value} cannot be carried exactly by JSON; send it as a string`,
+      );
     }
+    // Exact however written: zeros, trailing zeros, exponents, 2^53 - 1, digits inside strings.
+    const exactLiterals = ['0.000', '-0e10', '1.500', '1e-300', '9007199254740991', '12e3'];
+    for (const value of exactLiterals) {
+      await withRawParams('SELECT $1::numeric::text AS v', `[${value}]`).expect(200);
+    }
+    await withRawParams("SELECT $1 || '' AS v", '["1e-400 1.0000000000000000000001"]').expect(200);
     const kept = await withRawParams('SELECT $1::float8::text AS v', '[-0]').expect(200);
     expect(kept.body.rows).toEqual([{ v: '-0' }]);
     const exact = await withRawParams('SELECT $1::numeric::text AS v', '[0.1]').expect(200);

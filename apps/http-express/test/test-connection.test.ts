@@ -29,6 +29,20 @@ it('succeeds with what it found: server version, database, user, TLS and latency
   expect(response.body.latencyMs).toBeGreaterThan(0);
 });
 
+it('names unknown fields in warnings, on success and on failure, and ignores them', async () => {
+  const ok = await check({ ...target(), sslmode: 'require', timeout: 5 }).expect(200);
+  expect(ok.body).toMatchObject({
+    success: true,
+    warnings: ["unknown field 'sslmode' (did you mean 'sslMode'?)", "unknown field 'timeout'"],
+  });
+  const refused = await check({ ...target({ host: '127.0.0.1', port: 1 }), databse: 'x' });
+  expect(refused.status).toBeGreaterThanOrEqual(400);
+  expect(refused.body).toMatchObject({
+    success: false,
+    warnings: ["unknown field 'databse' (did you mean 'database'?)"],
+  });
+});
+
 it("connects to 'postgres' when no database is named", async () => {
   const response = await check(target({ database: undefined })).expect(200);
   expect(response.body).toMatchObject({ success: true, database: 'postgres' });

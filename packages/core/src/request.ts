@@ -5,7 +5,7 @@
  */
 import { ErrorCodes, RequestError } from './errors';
 import { SSL_MODES, type ConnectionTarget, type RowMode, type SslMode } from './ports/connections';
-import { QUERY_REQUEST_FIELDS } from './schemas/request';
+import { CONNECTION_TEST_FIELDS, QUERY_REQUEST_FIELDS } from './schemas/request';
 import { unknownFieldWarnings } from './schemas/unknown-fields';
 
 export type IsolationLevel = 'read committed' | 'repeatable read' | 'serializable';
@@ -41,6 +41,12 @@ export interface QueryRequest {
 
 /** The fields of QueryRequestSchema: the one list of what a body may hold. */
 const KNOWN_QUERY_FIELDS: ReadonlySet<string> = new Set(QUERY_REQUEST_FIELDS);
+const KNOWN_CONNECTION_TEST_FIELDS: ReadonlySet<string> = new Set(CONNECTION_TEST_FIELDS);
+
+/** The unknown fields of a POST /api/test-connection body, named as for a query. */
+export function connectionTestWarnings(fields: Record<string, unknown>): string[] | undefined {
+  return unknownFieldWarnings(fields, KNOWN_CONNECTION_TEST_FIELDS);
+}
 
 const REQUIRED_FIELDS = ['host', 'port', 'user', 'database', 'sql'] as const;
 /** Fields of a target that may hold text, all of which reach the server's startup packet. */

@@ -10,12 +10,13 @@ import {
   requestMayUseCache,
   writeExtentOf,
 } from './cache';
-import { ErrorCodes, RequestError } from './errors';
+import { ErrorCodes, RequestError, SqlgateError } from './errors';
 import { ExecutionContext, elapsed, type ExecutionSettings } from './execution/context';
 import { lazyCacheScope } from './execution/cache-attempt';
 import { executePlan } from './execution/execute';
 import { planExecution } from './execution/plan';
 import {
+  ABORTED_BEFORE_START_MESSAGE,
   errorResponse,
   shapeResponse,
   type QueryResponse,
@@ -32,7 +33,12 @@ import type {
   ConnectionProvider,
   PoolStat,
 } from './ports/connections';
-import { missingFields, parseConnectionTarget, parseQueryRequest } from './request';
+import {
+  connectionTestWarnings,
+  missingFields,
+  parseConnectionTarget,
+  parseQueryRequest,
+} from './request';
 import { statementsForTarget } from './statements-for-target';
 import { QueryStatistics, type CacheStats } from './stats';
 
@@ -87,10 +93,17 @@ export interface QueryServiceResponse extends QueryResponse {
 }
 
 /** Outcome of a connection check: the test-connection of docs/interface.md, with the status rules of docs/decisions.md 5. */
+/** `warnings` names unknown request fields, once the body was understood (as for a query). */
 export type ConnectionCheckResponse =
-  | { body: { success: true; message: 'Connection successful' } & ConnectionCheck }
   | {
-      body: { success: false; error: { message: string; code: string } };
+      body: {
+        success: true;
+        message: 'Connection successful';
+        warnings?: string[];
+      } & ConnectionCheck;
+    }
+  | {
+      body: { success: false; error: { message: string; code: string }; warnings?: string[] };
       failure: QueryResponse['failure'];
     };
 
@@ -167,7 +180,15 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         connections,
         signal: executeOptions.signal,
       });
-      if (!split.ok) return failed(split.error);
+      if (!split.ok) {
+        // The caller went away while the connection that tells the setting was awaited.
+        const aborted = executeOptions.signal?.aborted;
+        return failed(
+          aborted
+            ? new SqlgateError(ErrorCodes.REQUEST_ABORTED, ABORTED_BEFORE_START_MESSAGE)
+            : split.error,
+        );
+      }
       statements = split.value;
       if (statements.length === 0) {
         throw new RequestError(ErrorCodes.NO_STATEMENTS, 'No valid SQL statements found');
@@ -219,12 +240,14 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         throw new RequestError(ErrorCodes.MISSING_FIELDS, 'Missing required fields', { missing });
       }
       const target = parseConnectionTarget(fields, { database: 'postgres' });
+      const warnings = connectionTestWarnings(fields);
       const checked = (await options.targetPolicy?.check(target)) ?? target;
       const check = await connections.check(checked);
-      if (check.ok) {
-        return { body: { success: true, message: 'Connection successful', ...check.value } };
-      }
-      return checkFailure(check.error);
+      const response: ConnectionCheckResponse = check.ok
+        ? { body: { success: true, message: 'Connection successful', ...check.value } }
+        : checkFailure(check.error);
+      if (warnings) response.body.warnings = warnings;
+      return response;
     } catch (error) {
       return checkFailure(error);
     }
@@ -309,7 +332,8 @@ async function invalidateWritten(
 ): Promise<void> {
   const extent = writeExtentOf(statements);
   if (extent === 'none') return;
-  // A host that does not resolve was not reached by the connection either (same resolver).
-  const reached = await scope();
+  // A host that does not resolve was not reached by the connection either (same resolver). A
+  // defect here must not turn the answer about what ran (a committed write) into a failure.
+  const reached = await scope().catch(() => undefined);
   if (reached) await cache.invalidate(reached, extent).catch(() => undefined);
 }

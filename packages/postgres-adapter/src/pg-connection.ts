@@ -179,7 +179,8 @@ export class PgConnection implements Connection {
     try {
       this.client = await this.lending.replace();
     } catch (error) {
-      return toDomainError(error);
+      // Nothing of the round trip was sent: like a failed BEGIN, not a failed statement.
+      return toDomainError(error, 'before');
     }
     this.clientGone = false;
     return undefined;

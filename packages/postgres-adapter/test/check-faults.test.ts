@@ -1,8 +1,7 @@
 /** A connection check against a server that breaks the protocol answers PROTOCOL_ERROR (10.1). */
-import { orThrow } from '@sqlgate/core';
 import { backend, replyWith, startFakePostgres, type BackendMessage } from '@sqlgate/testing';
 import { createPostgresConnections } from '../src';
-import { fakeServerTarget } from './support';
+import { fakeServerTarget, failureOf } from './support';
 
 it.each<[string, BackendMessage[]]>([
   ['a row before its description', [backend.dataRow(['15.0'])]],
@@ -17,10 +16,7 @@ it.each<[string, BackendMessage[]]>([
   });
   const connections = createPostgresConnections();
   try {
-    const failure = await orThrow(connections.check(fakeServerTarget(fake))).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
+    const failure = await failureOf(connections.check(fakeServerTarget(fake)));
     expect(failure).toMatchObject({ code: 'PROTOCOL_ERROR' });
   } finally {
     await connections.close();

@@ -1,5 +1,5 @@
 /** The run's test database as a connection target, for the adapter's tests. */
-import type { ConnectionTarget, SslMode } from '@sqlgate/core';
+import type { ConnectionTarget, PortFailure, Settled, SslMode } from '@sqlgate/core';
 import { testDatabaseFromEnvironment } from '@sqlgate/testing';
 
 export const database = testDatabaseFromEnvironment();
@@ -24,4 +24,14 @@ export function fakeServerTarget(server: { host?: string; port: number }): Conne
     database: 'd',
     sslMode: 'disable',
   };
+}
+
+/**
+ * The failure a port call settled with (docs/decisions.md 10.21). The test fails if the call
+ * succeeded, and a rejection (a defect) propagates: neither passes for a failure.
+ */
+export async function failureOf<T>(pending: Promise<Settled<T>>): Promise<PortFailure> {
+  const settled = await pending;
+  if (settled.ok) throw new Error('the call succeeded; a failure was expected');
+  return settled.error;
 }

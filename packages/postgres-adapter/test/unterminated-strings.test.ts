@@ -5,7 +5,7 @@
 import { ConnectionError, orThrow } from '@sqlgate/core';
 import { startFakePostgres, type FakePostgres } from '@sqlgate/testing';
 import { createPostgresConnections } from '../src';
-import { fakeServerTarget } from './support';
+import { fakeServerTarget, failureOf } from './support';
 
 const brokenError = (() => {
   const body = Buffer.from('SERROR\0Mno terminator', 'latin1');
@@ -25,12 +25,7 @@ it('answers PROTOCOL_ERROR for an ErrorResponse without its NUL, and the process
   const connections = createPostgresConnections();
   try {
     const connection = await orThrow(connections.acquire(fakeServerTarget(fake)));
-    const failure = await orThrow(
-      connection.run('SELECT 1', { rowMode: 'object', maxRows: 1 }),
-    ).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
+    const failure = await failureOf(connection.run('SELECT 1', { rowMode: 'object', maxRows: 1 }));
     connection.release({ destroy: true });
     expect(failure).toBeInstanceOf(ConnectionError);
     expect(failure).toMatchObject({ code: 'PROTOCOL_ERROR' });

@@ -28,7 +28,7 @@ export function notStarted(strategy: StrategyName, failure: StartFailure): Execu
 }
 
 /** The failure of a request that sent nothing more once its caller went away. */
-export const ABORTED_BEFORE_START: StartFailure = { kind: 'aborted', index: 0 };
+export const ABORTED_BEFORE_START: StartFailure = Object.freeze({ kind: 'aborted', index: 0 });
 
 export interface ExecutionSettings {
   /** Rows per statement when the request names no `maxRows`. */
@@ -258,7 +258,7 @@ export class LentConnection {
 
   async run(statement: ParsedStatement, options: RunOptions): Promise<Settled<StatementResult>> {
     if (statement.changesSession) this.sessionChanged = true;
-    const run = await this.watch(this.connection.run(statement.sql, options));
+    const run = await this.watch(() => this.connection.run(statement.sql, options));
     if (!run.ok) this.noteFailure(run.error);
     return run;
   }
@@ -266,13 +266,13 @@ export class LentConnection {
   async runBatch(statements: readonly ParsedStatement[], options: RunOptions) {
     if (statements.some((statement) => statement.changesSession)) this.sessionChanged = true;
     const texts = statements.map((statement) => statement.sql);
-    const batch = await this.watch(this.connection.runBatch(texts, options));
+    const batch = await this.watch(() => this.connection.runBatch(texts, options));
     this.noteFailure(batch.error);
     return batch;
   }
 
   async runText(sql: string): Promise<PortFailure | undefined> {
-    const run = await this.watch(this.connection.run(sql, this.context.controlOptions));
+    const run = await this.watch(() => this.connection.run(sql, this.context.controlOptions));
     if (run.ok) return undefined;
     this.noteFailure(run.error);
     return run.error;
@@ -314,9 +314,9 @@ export class LentConnection {
   }
 
   /** A call that rejects is a defect (docs/decisions.md 10.21): the connection is not trusted again. */
-  private async watch<T>(pending: Promise<T>): Promise<T> {
+  private async watch<T>(call: () => Promise<T>): Promise<T> {
     try {
-      return await pending;
+      return await call();
     } catch (defect) {
       this.broken = true;
       throw defect;

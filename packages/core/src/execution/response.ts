@@ -136,9 +136,12 @@ function statementErrorObject(
   };
 }
 
-/** SQLSTATEs of a lost connection or a server going away. */
-function isConnectionLoss(sqlState: string): boolean {
-  return sqlState.startsWith('08') || sqlState.startsWith('57P');
+/**
+ * SQLSTATEs that answer by their own status on every path: a lost connection or a server going
+ * away, and a statement that ran out of time (57014: the request's timeoutMs, or a cancel).
+ */
+function keepsOwnStatus(sqlState: string): boolean {
+  return sqlState.startsWith('08') || sqlState.startsWith('57P') || sqlState === '57014';
 }
 
 /** What decides the status of a failed statement's response. */
@@ -182,11 +185,15 @@ function executionResult(outcome: StatementOutcome): QueryExecutionResult {
 const STATEMENTS_FAILED = 'One or more statements failed';
 const LEFT_OPEN = 'The script left a transaction open; it was rolled back';
 const ABORTED = 'The caller went away; the statements after it were not sent';
-const ABORTED_BEFORE_START = 'The request was aborted by the caller';
+/** The answer to a caller that went away before any statement ran (nobody reads it; the log does). */
+export const ABORTED_BEFORE_START_MESSAGE = 'The request was aborted by the caller';
 
 /** The answer to a request whose caller went away before any statement ran. */
 function abortedBeforeStart(): QueryResponse {
-  return { body: { error: ABORTED_BEFORE_START }, failure: { code: ErrorCodes.REQUEST_ABORTED } };
+  return {
+    body: { error: ABORTED_BEFORE_START_MESSAGE },
+    failure: { code: ErrorCodes.REQUEST_ABORTED },
+  };
 }
 
 /** docs/interface.md: 'Transaction failed at statement: <first 100 chars>... Error: <message>'. */
@@ -260,9 +267,9 @@ function multipleResponse(outcome: ExecutionOutcome, totalExecutionTime: number)
       failed && !failed.ok && failed.error instanceof DatabaseError
         ? failed.error.sqlState
         : undefined;
-    // The connection itself went (57P01, 08006...): answered by that, as everywhere.
+    // The connection itself went (57P01, 08006...), or time ran out: answered by that, as everywhere.
     const sqlState =
-      outcome.strategy === 'parallel-reads' && failedState && !isConnectionLoss(failedState)
+      outcome.strategy === 'parallel-reads' && failedState && !keepsOwnStatus(failedState)
         ? undefined
         : failedState;
     return {

@@ -134,8 +134,8 @@ export interface RunOptions {
 export type TransactionStatus = 'idle' | 'in-transaction' | 'failed';
 
 /**
- * One pooled connection, lent to one request at a time. Its calls settle with values
- * (docs/decisions.md 10.21): a promise rejects only for a defect.
+ * One pooled connection, lent to one request at a time. `run` and `runBatch` settle with values
+ * (docs/decisions.md 10.21): their promises reject only for a defect. `cancel` is best effort.
  */
 export interface Connection {
   /** Runs one statement: its result, or why it failed (see BatchResult.error). */
@@ -150,7 +150,7 @@ export interface Connection {
   /** Asks the server to cancel the statement running on this connection (a CancelRequest). */
   cancel(): Promise<void>;
   /**
-   * Closes the connection at once, whatever runs on it: the call in flight rejects with a
+   * Closes the connection at once, whatever runs on it: the call in flight settles with a
    * ConnectionError. For a server that ignores cancel requests. Optional: without it such a
    * connection stays busy until the server answers.
    */

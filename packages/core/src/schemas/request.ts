@@ -161,7 +161,7 @@ export const ConnectionTestRequestSchema = Type.Object(
   {
     description:
       'Body of POST /api/test-connection. One connection is opened outside the pools; connecting gives up after ' +
-      'CONNECT_TIMEOUT_MS (configurable, 5000 ms by default).',
+      'CONNECT_TIMEOUT_MS (configurable, 5000 ms by default). Unknown fields are ignored and named in `warnings`.',
   },
 );
 
@@ -170,3 +170,8 @@ export type ConnectionTestRequestBody = Static<typeof ConnectionTestRequestSchem
 
 /** The top-level field names of a POST /api/query body, from the schema: anything else is unknown. */
 export const QUERY_REQUEST_FIELDS: readonly string[] = Object.keys(QueryRequestSchema.properties);
+
+/** The top-level field names of a POST /api/test-connection body. */
+export const CONNECTION_TEST_FIELDS: readonly string[] = Object.keys(
+  ConnectionTestRequestSchema.properties,
+);

@@ -3,7 +3,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { NonNegativeInteger, NonNegativeNumber } from './helpers';
-import { ConnectionErrorObjectSchema } from './responses';
+import { ConnectionErrorObjectSchema, WarningsSchema } from './responses';
 
 export const ConnectionTestSuccessSchema = Type.Object(
   {
@@ -14,12 +14,17 @@ export const ConnectionTestSuccessSchema = Type.Object(
     user: Type.String({ description: 'The user connected as.' }),
     ssl: Type.Boolean({ description: 'Whether the connection uses TLS.' }),
     latencyMs: NonNegativeNumber('Milliseconds to connect and run the check query.'),
+    warnings: Type.Optional(WarningsSchema),
   },
   { $id: 'ConnectionTestSuccess', description: 'The connection succeeded.' },
 );
 
 export const ConnectionTestFailureSchema = Type.Object(
-  { success: Type.Literal(false), error: ConnectionErrorObjectSchema },
+  {
+    success: Type.Literal(false),
+    error: ConnectionErrorObjectSchema,
+    warnings: Type.Optional(WarningsSchema),
+  },
   {
     $id: 'ConnectionTestFailure',
     description:

@@ -84,7 +84,8 @@ describe('failures as values', () => {
 
     expect(response.failure).toEqual({ code: ErrorCodes.INVALID_REQUEST });
     expect(response.body).toEqual({ error: "'params' could not be sent: bad" });
-    expect(fake.sent()).not.toContain('COMMIT');
+    expect(fake.sent()).toEqual([]);
+    expect(fake.releases()[0]?.options).toEqual({ destroy: false, resetSession: false });
   });
 
   it('single: parameters that could not be sent fail the statement with sqlgate’s code', async () => {
@@ -110,5 +111,56 @@ describe('failures as values', () => {
     expect(response.failure).toMatchObject({ code: ErrorCodes.INTERNAL_ERROR });
     expect(JSON.stringify(response.body)).not.toContain('a bug in an adapter');
     expect(fake.releases()[0]?.options).toMatchObject({ destroy: true });
+  });
+
+  it('a port call that throws before returning a promise is a defect too', async () => {
+    const { fake, query } = harness();
+    const acquire = fake.acquire.bind(fake);
+    fake.acquire = async (...args) => {
+      const acquired = await acquire(...args);
+      if (acquired.ok) {
+        acquired.value.run = () => {
+          throw new TypeError('a synchronous bug in an adapter');
+        };
+      }
+      return acquired;
+    };
+
+    const response = await query('SELECT 1');
+
+    expect(response.failure).toMatchObject({ code: ErrorCodes.INTERNAL_ERROR });
+    expect(fake.releases()[0]?.options).toMatchObject({ destroy: true });
+  });
+
+  it('an acquire that rejects is a defect: 500, nothing lent', async () => {
+    const { fake, query } = harness();
+    fake.acquire = () => Promise.reject(new TypeError('a bug in a pool'));
+
+    const response = await query('INSERT INTO t VALUES (1); UPDATE t SET a = 2');
+
+    expect(response.failure).toMatchObject({ code: ErrorCodes.INTERNAL_ERROR });
+    expect(fake.lentCount()).toBe(0);
+  });
+
+  it('parallel reads start no read after one could not start', async () => {
+    const { fake, query } = harness({ maxParallelReads: 1 });
+    fake.onAcquire({ error: poolExhausted() });
+
+    const response = await query('SELECT 1; SELECT 2; SELECT 3');
+
+    expect(response.failure).toEqual({ code: ErrorCodes.POOL_EXHAUSTED });
+    expect(fake.callsOf('acquire')).toHaveLength(1);
+  });
+
+  it('parallel reads: a statement timeout keeps its own status (57014), as everywhere', async () => {
+    const { fake, query } = harness();
+    fake.on('SELECT 2', {
+      error: databaseError('57014', 'canceling statement due to statement timeout'),
+    });
+
+    const response = await query('SELECT 1; SELECT 2', { timeoutMs: 500 });
+
+    expect(response.failure).toEqual({ code: ErrorCodes.DATABASE_ERROR, sqlState: '57014' });
+    expect(response.body).toMatchObject({ failedStatementIndex: 1 });
   });
 });

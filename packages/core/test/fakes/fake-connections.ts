@@ -308,6 +308,8 @@ export class FakeConnection implements Connection {
       ...(options.after ?? []).map((text) => ({ sql: text, step: 'after' as const, index: -1 })),
     ];
     const results: StatementResult[] = [];
+    const executedBefore = this.provider.executed.length;
+    const statusBefore = this.status;
     for (const { sql: text, step, index } of steps) {
       const outcome = this.outcomeFor(text, options);
       try {
@@ -320,8 +322,14 @@ export class FakeConnection implements Connection {
       this.provider.executed.push({ connection: this.id, sql: text, via });
       const error = outcome.error;
       if (error) {
-        if (error instanceof ConnectionError || error instanceof RequestError) {
-          if (error instanceof ConnectionError) this.broken = true;
+        if (error instanceof RequestError) {
+          // The adapter refuses parameters before it sends anything: nothing of the round trip ran.
+          this.provider.executed.splice(executedBefore);
+          this.status = statusBefore;
+          return { results: [], error };
+        }
+        if (error instanceof ConnectionError) {
+          this.broken = true;
           return { results, error };
         }
         // Anything but a server's answer is a defect: it rejects the whole call.

@@ -31,22 +31,29 @@ async function runRead(
   }
 }
 
-function isStatementOutcome(each: StatementOutcome | StartFailure): each is StatementOutcome {
-  return 'statement' in each;
+function isStartFailure(read: StatementOutcome | StartFailure): read is StartFailure {
+  return 'kind' in read;
 }
 
-/** Runs `work` over `items` with at most `limit` in flight; results keep the items' order. */
+/**
+ * Runs `work` over `items` with at most `limit` in flight; results keep the items' order. Once
+ * `stop` holds for a result, no further item is started (those left out stay undefined).
+ */
 async function mapConcurrently<T, R>(
   items: readonly T[],
   limit: number,
   work: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results = new Array<R>(items.length);
+  stop: (result: R) => boolean,
+): Promise<(R | undefined)[]> {
+  const results = new Array<R | undefined>(items.length);
   let next = 0;
+  let stopped = false;
   const worker = async (): Promise<void> => {
-    while (next < items.length) {
+    while (!stopped && next < items.length) {
       const index = next++;
-      results[index] = await work(items[index] as T);
+      const result = await work(items[index] as T);
+      results[index] = result;
+      if (stop(result)) stopped = true;
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
@@ -58,14 +65,21 @@ export async function runParallelReads(
   statements: readonly ParsedStatement[],
   mode: TransactionMode,
 ): Promise<ExecutionOutcome> {
-  const reads = await mapConcurrently(statements, context.settings.maxParallelReads, (statement) =>
-    runRead(context, statement, mode),
+  const reads = await mapConcurrently(
+    statements,
+    context.settings.maxParallelReads,
+    (statement) => runRead(context, statement, mode),
+    isStartFailure,
   );
-  // A read that could not start fails the request as a whole; a connection error says most.
-  const unstarted = reads.filter((read): read is StartFailure => !isStatementOutcome(read));
+  // A read that could not start fails the request as a whole (no read is started after it); a
+  // connection error says more than the caller's absence.
+  const unstarted = reads.filter((read) => read !== undefined && isStartFailure(read));
   const first = unstarted.find((read) => read.kind === 'request') ?? unstarted[0];
   if (first) return notStarted('parallel-reads', first);
-  const outcomes = reads as StatementOutcome[];
+  // Every read started and ran: none is undefined.
+  const outcomes = reads.filter(
+    (read): read is StatementOutcome => read !== undefined && !isStartFailure(read),
+  );
   const failed = outcomes.findIndex((outcome) => !outcome.ok);
   return {
     strategy: 'parallel-reads',

@@ -1,0 +1,66 @@
+/**
+ * Numbers of a JSON body that parsing would change (docs/decisions.md 10.8: nothing the caller sent
+ * is silently changed). JSON.parse rounds every number to a double: `1e-400` becomes 0 and
+ * `1.0000000000000000000001` becomes 1, and the parsed value can no longer tell. So the text is
+ * read once before parsing, and a number whose digits a double cannot keep is refused.
+ */
+
+/** Significant digits any decimal keeps through a double (DBL_DIG). */
+const EXACT_DIGITS = 15;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const MINUS = 0x2d;
+const ZERO = 0x30;
+const NINE = 0x39;
+
+/** Characters that continue a JSON number once it started. */
+function continuesNumber(code: number): boolean {
+  return (
+    (code >= ZERO && code <= NINE) ||
+    code === 0x2e /* . */ ||
+    code === 0x65 /* e */ ||
+    code === 0x45 /* E */ ||
+    code === 0x2b /* + */ ||
+    code === MINUS
+  );
+}
+
+/** Whether a double holds exactly the number `literal` (a valid JSON number) writes. */
+export function isExactLiteral(literal: string): boolean {
+  const value = Number(literal);
+  if (!Number.isFinite(value)) return false;
+  const mantissa = literal.split(/[eE]/)[0] as string;
+  const digits = mantissa.replace('-', '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
+  if (digits === '') return true; // zero, however it is written
+  if (value === 0) return false; // underflow: 1e-400
+  if (digits.length <= EXACT_DIGITS) return true;
+  // A long integer is exact when it is within 2^53 (or happens to be a double, as 2^60 is).
+  return /^-?\d+$/.test(literal) && BigInt(literal) === BigInt(value);
+}
+
+/**
+ * The first number of a JSON text that a double cannot carry exactly, or undefined. Strings are
+ * skipped; the text may be invalid JSON (parsing reports that afterwards).
+ */
+export function firstInexactNumber(text: string): string | undefined {
+  for (let i = 0; i < text.length; i++) {
+    let code = text.charCodeAt(i);
+    if (code === QUOTE) {
+      // Skip the string, escapes included.
+      for (i++; i < text.length; i++) {
+        code = text.charCodeAt(i);
+        if (code === BACKSLASH) i++;
+        else if (code === QUOTE) break;
+      }
+      continue;
+    }
+    if (code !== MINUS && (code < ZERO || code > NINE)) continue;
+    let end = i + 1;
+    while (end < text.length && continuesNumber(text.charCodeAt(end))) end++;
+    const literal = text.slice(i, end);
+    if (!isExactLiteral(literal)) return literal;
+    i = end - 1;
+  }
+  return undefined;
+}
