@@ -4,16 +4,23 @@
  * the server's direct path share it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { INTERNAL_ERROR_MESSAGE, serializeResponse, type QueryService } from '@sqlgate/core';
+import {
+  INTERNAL_ERROR_MESSAGE,
+  serializeResponse,
+  type QueryService,
+  type QueryServiceResponse,
+} from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { httpStatusFor, RETRY_AFTER_SECONDS } from './http-status';
+import { answerStreamed } from './stream-endpoint';
+import { streamFormatOf } from './stream-formats';
 
 function serverTiming(poolWaitMs: number, executionMs: number, serialisationMs: number): string {
   return `pool;dur=${poolWaitMs.toFixed(3)}, exec;dur=${executionMs.toFixed(3)}, ser;dur=${serialisationMs.toFixed(3)}`;
 }
 
 /** Aborts when the client goes away before the response was sent: the statement is cancelled. */
-function abortOnDisconnect(res: ServerResponse): AbortSignal {
+export function abortOnDisconnect(res: ServerResponse): AbortSignal {
   const controller = new AbortController();
   res.once('close', () => {
     if (!res.writableFinished) controller.abort();
@@ -35,7 +42,7 @@ export async function answerQuery(
   service: QueryService,
   logger: Logger,
   body: unknown,
-  _req: IncomingMessage,
+  req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
   if (logger.isLevelEnabled('debug')) {
@@ -45,11 +52,21 @@ export async function answerQuery(
       'query',
     );
   }
-  const {
-    body: answer,
-    failure,
-    timings,
-  } = await service.execute(body, { signal: abortOnDisconnect(res) });
+  const format = streamFormatOf(req.headers.accept);
+  if (format) {
+    await answerStreamed(service, logger, body, format, res);
+    return;
+  }
+  writeAnswer(res, logger, await service.execute(body, { signal: abortOnDisconnect(res) }));
+}
+
+/** A whole answer as JSON, with its status and Server-Timing. */
+export function writeAnswer(
+  res: ServerResponse,
+  logger: Logger,
+  response: QueryServiceResponse,
+): void {
+  const { body: answer, failure, timings } = response;
   if (failure?.internal !== undefined) {
     writeInternalError(res, logger, failure.internal);
     return;

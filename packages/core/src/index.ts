@@ -10,8 +10,11 @@ export type {
   QueryService,
   QueryServiceOptions,
   QueryServiceResponse,
+  QueryStream,
   QueryTimings,
+  StreamOptions,
 } from './service';
+export type { StreamEvent } from './streaming/stream-events';
 export * from './errors';
 export * from './parser';
 export * from './ports/connections';

@@ -19,11 +19,15 @@ import {
   ABORTED_BEFORE_START_MESSAGE,
   errorResponse,
   shapeResponse,
+  statementText,
   type QueryResponse,
   type QueryResponseBody,
 } from './execution/response';
 import type { ExecutionOutcome } from './execution/outcome';
 import { createParseMemo, loadParser, type ParsedStatement } from './parser';
+import { closingEvents } from './streaming/closing-events';
+import { EventChannel } from './streaming/event-channel';
+import type { StreamEvent } from './streaming/stream-events';
 import type { CacheStore } from './ports/cache-store';
 import type { TargetPolicy } from './ports/target-policy';
 import { systemClock, type Clock } from './ports/clock';
@@ -82,6 +86,22 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
 }
 
+export interface StreamOptions extends ExecuteOptions {
+  /** The text must hold exactly one statement (a CSV answer has room for one). */
+  oneStatement?: boolean;
+  /** `text`: every value as PostgreSQL's text (or null), as for CSV; default: as `execute` gives them. */
+  values?: 'parsed' | 'text';
+}
+
+/**
+ * A streamed request (docs/decisions.md 10.22). When it failed before its first statement began
+ * (invalid, unreachable, refused) nothing was streamed, and `response` is the answer `execute`
+ * would give; otherwise `events` yields the answer as it is produced, ending with `done`.
+ */
+export type QueryStream =
+  | { streamed: false; response: QueryServiceResponse }
+  | { streamed: true; events: AsyncIterable<StreamEvent> };
+
 /** Where the time of a request went, for a Server-Timing header. */
 export interface QueryTimings {
   poolWaitMs: number;
@@ -110,6 +130,11 @@ export type ConnectionCheckResponse =
 export interface QueryService {
   /** Runs a POST /api/query body. Expected failures are responses, never rejections. */
   execute(body: unknown, options?: ExecuteOptions): Promise<QueryServiceResponse>;
+  /**
+   * Runs a POST /api/query body with its rows streamed as they arrive, without a row limit unless
+   * the body names `maxRows`. Expected failures are answers, never rejections.
+   */
+  stream(body: unknown, options?: StreamOptions): Promise<QueryStream>;
   /** Runs a POST /api/test-connection body: one connection outside the pools. */
   checkConnection(body: unknown): Promise<ConnectionCheckResponse>;
   /** PoolStat (docs/interface.md) for every pool; touches no database. */
@@ -152,9 +177,34 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       enabledByDefault: options.cacheByDefault ?? false,
     });
 
-  async function execute(
+  function execute(body: unknown, executeOptions: ExecuteOptions = {}) {
+    return run(body, executeOptions);
+  }
+
+  async function stream(body: unknown, streamOptions: StreamOptions = {}): Promise<QueryStream> {
+    const channel = new EventChannel(statementText);
+    const finished = run(body, streamOptions, channel).then(
+      (response) => {
+        if (channel.hasStarted) for (const event of closingEvents(response)) channel.push(event);
+        channel.close();
+        return response;
+      },
+      (defect: unknown) => {
+        channel.close();
+        throw defect;
+      },
+    );
+    await Promise.race([channel.started, finished]);
+    if (!channel.hasStarted) return { streamed: false, response: await finished };
+    // Rejections of `finished` (defects) end the stream without its `done` event.
+    finished.catch(() => undefined);
+    return { streamed: true, events: channel };
+  }
+
+  async function run(
     body: unknown,
-    executeOptions: ExecuteOptions = {},
+    executeOptions: StreamOptions,
+    rowStream?: EventChannel,
   ): Promise<QueryServiceResponse> {
     const started = clock.now();
     let context: ExecutionContext | undefined;
@@ -199,16 +249,30 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
           `The SQL text holds ${statements.length} statements; at most ${maxStatements} are allowed`,
         );
       }
+      if (executeOptions.oneStatement && statements.length !== 1) {
+        throw new RequestError(
+          ErrorCodes.INVALID_REQUEST,
+          `This answer format holds one statement; the SQL text holds ${statements.length}`,
+        );
+      }
       const plan = planExecution(statements, request.options);
       const scope = lazyCacheScope(() => connections.scopeOf(target));
+      // A streamed request runs its reads one after another, so that each statement's rows stay
+      // together, and never uses the cache (its rows are not kept).
       context = new ExecutionContext(
         connections,
         target,
-        request.options,
-        settings,
+        // Text values come as arrays: a CSV row is a list.
+        executeOptions.values === 'text'
+          ? { ...request.options, rowMode: 'array' }
+          : request.options,
+        rowStream
+          ? { ...settings, maxParallelReads: 1, textValues: executeOptions.values === 'text' }
+          : settings,
         clock,
         executeOptions.signal,
-        cache && requestMayUseCache(statements) ? { cache, scope } : undefined,
+        !rowStream && cache && requestMayUseCache(statements) ? { cache, scope } : undefined,
+        rowStream,
       );
       try {
         outcome = await executePlan(context, plan, statements);
@@ -263,6 +327,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
 
   return {
     execute,
+    stream,
     checkConnection,
     poolStats: () => connections.poolStats(),
     cacheStatistics: async () => ({

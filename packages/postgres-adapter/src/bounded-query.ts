@@ -21,6 +21,8 @@ import { StatementReader, type WireField } from './statement-reader';
 import type { TypeRegistry } from './types/type-registry';
 
 const SYNC = serialize.sync();
+/** Execute's row count is a signed 32-bit integer. */
+const MAX_EXECUTE_ROWS = 2 ** 31 - 2;
 const NO_STEPS: readonly string[] = [];
 
 /** Which step of the round trip failed. */
@@ -65,14 +67,22 @@ export class BoundedQuery {
   ) {
     this.before = options.before ?? NO_STEPS;
     this.after = options.after ?? NO_STEPS;
+    const sink = options.rowSink;
     this.readers = texts.map(
-      () =>
+      (_, position) =>
         new StatementReader(
           types,
           options.rowMode,
           options.maxRows,
           socket.framing,
-          options.budget,
+          // Streamed rows are not kept: memory is bounded by waiting for the consumer instead.
+          sink ? undefined : options.budget,
+          sink && {
+            sink,
+            position,
+            pause: () => socket.pauseReading(sink.drained()),
+            ...(options.textValues ? { textValues: true } : {}),
+          },
         ),
     );
     this.done = new Promise((resolve, reject) => {
@@ -98,7 +108,11 @@ export class BoundedQuery {
           serialize.bind({ values, valueMapper: parameterText }),
           serialize.describe({ type: 'P', name: '' }),
           // 0: every row; the server runs the statement to its end.
-          serialize.execute({ portal: '', rows: stopEarly?.[index] ? maxRows + 1 : 0 }),
+          serialize.execute({
+            portal: '',
+            // The row count is an int32; a larger limit is no limit (a streamed request without maxRows).
+            rows: stopEarly?.[index] && maxRows < MAX_EXECUTE_ROWS ? maxRows + 1 : 0,
+          }),
         ]),
         ...this.after.flatMap(controlMessages),
         SYNC,
@@ -219,7 +233,9 @@ export class BoundedQuery {
     if (reader) {
       const now = performance.now();
       const durationMs = Math.round((now - this.lastCompletion) * 1000) / 1000;
-      this.results.push(reader.result(durationMs, dropped - this.droppedAtStepStart));
+      const result = reader.result(durationMs, dropped - this.droppedAtStepStart);
+      this.options.rowSink?.complete(this.results.length, result);
+      this.results.push(result);
       this.lastCompletion = now;
     }
     this.droppedAtStepStart = dropped;

@@ -47,6 +47,10 @@ export class ServerSocket extends EventEmitter {
   readonly framing: MessageFraming;
   /** performance.now() of the last bytes received. */
   lastReceivedAt = 0;
+  /** Reading waits for a slow consumer of streamed rows: the server's silence is not its own. */
+  readingPaused = false;
+  /** Milliseconds reading has waited for consumers, in total (deadlines leave them out). */
+  pausedMs = 0;
   /** The connection runs over TLS. */
   encrypted = false;
   /** Why the connection was ended by sqlgate, when it was (a protocol fault, a deadline). */
@@ -114,6 +118,26 @@ export class ServerSocket extends EventEmitter {
     this.referenced = false;
     this.socket?.unref();
     return this;
+  }
+
+  /**
+   * Stops reading from the server until `until` settles: the kernel's buffers fill and the server
+   * waits (backpressure for streamed rows). Bytes already received are still delivered.
+   */
+  pauseReading(until: Promise<unknown>): void {
+    if (this.readingPaused || !this.socket) return;
+    const socket = this.socket;
+    const since = performance.now();
+    this.readingPaused = true;
+    socket.pause();
+    const resume = (): void => {
+      const now = performance.now();
+      this.pausedMs += now - since;
+      this.lastReceivedAt = now;
+      this.readingPaused = false;
+      if (!socket.destroyed) socket.resume();
+    };
+    until.then(resume, resume);
   }
 
   write(data: Buffer | string, callback?: (error?: Error | null) => void): boolean {

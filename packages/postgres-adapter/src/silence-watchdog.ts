@@ -11,6 +11,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export class SilenceWatchdog {
   private readonly started = performance.now();
+  private readonly pausedAtStart: number;
   private timer: NodeJS.Timeout;
 
   /**
@@ -22,6 +23,7 @@ export class SilenceWatchdog {
     private readonly limitMs: number,
     private readonly totalLimitMs = Number.POSITIVE_INFINITY,
   ) {
+    this.pausedAtStart = socket.pausedMs;
     this.timer = this.schedule(Math.min(limitMs, totalLimitMs));
   }
 
@@ -37,9 +39,14 @@ export class SilenceWatchdog {
   }
 
   private check(): void {
+    // Reading waits for a slow consumer of streamed rows: the server is not silent, it is held.
+    if (this.socket.readingPaused) {
+      this.timer = this.schedule(this.limitMs);
+      return;
+    }
     const now = performance.now();
     const silentFor = now - Math.max(this.started, this.socket.lastReceivedAt);
-    const runningFor = now - this.started;
+    const runningFor = now - this.started - (this.socket.pausedMs - this.pausedAtStart);
     if (silentFor < this.limitMs && runningFor < this.totalLimitMs) {
       this.timer = this.schedule(
         Math.min(this.limitMs - silentFor, this.totalLimitMs - runningFor),

@@ -3,10 +3,16 @@
  * byte budget, parsed with the pool's type rules, its command tag, and when it finished. Rows past
  * a limit are counted and dropped; once a limit is reached the framing drops the rest unparsed.
  */
-import type { FieldDescription, ResultBudget, RowMode, StatementResult } from '@sqlgate/core';
+import type {
+  FieldDescription,
+  ResultBudget,
+  RowMode,
+  RowSink,
+  StatementResult,
+} from '@sqlgate/core';
 import { ProtocolViolation, type MessageFraming } from './message-framing';
 import type { TypeRegistry } from './types/type-registry';
-import type { ValueParser } from './types/value-parsers';
+import { asText, type ValueParser } from './types/value-parsers';
 
 export interface WireField {
   name: string;
@@ -19,6 +25,17 @@ export interface WireField {
 }
 
 const COMMAND_TAG = /^([A-Za-z]+)(?: (\d+))?(?: (\d+))?/;
+
+/** Where a streamed statement's rows go, and how to hold the server while the consumer is full. */
+export interface StreamedRows {
+  sink: RowSink;
+  /** The statement's place in the round trip's list. */
+  position: number;
+  /** Stops reading from the server until the sink has drained. */
+  pause(): void;
+  /** Values as PostgreSQL's text, unparsed (a CSV answer). */
+  textValues?: boolean;
+}
 
 export class StatementReader {
   private fields: FieldDescription[] = [];
@@ -33,6 +50,8 @@ export class StatementReader {
   private suspendedByServer = false;
   private command: string | null = null;
   private rowCount: number | null = null;
+  /** Rows handed to the stream (they are not kept). */
+  private streamedRows = 0;
 
   constructor(
     private readonly types: TypeRegistry,
@@ -40,6 +59,7 @@ export class StatementReader {
     private readonly maxRows: number,
     private readonly framing: MessageFraming,
     private readonly budget: ResultBudget | undefined,
+    private readonly stream?: StreamedRows,
   ) {}
 
   /** This statement's rows begin: they are kept again, within the budget. */
@@ -65,7 +85,10 @@ export class StatementReader {
     // In object mode every row repeats the column names in the response.
     this.nameBytes =
       this.rowMode === 'object' ? this.names.reduce((sum, name) => sum + name.length + 4, 0) : 0;
-    this.parsers = this.fields.map((field) => this.types.parserFor(field.dataTypeID));
+    this.parsers = this.fields.map((field) =>
+      this.stream?.textValues ? asText : this.types.parserFor(field.dataTypeID),
+    );
+    this.stream?.sink.describe(this.stream.position, this.fields);
   }
 
   /** Keeps the row while within the limits; past them, the rest of the statement's rows are dropped. */
@@ -76,8 +99,14 @@ export class StatementReader {
       );
     }
     if (this.truncatedBy) return;
-    if (this.rows.length >= this.maxRows) {
+    if (this.rows.length + this.streamedRows >= this.maxRows) {
       this.stopKeeping('rows');
+      return;
+    }
+    if (this.stream) {
+      this.streamedRows++;
+      const row = this.parseRow(values);
+      if (!this.stream.sink.row(this.stream.position, row, rowBytes(values))) this.stream.pause();
       return;
     }
     if (this.budget) {
@@ -122,7 +151,8 @@ export class StatementReader {
     if (!this.truncatedBy && this.suspendedByServer) this.truncatedBy = 'rows';
     return {
       command: this.command,
-      rowCount: this.rowCount ?? (this.fields.length > 0 ? this.rows.length : null),
+      rowCount:
+        this.rowCount ?? (this.fields.length > 0 ? this.rows.length + this.streamedRows : null),
       fields: this.fields,
       rows: this.rows,
       truncated: this.truncatedBy !== undefined,

@@ -15,6 +15,7 @@ import type {
 } from '../ports/connections';
 import type { PortFailure, Settled } from '../ports/settled';
 import type { QueryOptions } from '../request';
+import type { RowStream } from '../streaming/event-channel';
 import { attemptCache, type CacheAttempt, type RequestCacheScope } from './cache-attempt';
 import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from './outcome';
 import type { StrategyName } from './plan';
@@ -39,6 +40,8 @@ export interface ExecutionSettings {
   maxParallelReads: number;
   /** Bytes of rows one request may return (MAX_RESULT_BYTES, docs/decisions.md 10.2). */
   maxResultBytes: number;
+  /** Every value as PostgreSQL's text (a CSV answer). */
+  textValues?: boolean;
 }
 
 /**
@@ -91,6 +94,8 @@ export class ExecutionContext {
     readonly clock: Clock,
     private readonly signal?: AbortSignal,
     private readonly cacheScope?: Omit<RequestCacheScope, 'options' | 'maxRows' | 'clock'>,
+    /** Rows go here as they arrive (a streamed request, docs/decisions.md 10.22). */
+    private readonly rowStream?: RowStream,
   ) {
     this.budget = { remainingBytes: settings.maxResultBytes };
     const silence =
@@ -102,8 +107,11 @@ export class ExecutionContext {
           };
     this.runOptions = {
       rowMode: options.rowMode,
-      maxRows: options.maxRows ?? settings.defaultMaxRows,
-      budget: this.budget,
+      // A streamed request has no row limit unless it names one, and no byte budget: reading
+      // waits for the consumer instead.
+      maxRows: options.maxRows ?? (rowStream ? Number.MAX_SAFE_INTEGER : settings.defaultMaxRows),
+      ...(rowStream ? {} : { budget: this.budget }),
+      ...(settings.textValues ? { textValues: true } : {}),
       ...(options.params ? { params: options.params } : {}),
       ...silence,
     };
@@ -220,7 +228,9 @@ export class ExecutionContext {
   }
 
   private optionsFor(statements: readonly ParsedStatement[]): RunOptions {
-    return { ...this.runOptions, stopEarly: statements.map(mayStopEarly) };
+    const options: RunOptions = { ...this.runOptions, stopEarly: statements.map(mayStopEarly) };
+    if (this.rowStream) options.rowSink = this.rowStream.sinkFor(statements);
+    return options;
   }
 
   private cancelActive(): void {

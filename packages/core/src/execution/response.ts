@@ -152,7 +152,7 @@ function failureOf(error: PortFailure): ResponseFailure {
 }
 
 /** docs/interface.md: the executed statement text, with a terminating semicolon as in the submitted text. */
-function statementText(statement: ParsedStatement): string {
+export function statementText(statement: ParsedStatement): string {
   return statement.terminated ? `${statement.text};` : statement.text;
 }
 

@@ -92,7 +92,32 @@ export interface ResultBudget {
   remainingBytes: number;
 }
 
+/**
+ * Receives a round trip's rows as they arrive instead of keeping them (docs/decisions.md 10.22):
+ * the results then hold no rows. `position` is the statement's place in the call's `sql` list.
+ */
+export interface RowSink {
+  /** The statement's columns, before its first row (statements without rows have none). */
+  describe(position: number, fields: FieldDescription[]): void;
+  /**
+   * One row, and about how many bytes its values take. False when the consumer holds enough: the
+   * connection stops reading from the server (which then waits) until `drained()` resolves.
+   */
+  row(position: number, row: unknown, bytes: number): boolean;
+  /** Resolves once the consumer wants rows again (at once when it is gone). */
+  drained(): Promise<void>;
+  /** The statement finished: its command tag, row count and time (its `rows` are empty). */
+  complete(position: number, result: StatementResult): void;
+}
+
 export interface RunOptions {
+  /**
+   * Rows go here as they arrive, with backpressure, and are not kept (streamed responses). The
+   * byte budget does not apply: memory stays bounded because reading waits for the consumer.
+   */
+  rowSink?: RowSink;
+  /** Every value as PostgreSQL sent it: its text, or null (a CSV answer). */
+  textValues?: boolean;
   /** Bound to $1..$n. */
   params?: readonly unknown[];
   rowMode: RowMode;

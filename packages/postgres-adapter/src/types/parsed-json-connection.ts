@@ -16,12 +16,25 @@ export class ParsedJsonConnection implements Connection {
   constructor(private readonly connection: Connection) {}
 
   async run(sql: string, options: RunOptions): Promise<Settled<StatementResult>> {
-    const run = await this.connection.run(sql, options);
-    return run.ok ? { ok: true, value: parseResult(run.value) } : run;
+    const { results, error } = await this.runBatch([sql], options);
+    return error ? { ok: false, error } : { ok: true, value: results[0] as StatementResult };
   }
 
   async runBatch(sql: readonly string[], options: RunOptions): Promise<BatchResult> {
-    const batch = await this.connection.runBatch(sql, options);
+    const sink = options.rowSink;
+    // Streamed rows are parsed on their way to the sink.
+    const parsedOptions: RunOptions = sink
+      ? {
+          ...options,
+          rowSink: {
+            describe: (at, fields) => sink.describe(at, fields),
+            row: (at, row, bytes) => sink.row(at, parsedRow(row), bytes),
+            drained: () => sink.drained(),
+            complete: (at, result) => sink.complete(at, result),
+          },
+        }
+      : options;
+    const batch = await this.connection.runBatch(sql, parsedOptions);
     batch.results.forEach(parseResult);
     return batch;
   }
@@ -45,15 +58,19 @@ export class ParsedJsonConnection implements Connection {
 
 /** Replaces in place: the rows were built for this result and nothing else holds them yet. */
 export function parseResult(result: StatementResult): StatementResult {
-  for (const row of result.rows) {
-    if (Array.isArray(row)) {
-      for (let i = 0; i < row.length; i++) row[i] = parsedValue(row[i]);
-    } else if (row !== null && typeof row === 'object') {
-      const values = row as Record<string, unknown>;
-      for (const key of Object.keys(values)) values[key] = parsedValue(values[key]);
-    }
-  }
+  for (const row of result.rows) parsedRow(row);
   return result;
+}
+
+/** The row with its RawJson values parsed, in place. */
+function parsedRow(row: unknown): unknown {
+  if (Array.isArray(row)) {
+    for (let i = 0; i < row.length; i++) row[i] = parsedValue(row[i]);
+  } else if (row !== null && typeof row === 'object') {
+    const values = row as Record<string, unknown>;
+    for (const key of Object.keys(values)) values[key] = parsedValue(values[key]);
+  }
+  return row;
 }
 
 function parsedValue(value: unknown): unknown {

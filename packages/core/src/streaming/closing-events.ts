@@ -1,0 +1,32 @@
+/** The last events of a streamed request, from the answer the buffered path would have given. */
+import type { QueryServiceResponse } from '../service';
+import type { StreamEvent } from './stream-events';
+
+/** Fields of a buffered answer that belong to rows and statements, already streamed. */
+const STREAMED_FIELDS = new Set(['results', 'rows', 'fields', 'multipleResults', 'warnings']);
+
+export function closingEvents(response: QueryServiceResponse): StreamEvent[] {
+  const body = response.body as Record<string, unknown>;
+  const events: StreamEvent[] = [];
+  const { failure } = response;
+  if (failure) {
+    const errorBody = Object.fromEntries(
+      Object.entries(body).filter(([name]) => !STREAMED_FIELDS.has(name)),
+    );
+    events.push({
+      type: 'error',
+      body: errorBody as never,
+      code: failure.code,
+      ...(failure.sqlState ? { sqlState: failure.sqlState } : {}),
+    });
+  }
+  const done: Extract<StreamEvent, { type: 'done' }> = {
+    type: 'done',
+    totalExecutionTime: response.timings.executionMs,
+  };
+  if (typeof body.transactionUsed === 'boolean') done.transactionUsed = body.transactionUsed;
+  if (body.rolledBack === true) done.rolledBack = true;
+  if (Array.isArray(body.warnings)) done.warnings = body.warnings as string[];
+  events.push(done);
+  return events;
+}

@@ -1,0 +1,161 @@
+/**
+ * Carries a streamed request's events from the connection (which pushes) to the transport (which
+ * pulls), holding at most about HIGH_WATER_BYTES of rows: past that the connection is told to stop
+ * reading from the server until the transport has taken rows down to LOW_WATER_BYTES. So a slow
+ * HTTP reader holds PostgreSQL, not this process's memory (docs/decisions.md 10.22).
+ */
+import type { ParsedStatement } from '../parser/types';
+import type { FieldDescription, RowSink, StatementResult } from '../ports/connections';
+import type { StreamEvent } from './stream-events';
+
+const HIGH_WATER_BYTES = 1024 * 1024;
+const LOW_WATER_BYTES = 256 * 1024;
+/** Rows per `rows` event: fewer events, fewer wake-ups. */
+const ROWS_PER_EVENT = 256;
+
+/** Where a streamed request's statements deliver their rows. */
+export interface RowStream {
+  /** A sink for one call of the connection port, whose `sql` list is `statements`. */
+  sinkFor(statements: readonly ParsedStatement[]): RowSink;
+}
+
+export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
+  private queue: StreamEvent[] = [];
+  private queuedBytes = 0;
+  /** Bytes of the rows of each queued `rows` event. */
+  private readonly batchBytes = new WeakMap<StreamEvent, number>();
+  private closed = false;
+  private consumerGone = false;
+  private wakeConsumer: (() => void) | undefined;
+  private drainWaiters: (() => void)[] = [];
+  private firstEvent: (() => void) | undefined;
+  /** Resolves when the first event is queued. */
+  readonly started: Promise<void>;
+  /** Whether any event was queued. */
+  hasStarted = false;
+
+  constructor(private readonly statementText: (statement: ParsedStatement) => string) {
+    this.started = new Promise((resolve) => (this.firstEvent = resolve));
+  }
+
+  sinkFor(statements: readonly ParsedStatement[]): RowSink {
+    const described = new Set<number>();
+    const header = (position: number, fields: FieldDescription[]): void => {
+      const statement = statements[position] as ParsedStatement;
+      described.add(position);
+      this.push({
+        type: 'statement',
+        index: statement.index,
+        statement: this.statementText(statement),
+        fields,
+      });
+    };
+    return {
+      describe: header,
+      row: (_position, row, bytes) => this.pushRow(row, bytes),
+      drained: () => this.drained(),
+      complete: (position, result: StatementResult) => {
+        // A statement without rows (INSERT, SET) sent no description: its header comes now.
+        if (!described.has(position)) header(position, result.fields);
+        this.push({
+          type: 'end',
+          index: (statements[position] as ParsedStatement).index,
+          command: result.command,
+          rowCount: result.rowCount,
+          executionTime: result.durationMs ?? 0,
+          ...(result.truncated ? { truncated: true } : {}),
+        });
+      },
+    };
+  }
+
+  /** Queues an event for the consumer (dropped once the consumer is gone). */
+  push(event: StreamEvent): void {
+    if (this.consumerGone || this.closed) return;
+    this.queue.push(event);
+    this.signalStart();
+    this.wake();
+  }
+
+  /** No event follows. */
+  close(): void {
+    this.closed = true;
+    // Whoever waits for the first event learns that none will come.
+    this.firstEvent?.();
+    this.firstEvent = undefined;
+    this.wake();
+    this.releaseProducer();
+  }
+
+  /** The consumer went away: nothing is queued any more, and the producer is never held again. */
+  cancel(): void {
+    this.consumerGone = true;
+    this.queue = [];
+    this.queuedBytes = 0;
+    this.releaseProducer();
+    this.wake();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<StreamEvent> {
+    try {
+      for (;;) {
+        const event = this.queue.shift();
+        if (event) {
+          if (event.type === 'rows') this.taken(event);
+          yield event;
+          continue;
+        }
+        if (this.closed || this.consumerGone) return;
+        await new Promise<void>((resolve) => (this.wakeConsumer = resolve));
+      }
+    } finally {
+      // Leaving the loop early (a consumer's break or error) counts as going away.
+      if (!this.closed) this.cancel();
+    }
+  }
+
+  private pushRow(row: unknown, bytes: number): boolean {
+    if (this.consumerGone || this.closed) return true;
+    let last = this.queue[this.queue.length - 1];
+    if (last?.type === 'rows' && last.rows.length < ROWS_PER_EVENT) last.rows.push(row);
+    else {
+      last = { type: 'rows', rows: [row] };
+      this.push(last);
+    }
+    this.batchBytes.set(last, (this.batchBytes.get(last) ?? 0) + bytes);
+    this.queuedBytes += bytes;
+    this.wake();
+    return this.queuedBytes < HIGH_WATER_BYTES;
+  }
+
+  private drained(): Promise<void> {
+    if (this.consumerGone || this.closed || this.queuedBytes <= LOW_WATER_BYTES) {
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.drainWaiters.push(resolve));
+  }
+
+  /** Rows left the queue: the producer may read again once it is low enough. */
+  private taken(event: StreamEvent): void {
+    this.queuedBytes -= this.batchBytes.get(event) ?? 0;
+    if (this.queuedBytes <= LOW_WATER_BYTES) this.releaseProducer();
+  }
+
+  private releaseProducer(): void {
+    const waiters = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  private wake(): void {
+    const wake = this.wakeConsumer;
+    this.wakeConsumer = undefined;
+    wake?.();
+  }
+
+  private signalStart(): void {
+    this.hasStarted = true;
+    this.firstEvent?.();
+    this.firstEvent = undefined;
+  }
+}

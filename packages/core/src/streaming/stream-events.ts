@@ -1,0 +1,42 @@
+/**
+ * What a streamed request produces, in order (docs/decisions.md 10.22): per statement a header,
+ * its rows in batches, and a trailer; then, if the request failed after streaming began, one
+ * error; and always, last, `done`, which marks the answer complete. A consumer that never sees
+ * `done` knows the stream was cut.
+ */
+import type { FieldDescription } from '../ports/connections';
+import type { QueryResponseBody } from '../execution/response';
+
+export type StreamEvent =
+  /** A statement begins: its index in the request, its text as executed, its columns. */
+  | { type: 'statement'; index: number; statement: string; fields: FieldDescription[] }
+  /** Rows of the statement last begun, in order. */
+  | { type: 'rows'; rows: unknown[] }
+  /** The statement finished. */
+  | {
+      type: 'end';
+      index: number;
+      command: string | null;
+      rowCount: number | null;
+      executionTime: number;
+      /** `maxRows` cut the rows (only when the request named one). */
+      truncated?: boolean;
+    }
+  /**
+   * The request failed after its first statement began: the fields of the error body the
+   * buffered answer would have had (`error`, `failedStatementIndex`, `cause`...), and its code.
+   */
+  | {
+      type: 'error';
+      body: QueryResponseBody;
+      code: string;
+      sqlState?: string;
+    }
+  /** The answer is complete. */
+  | {
+      type: 'done';
+      totalExecutionTime: number;
+      transactionUsed?: boolean;
+      rolledBack?: boolean;
+      warnings?: string[];
+    };
