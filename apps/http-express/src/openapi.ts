@@ -64,7 +64,15 @@ function response(spec: ResponseSpec, schemas: Record<string, Json>): Json {
   return {
     description: spec.description,
     ...(Object.keys(headers).length > 0 ? { headers } : {}),
-    content: { 'application/json': { schema: body } },
+    content: {
+      'application/json': { schema: body },
+      ...Object.fromEntries(
+        Object.entries(spec.otherContent ?? {}).map(([mediaType, schema]) => [
+          mediaType,
+          { schema: schemaOrRef(schema, schemas) },
+        ]),
+      ),
+    },
   };
 }
 

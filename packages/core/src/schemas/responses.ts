@@ -301,3 +301,55 @@ export const ErrorMessageSchema = Type.Object(
       'the wrong field, unknown path or wrong method.',
   },
 );
+
+/** One line of a streamed (NDJSON) answer of POST /api/query: an object with one key naming its kind. */
+export const StreamLineSchema = Type.Union(
+  [
+    Type.Object(
+      {
+        statement: Type.Object({
+          index: Type.Integer({ minimum: 0, description: '0-based index of the statement.' }),
+          text: Type.String({ description: 'The statement as executed.' }),
+          fields: Type.Array(FieldDescriptionSchema),
+        }),
+      },
+      { description: 'A statement begins.' },
+    ),
+    Type.Object(
+      { row: Type.Union([Type.Object({}), Type.Array(Type.Unknown())]) },
+      { description: 'One row of the statement last begun: an object or an array, per rowMode.' },
+    ),
+    Type.Object(
+      {
+        end: Type.Object({
+          index: Type.Integer({ minimum: 0 }),
+          command: Type.Union([Type.String(), Type.Null()]),
+          rowCount: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+          executionTime: Type.Number({ minimum: 0 }),
+          truncated: Type.Optional(Type.Literal(true)),
+        }),
+      },
+      { description: 'The statement finished.' },
+    ),
+    Type.Object(
+      { error: Type.Object({ code: Type.String(), sqlState: Type.Optional(Type.String()) }) },
+      {
+        description:
+          'The request failed after streaming began: the fields of the error body the JSON answer would have had ' +
+          '(error, failedStatementIndex, cause, rolledBack...), with the code and SQLSTATE that would have set its status.',
+      },
+    ),
+    Type.Object(
+      {
+        done: Type.Object({
+          totalExecutionTime: Type.Number({ minimum: 0 }),
+          transactionUsed: Type.Optional(Type.Boolean()),
+          rolledBack: Type.Optional(Type.Literal(true)),
+          warnings: Type.Optional(WarningsSchema),
+        }),
+      },
+      { description: 'The last line: the answer is complete. A stream without it was cut.' },
+    ),
+  ],
+  { $id: 'StreamLine' },
+);

@@ -12,6 +12,7 @@ import {
   MultipleStatementsResponseSchema,
   QueryErrorResponseSchema,
   QueryExecutionResultSchema,
+  StreamLineSchema,
   TransactionFailureResponseSchema,
 } from './responses';
 import {
@@ -52,6 +53,8 @@ export interface ResponseSpec {
   headers?: readonly HeaderName[];
   /** Headers that may be absent, with the reason. */
   optionalHeaders?: Partial<Record<HeaderName, string>>;
+  /** Other media types of the same answer, chosen by the request's Accept header. */
+  otherContent?: Record<string, TSchema | Record<string, unknown>>;
 }
 
 export interface RouteSpec {
@@ -185,11 +188,19 @@ export const ROUTES: readonly RouteSpec[] = [
     tag: 'query',
     request: { schema: QueryRequestSchema, examples: QUERY_EXAMPLES },
     responses: {
-      '200': json(
-        'Every statement succeeded.',
-        [QueryExecutionResultSchema, MultipleStatementsResponseSchema],
-        timed,
-      ),
+      '200': {
+        description:
+          'Every statement succeeded; or, with Accept: application/x-ndjson or text/csv, the answer streamed as ' +
+          'rows arrive (NDJSON: one StreamLine per line, the last one `done`; CSV: one statement, RFC 4180, a header ' +
+          'row, NULL empty and the empty string as ""). A streamed answer that fails after it began reports it ' +
+          'in-band (NDJSON) or is cut (CSV); one that fails before is answered as JSON with its status.',
+        body: [QueryExecutionResultSchema, MultipleStatementsResponseSchema],
+        headers: timed,
+        otherContent: {
+          'application/x-ndjson': StreamLineSchema,
+          'text/csv': { type: 'string' },
+        },
+      },
       '400': {
         description:
           'Invalid JSON, a wrong field type, missing required fields, no statements, unterminated SQL text, a NUL ' +

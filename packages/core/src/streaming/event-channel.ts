@@ -8,8 +8,8 @@ import type { ParsedStatement } from '../parser/types';
 import type { FieldDescription, RowSink, StatementResult } from '../ports/connections';
 import type { StreamEvent } from './stream-events';
 
-const HIGH_WATER_BYTES = 1024 * 1024;
-const LOW_WATER_BYTES = 256 * 1024;
+const HIGH_WATER_BYTES = 256 * 1024;
+const LOW_WATER_BYTES = 64 * 1024;
 /** Rows per `rows` event: fewer events, fewer wake-ups. */
 const ROWS_PER_EVENT = 256;
 

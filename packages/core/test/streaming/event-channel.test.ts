@@ -1,0 +1,97 @@
+/** The queue between a streamed request's connection and its transport (docs/decisions.md 10.22). */
+import { parseSql, loadParser, type ParsedStatement } from '../../src/parser';
+import type { FieldDescription, StatementResult } from '../../src/ports/connections';
+import { EventChannel } from '../../src/streaming/event-channel';
+import type { StreamEvent } from '../../src/streaming/stream-events';
+
+let statements: ParsedStatement[];
+beforeAll(async () => {
+  await loadParser();
+  statements = parseSql('SELECT 1; INSERT INTO t VALUES (1)');
+});
+
+const field = { name: 'n', dataTypeID: 23, dataTypeName: 'int4' } as FieldDescription;
+const result = (command: string, rowCount: number): StatementResult => ({
+  command,
+  rowCount,
+  fields: [],
+  rows: [],
+  truncated: false,
+  durationMs: 1.5,
+});
+
+async function drain(channel: EventChannel): Promise<StreamEvent[]> {
+  const events: StreamEvent[] = [];
+  for await (const event of channel) events.push(event);
+  return events;
+}
+
+describe('EventChannel', () => {
+  it('turns a sink’s calls into events, with a header for a statement that has no rows', async () => {
+    const channel = new EventChannel((statement) => statement.text);
+    const sink = channel.sinkFor(statements);
+    sink.describe(0, [field]);
+    sink.row(0, { n: 1 }, 10);
+    sink.row(0, { n: 2 }, 10);
+    sink.complete(0, result('SELECT', 2));
+    sink.complete(1, result('INSERT', 1));
+    channel.close();
+    expect(await drain(channel)).toEqual([
+      { type: 'statement', index: 0, statement: 'SELECT 1', fields: [field] },
+      { type: 'rows', rows: [{ n: 1 }, { n: 2 }] },
+      { type: 'end', index: 0, command: 'SELECT', rowCount: 2, executionTime: 1.5 },
+      { type: 'statement', index: 1, statement: 'INSERT INTO t VALUES (1)', fields: [] },
+      { type: 'end', index: 1, command: 'INSERT', rowCount: 1, executionTime: 1.5 },
+    ]);
+  });
+
+  it('asks the producer to wait past the high-water mark, and lets it go once rows were taken', async () => {
+    const channel = new EventChannel((statement) => statement.text);
+    const sink = channel.sinkFor(statements);
+    sink.describe(0, [field]);
+    let accepted = true;
+    let pushed = 0;
+    while (accepted) {
+      accepted = sink.row(0, { n: pushed }, 100);
+      pushed++;
+    }
+    // About 256 KiB of 100-byte rows, in batches of 256.
+    expect(pushed).toBeGreaterThan(2000);
+    expect(pushed).toBeLessThan(3000);
+    let released = false;
+    void sink.drained().then(() => (released = true));
+    await Promise.resolve();
+    expect(released).toBe(false);
+    const iterator = channel[Symbol.asyncIterator]();
+    let taken = 0;
+    while (!released) {
+      const { value } = await iterator.next();
+      if (value?.type === 'rows') taken += value.rows.length;
+      await Promise.resolve();
+    }
+    expect(taken).toBeGreaterThan(0);
+    expect(taken).toBeLessThan(pushed);
+  });
+
+  it('lets the producer go and drops everything once the consumer leaves', async () => {
+    const channel = new EventChannel((statement) => statement.text);
+    const sink = channel.sinkFor(statements);
+    sink.describe(0, [field]);
+    while (sink.row(0, { n: 1 }, 4096));
+    const waiting = sink.drained();
+    const iterator = channel[Symbol.asyncIterator]();
+    await iterator.next();
+    await iterator.return?.();
+    await expect(waiting).resolves.toBeUndefined();
+    expect(sink.row(0, { n: 2 }, 4096)).toBe(true);
+    await expect(sink.drained()).resolves.toBeUndefined();
+  });
+
+  it('says whether anything started, and wakes whoever waits for it when it closes empty', async () => {
+    const channel = new EventChannel((statement) => statement.text);
+    channel.close();
+    await channel.started;
+    expect(channel.hasStarted).toBe(false);
+    expect(await drain(channel)).toEqual([]);
+  });
+});
