@@ -1,7 +1,9 @@
-// HTTP throughput and latency of sqlgate against a bare Express 5 + pg baseline, with the raw pg
-// driver as the ceiling. npm run bench (builds first). Both servers run in their own child
-// processes; autocannon drives them from this one, alternating sqlgate / baseline twice per
-// workload and connection count. Writes docs/benchmarks.md (keeping the memory section).
+// HTTP throughput and latency of sqlgate against the fast peer (node:http + postgres.js, the speed
+// to beat) and a bare Express 5 + pg baseline, with the raw pg driver as the ceiling. npm run bench
+// (builds first). The three servers run in their own child processes; autocannon drives them from
+// this one, alternating sqlgate / fast peer / baseline BENCH_RUNS times (default 3) per workload
+// and connection count, with the CPU each server process spends per request. Writes
+// docs/benchmarks.md (keeping the memory section).
 import { performance } from 'node:perf_hooks';
 import os from 'node:os';
 import autocannon from 'autocannon';
@@ -26,7 +28,7 @@ import {
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 1);
 const CONNECTIONS = [10, 50];
-const RUNS = Number(process.env.BENCH_RUNS ?? 2);
+const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const FIRST_WARMUP_S = 3;
 const SLEEP_REQUESTS = 5;
 
@@ -44,15 +46,25 @@ const writes = [
   'SELECT id, v FROM bench_w WHERE id = lastval() - 1',
 ];
 
+/** The servers, in the order each round runs them. */
+const SIDES = ['sqlgate', 'fast', 'baseline'];
+const SIDE_NAMES = { sqlgate: 'sqlgate', fast: 'fast peer', baseline: 'baseline' };
+
+/** The fast peer's multi-statement answer: `rows` holds one array of rows per statement. */
+const fastResults = (json, count) => Array.isArray(json.rows) && json.rows.length === count;
+
 /**
- * Each workload: what sqlgate receives, what the baseline receives, and a check of one response
- * (run before measuring, so a wrong answer cannot pass for a fast one).
+ * Each workload: what sqlgate, the fast peer and the baseline receive, and a check of one response
+ * (run before measuring, so a wrong answer cannot pass for a fast one). The fast peer answers one
+ * statement per request; `fastNote` says what it gets instead where a workload has several
+ * (`fast: undefined` would skip it).
  */
 const WORKLOADS = [
   {
     id: 'select1',
     label: 'SELECT 1',
     sqlgate: { sql: 'SELECT 1 AS one' },
+    fast: { sql: 'SELECT 1 AS one' },
     baseline: { sql: 'SELECT 1 AS one' },
     check: (json) => json.rows?.[0]?.one === 1,
   },
@@ -60,6 +72,7 @@ const WORKLOADS = [
     id: 'rows100',
     label: '100-row × 4-column SELECT',
     sqlgate: { sql: bench_t },
+    fast: { sql: bench_t },
     baseline: { sql: bench_t },
     check: (json) => json.rows?.length === 100 && Object.keys(json.rows[0]).length === 4,
   },
@@ -67,27 +80,39 @@ const WORKLOADS = [
     id: 'reads3',
     label: '3 reads in one request',
     sqlgate: { sql: reads.join(';\n') },
+    fast: { sql: reads.join(';\n') },
     baseline: { sql: reads.join(';\n') },
     check: (json) => json.results?.length === 3 && json.results.every((r) => r.rows?.length === 29),
     sqlgateCheck: (json) => json.transactionUsed === undefined, // the parallel path
+    fastCheck: (json) => fastResults(json, 3) && json.rows.every((rows) => rows.length === 29),
+    fastNote: 'closest equivalent: the three reads as one simple query (as the baseline)',
   },
   {
     id: 'write5',
     label: '5-statement write transaction',
     sqlgate: { sql: writes.join(';\n') },
+    // postgres.js refuses BEGIN on a pool (UNSAFE_TRANSACTION); one simple query holding the five
+    // runs them in PostgreSQL's implicit transaction, which is as atomic.
+    fast: { sql: writes.join(';\n') },
     baseline: { sql: ['BEGIN', ...writes, 'COMMIT'].join(';\n') },
     check: (json) =>
       Array.isArray(json.results) && json.results.some((r) => r.command === 'DELETE'),
     sqlgateCheck: (json) => json.transactionUsed === true && json.results.length === 5,
+    // postgres.js starts a new result at each row description: the four writes share the first.
+    fastCheck: (json) => fastResults(json, 2) && json.rows[1].length === 1,
+    fastNote:
+      'closest equivalent: the five as one simple query (an implicit transaction; postgres.js refuses BEGIN on a pool)',
   },
   {
     id: 'cached',
-    label: 'cached read (SELECT 1, cache: true) vs baseline uncached SELECT 1',
-    short: 'cached SELECT 1 (baseline: uncached)',
+    label: 'cached read (SELECT 1, cache: true) vs uncached SELECT 1 on the fast peer and baseline',
+    short: 'cached SELECT 1 (others: uncached)',
     sqlgate: { sql: 'SELECT 1 AS one', cache: true },
+    fast: { sql: 'SELECT 1 AS one' },
     baseline: { sql: 'SELECT 1 AS one' },
     check: (json) => json.rows?.[0]?.one === 1,
     sqlgateCheck: (json) => json.cached === true,
+    fastNote: 'uncached `SELECT 1 AS one` (it has no cache)',
   },
 ];
 
@@ -96,7 +121,18 @@ const fmt = (n, digits = 0) =>
     ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
     : '–';
 const ms = (n) => (Number.isFinite(n) ? `${n.toFixed(n < 10 ? 2 : 1)} ms` : '–');
-const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
+const ratioText = (n) => (Number.isFinite(n) ? `${n.toFixed(2)}×` : '–');
+
+/** A server's runs of one workload and connection count: medians, and its best run. */
+const summarize = (runs) => ({
+  reqPerSec: median(runs.map((r) => r.reqPerSec)),
+  best: Math.max(...runs.map((r) => r.reqPerSec)),
+  p50: median(runs.map((r) => r.p50)),
+  p99: median(runs.map((r) => r.p99)),
+  cpuUsPerReq: median(runs.map((r) => r.cpuUsPerReq)),
+  bad: runs.reduce((sum, r) => sum + r.bad, 0),
+});
+const SKIPPED = { reqPerSec: NaN, best: NaN, p50: NaN, p99: NaN, cpuUsPerReq: NaN, bad: 0 };
 
 /** One autocannon run against a server; also the CPU time its process spent per response. */
 async function load(server, body, connections, duration) {
@@ -173,17 +209,18 @@ async function prepare(client) {
   `);
 }
 
-async function verify(workload, sqlgateUrl, baselineUrl, target) {
-  for (const [name, url, body, extra] of [
-    ['sqlgate', sqlgateUrl, workload.sqlgate, workload.sqlgateCheck],
-    ['baseline', baselineUrl, workload.baseline, undefined],
-  ]) {
+async function verify(workload, servers, targetOf) {
+  for (const side of SIDES.filter((s) => workload[s])) {
+    const url = servers[side].url;
+    const body = { ...targetOf[side], ...workload[side] };
+    const check = (side === 'fast' && workload.fastCheck) || workload.check;
+    const extra = side === 'sqlgate' ? workload.sqlgateCheck : undefined;
     // Twice: the second answer of a cached read must come from the cache.
-    await postJson(`${url}/api/query`, { ...target, ...body });
-    const { status, json } = await postJson(`${url}/api/query`, { ...target, ...body });
-    if (status !== 200 || !json || !workload.check(json) || (extra && !extra(json))) {
+    await postJson(`${url}/api/query`, body);
+    const { status, json } = await postJson(`${url}/api/query`, body);
+    if (status !== 200 || !json || !check(json) || (extra && !extra(json))) {
       throw new Error(
-        `${name} answered ${workload.label} unexpectedly: ${status} ${JSON.stringify(json).slice(0, 400)}`,
+        `${SIDE_NAMES[side]} answered ${workload.label} unexpectedly: ${status} ${JSON.stringify(json).slice(0, 400)}`,
       );
     }
   }
@@ -218,12 +255,16 @@ await runMain(async () => {
     `PostgreSQL (${database.source}) on ${database.host}:${database.port}${database.directory ? ` in ${database.directory}` : ''}`,
   );
 
-  const [sqlgate, baseline] = await Promise.all([
+  const [sqlgate, fast, baseline] = await Promise.all([
     startServerProcess('sqlgate-server.mjs', { name: 'sqlgate' }),
+    startServerProcess('fast-server.mjs', { name: 'fast peer' }),
     startServerProcess('baseline-server.mjs', { name: 'baseline' }),
   ]);
+  const servers = { sqlgate, fast, baseline };
   log(
-    `sqlgate ${sqlgate.url} (pid ${sqlgate.pid}), baseline ${baseline.url} (pid ${baseline.pid})`,
+    SIDES.map((side) => `${SIDE_NAMES[side]} ${servers[side].url} (pid ${servers[side].pid})`).join(
+      ', ',
+    ),
   );
 
   const connection = {
@@ -233,51 +274,59 @@ await runMain(async () => {
     password: database.password,
     database: database.database,
   };
-  const sqlgateTarget = { ...connection, sslMode: 'disable' };
-  const baselineTarget = connection;
+  const targetOf = {
+    sqlgate: { ...connection, sslMode: 'disable' },
+    fast: connection,
+    baseline: connection,
+  };
+  const sqlgateTarget = targetOf.sqlgate;
+  const baselineTarget = targetOf.baseline;
 
-  for (const workload of WORKLOADS)
-    await verify(workload, sqlgate.url, baseline.url, sqlgateTarget);
-  log('every workload answers correctly on both servers');
-
-  // Both processes get their JIT and pools in place before anything is measured.
-  for (const [server, target] of [
-    [sqlgate, sqlgateTarget],
-    [baseline, baselineTarget],
-  ]) {
-    await load(server, { ...target, sql: 'SELECT 1 AS one' }, 10, FIRST_WARMUP_S);
+  for (const workload of WORKLOADS) await verify(workload, servers, targetOf);
+  log('every workload answers correctly on all three servers');
+  for (const workload of WORKLOADS.filter((w) => w.fastNote || !w.fast)) {
+    log(`fast peer, ${workload.id}: ${workload.fast ? workload.fastNote : 'skipped'}`);
   }
 
-  // Alternating runs: warm-up of each, then sqlgate, baseline, sqlgate, baseline.
+  // Every process gets its JIT and pools in place before anything is measured.
+  for (const side of SIDES) {
+    await load(servers[side], { ...targetOf[side], sql: 'SELECT 1 AS one' }, 10, FIRST_WARMUP_S);
+  }
+
+  // Alternating runs: a warm-up of each, then rounds of sqlgate, fast peer, baseline.
   const results = [];
   for (const workload of WORKLOADS) {
     for (const connections of CONNECTIONS) {
-      const sqlgateBody = { ...sqlgateTarget, ...workload.sqlgate };
-      const baselineBody = { ...baselineTarget, ...workload.baseline };
-      await load(sqlgate, sqlgateBody, connections, WARMUP_S);
-      await load(baseline, baselineBody, connections, WARMUP_S);
-      const runs = { sqlgate: [], baseline: [] };
+      const sides = SIDES.filter((side) => workload[side]);
+      const bodies = Object.fromEntries(
+        sides.map((side) => [side, { ...targetOf[side], ...workload[side] }]),
+      );
+      for (const side of sides) await load(servers[side], bodies[side], connections, WARMUP_S);
+      const runs = Object.fromEntries(sides.map((side) => [side, []]));
       for (let run = 0; run < RUNS; run++) {
-        runs.sqlgate.push(await load(sqlgate, sqlgateBody, connections, DURATION_S));
-        runs.baseline.push(await load(baseline, baselineBody, connections, DURATION_S));
+        for (const side of sides) {
+          runs[side].push(await load(servers[side], bodies[side], connections, DURATION_S));
+        }
       }
       const row = { workload, connections, runs };
-      for (const side of ['sqlgate', 'baseline']) {
-        row[side] = {
-          reqPerSec: mean(runs[side].map((r) => r.reqPerSec)),
-          best: Math.max(...runs[side].map((r) => r.reqPerSec)),
-          p50: mean(runs[side].map((r) => r.p50)),
-          p99: mean(runs[side].map((r) => r.p99)),
-          cpuUsPerReq: mean(runs[side].map((r) => r.cpuUsPerReq)),
-          bad: runs[side].reduce((sum, r) => sum + r.bad, 0),
-        };
+      for (const side of SIDES) {
+        row[side] = runs[side] ? summarize(runs[side]) : SKIPPED;
       }
       row.ratio = row.sqlgate.reqPerSec / row.baseline.reqPerSec;
       row.bestRatio = row.sqlgate.best / row.baseline.best;
+      row.fastRatio = row.sqlgate.reqPerSec / row.fast.reqPerSec;
+      row.fastBestRatio = row.sqlgate.best / row.fast.best;
       results.push(row);
       log(
-        `${workload.id} c=${connections}: sqlgate ${runs.sqlgate.map((r) => fmt(r.reqPerSec)).join(' / ')} req/s, ` +
-          `baseline ${runs.baseline.map((r) => fmt(r.reqPerSec)).join(' / ')} req/s, ratio ${row.ratio.toFixed(2)}`,
+        `${workload.id} c=${connections}: ` +
+          sides
+            .map(
+              (side) =>
+                `${SIDE_NAMES[side]} ${runs[side].map((r) => fmt(r.reqPerSec)).join(' / ')} req/s ` +
+                `(${fmt(row[side].cpuUsPerReq)} µs CPU/req)`,
+            )
+            .join(', ') +
+          `; sqlgate/fast peer ${ratioText(row.fastRatio)}, sqlgate/baseline ${ratioText(row.ratio)}`,
       );
     }
   }
@@ -315,7 +364,7 @@ await runMain(async () => {
     }
   }
 
-  await Promise.all([sqlgate.stop(), baseline.stop()]);
+  await Promise.all(SIDES.map((side) => servers[side].stop()));
   const totalSeconds = (performance.now() - benchStarted) / 1000;
 
   // ------------------------------------------------------------------------------------------
@@ -324,6 +373,20 @@ await runMain(async () => {
     results.find((r) => r.workload.id === id && r.connections === connections);
   const targets = [];
   const target = (name, pass, detail) => targets.push({ name, pass, detail });
+  for (const [id, what] of [
+    ['select1', 'SELECT 1'],
+    ['rows100', '100-row SELECT'],
+    ['cached', "cached read vs the fast peer's uncached SELECT 1"],
+  ]) {
+    for (const c of CONNECTIONS) {
+      const r = find(id, c);
+      target(
+        `${what} at ${c} connections ≥ 1.0× fast peer`,
+        r.fastRatio >= 1.0,
+        `${fmt(r.sqlgate.reqPerSec)} vs ${fmt(r.fast.reqPerSec)} req/s = ${ratioText(r.fastRatio)} (best runs ${ratioText(r.fastBestRatio)}); CPU/req ${fmt(r.sqlgate.cpuUsPerReq)} vs ${fmt(r.fast.cpuUsPerReq)} µs`,
+      );
+    }
+  }
   for (const c of CONNECTIONS) {
     const r = find('select1', c);
     target(
@@ -360,38 +423,52 @@ await runMain(async () => {
       `${ms(r.sqlgate.p99)} vs ${ms(r.baseline.p99)}`,
     );
   }
-  const failures = results.filter((r) => r.sqlgate.bad + r.baseline.bad > 0);
+  const failures = results.filter((r) => SIDES.some((side) => r[side].bad > 0));
 
   const header = [
     'workload',
     'conns',
-    'sqlgate req/s',
-    'p50',
-    'p99',
-    'CPU/req',
-    'baseline req/s',
-    'p50',
-    'p99',
-    'CPU/req',
+    ...SIDES.flatMap((side) => [`${SIDE_NAMES[side]} req/s`, 'p50', 'p99', 'CPU/req']),
+    'sqlgate/fast peer',
+    'best/best',
     'sqlgate/baseline',
     'best/best',
   ];
-  const align = ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'];
+  const align = ['l', 'r', ...Array(4 * SIDES.length + 4).fill('r')];
   const us = (n) => (Number.isFinite(n) ? `${fmt(n)} µs` : '–');
-  const runsCell = (side) => `${fmt(side.reqPerSec)}`;
   const summaryRows = results.map((r) => [
     r.workload.short ?? r.workload.label,
     r.connections,
-    runsCell(r.sqlgate),
-    ms(r.sqlgate.p50),
-    ms(r.sqlgate.p99),
-    us(r.sqlgate.cpuUsPerReq),
-    runsCell(r.baseline),
-    ms(r.baseline.p50),
-    ms(r.baseline.p99),
-    us(r.baseline.cpuUsPerReq),
-    `${r.ratio.toFixed(2)}×`,
-    `${r.bestRatio.toFixed(2)}×`,
+    ...SIDES.flatMap((side) => [
+      fmt(r[side].reqPerSec),
+      ms(r[side].p50),
+      ms(r[side].p99),
+      us(r[side].cpuUsPerReq),
+    ]),
+    ratioText(r.fastRatio),
+    ratioText(r.fastBestRatio),
+    ratioText(r.ratio),
+    ratioText(r.bestRatio),
+  ]);
+  // The headline: throughput ratios and CPU per request side by side.
+  const ratioHeader = [
+    'workload',
+    'conns',
+    'sqlgate/fast peer',
+    'sqlgate/baseline',
+    ...SIDES.map((side) => `${SIDE_NAMES[side]} CPU/req`),
+  ];
+  const ratioAlign = ['l', ...Array(3 + SIDES.length).fill('r')];
+  const ratioRows = results.map((r) => [
+    r.workload.short ?? r.workload.label,
+    r.connections,
+    ratioText(r.fastRatio),
+    ratioText(r.ratio),
+    ...SIDES.map((side) => us(r[side].cpuUsPerReq)),
+  ]);
+  const fastRows = WORKLOADS.map((w) => [
+    w.short ?? w.label,
+    w.fast ? (w.fastNote ?? 'the same request as sqlgate') : 'skipped',
   ]);
   const runHeader = [
     'workload',
@@ -402,10 +479,10 @@ await runMain(async () => {
   ];
   const runAlign = ['l', 'r', 'l', ...Array(4 * RUNS + 1).fill('r')];
   const runRows = results.flatMap((r) =>
-    ['sqlgate', 'baseline'].map((side) => [
+    SIDES.filter((side) => r.runs[side]).map((side) => [
       r.workload.short ?? r.workload.label,
       r.connections,
-      side,
+      SIDE_NAMES[side],
       ...r.runs[side].flatMap((run) => [
         fmt(run.reqPerSec),
         ms(run.p50),
@@ -419,21 +496,25 @@ await runMain(async () => {
     'query',
     'concurrent loops',
     'queries/s',
-    'sqlgate req/s',
-    'baseline req/s',
+    ...SIDES.map((side) => `${SIDE_NAMES[side]} req/s`),
   ];
+  const ceilingAlign = ['l', ...Array(2 + SIDES.length).fill('r')];
   const ceilingRows = ceilings.map((c) => {
     const r = find(c.label === 'SELECT 1' ? 'select1' : 'rows100', c.loops);
-    return [c.label, c.loops, fmt(c.qps), fmt(r.sqlgate.reqPerSec), fmt(r.baseline.reqPerSec)];
+    return [c.label, c.loops, fmt(c.qps), ...SIDES.map((side) => fmt(r[side].reqPerSec))];
   });
   const targetRows = targets.map((t) => [t.pass ? 'PASS' : 'FAIL', t.name, t.detail]);
 
+  console.log('');
+  console.log(textTable(['workload', 'fast peer gets'], fastRows));
+  console.log('');
+  console.log(textTable(ratioHeader, ratioRows, ratioAlign));
   console.log('');
   console.log(textTable(header, summaryRows, align));
   console.log('');
   console.log(textTable(runHeader, runRows, runAlign));
   console.log('');
-  console.log(textTable(ceilingHeader, ceilingRows, ['l', 'r', 'r', 'r', 'r']));
+  console.log(textTable(ceilingHeader, ceilingRows, ceilingAlign));
   console.log('');
   console.log(
     `3 × pg_sleep(0.2) in one request: sqlgate min ${ms(sleep.min)}, median ${ms(sleep.median)} (first request ${ms(sleep.cold)}); baseline (sequential) median ${ms(sleep.baselineMedian)}`,
@@ -452,7 +533,7 @@ await runMain(async () => {
   const cached = find('cached', 10);
   const notes = [
     `- The raw driver runs ${fmt(rawSelect1.qps)} \`SELECT 1\`/s with 10 loops, ${(rawSelect1.qps / select1.baseline.reqPerSec).toFixed(1)}× what the baseline serves over HTTP: on this machine HTTP, JSON and the load generator, which share the two cores with PostgreSQL, bound the throughput, not the database round trip. A cache hit saves only the round trip, so it cannot double a rate that the HTTP layer bounds.`,
-    `- Server CPU per request at 10 connections: \`SELECT 1\` sqlgate ${us(select1.sqlgate.cpuUsPerReq)} vs baseline ${us(select1.baseline.cpuUsPerReq)}; cached \`SELECT 1\` sqlgate ${us(cached.sqlgate.cpuUsPerReq)}.`,
+    `- Server CPU per request at 10 connections: \`SELECT 1\` sqlgate ${us(select1.sqlgate.cpuUsPerReq)} vs fast peer ${us(select1.fast.cpuUsPerReq)} vs baseline ${us(select1.baseline.cpuUsPerReq)}; cached \`SELECT 1\` sqlgate ${us(cached.sqlgate.cpuUsPerReq)}. With the load generator and PostgreSQL on the same two cores, CPU per request is what decides throughput: sqlgate serves ${ratioText(select1.fastRatio)} the fast peer's \`SELECT 1\` rate.`,
     `- Rates of the same server and workload drift between blocks measured minutes apart (other work on the machine); compare the two sides within a row, where runs alternate.`,
   ];
 
@@ -478,15 +559,24 @@ await runMain(async () => {
     '',
     `- PostgreSQL: a throwaway local cluster from \`@sqlgate/testing\` (source: ${database.source}); durability off; both servers connect without TLS (sqlgate \`sslMode: "disable"\`, the baseline \`ssl: false\`).`,
     '- sqlgate: the built `@sqlgate/http-express` server (`startServer`, default configuration: `POOL_MAX` 10, logging off) in its own Node.js process (`bench/servers/sqlgate-server.mjs`).',
+    '- fast peer: node:http + postgres.js (`postgres` 3, `bench/servers/fast-server.mjs`), the speed to beat: one postgres.js pool (max 10) per host:port:user:database, `sql.unsafe(sql)` (without parameters postgres.js sends a simple query), `JSON.stringify({rows, fields, rowCount, command, executionTime, statement})`; no validation, splitting or limits. It answers one statement per request: for the multi-statement workloads it gets the closest equivalent, the same statements as one simple query, whose results come back together (the three reads as the baseline gets them; the five writes without `BEGIN`/`COMMIT`, which postgres.js refuses on a pool, so in the implicit transaction PostgreSQL gives a multi-statement simple query); for the cached read it runs the uncached `SELECT 1` (see the table below).',
     '- baseline: a bare Express 5 + pg server in its own process (`bench/servers/baseline-server.mjs`): one `pg.Pool` (max 10) per host:port:user:database, `express.json()`, `POST /api/query` → `pool.query(sql)` → `res.json({rows, fields, rowCount, command})`. Several statements are sent as one simple query; the write transaction as `BEGIN; …; COMMIT`.',
-    `- load: autocannon 8 in the bench process, one request body per workload, pipelining 1. First ${FIRST_WARMUP_S} s of \`SELECT 1\` at 10 connections on each server; then for each workload and connection count: a ${WARMUP_S} s warm-up of each server, then ${2 * RUNS} runs of ${DURATION_S} s alternating sqlgate, baseline, sqlgate, baseline${RUNS > 2 ? ', …' : ''}. req/s is 2xx responses / run duration; the summary gives the mean of the runs (p50/p99 likewise; autocannon reports whole milliseconds), the per-run table every run. "sqlgate/baseline" is the ratio of the means (the targets are judged on it), "best/best" the ratio of each side's best run — other work on the machine only ever slows a run down, so the best runs are the less disturbed estimate.`,
+    `- load: autocannon 8 in the bench process, one request body per workload, pipelining 1. First ${FIRST_WARMUP_S} s of \`SELECT 1\` at 10 connections on each server; then for each workload and connection count: a ${WARMUP_S} s warm-up of each server, then ${RUNS} rounds of ${DURATION_S} s runs alternating sqlgate, fast peer, baseline. req/s is 2xx responses / run duration; the summary gives the median of the runs (p50/p99 and CPU/req likewise; autocannon reports whole milliseconds), the per-run table every run. "sqlgate/fast peer" and "sqlgate/baseline" are ratios of the medians (the targets are judged on them), "best/best" the ratio of each side's best run — other work on the machine only ever slows a run down, so the best runs are the less disturbed estimate.`,
     "- workloads: `SELECT 1 AS one`; `SELECT id, name, score, created_at FROM bench_t ORDER BY id` (100 rows of int, text, float8, timestamptz); three `SELECT … FROM bench_t WHERE id < 30` in one request (sqlgate: its parallel path, each on its own connection in a READ ONLY transaction); `INSERT; UPDATE; INSERT; DELETE; SELECT` on `bench_w` (sqlgate wraps them in one transaction); `SELECT 1 AS one` with `cache: true` (served from the result cache after the warm-up) against the baseline's uncached `SELECT 1 AS one`.",
     '- CPU/req: user + system CPU time of the server process during the run (`/proc/<pid>/stat`, clock ticks) divided by its responses; it depends far less on other work on the machine than req/s does. CPU in the per-run table is the share of one core the server process used.',
     `- 3 × \`pg_sleep(0.2)\`: one request holding three \`SELECT pg_sleep(0.2)\`, sent ${SLEEP_REQUESTS} times in sequence after one unmeasured request; wall time at the client.`,
     `- ceiling: the raw pg driver in the bench process, one \`pg.Pool\` (max 10), N concurrent loops of \`pool.query(sql)\` for ${DURATION_S} s after a 0.5 s warm-up.`,
     `- the whole bench took ${totalSeconds.toFixed(0)} s.`,
     '',
-    `### Results (mean of ${RUNS} runs)`,
+    `### Ratios and CPU per request (medians of ${RUNS} alternated runs)`,
+    '',
+    markdownTable(ratioHeader, ratioRows, ratioAlign),
+    '',
+    'What the fast peer runs for each workload:',
+    '',
+    markdownTable(['workload', 'fast peer gets'], fastRows),
+    '',
+    `### Results (median of ${RUNS} runs)`,
     '',
     markdownTable(header, summaryRows, align),
     '',
@@ -496,7 +586,7 @@ await runMain(async () => {
     '',
     '### Ceiling: the raw pg driver',
     '',
-    markdownTable(ceilingHeader, ceilingRows, ['l', 'r', 'r', 'r', 'r']),
+    markdownTable(ceilingHeader, ceilingRows, ceilingAlign),
     '',
     '### Three `pg_sleep(0.2)` reads in one request',
     '',
