@@ -15,6 +15,7 @@ import {
   markdownTable,
   median,
   memorySectionOf,
+  streamSectionOf,
   postJson,
   readDocs,
   require,
@@ -607,7 +608,7 @@ await runMain(async () => {
     ...notes,
     '',
   ];
-  const memory = memorySectionOf(readDocs());
-  await writeDocs([...doc, ...(memory ? [memory, ''] : [])].join('\n'));
+  const kept = [memorySectionOf(readDocs()), streamSectionOf(readDocs())].filter(Boolean);
+  await writeDocs([...doc, ...kept.flatMap((section) => [section, ''])].join('\n'));
   log('wrote docs/benchmarks.md');
 });

@@ -6,6 +6,7 @@
 //            (how sqlgate answered before; today's library default);
 //   raw      json values kept as RawJson, the response written with serializeResponse (HTTP app).
 // BEFORE_ADAPTER=<dir>/dist/index.js adds the adapter of an older build as a third path.
+import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import {
   machineFacts,

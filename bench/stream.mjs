@@ -2,14 +2,20 @@
 // sqlgate, beside `psql -c "COPY (...) TO STDOUT" > /dev/null` on the same query, alternated in one
 // run, with the peak RSS of sqlgate's process. npm run bench:stream (builds first). Writes the
 // streaming section of docs/benchmarks.md.
+import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { clearInterval, setInterval } from 'node:timers';
 import {
   markdownTable,
   median,
   readDocs,
   runMain,
+  STREAM_END,
+  STREAM_START,
+  streamSectionOf,
   startDatabase,
   startServerProcess,
   textTable,
@@ -19,8 +25,6 @@ import {
 const ROWS = Number(process.env.STREAM_ROWS ?? 5_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const QUERY = `SELECT g, md5(g::text) FROM generate_series(1, ${ROWS}) g`;
-const SECTION_START = '<!-- stream:start -->';
-const SECTION_END = '<!-- stream:end -->';
 const PAGE_BYTES = 4096;
 
 /** Resident set size of a process, from /proc. */
@@ -149,20 +153,17 @@ await runMain(async () => {
   console.log(textTable(header, rows, ['l', 'r', 'r', 'r']));
   console.log(`sqlgate RSS when idle: ${mb(idleRss)}; ${RUNS} alternated runs of ${ROWS} rows.`);
   const section = [
-    SECTION_START,
+    STREAM_START,
     '## Streaming',
     '',
     `\`npm run bench:stream\`: \`${QUERY}\`, ${RUNS} alternated runs, medians; sqlgate's RSS sampled every 20 ms (idle: ${mb(idleRss)}).`,
     '',
     markdownTable(header, rows, ['l', 'r', 'r', 'r']),
-    SECTION_END,
+    STREAM_END,
   ].join('\n');
   const current = readDocs();
-  const start = current.indexOf(SECTION_START);
-  const end = current.indexOf(SECTION_END, start);
+  const existing = streamSectionOf(current);
   await writeDocs(
-    start === -1 || end === -1
-      ? `${current.trimEnd()}\n\n${section}\n`
-      : current.slice(0, start) + section + current.slice(end + SECTION_END.length),
+    existing ? current.replace(existing, () => section) : `${current.trimEnd()}\n\n${section}\n`,
   );
 });

@@ -266,9 +266,21 @@ export function readDocs() {
 }
 
 export function memorySectionOf(text) {
-  const start = text.indexOf(MEMORY_START);
-  const end = text.indexOf(MEMORY_END, start);
-  return start === -1 || end === -1 ? undefined : text.slice(start, end + MEMORY_END.length);
+  return sectionOf(text, MEMORY_START, MEMORY_END);
+}
+
+/** bench/stream.mjs's section, kept by bench/http.mjs like the memory section. */
+export const STREAM_START = '<!-- stream:start -->';
+export const STREAM_END = '<!-- stream:end -->';
+
+export function streamSectionOf(text) {
+  return sectionOf(text, STREAM_START, STREAM_END);
+}
+
+function sectionOf(text, startMarker, endMarker) {
+  const start = text.indexOf(startMarker);
+  const end = text.indexOf(endMarker, start);
+  return start === -1 || end === -1 ? undefined : text.slice(start, end + endMarker.length);
 }
 
 /** Writes docs/benchmarks.md, formatted like the rest of the repository (Prettier) when it can be. */
