@@ -1,6 +1,6 @@
-// Streamed answers against psql's own COPY: 5,000,000 rows × 2 columns as NDJSON and CSV through
-// sqlgate, beside `psql -c "COPY (...) TO STDOUT" > /dev/null` on the same query, alternated in one
-// run, with the peak RSS of sqlgate's process. npm run bench:stream (builds first). Writes the
+// Streamed answers against psql's own COPY: 5,000,000 rows × 2 columns as NDJSON, CSV and COPY TO
+// STDOUT passed through sqlgate, beside `psql -c "COPY (...) TO STDOUT" > /dev/null` on the same
+// query, alternated in one run, with the peak RSS of sqlgate's process. npm run bench:stream (builds first). Writes the
 // streaming section of docs/benchmarks.md.
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
@@ -43,9 +43,9 @@ function peakRss(pid) {
   };
 }
 
-/** POSTs the query with `accept`, reads the whole answer and throws it away. */
-function streamThrough(url, target, accept) {
-  const body = JSON.stringify({ ...target, sql: QUERY });
+/** POSTs `sql` with `accept`, reads the whole answer and throws it away. */
+function streamThrough(url, target, accept, sql) {
+  const body = JSON.stringify({ ...target, sql });
   return new Promise((resolve, reject) => {
     const request = http.request(
       `${url}/api/query`,
@@ -119,20 +119,22 @@ await runMain(async () => {
     sslMode: 'disable',
   };
   const idleRss = rssOf(server.pid);
-  const samples = { psql: [], ndjson: [], csv: [] };
-  const peaks = { ndjson: [], csv: [] };
+  const answers = [
+    ['ndjson', 'sqlgate NDJSON', 'application/x-ndjson', QUERY],
+    ['csv', 'sqlgate CSV', 'text/csv', QUERY],
+    ['copy', 'sqlgate COPY TO STDOUT', '*/*', `COPY (${QUERY}) TO STDOUT`],
+  ];
+  const samples = { psql: [], ndjson: [], csv: [], copy: [] };
+  const peaks = { ndjson: [], csv: [], copy: [] };
   for (let run = 0; run < RUNS; run++) {
     samples.psql.push((await timed(() => psqlCopy(database))).seconds);
-    for (const [format, accept] of [
-      ['ndjson', 'application/x-ndjson'],
-      ['csv', 'text/csv'],
-    ]) {
+    for (const [format, , accept, sql] of answers) {
       const stop = peakRss(server.pid);
-      const { seconds, result } = await timed(() => streamThrough(server.url, target, accept));
+      const { seconds, result } = await timed(() => streamThrough(server.url, target, accept, sql));
       peaks[format].push(stop());
       const complete =
         result.status === 200 &&
-        (format === 'csv' ? result.bytes > ROWS * 30 : result.tail.includes('"done"'));
+        (format === 'ndjson' ? result.tail.includes('"done"') : result.bytes > ROWS * 30);
       if (!complete) throw new Error(`${format}: incomplete answer (${result.status})`);
       samples[format].push(seconds);
     }
@@ -142,8 +144,8 @@ await runMain(async () => {
   const psqlSeconds = median(samples.psql);
   const rows = [
     ['psql COPY TO STDOUT', rowsPerSecond(psqlSeconds), '1.00×', '–'],
-    ...['ndjson', 'csv'].map((format) => [
-      format === 'ndjson' ? 'sqlgate NDJSON' : 'sqlgate CSV',
+    ...answers.map(([format, label]) => [
+      label,
       rowsPerSecond(median(samples[format])),
       `${(psqlSeconds / median(samples[format])).toFixed(2)}×`,
       mb(Math.max(...peaks[format])),

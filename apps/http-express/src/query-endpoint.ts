@@ -52,12 +52,8 @@ export async function answerQuery(
       'query',
     );
   }
-  const format = streamFormatOf(req.headers.accept);
-  if (format) {
-    await answerStreamed(service, logger, body, format, res);
-    return;
-  }
-  writeAnswer(res, logger, await service.execute(body, { signal: abortOnDisconnect(res) }));
+  // JSON unless the client asks for a stream; a lone COPY ... TO STDOUT streams its data anyway.
+  await answerStreamed(service, logger, body, streamFormatOf(req.headers.accept), res);
 }
 
 /** A whole answer as JSON, with its status and Server-Timing. */

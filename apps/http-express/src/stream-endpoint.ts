@@ -1,42 +1,63 @@
 /**
- * POST /api/query with `Accept: application/x-ndjson` or `text/csv` (docs/decisions.md 10.22):
- * the answer is written while rows arrive. A request that fails before its first statement begins
- * is answered as usual, JSON with its status; once streaming began the status is 200 and a failure
- * travels in-band (NDJSON) or cuts the response (CSV, which has no room for it). Writing waits
- * for the client: a slow reader holds the rows in PostgreSQL, not here.
+ * POST /api/query answers that are written while they are produced (docs/decisions.md 10.22): rows
+ * as NDJSON or CSV when the Accept header asks for them, and the data of a lone COPY ... TO STDOUT
+ * whatever it asks. A request that fails before its first statement begins is answered as usual,
+ * JSON with its status; once streaming began the status is 200 and a failure travels in-band
+ * (NDJSON) or cuts the response (CSV and COPY data have no room for it). Writing waits for the
+ * client: a slow reader holds the rows in PostgreSQL, not here.
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import type { QueryService } from '@sqlgate/core';
+import type { CopyFormat, QueryService, StreamEvent } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { abortOnDisconnect, writeAnswer } from './query-endpoint';
 import { csvText, ndjsonLines, STREAM_CONTENT_TYPES, type StreamFormat } from './stream-formats';
 
+/** Media types of COPY data. */
+const COPY_CONTENT_TYPES: Record<CopyFormat, string> = {
+  text: 'text/plain; charset=utf-8',
+  csv: 'text/csv; charset=utf-8',
+  binary: 'application/octet-stream',
+};
+
+/** A COPY's answer is its data alone; a failure cannot be written in it. */
+function copyBytes(event: StreamEvent): Uint8Array | string | null {
+  if (event.type === 'copy') return event.data;
+  return event.type === 'error' ? null : '';
+}
+
+/** `format` undefined: JSON, unless the request is a lone COPY ... TO STDOUT. */
 export async function answerStreamed(
   service: QueryService,
   logger: Logger,
   body: unknown,
-  format: StreamFormat,
+  format: StreamFormat | undefined,
   res: ServerResponse,
 ): Promise<void> {
   const signal = abortOnDisconnect(res);
   const answer = await service.stream(
     body,
-    format === 'csv' ? { signal, oneStatement: true, values: 'text' } : { signal },
+    format === 'csv'
+      ? { signal, oneStatement: true, rows: 'text' }
+      : format === 'ndjson'
+        ? { signal, rows: 'parsed' }
+        : { signal },
   );
   if (!answer.streamed) {
     writeAnswer(res, logger, answer.response);
     return;
   }
-  res.writeHead(200, { 'Content-Type': STREAM_CONTENT_TYPES[format], 'Cache-Control': 'no-store' });
+  const { copy } = answer;
+  const contentType = copy ? COPY_CONTENT_TYPES[copy] : STREAM_CONTENT_TYPES[format ?? 'ndjson'];
+  res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
   for await (const event of answer.events) {
-    const text = format === 'csv' ? csvText(event) : ndjsonLines(event);
-    if (text === null) {
-      // CSV cannot say that the statement failed: the response is cut, never ended.
+    const chunk = copy ? copyBytes(event) : format === 'csv' ? csvText(event) : ndjsonLines(event);
+    if (chunk === null) {
+      // CSV and COPY data cannot say that the statement failed: the response is cut, never ended.
       res.destroy();
       return;
     }
-    if (text !== '' && !res.write(text)) await drained(res);
+    if (chunk.length > 0 && !res.write(chunk)) await drained(res);
     if (res.destroyed) return;
   }
   res.end();

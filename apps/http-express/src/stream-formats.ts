@@ -53,6 +53,8 @@ export function ndjsonLines(event: StreamEvent): string {
       const { type: _type, ...done } = event;
       return `${JSON.stringify({ done })}\n`;
     }
+    case 'copy':
+      return ''; // COPY data is answered raw (stream-endpoint.ts), never as NDJSON
   }
 }
 

@@ -169,6 +169,71 @@ describe('CSV', () => {
   });
 });
 
+describe('COPY ... TO STDOUT', () => {
+  it('answers with the COPY data itself, text format as text/plain', async () => {
+    const response = await post(
+      { sql: "COPY (SELECT g, E'a\\tb' AS t, NULL AS n FROM generate_series(1, 2) g) TO STDOUT" },
+      'application/json',
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(await response.text()).toBe('1\ta\\tb\t\\N\n2\ta\\tb\t\\N\n');
+  });
+
+  it('answers CSV as text/csv and binary as application/octet-stream, whatever Accept says', async () => {
+    const csv = await post(
+      {
+        sql: "COPY (SELECT g, 'a,b' AS t FROM generate_series(1, 2) g) TO STDOUT WITH (FORMAT csv, HEADER)",
+      },
+      'application/x-ndjson',
+    );
+    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(await csv.text()).toBe('g,t\n1,"a,b"\n2,"a,b"\n');
+    const binary = await post({ sql: 'COPY (SELECT 1) TO STDOUT (FORMAT binary)' }, '*/*');
+    expect(binary.headers.get('content-type')).toBe('application/octet-stream');
+    expect(Buffer.from(await binary.arrayBuffer()).subarray(0, 11)).toEqual(
+      Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'),
+    );
+  });
+
+  it('answers a COPY that fails before its data as JSON with its status', async () => {
+    const response = await post({ sql: 'COPY stream_no_such_table TO STDOUT' }, '*/*');
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: { code: '42P01' } });
+  });
+
+  it('refuses a COPY TO STDOUT among other statements', async () => {
+    const response = await post({ sql: 'SELECT 1; COPY (SELECT 1) TO STDOUT' }, '*/*');
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      error: expect.stringMatching(/must be the only statement/),
+      statementIndex: 1,
+    });
+  });
+
+  it('holds a big COPY in PostgreSQL while the client reads slowly, and delivers all of it', async () => {
+    const response = await post(
+      { sql: 'COPY (SELECT g, md5(g::text) FROM generate_series(1, 2000000) g) TO STDOUT' },
+      '*/*',
+    );
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let lines = 0;
+    const count = (chunk: Uint8Array | undefined) => {
+      for (const byte of chunk ?? []) if (byte === 10) lines++;
+    };
+    count((await reader.read()).value);
+    const before = sqlgate.rssBytes() ?? 0;
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect((sqlgate.rssBytes() ?? 0) - before).toBeLessThan(64 * 1024 * 1024);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      count(value);
+    }
+    expect(lines).toBe(2000000);
+  }, 120_000);
+});
+
 describe('a stream under stress', () => {
   const BIG = 'SELECT g, md5(g::text) FROM generate_series(1, 3000000) g';
 

@@ -26,6 +26,7 @@ import {
 import type { ExecutionOutcome } from './execution/outcome';
 import { createParseMemo, loadParser, type ParsedStatement } from './parser';
 import { closingEvents } from './streaming/closing-events';
+import { copyFormatOf, isCopyToStdout, type CopyFormat } from './streaming/copy-out';
 import { EventChannel } from './streaming/event-channel';
 import type { StreamEvent } from './streaming/stream-events';
 import type { CacheStore } from './ports/cache-store';
@@ -87,10 +88,14 @@ export interface ExecuteOptions {
 }
 
 export interface StreamOptions extends ExecuteOptions {
+  /**
+   * Stream the rows as they arrive: `parsed`, values as `execute` gives them; `text`, every value
+   * as PostgreSQL's text (or null) in array rows, as for CSV. Absent: the answer is the one
+   * `execute` gives, except that a request that is one COPY ... TO STDOUT streams its data.
+   */
+  rows?: 'parsed' | 'text';
   /** The text must hold exactly one statement (a CSV answer has room for one). */
   oneStatement?: boolean;
-  /** `text`: every value as PostgreSQL's text (or null), as for CSV; default: as `execute` gives them. */
-  values?: 'parsed' | 'text';
 }
 
 /**
@@ -100,7 +105,12 @@ export interface StreamOptions extends ExecuteOptions {
  */
 export type QueryStream =
   | { streamed: false; response: QueryServiceResponse }
-  | { streamed: true; events: AsyncIterable<StreamEvent> };
+  | {
+      streamed: true;
+      events: AsyncIterable<StreamEvent>;
+      /** Set when the request is a COPY ... TO STDOUT: its `copy` events are the whole answer. */
+      copy?: CopyFormat;
+    };
 
 /** Where the time of a request went, for a Server-Timing header. */
 export interface QueryTimings {
@@ -182,29 +192,43 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   }
 
   async function stream(body: unknown, streamOptions: StreamOptions = {}): Promise<QueryStream> {
-    const channel = new EventChannel(statementText);
-    const finished = run(body, streamOptions, channel).then(
+    // The channel is made only when the request streams: a JSON answer pays nothing for it.
+    let channel: EventChannel | undefined;
+    let copy: CopyFormat | undefined;
+    let announceStart!: () => void;
+    const started = new Promise<void>((resolve) => (announceStart = resolve));
+    const open = (format?: CopyFormat): EventChannel => {
+      copy = format;
+      channel = new EventChannel(statementText);
+      void channel.started.then(announceStart);
+      return channel;
+    };
+    const finished = run(body, streamOptions, open).then(
       (response) => {
-        if (channel.hasStarted) for (const event of closingEvents(response)) channel.push(event);
-        channel.close();
+        if (channel?.hasStarted) for (const event of closingEvents(response)) channel.push(event);
+        channel?.close();
         return response;
       },
       (defect: unknown) => {
-        channel.close();
+        channel?.close();
         throw defect;
       },
     );
-    await Promise.race([channel.started, finished]);
-    if (!channel.hasStarted) return { streamed: false, response: await finished };
+    await Promise.race([started, finished]);
+    if (!channel?.hasStarted) return { streamed: false, response: await finished };
     // Rejections of `finished` (defects) end the stream without its `done` event.
     finished.catch(() => undefined);
-    return { streamed: true, events: channel };
+    return { streamed: true, events: channel, ...(copy ? { copy } : {}) };
   }
 
+  /**
+   * Runs a request. `openStream`, when given, is asked for a channel once the request turns out to
+   * stream: always with `rows`, and for a lone COPY ... TO STDOUT (with its format).
+   */
   async function run(
     body: unknown,
     executeOptions: StreamOptions,
-    rowStream?: EventChannel,
+    openStream?: (copy?: CopyFormat) => EventChannel,
   ): Promise<QueryServiceResponse> {
     const started = clock.now();
     let context: ExecutionContext | undefined;
@@ -255,7 +279,19 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
           `This answer format holds one statement; the SQL text holds ${statements.length}`,
         );
       }
-      const plan = planExecution(statements, request.options);
+      const copyOut =
+        openStream !== undefined &&
+        statements.length === 1 &&
+        isCopyToStdout(statements[0] as ParsedStatement);
+      const plan = planExecution(statements, request.options, copyOut ? isCopyToStdout : undefined);
+      const rowStream =
+        openStream &&
+        (copyOut
+          ? openStream(copyFormatOf(statements[0] as ParsedStatement))
+          : executeOptions.rows
+            ? openStream()
+            : undefined);
+      const textValues = rowStream !== undefined && executeOptions.rows === 'text';
       const scope = lazyCacheScope(() => connections.scopeOf(target));
       // A streamed request runs its reads one after another, so that each statement's rows stay
       // together, and never uses the cache (its rows are not kept).
@@ -263,12 +299,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         connections,
         target,
         // Text values come as arrays: a CSV row is a list.
-        executeOptions.values === 'text'
-          ? { ...request.options, rowMode: 'array' }
-          : request.options,
-        rowStream
-          ? { ...settings, maxParallelReads: 1, textValues: executeOptions.values === 'text' }
-          : settings,
+        textValues ? { ...request.options, rowMode: 'array' } : request.options,
+        rowStream ? { ...settings, maxParallelReads: 1, textValues } : settings,
         clock,
         executeOptions.signal,
         !rowStream && cache && requestMayUseCache(statements) ? { cache, scope } : undefined,

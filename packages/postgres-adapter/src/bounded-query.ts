@@ -166,7 +166,19 @@ export class BoundedQuery {
     connection.sendCopyFail('COPY FROM STDIN is not supported over HTTP');
   }
 
-  handleCopyData(): void {}
+  /** COPY TO STDOUT data: to the sink of a streamed COPY; from any other statement, a fault. */
+  handleCopyData(message: { chunk: Buffer }): void {
+    const sink = this.options.rowSink;
+    const position = this.step - this.before.length;
+    if (!sink?.copyData || this.currentStep() !== 'statement') {
+      this.violate(new ProtocolViolation('The server sent COPY data nobody asked for'));
+      return;
+    }
+    // A view of pg's buffer, which pg reuses: the sink copies it before this returns.
+    if (!sink.copyData(position, message.chunk)) {
+      this.socket.pauseReading(sink.drained());
+    }
+  }
 
   /**
    * pg calls this for an ErrorResponse and for broken connections. After an ErrorResponse the

@@ -17,11 +17,12 @@ export { ProtocolViolation };
 
 /**
  * Backend message types pg can read and sqlgate can be sent. FunctionCallResponse (V),
- * NegotiateProtocolVersion (v) and the COPY TO STDOUT messages (H, W, d, c) answer requests
- * sqlgate never makes (COPY TO STDOUT is refused before it is sent): from a server they are a
- * protocol fault. CopyInResponse (G) stays: a COPY FROM STDIN is answered with CopyFail.
+ * NegotiateProtocolVersion (v) and CopyBothResponse (W) answer requests sqlgate never makes: from
+ * a server they are a protocol fault. The COPY TO STDOUT messages (H, d, c) come for a streamed
+ * COPY (docs/decisions.md 10.22); CopyData for any other statement is refused where it arrives
+ * (bounded-query.ts). CopyInResponse (G) stays: a COPY FROM STDIN is answered with CopyFail.
  */
-const KNOWN_TYPES = new Set([...'123ACDEGIKNRSTZnst'].map((type) => type.charCodeAt(0)));
+const KNOWN_TYPES = new Set([...'123ACDEGHIKNRSTZcdnst'].map((type) => type.charCodeAt(0)));
 
 const DATA_ROW = 0x44; // D
 const PARAMETER_STATUS = 0x53; // S

@@ -109,7 +109,7 @@ it.each([
     })(),
   ],
   ['a malformed ReadyForQuery', encode([backend.readyForQuery('X')])],
-  ['a COPY TO STDOUT answer sqlgate never asked for', encode([backend.copyOutResponse(1)])],
+  ['a CopyBothResponse (replication only)', rawMessage('W', '\0\0\0')],
   // pg's parser looks for a string's NUL past the end of the message: it looped for ever.
   ['an ErrorResponse whose last field has no NUL', rawMessage('E', 'SERROR\0Mno terminator')],
   ['an ErrorResponse without its final zero', rawMessage('E', 'SERROR\0Mmessage\0')],

@@ -145,6 +145,8 @@ export const backend = {
       int16(columns),
       ...Array.from({ length: columns }, () => int16(0)),
     ),
+  copyData: (data: string): BackendMessage => message('d', Buffer.from(data)),
+  copyDone: (): BackendMessage => message('c'),
 };
 
 function fieldOf(code: string, value: string): Buffer {

@@ -27,8 +27,13 @@ export interface ExecutionPlan {
 /** Statements that manage the transaction or cannot run inside one: a request-wide transaction cannot hold them. */
 const OUTSIDE_SERVICE_TRANSACTION = new Set(['transaction-control', 'no-transaction']);
 
-function rejectUnsupported(statements: readonly ParsedStatement[]): void {
-  const unsupported = statements.find((statement) => statement.unsupported !== null);
+function rejectUnsupported(
+  statements: readonly ParsedStatement[],
+  allowed: (statement: ParsedStatement) => boolean,
+): void {
+  const unsupported = statements.find(
+    (statement) => statement.unsupported !== null && !allowed(statement),
+  );
   if (unsupported) {
     throw new RequestError(ErrorCodes.UNSUPPORTED_STATEMENT, unsupported.unsupported as string, {
       statementIndex: unsupported.index,
@@ -72,11 +77,16 @@ function rejectIncompatibleOptions(
  * Chooses the strategy. Throws `RequestError` for requests that cannot be run as asked
  * (COPY FROM STDIN, params with several statements, dryRun/readOnly with transaction control).
  */
+/**
+ * How to run `statements`. `allowed` admits statements that are otherwise refused, where the caller
+ * can serve them (a lone COPY ... TO STDOUT in a streamed answer).
+ */
 export function planExecution(
   statements: readonly ParsedStatement[],
   options: QueryOptions,
+  allowed: (statement: ParsedStatement) => boolean = () => false,
 ): ExecutionPlan {
-  rejectUnsupported(statements);
+  rejectUnsupported(statements, allowed);
   rejectIncompatibleOptions(statements, options);
   const transaction: TransactionMode = {
     readOnly: options.readOnly,

@@ -83,6 +83,12 @@ export function classOfCluster(context: StatementContext, from: number): Stateme
   return i >= context.length ? 'no-transaction' : 'write';
 }
 
+export const COPY_FROM_STDIN_REASON =
+  'COPY ... FROM STDIN is not supported over HTTP: send the rows as INSERT statements';
+/** A COPY TO STDOUT runs only as a streamed answer of its own (docs/decisions.md 10.22). */
+export const COPY_TO_STDOUT_REASON =
+  'COPY ... TO STDOUT must be the only statement of its request: its data is the whole answer';
+
 /**
  * Why COPY cannot run over HTTP, or null: FROM STDIN needs the client to stream rows and TO STDOUT
  * streams them back, neither of which a JSON request/response carries. COPY to or from a file on
@@ -99,9 +105,7 @@ export function copyUnsupportedReason(context: StatementContext, from: number): 
     if (word !== 'from' && word !== 'to') continue;
     const target = context.word(i);
     if (target !== 'stdin' && target !== 'stdout') return null;
-    return word === 'from'
-      ? 'COPY ... FROM STDIN is not supported over HTTP: send the rows as INSERT statements'
-      : 'COPY ... TO STDOUT is not supported over HTTP: read the rows with a SELECT';
+    return word === 'from' ? COPY_FROM_STDIN_REASON : COPY_TO_STDOUT_REASON;
   }
   return null;
 }

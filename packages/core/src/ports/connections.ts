@@ -104,6 +104,12 @@ export interface RowSink {
    * connection stops reading from the server (which then waits) until `drained()` resolves.
    */
   row(position: number, row: unknown, bytes: number): boolean;
+  /**
+   * The data of a COPY ... TO STDOUT, as the server sends it; valid only during the call (the
+   * sink copies what it keeps). Only a sink that asks for COPY data has this; without it COPY
+   * data is a protocol fault. Returns false as `row` does.
+   */
+  copyData?(position: number, data: Uint8Array): boolean;
   /** Resolves once the consumer wants rows again (at once when it is gone). */
   drained(): Promise<void>;
   /** The statement finished: its command tag, row count and time (its `rows` are empty). */

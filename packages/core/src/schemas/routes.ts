@@ -193,12 +193,20 @@ export const ROUTES: readonly RouteSpec[] = [
           'Every statement succeeded; or, with Accept: application/x-ndjson or text/csv, the answer streamed as ' +
           'rows arrive (NDJSON: one StreamLine per line, the last one `done`; CSV: one statement, RFC 4180, a header ' +
           'row, NULL empty and the empty string as ""). A streamed answer that fails after it began reports it ' +
-          'in-band (NDJSON) or is cut (CSV); one that fails before is answered as JSON with its status.',
+          'in-band (NDJSON) or is cut (CSV); one that fails before is answered as JSON with its status. A request ' +
+          'whose only statement is COPY ... TO STDOUT is answered with the COPY data (text/plain, text/csv or ' +
+          'application/octet-stream by its format).',
         body: [QueryExecutionResultSchema, MultipleStatementsResponseSchema],
         headers: timed,
         otherContent: {
           'application/x-ndjson': StreamLineSchema,
           'text/csv': { type: 'string' },
+          'text/plain': { type: 'string', description: 'COPY ... TO STDOUT data, text format.' },
+          'application/octet-stream': {
+            type: 'string',
+            format: 'binary',
+            description: 'COPY ... TO STDOUT data, binary format.',
+          },
         },
       },
       '400': {

@@ -12,6 +12,8 @@ const HIGH_WATER_BYTES = 256 * 1024;
 const LOW_WATER_BYTES = 64 * 1024;
 /** Rows per `rows` event: fewer events, fewer wake-ups. */
 const ROWS_PER_EVENT = 256;
+/** COPY data is gathered into events of up to this many bytes (a server sends a message per row). */
+const COPY_BYTES_PER_EVENT = 64 * 1024;
 
 /** Where a streamed request's statements deliver their rows. */
 export interface RowStream {
@@ -24,6 +26,9 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
   private queuedBytes = 0;
   /** Bytes of the rows of each queued `rows` event. */
   private readonly batchBytes = new WeakMap<StreamEvent, number>();
+  /** The COPY event still being filled, while it is the last one queued. */
+  private copyBatch:
+    { event: Extract<StreamEvent, { type: 'copy' }>; buffer: Uint8Array; used: number } | undefined;
   private closed = false;
   private consumerGone = false;
   private wakeConsumer: (() => void) | undefined;
@@ -53,6 +58,7 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
     return {
       describe: header,
       row: (_position, row, bytes) => this.pushRow(row, bytes),
+      copyData: (_position, data) => this.pushCopy(data),
       drained: () => this.drained(),
       complete: (position, result: StatementResult) => {
         // A statement without rows (INSERT, SET) sent no description: its header comes now.
@@ -101,7 +107,7 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
       for (;;) {
         const event = this.queue.shift();
         if (event) {
-          if (event.type === 'rows') this.taken(event);
+          if (event.type === 'rows' || event.type === 'copy') this.taken(event);
           yield event;
           continue;
         }
@@ -124,6 +130,26 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
     }
     this.batchBytes.set(last, (this.batchBytes.get(last) ?? 0) + bytes);
     this.queuedBytes += bytes;
+    this.wake();
+    return this.queuedBytes < HIGH_WATER_BYTES;
+  }
+
+  /** Copies `data` (valid only during the call) into the COPY event being filled. */
+  private pushCopy(data: Uint8Array): boolean {
+    if (this.consumerGone || this.closed) return true;
+    let batch = this.copyBatch;
+    const last = this.queue[this.queue.length - 1];
+    if (!batch || last !== batch.event || batch.used + data.length > batch.buffer.length) {
+      const buffer = new Uint8Array(Math.max(COPY_BYTES_PER_EVENT, data.length));
+      batch = { event: { type: 'copy', data: buffer.subarray(0, 0) }, buffer, used: 0 };
+      this.copyBatch = batch;
+      this.push(batch.event);
+    }
+    batch.buffer.set(data, batch.used);
+    batch.used += data.length;
+    batch.event.data = batch.buffer.subarray(0, batch.used);
+    this.batchBytes.set(batch.event, batch.used);
+    this.queuedBytes += data.length;
     this.wake();
     return this.queuedBytes < HIGH_WATER_BYTES;
   }

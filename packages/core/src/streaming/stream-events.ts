@@ -12,6 +12,8 @@ export type StreamEvent =
   | { type: 'statement'; index: number; statement: string; fields: FieldDescription[] }
   /** Rows of the statement last begun, in order. */
   | { type: 'rows'; rows: unknown[] }
+  /** Data of a COPY ... TO STDOUT, as the server sent it. */
+  | { type: 'copy'; data: Uint8Array }
   /** The statement finished. */
   | {
       type: 'end';

@@ -163,4 +163,13 @@ describe('failures as values', () => {
     expect(response.failure).toEqual({ code: ErrorCodes.DATABASE_ERROR, sqlState: '57014' });
     expect(response.body).toMatchObject({ failedStatementIndex: 1 });
   });
+
+  it('execute refuses a COPY TO STDOUT: only a streamed answer can carry its data', async () => {
+    const { fake, query } = harness();
+
+    const response = await query('COPY (SELECT 1) TO STDOUT');
+
+    expect(response.failure).toEqual({ code: ErrorCodes.UNSUPPORTED_STATEMENT });
+    expect(fake.calls).toEqual([]);
+  });
 });

@@ -29,6 +29,9 @@ export class ParsedJsonConnection implements Connection {
           rowSink: {
             describe: (at, fields) => sink.describe(at, fields),
             row: (at, row, bytes) => sink.row(at, parsedRow(row), bytes),
+            ...(sink.copyData
+              ? { copyData: (at: number, data: Uint8Array) => sink.copyData?.(at, data) ?? true }
+              : {}),
             drained: () => sink.drained(),
             complete: (at, result) => sink.complete(at, result),
           },
