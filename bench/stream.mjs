@@ -1,11 +1,14 @@
 // Streamed answers against psql's own COPY: 5,000,000 rows × 2 columns as NDJSON, CSV and COPY TO
 // STDOUT passed through sqlgate, beside `psql -c "COPY (...) TO STDOUT" > /dev/null` on the same
-// query, alternated in one run, with the peak RSS of sqlgate's process. npm run bench:stream (builds first). Writes the
+// query, alternated in one run, with the peak RSS of sqlgate's process. Then COPY FROM of a
+// generated CSV (1 GiB; COPY_BYTES to change) through POST /api/copy beside psql's \copy. npm run bench:stream (builds first). Writes the
 // streaming section of docs/benchmarks.md.
 import { Buffer } from 'node:buffer';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval } from 'node:timers';
 import {
@@ -23,6 +26,7 @@ import {
 } from './lib/harness.mjs';
 
 const ROWS = Number(process.env.STREAM_ROWS ?? 5_000_000);
+const COPY_BYTES = Number(process.env.COPY_BYTES ?? 1024 ** 3);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const QUERY = `SELECT g, md5(g::text) FROM generate_series(1, ${ROWS}) g`;
 const PAGE_BYTES = 4096;
@@ -73,7 +77,51 @@ function streamThrough(url, target, accept, sql) {
   });
 }
 
-function psqlCopy(database) {
+/** A CSV file of about `bytes` bytes: id, md5-like text, a number. */
+async function generatedCsv(bytes) {
+  const file = path.join(os.tmpdir(), `sqlgate-bench-copy-${process.pid}.csv`);
+  const out = fs.createWriteStream(file);
+  let written = 0;
+  for (let id = 1; written < bytes; id++) {
+    const line = `${id},${(id * 2654435761).toString(16).padStart(32, '0')},${id % 1000}\n`;
+    written += line.length;
+    if (!out.write(line)) await new Promise((resolve) => out.once('drain', resolve));
+  }
+  await new Promise((resolve) => out.end(resolve));
+  return { file, bytes: written };
+}
+
+/** POST /api/copy with the file as the data part, streamed. */
+function uploadCopy(url, target, file) {
+  const boundary = `sqlgate-bench-${process.pid}`;
+  const request = JSON.stringify({
+    ...target,
+    sql: 'COPY bench_copy FROM STDIN WITH (FORMAT csv)',
+  });
+  const head =
+    `--${boundary}\r\nContent-Disposition: form-data; name="request"\r\n\r\n${request}\r\n` +
+    `--${boundary}\r\nContent-Disposition: form-data; name="data"; filename="data.csv"\r\n` +
+    'Content-Type: text/csv\r\n\r\n';
+  const tail = `\r\n--${boundary}--\r\n`;
+  return new Promise((resolve, reject) => {
+    const client = http.request(
+      `${url}/api/copy`,
+      { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode, body: JSON.parse(text) }));
+      },
+    );
+    client.on('error', reject);
+    client.write(head);
+    const data = fs.createReadStream(file);
+    data.on('end', () => client.end(tail));
+    data.pipe(client, { end: false });
+  });
+}
+
+function psqlCommand(database, command) {
   return new Promise((resolve, reject) => {
     const child = spawn(
       'psql',
@@ -89,7 +137,7 @@ function psqlCopy(database) {
         '-d',
         database.database,
         '-c',
-        `COPY (${QUERY}) TO STDOUT`,
+        command,
       ],
       {
         env: { ...process.env, PGPASSWORD: database.password ?? '', PGSSLMODE: 'disable' },
@@ -127,7 +175,9 @@ await runMain(async () => {
   const samples = { psql: [], ndjson: [], csv: [], copy: [] };
   const peaks = { ndjson: [], csv: [], copy: [] };
   for (let run = 0; run < RUNS; run++) {
-    samples.psql.push((await timed(() => psqlCopy(database))).seconds);
+    samples.psql.push(
+      (await timed(() => psqlCommand(database, `COPY (${QUERY}) TO STDOUT`))).seconds,
+    );
     for (const [format, , accept, sql] of answers) {
       const stop = peakRss(server.pid);
       const { seconds, result } = await timed(() => streamThrough(server.url, target, accept, sql));
@@ -154,6 +204,44 @@ await runMain(async () => {
   const header = ['answer', 'rows/s (median)', 'vs psql COPY', 'peak sqlgate RSS'];
   console.log(textTable(header, rows, ['l', 'r', 'r', 'r']));
   console.log(`sqlgate RSS when idle: ${mb(idleRss)}; ${RUNS} alternated runs of ${ROWS} rows.`);
+  // COPY FROM: psql's \copy and POST /api/copy of the same file, alternated.
+  const csv = await generatedCsv(COPY_BYTES);
+  const loads = { psql: [], sqlgate: [] };
+  const loadPeaks = [];
+  const recreate =
+    'DROP TABLE IF EXISTS bench_copy; CREATE UNLOGGED TABLE bench_copy (id bigint, h text, n int)';
+  try {
+    for (let run = 0; run < RUNS; run++) {
+      await psqlCommand(database, recreate);
+      loads.psql.push(
+        (
+          await timed(() =>
+            psqlCommand(database, `\\copy bench_copy FROM '${csv.file}' WITH (FORMAT csv)`),
+          )
+        ).seconds,
+      );
+      await psqlCommand(database, recreate);
+      const stop = peakRss(server.pid);
+      const { seconds, result } = await timed(() => uploadCopy(server.url, target, csv.file));
+      loadPeaks.push(stop());
+      if (result.status !== 200) throw new Error(`POST /api/copy answered ${result.status}`);
+      loads.sqlgate.push(seconds);
+    }
+  } finally {
+    fs.rmSync(csv.file, { force: true });
+  }
+  const mbPerSecond = (seconds) => `${(csv.bytes / 1024 / 1024 / seconds).toFixed(0)} MB/s`;
+  const loadHeader = ['load', 'throughput (median)', 'vs psql \\copy', 'peak sqlgate RSS'];
+  const loadRows = [
+    ['psql \\copy', mbPerSecond(median(loads.psql)), '1.00×', '–'],
+    [
+      'sqlgate POST /api/copy',
+      mbPerSecond(median(loads.sqlgate)),
+      `${(median(loads.psql) / median(loads.sqlgate)).toFixed(2)}×`,
+      mb(Math.max(...loadPeaks)),
+    ],
+  ];
+  console.log(textTable(loadHeader, loadRows, ['l', 'r', 'r', 'r']));
   const section = [
     STREAM_START,
     '## Streaming',
@@ -161,6 +249,10 @@ await runMain(async () => {
     `\`npm run bench:stream\`: \`${QUERY}\`, ${RUNS} alternated runs, medians; sqlgate's RSS sampled every 20 ms (idle: ${mb(idleRss)}).`,
     '',
     markdownTable(header, rows, ['l', 'r', 'r', 'r']),
+    '',
+    `COPY FROM of a generated ${mb(csv.bytes)} CSV into an unlogged table, ${RUNS} alternated runs, medians:`,
+    '',
+    markdownTable(loadHeader, loadRows, ['l', 'r', 'r', 'r']),
     STREAM_END,
   ].join('\n');
   const current = readDocs();

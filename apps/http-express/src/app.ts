@@ -28,6 +28,7 @@ import {
 import { answerQuery, writeInternalError, writeJson } from './query-endpoint';
 import type { BodyLimits } from './json-body';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi';
+import { answerCopy } from './copy-endpoint';
 import { requestLog } from './request-log';
 import { requireStatsToken } from './stats-token';
 
@@ -45,6 +46,8 @@ export interface AppOptions {
   corsOrigins?: readonly string[];
   /** Host names accepted besides loopback names when the server listens on loopback (ALLOWED_HOSTS). */
   allowedHosts?: readonly string[];
+  /** Bytes of data one POST /api/copy may upload (MAX_COPY_BYTES). Default 10 GiB. */
+  maxCopyBytes?: number;
 }
 
 /** Sends a JSON body with its status; a 503 also says when to come back. */
@@ -56,6 +59,7 @@ function sendJson(res: Response, status: number, body: unknown): void {
 const ALLOWED_METHODS = allowedMethodsByPath();
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_COPY_BYTES = 10 * 1024 ** 3;
 
 /**
  * Parses the JSON body of a POST route into `req.body`; other content types are refused (415).
@@ -112,6 +116,14 @@ export function createApp(options: AppOptions): express.Express {
   /** One handler per operation of core's route table; the table decides methods and paths. */
   const handlers: Record<string, RequestHandler> = {
     executeQuery: (req, res) => answerQuery(service, logger, req.body, req, res),
+    copyFrom: (req, res) =>
+      answerCopy(
+        service,
+        logger,
+        { maxCopyBytes: options.maxCopyBytes ?? DEFAULT_MAX_COPY_BYTES },
+        req,
+        res,
+      ),
     testConnection: async (req, res) => {
       const result = await service.checkConnection(req.body);
       sendJson(res, 'failure' in result ? httpStatusFor(result.failure) : 200, result.body);
@@ -156,8 +168,9 @@ export function createApp(options: AppOptions): express.Express {
     const handler = handlers[route.operationId];
     // A route of the table without a handler (or the reverse) is a defect of this file.
     if (!handler) throw new Error(`No handler for the route ${route.operationId}`);
-    // Routes with a request body read it as JSON first.
-    const chain = route.request ? [body, handler] : [handler];
+    // Routes with a JSON request body read it first; a multipart upload is read as it streams.
+    const chain =
+      route.request?.mediaType === undefined && route.request ? [body, handler] : [handler];
     app[route.method](route.path, ...chain);
   }
   const unrouted = Object.keys(handlers).filter(

@@ -21,6 +21,8 @@ export interface ServerConfig {
   maxResultBytes: number;
   maxStatements: number;
   maxBodyBytes: number;
+  /** Bytes of data one POST /api/copy may upload (MAX_COPY_BYTES), docs/decisions.md 10.23. */
+  maxCopyBytes: number;
   /** Time a request body may take to arrive (BODY_TIMEOUT_MS); past it, 408 and the socket closed. */
   bodyTimeoutMs: number;
   /** Open HTTP sockets at most (MAX_CONNECTIONS); further ones are refused at once. */
@@ -62,6 +64,7 @@ const VARIABLE_OF: Record<keyof ServerConfig, string> = {
   maxResultBytes: 'MAX_RESULT_BYTES',
   maxStatements: 'MAX_STATEMENTS',
   maxBodyBytes: 'MAX_BODY_BYTES',
+  maxCopyBytes: 'MAX_COPY_BYTES',
   bodyTimeoutMs: 'BODY_TIMEOUT_MS',
   maxConnections: 'MAX_CONNECTIONS',
   corsOrigins: 'CORS_ORIGINS',
@@ -153,6 +156,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     maxResultBytes: integer(env, 'MAX_RESULT_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31 - 1),
     maxStatements: integer(env, 'MAX_STATEMENTS', 10_000, 1),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1),
+    maxCopyBytes: integer(env, 'MAX_COPY_BYTES', 10 * 1024 ** 3, 1),
     bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 10_000, 1),
     maxConnections: integer(env, 'MAX_CONNECTIONS', 1000, 1),
     sessionReset: oneOf(env, 'SESSION_RESET', ['auto', 'always'] as const, 'auto'),

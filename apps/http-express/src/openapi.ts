@@ -94,7 +94,7 @@ function operation(route: RouteSpec, schemas: Record<string, Json>): Json {
           requestBody: {
             required: true,
             content: {
-              'application/json': {
+              [request.mediaType ?? 'application/json']: {
                 schema: plain(request.schema, schemas),
                 ...(request.examples ? { examples: request.examples } : {}),
               },

@@ -28,6 +28,12 @@ export function abortOnDisconnect(res: ServerResponse): AbortSignal {
   return controller.signal;
 }
 
+/** Adds `header` to the response's Vary list (the browser guard may have named Origin). */
+export function varyOn(res: ServerResponse, header: string): void {
+  const current = res.getHeader('Vary');
+  res.setHeader('Vary', current ? `${String(current)}, ${header}` : header);
+}
+
 /** Sends `json` (already serialised) with its length, so headers and body leave in one write. */
 export function writeJson(res: ServerResponse, status: number, json: string): void {
   if (status === 503) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
@@ -53,6 +59,7 @@ export async function answerQuery(
     );
   }
   // JSON unless the client asks for a stream; a lone COPY ... TO STDOUT streams its data anyway.
+  varyOn(res, 'Accept');
   await answerStreamed(service, logger, body, streamFormatOf(req.headers.accept), res);
 }
 

@@ -82,6 +82,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const app = createApp({
     service,
     maxBodyBytes: config.maxBodyBytes,
+    maxCopyBytes: config.maxCopyBytes,
     bodyTimeoutMs: config.bodyTimeoutMs,
     logger,
     ...(config.statsToken ? { statsToken: config.statsToken } : {}),

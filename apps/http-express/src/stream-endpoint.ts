@@ -50,6 +50,7 @@ export async function answerStreamed(
   const { copy } = answer;
   const contentType = copy ? COPY_CONTENT_TYPES[copy] : STREAM_CONTENT_TYPES[format ?? 'ndjson'];
   res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
+  const stallLimitMs = stallLimitOf(body);
   for await (const event of answer.events) {
     const chunk = copy ? copyBytes(event) : format === 'csv' ? csvText(event) : ndjsonLines(event);
     if (chunk === null) {
@@ -57,18 +58,36 @@ export async function answerStreamed(
       res.destroy();
       return;
     }
-    if (chunk.length > 0 && !res.write(chunk)) await drained(res);
+    if (chunk.length > 0 && !res.write(chunk)) await drained(res, stallLimitMs);
     if (res.destroyed) return;
   }
   res.end();
 }
 
-/** Resolves when the client has taken what was written, or has gone away. */
-async function drained(res: ServerResponse): Promise<void> {
+/** How long a client may take nothing before the answer is cut (docs/decisions.md 10.22). */
+const DEFAULT_STALL_LIMIT_MS = 60_000;
+/** Beyond the request's own timeoutMs, as for a silent server (10.6). */
+const STALL_GRACE_MS = 2_000;
+
+function stallLimitOf(body: unknown): number {
+  const timeoutMs = (body as { timeoutMs?: unknown } | null)?.timeoutMs;
+  return typeof timeoutMs === 'number' && timeoutMs > 0
+    ? timeoutMs + STALL_GRACE_MS
+    : DEFAULT_STALL_LIMIT_MS;
+}
+
+/**
+ * Resolves when the client has taken what was written, or has gone away. A client that takes
+ * nothing for `stallLimitMs` is cut off, as one that went away: its statement is cancelled and its
+ * connection goes back to the pool, instead of being held for as long as the client likes.
+ */
+async function drained(res: ServerResponse, stallLimitMs: number): Promise<void> {
   const controller = new AbortController();
+  const stalled = setTimeout(() => res.destroy(), stallLimitMs);
   await Promise.race([
     once(res, 'drain', { signal: controller.signal }),
     once(res, 'close', { signal: controller.signal }),
   ]).catch(() => undefined);
+  clearTimeout(stalled);
   controller.abort();
 }

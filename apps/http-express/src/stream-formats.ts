@@ -12,13 +12,38 @@ export const STREAM_CONTENT_TYPES: Record<StreamFormat, string> = {
   csv: 'text/csv; charset=utf-8; header=present',
 };
 
-/** The streamed format an Accept header asks for, if any (JSON stays the default). */
+const FORMATS_BY_TYPE: Record<string, StreamFormat | 'json'> = {
+  'application/json': 'json',
+  'application/x-ndjson': 'ndjson',
+  'text/csv': 'csv',
+};
+
+/**
+ * The streamed format an Accept header prefers, if any: the listed type with the highest q (ties
+ * go to the first listed), q=0 excluding it; JSON when JSON wins, when nothing matches, or for
+ * wildcards.
+ */
 export function streamFormatOf(accept: string | undefined): StreamFormat | undefined {
   if (!accept) return undefined;
-  const types = accept.toLowerCase();
-  if (types.includes('application/x-ndjson')) return 'ndjson';
-  if (types.includes('text/csv')) return 'csv';
-  return undefined;
+  let best: { format: StreamFormat | 'json'; q: number } | undefined;
+  for (const range of accept.toLowerCase().split(',')) {
+    const [type = '', ...params] = range.split(';').map((part) => part.trim());
+    const format = FORMATS_BY_TYPE[type];
+    if (!format) continue;
+    const qParam = params.find((param) => param.startsWith('q='));
+    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
+    if (!(q > 0)) continue;
+    if (!best || q > best.q) best = { format, q };
+  }
+  return best && best.format !== 'json' ? best.format : undefined;
+}
+
+/**
+ * A row's JSON on one line. Spliced json values keep PostgreSQL's text, whose line breaks can
+ * only be whitespace (inside a JSON string they are escaped): they become spaces.
+ */
+function oneLine(json: string): string {
+  return json.includes('\n') || json.includes('\r') ? json.replace(/[\r\n]/g, ' ') : json;
 }
 
 /**
@@ -34,7 +59,7 @@ export function ndjsonLines(event: StreamEvent): string {
       })}\n`;
     case 'rows': {
       let text = '';
-      for (const row of event.rows) text += `{"row":${serializeResponse(row)}}\n`;
+      for (const row of event.rows) text += `{"row":${oneLine(serializeResponse(row))}}\n`;
       return text;
     }
     case 'end': {

@@ -56,9 +56,9 @@ describe('400', () => {
     await query({ host: '/var/run/postgresql', sql: 'SELECT 1' }).expect(400);
   });
 
-  it('COPY FROM STDIN, saying it is not supported over HTTP', async () => {
+  it('COPY FROM STDIN, pointing at POST /api/copy', async () => {
     const response = await query({ sql: 'COPY pg_class FROM STDIN' }).expect(400);
-    expect(response.body.error).toMatch(/not supported over HTTP/);
+    expect(response.body.error).toMatch(/POST \/api\/copy/);
   });
 
   it('an SQL error, with every field and where it is in the submitted text', async () => {

@@ -3,6 +3,8 @@
  * process and a real PostgreSQL: NDJSON for every strategy, CSV, failures before and after the
  * first byte, no row cap, a cut stream, a slow reader, and a client that goes away.
  */
+import net from 'node:net';
+import { streamFormatOf } from '../src/stream-formats';
 import { startSqlgateProcess, type SqlgateProcess } from './sqlgate-process';
 import { sql, target } from './support';
 
@@ -167,6 +169,100 @@ describe('CSV', () => {
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error: expect.stringMatching(/one statement/) });
   });
+});
+
+describe('streamed answers under a hostile reading', () => {
+  it('keeps a json value with line breaks on its row line', async () => {
+    const { lines } = await ndjson({ sql: 'SELECT E\'{"a":\n 1,\r\n"b": [2]}\'::json AS j' });
+    expect(lines.filter((line) => 'row' in line)).toEqual([{ row: { j: { a: 1, b: [2] } } }]);
+  });
+
+  it('answers a first statement that fails before its first row as JSON with its status', async () => {
+    const failing = { sql: 'SELECT 1 / (g - 1) AS n FROM generate_series(1, 3) g' };
+    for (const accept of ['text/csv', 'application/x-ndjson']) {
+      const response = await post(failing, accept);
+      expect({ accept, status: response.status }).toEqual({ accept, status: 400 });
+      expect(await response.json()).toMatchObject({ error: { code: '22012' } });
+    }
+  });
+
+  it('names the failed statement’s own error in the error line', async () => {
+    const { lines } = await ndjson({ sql: 'SELECT 1 AS a; SELECT * FROM stream_no_such_table' });
+    expect(lines.find((line) => 'error' in line)).toMatchObject({
+      error: { failedStatementIndex: 1, sqlState: '42P01', cause: { code: '42P01' } },
+    });
+    expect(lines.at(-1)).toHaveProperty('done');
+  });
+
+  it('negotiates by q-value and order, JSON winning ties and wildcards', () => {
+    expect(streamFormatOf('application/x-ndjson')).toBe('ndjson');
+    expect(streamFormatOf('text/csv;header=present')).toBe('csv');
+    expect(streamFormatOf('application/x-ndjson;q=0')).toBeUndefined();
+    expect(streamFormatOf('application/json, application/x-ndjson;q=0.5')).toBeUndefined();
+    expect(streamFormatOf('text/csv, application/x-ndjson')).toBe('csv');
+    expect(streamFormatOf('application/json;q=0.1, TEXT/CSV')).toBe('csv');
+    expect(streamFormatOf('*/*')).toBeUndefined();
+    expect(streamFormatOf('garbage;;,q=x')).toBeUndefined();
+  });
+
+  it('cuts off a client that reads nothing past timeoutMs, and gives its connection back', async () => {
+    const body = JSON.stringify(
+      target({
+        sql: "SELECT g, repeat('z', 300) FROM generate_series(1, 5000000) g",
+        timeoutMs: 1000,
+      }),
+    );
+    const url = new URL(sqlgate.url);
+    const socket = net.connect(Number(url.port), url.hostname);
+    socket.pause(); // never reads
+    socket.write(
+      `POST /api/query HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n` +
+        `Accept: application/x-ndjson\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    const active = async () => {
+      const { stats } = (await (await fetch(`${sqlgate.url}/api/stats/pools`)).json()) as {
+        stats: { activeConnections: number }[];
+      };
+      return stats.reduce((sum, pool) => sum + pool.activeConnections, 0);
+    };
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await active()).toBe(1);
+    let held = 1;
+    for (let waited = 0; held > 0 && waited < 8000; waited += 200) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      held = await active();
+    }
+    socket.destroy();
+    expect(held).toBe(0);
+  }, 20_000);
+
+  it('drops a row larger than MAX_RESULT_BYTES unread and says the statement was cut', async () => {
+    const narrow = await startSqlgateProcess({ LOG_LEVEL: 'info', MAX_RESULT_BYTES: '1048576' });
+    try {
+      const response = await fetch(`${narrow.url}/api/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/x-ndjson' },
+        body: JSON.stringify(
+          target({
+            sql: "SELECT g, repeat('x', CASE g WHEN 2 THEN 2000000 ELSE 3 END) AS v FROM generate_series(1, 3) g",
+          }),
+        ),
+      });
+      const lines = (await response.text())
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Line);
+      expect(lines.filter((line) => 'row' in line)).toEqual([
+        { row: { g: 1, v: 'xxx' } },
+        { row: { g: 3, v: 'xxx' } },
+      ]);
+      expect(lines.find((line) => 'end' in line)).toMatchObject({
+        end: { rowCount: 3, truncated: true, truncatedBy: 'bytes' },
+      });
+    } finally {
+      await narrow.stop();
+    }
+  }, 30_000);
 });
 
 describe('COPY ... TO STDOUT', () => {

@@ -14,6 +14,7 @@ import { ErrorCodes, RequestError, SqlgateError } from './errors';
 import { ExecutionContext, elapsed, type ExecutionSettings } from './execution/context';
 import { lazyCacheScope } from './execution/cache-attempt';
 import { executePlan } from './execution/execute';
+import { isCopyFromStdin, runCopyFrom } from './execution/copy-from';
 import { planExecution } from './execution/plan';
 import {
   ABORTED_BEFORE_START_MESSAGE,
@@ -145,6 +146,15 @@ export interface QueryService {
    * the body names `maxRows`. Expected failures are answers, never rejections.
    */
   stream(body: unknown, options?: StreamOptions): Promise<QueryStream>;
+  /**
+   * Runs a POST /api/copy: `body` is a query body whose `sql` is one COPY ... FROM STDIN, and
+   * `source` its data, read as PostgreSQL takes it. If the source fails, nothing is loaded.
+   */
+  copyFrom(
+    body: unknown,
+    source: AsyncIterable<Uint8Array>,
+    options?: ExecuteOptions,
+  ): Promise<QueryServiceResponse>;
   /** Runs a POST /api/test-connection body: one connection outside the pools. */
   checkConnection(body: unknown): Promise<ConnectionCheckResponse>;
   /** PoolStat (docs/interface.md) for every pool; touches no database. */
@@ -191,6 +201,14 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     return run(body, executeOptions);
   }
 
+  function copyFrom(
+    body: unknown,
+    source: AsyncIterable<Uint8Array>,
+    executeOptions: ExecuteOptions = {},
+  ): Promise<QueryServiceResponse> {
+    return run(body, executeOptions, undefined, source);
+  }
+
   async function stream(body: unknown, streamOptions: StreamOptions = {}): Promise<QueryStream> {
     // The channel is made only when the request streams: a JSON answer pays nothing for it.
     let channel: EventChannel | undefined;
@@ -222,13 +240,15 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   }
 
   /**
-   * Runs a request. `openStream`, when given, is asked for a channel once the request turns out to
+   * Runs a request. `copySource`, when given, is the data of the request's one COPY ... FROM STDIN
+   * (POST /api/copy). `openStream`, when given, is asked for a channel once the request turns out to
    * stream: always with `rows`, and for a lone COPY ... TO STDOUT (with its format).
    */
   async function run(
     body: unknown,
     executeOptions: StreamOptions,
     openStream?: (copy?: CopyFormat) => EventChannel,
+    copySource?: AsyncIterable<Uint8Array>,
   ): Promise<QueryServiceResponse> {
     const started = clock.now();
     let context: ExecutionContext | undefined;
@@ -279,11 +299,24 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
           `This answer format holds one statement; the SQL text holds ${statements.length}`,
         );
       }
+      if (
+        copySource &&
+        (statements.length !== 1 || !isCopyFromStdin(statements[0] as ParsedStatement))
+      ) {
+        throw new RequestError(
+          ErrorCodes.INVALID_REQUEST,
+          'POST /api/copy runs exactly one COPY ... FROM STDIN statement',
+        );
+      }
       const copyOut =
         openStream !== undefined &&
         statements.length === 1 &&
         isCopyToStdout(statements[0] as ParsedStatement);
-      const plan = planExecution(statements, request.options, copyOut ? isCopyToStdout : undefined);
+      const plan = planExecution(
+        statements,
+        request.options,
+        copySource ? isCopyFromStdin : copyOut ? isCopyToStdout : undefined,
+      );
       const rowStream =
         openStream &&
         (copyOut
@@ -307,7 +340,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         rowStream,
       );
       try {
-        outcome = await executePlan(context, plan, statements);
+        outcome = copySource
+          ? await runCopyFrom(context, statements[0] as ParsedStatement, copySource)
+          : await executePlan(context, plan, statements);
       } finally {
         // Also when execution failed: a write may have committed before the failure.
         if (cache) await invalidateWritten(cache, scope, statements);
@@ -360,6 +395,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   return {
     execute,
     stream,
+    copyFrom,
     checkConnection,
     poolStats: () => connections.poolStats(),
     cacheStatistics: async () => ({

@@ -82,6 +82,7 @@ export class BoundedQuery {
             position,
             pause: () => socket.pauseReading(sink.drained()),
             ...(options.textValues ? { textValues: true } : {}),
+            ...(options.maxRowBytes ? { maxRowBytes: options.maxRowBytes } : {}),
           },
         ),
     );

@@ -11,6 +11,7 @@ import {
   type TransactionStatus,
 } from '@sqlgate/core';
 import { BoundedQuery, RoundTripFailure } from './bounded-query';
+import { CopyInQuery } from './copy-in-query';
 import { sendCancelRequest } from './cancel-request';
 import { toDomainError } from './pg-errors';
 import { submit } from './pg-internals';
@@ -93,6 +94,23 @@ export class PgConnection implements Connection {
         const results = error instanceof RoundTripFailure ? error.completed : [];
         return { results, error: domainError };
       }
+    }
+  }
+
+  async copyFrom(
+    sql: string,
+    source: AsyncIterable<Uint8Array>,
+  ): Promise<Settled<StatementResult>> {
+    if (this.clientGone) {
+      return { ok: false, error: toDomainError(new Error('Connection terminated unexpectedly')) };
+    }
+    this.statementsRun++;
+    const query = new CopyInQuery(sql, source, this.client.serverSocket);
+    try {
+      submit(this.client, query);
+      return { ok: true, value: await query.done };
+    } catch (error) {
+      return { ok: false, error: toDomainError(this.client.serverSocket.fault ?? error) };
     }
   }
 

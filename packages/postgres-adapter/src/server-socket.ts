@@ -140,6 +140,21 @@ export class ServerSocket extends EventEmitter {
     until.then(resume, resume);
   }
 
+  /** Resolves once the socket's write buffer has drained, or the socket is gone. */
+  drainedForWriting(): Promise<void> {
+    const socket = this.socket;
+    if (!socket || socket.destroyed || !socket.writableNeedDrain) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        socket.off('drain', done);
+        socket.off('close', done);
+        resolve();
+      };
+      socket.on('drain', done);
+      socket.on('close', done);
+    });
+  }
+
   write(data: Buffer | string, callback?: (error?: Error | null) => void): boolean {
     if (!this.socket || this.closed) {
       if (callback) process.nextTick(callback, new Error('The connection is closed'));

@@ -35,6 +35,8 @@ export interface StreamedRows {
   pause(): void;
   /** Values as PostgreSQL's text, unparsed (a CSV answer). */
   textValues?: boolean;
+  /** A larger row is dropped unread (and the statement truncated by bytes). */
+  maxRowBytes?: number;
 }
 
 export class StatementReader {
@@ -65,7 +67,8 @@ export class StatementReader {
   /** This statement's rows begin: they are kept again, within the budget. */
   private begin(): void {
     this.framing.dropDataRows = false;
-    this.framing.maxRowBytes = this.budget?.remainingBytes ?? Number.MAX_SAFE_INTEGER;
+    this.framing.maxRowBytes =
+      this.budget?.remainingBytes ?? this.stream?.maxRowBytes ?? Number.MAX_SAFE_INTEGER;
   }
 
   describe(wireFields: WireField[]): void {

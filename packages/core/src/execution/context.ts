@@ -110,7 +110,7 @@ export class ExecutionContext {
       // A streamed request has no row limit unless it names one, and no byte budget: reading
       // waits for the consumer instead.
       maxRows: options.maxRows ?? (rowStream ? Number.MAX_SAFE_INTEGER : settings.defaultMaxRows),
-      ...(rowStream ? {} : { budget: this.budget }),
+      ...(rowStream ? { maxRowBytes: settings.maxResultBytes } : { budget: this.budget }),
       ...(settings.textValues ? { textValues: true } : {}),
       ...(options.params ? { params: options.params } : {}),
       ...silence,
@@ -217,6 +217,29 @@ export class ExecutionContext {
     }
   }
 
+  /**
+   * Runs a COPY ... FROM STDIN with its data from `source`, timed, as runStatement runs a
+   * statement. Undefined when the caller has gone.
+   */
+  async runCopyFrom(
+    lent: LentConnection,
+    statement: ParsedStatement,
+    source: AsyncIterable<Uint8Array>,
+  ): Promise<StatementOutcome | undefined> {
+    if (this.aborted) return undefined;
+    const started = this.clock.now();
+    this.active.add(lent.connection);
+    try {
+      const run = await lent.copyFrom(statement, source);
+      const executionTime = elapsed(this.clock, started);
+      return run.ok
+        ? { ok: true, statement, result: run.value, executionTime }
+        : { ok: false, statement, error: run.error, executionTime };
+    } finally {
+      this.active.delete(lent.connection);
+    }
+  }
+
   /** Runs sqlgate's own statement (BEGIN, COMMIT, SET LOCAL...); its failure, if any. */
   async runControl(lent: LentConnection, sql: string): Promise<PortFailure | undefined> {
     this.active.add(lent.connection);
@@ -279,6 +302,18 @@ export class LentConnection {
     const batch = await this.watch(() => this.connection.runBatch(texts, options));
     this.noteFailure(batch.error);
     return batch;
+  }
+
+  async copyFrom(
+    statement: ParsedStatement,
+    source: AsyncIterable<Uint8Array>,
+  ): Promise<Settled<StatementResult>> {
+    const copy = await this.watch(() => {
+      if (!this.connection.copyFrom) throw new Error('This connection provider cannot COPY FROM');
+      return this.connection.copyFrom(statement.sql, source);
+    });
+    if (!copy.ok) this.noteFailure(copy.error);
+    return copy;
   }
 
   async runText(sql: string): Promise<PortFailure | undefined> {

@@ -83,8 +83,9 @@ export function classOfCluster(context: StatementContext, from: number): Stateme
   return i >= context.length ? 'no-transaction' : 'write';
 }
 
+/** A COPY FROM STDIN runs only through POST /api/copy, which carries its data (docs/decisions.md 10.23). */
 export const COPY_FROM_STDIN_REASON =
-  'COPY ... FROM STDIN is not supported over HTTP: send the rows as INSERT statements';
+  'COPY ... FROM STDIN is not supported in POST /api/query: send its data with POST /api/copy';
 /** A COPY TO STDOUT runs only as a streamed answer of its own (docs/decisions.md 10.22). */
 export const COPY_TO_STDOUT_REASON =
   'COPY ... TO STDOUT must be the only statement of its request: its data is the whole answer';

@@ -124,6 +124,11 @@ export interface RunOptions {
   rowSink?: RowSink;
   /** Every value as PostgreSQL sent it: its text, or null (a CSV answer). */
   textValues?: boolean;
+  /**
+   * With `rowSink`: a row larger than this is dropped unread and the statement marked truncated
+   * by bytes, so one wide row cannot hold unbounded memory (docs/decisions.md 10.22).
+   */
+  maxRowBytes?: number;
   /** Bound to $1..$n. */
   params?: readonly unknown[];
   rowMode: RowMode;
@@ -176,6 +181,12 @@ export interface Connection {
    * results before it; the server skips everything after it up to the end of the batch.
    */
   runBatch(sql: readonly string[], options: RunOptions): Promise<BatchResult>;
+  /**
+   * Runs one COPY ... FROM STDIN, its data read from `source` as the server takes it (a slow
+   * server holds the source). If the source fails, the COPY is failed and nothing is loaded.
+   * Optional: a driver without it cannot serve POST /api/copy.
+   */
+  copyFrom?(sql: string, source: AsyncIterable<Uint8Array>): Promise<Settled<StatementResult>>;
   /** The transaction state the server reported after the last statement. */
   transactionStatus(): TransactionStatus;
   /** Asks the server to cancel the statement running on this connection (a CancelRequest). */

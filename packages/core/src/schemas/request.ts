@@ -175,3 +175,18 @@ export const QUERY_REQUEST_FIELDS: readonly string[] = Object.keys(QueryRequestS
 export const CONNECTION_TEST_FIELDS: readonly string[] = Object.keys(
   ConnectionTestRequestSchema.properties,
 );
+
+/** The multipart body of POST /api/copy: its two parts, in this order. */
+export const CopyRequestSchema = Type.Object(
+  {
+    request: Type.String({
+      description:
+        'A POST /api/query body as JSON (connection fields, timeoutMs...) whose sql is one COPY ... FROM STDIN.',
+    }),
+    data: Type.String({
+      format: 'binary',
+      description: 'The COPY data, in the format the COPY names.',
+    }),
+  },
+  { description: 'multipart/form-data: the request part first, then the data part.' },
+);

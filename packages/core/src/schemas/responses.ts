@@ -327,6 +327,7 @@ export const StreamLineSchema = Type.Union(
           rowCount: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
           executionTime: Type.Number({ minimum: 0 }),
           truncated: Type.Optional(Type.Literal(true)),
+          truncatedBy: Type.Optional(Type.Union([Type.Literal('rows'), Type.Literal('bytes')])),
         }),
       },
       { description: 'The statement finished.' },

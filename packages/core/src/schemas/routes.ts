@@ -4,7 +4,7 @@
  * route cannot exist without a schema (docs/interface.md).
  */
 import type { TSchema } from '@sinclair/typebox';
-import { ConnectionTestRequestSchema, QueryRequestSchema } from './request';
+import { ConnectionTestRequestSchema, CopyRequestSchema, QueryRequestSchema } from './request';
 import {
   ConnectionFailureResponseSchema,
   ErrorMessageSchema,
@@ -66,7 +66,12 @@ export interface RouteSpec {
   tag: 'query' | 'connection' | 'statistics' | 'service';
   /** The statistics endpoints: open, or behind a bearer token when STATS_TOKEN is set. */
   statsToken?: boolean;
-  request?: { schema: TSchema; examples?: Record<string, { summary: string; value: unknown }> };
+  request?: {
+    schema: TSchema;
+    examples?: Record<string, { summary: string; value: unknown }>;
+    /** Absent: application/json. */
+    mediaType?: 'multipart/form-data';
+  };
   responses: Record<string, ResponseSpec | SharedResponseName>;
 }
 
@@ -249,6 +254,49 @@ export const ROUTES: readonly RouteSpec[] = [
         'Statement timeout (57014, e.g. after timeoutMs), or connecting took longer than CONNECT_TIMEOUT_MS (ETIMEDOUT).',
         connectionOrDatabase,
         timed,
+      ),
+    },
+  },
+  {
+    method: 'post',
+    path: '/api/copy',
+    operationId: 'copyFrom',
+    summary: 'Load data with COPY ... FROM STDIN, streamed',
+    description:
+      'multipart/form-data: first a `request` part holding a POST /api/query body (connection fields, timeoutMs...) ' +
+      'whose sql is one COPY ... FROM STDIN statement, then a `data` part streamed into PostgreSQL as it arrives, at ' +
+      "most MAX_COPY_BYTES (10 GiB by default). COPY is all or nothing: a bad row fails it with PostgreSQL's error, " +
+      'whose `where` names the input line, and nothing is loaded. A client that disconnects fails the COPY.',
+    tag: 'query',
+    request: { schema: CopyRequestSchema, mediaType: 'multipart/form-data' },
+    responses: {
+      '200': json(
+        'The data was loaded: command COPY and rowCount.',
+        QueryExecutionResultSchema,
+        timed,
+      ),
+      '400': {
+        description:
+          'The parts are not a request part followed by a data part, the request part is invalid or its sql is not ' +
+          'one COPY ... FROM STDIN, or PostgreSQL refused the data (a bad row: `where` names its line).',
+        body: [ErrorMessageSchema, ...databaseFailures],
+      },
+      '403': 'BrowserRefused',
+      '413': json('The data part is larger than MAX_COPY_BYTES.', ErrorMessageSchema),
+      '415': json('The body is not multipart/form-data.', ErrorMessageSchema),
+      '500': 'InternalError',
+      '502': json(
+        'The target refused the connection or the connection was lost.',
+        connectionOrDatabase,
+      ),
+      '503': json(
+        'No connection became free, or too many connections (53300).',
+        connectionOrDatabase,
+        ['Retry-After'],
+      ),
+      '504': json(
+        'Connecting timed out, or statement_timeout (timeoutMs) ended the COPY.',
+        connectionOrDatabase,
       ),
     },
   },

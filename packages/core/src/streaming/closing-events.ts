@@ -13,11 +13,20 @@ export function closingEvents(response: QueryServiceResponse): StreamEvent[] {
     const errorBody = Object.fromEntries(
       Object.entries(body).filter(([name]) => !STREAMED_FIELDS.has(name)),
     );
+    // The failed statement's own error lives in `results`, which was streamed: it is lifted here.
+    const index = body.failedStatementIndex;
+    const failed =
+      typeof index === 'number' && Array.isArray(body.results)
+        ? (body.results[index] as { cause?: { code?: unknown } } | undefined)
+        : undefined;
+    if (failed?.cause && errorBody.cause === undefined) errorBody.cause = failed.cause;
+    const sqlState =
+      failure.sqlState ?? (typeof failed?.cause?.code === 'string' ? failed.cause.code : undefined);
     events.push({
       type: 'error',
       body: errorBody as never,
       code: failure.code,
-      ...(failure.sqlState ? { sqlState: failure.sqlState } : {}),
+      ...(sqlState ? { sqlState } : {}),
     });
   }
   const done: Extract<StreamEvent, { type: 'done' }> = {

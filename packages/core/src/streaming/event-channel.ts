@@ -45,15 +45,20 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
 
   sinkFor(statements: readonly ParsedStatement[]): RowSink {
     const described = new Set<number>();
+    // A header alone does not start the answer: a statement that fails before its first row
+    // is still answered as JSON with its status.
     const header = (position: number, fields: FieldDescription[]): void => {
       const statement = statements[position] as ParsedStatement;
       described.add(position);
-      this.push({
-        type: 'statement',
-        index: statement.index,
-        statement: this.statementText(statement),
-        fields,
-      });
+      this.push(
+        {
+          type: 'statement',
+          index: statement.index,
+          statement: this.statementText(statement),
+          fields,
+        },
+        false,
+      );
     };
     return {
       describe: header,
@@ -69,17 +74,25 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
           command: result.command,
           rowCount: result.rowCount,
           executionTime: result.durationMs ?? 0,
-          ...(result.truncated ? { truncated: true } : {}),
+          ...(result.truncated
+            ? {
+                truncated: true,
+                ...(result.truncatedBy ? { truncatedBy: result.truncatedBy } : {}),
+              }
+            : {}),
         });
       },
     };
   }
 
-  /** Queues an event for the consumer (dropped once the consumer is gone). */
-  push(event: StreamEvent): void {
+  /**
+   * Queues an event for the consumer (dropped once the consumer is gone). `starts`: the answer has
+   * begun with it (a row, COPY data, a statement's end).
+   */
+  push(event: StreamEvent, starts = true): void {
     if (this.consumerGone || this.closed) return;
     this.queue.push(event);
-    this.signalStart();
+    if (starts) this.signalStart();
     this.wake();
   }
 

@@ -21,8 +21,9 @@ export type StreamEvent =
       command: string | null;
       rowCount: number | null;
       executionTime: number;
-      /** `maxRows` cut the rows (only when the request named one). */
+      /** Not every row was sent: `maxRows` (when named) or a row over MAX_RESULT_BYTES. */
       truncated?: boolean;
+      truncatedBy?: 'rows' | 'bytes';
     }
   /**
    * The request failed after its first statement began: the fields of the error body the

@@ -1,5 +1,5 @@
 import { loadParser, parseSql, type ParsedStatement, type StatementClass } from '../../src/parser';
-import { COPY_TO_STDOUT_REASON } from '../../src/parser/statement-rules';
+import { COPY_FROM_STDIN_REASON, COPY_TO_STDOUT_REASON } from '../../src/parser/statement-rules';
 
 beforeAll(async () => {
   await loadParser();
@@ -396,7 +396,7 @@ describe('callsVolatileFunction', () => {
 describe('unsupported statements', () => {
   it('COPY ... FROM STDIN is unsupported with a reason', () => {
     expect(parseOne('COPY t (a, b) FROM STDIN WITH (FORMAT csv)').unsupported).toBe(
-      'COPY ... FROM STDIN is not supported over HTTP: send the rows as INSERT statements',
+      COPY_FROM_STDIN_REASON,
     );
   });
 

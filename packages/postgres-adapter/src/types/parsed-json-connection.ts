@@ -42,6 +42,12 @@ export class ParsedJsonConnection implements Connection {
     return batch;
   }
 
+  copyFrom(sql: string, source: AsyncIterable<Uint8Array>): Promise<Settled<StatementResult>> {
+    return this.connection.copyFrom
+      ? this.connection.copyFrom(sql, source)
+      : Promise.reject(new Error('the connection cannot copy'));
+  }
+
   transactionStatus(): ReturnType<Connection['transactionStatus']> {
     return this.connection.transactionStatus();
   }

@@ -1,0 +1,128 @@
+/**
+ * POST /api/copy (docs/decisions.md 10.23): COPY ... FROM STDIN with its data streamed from a
+ * multipart upload, against sqlgate as a child process and a real PostgreSQL.
+ */
+import http from 'node:http';
+import { startSqlgateProcess, type SqlgateProcess } from './sqlgate-process';
+import { sql, target } from './support';
+
+let sqlgate: SqlgateProcess;
+const COPY_CSV = 'COPY copy_t FROM STDIN WITH (FORMAT csv)';
+
+beforeAll(async () => {
+  sqlgate = await startSqlgateProcess({ LOG_LEVEL: 'info', MAX_COPY_BYTES: '100000' });
+}, 30_000);
+afterAll(async () => {
+  await sqlgate?.stop();
+  await sql('DROP TABLE IF EXISTS copy_t');
+});
+beforeEach(async () => {
+  await sql('DROP TABLE IF EXISTS copy_t; CREATE TABLE copy_t (id int PRIMARY KEY, v text)');
+});
+
+const rowsInTable = async () =>
+  ((await sql('SELECT count(*)::int AS n FROM copy_t'))[0] as { n: number }).n;
+
+function upload(parts: [string, string | Blob][], headers: Record<string, string> = {}) {
+  const form = new FormData();
+  for (const [name, value] of parts) form.append(name, value);
+  return fetch(`${sqlgate.url}/api/copy`, { method: 'POST', body: form, headers });
+}
+
+const request = (overrides: Record<string, unknown> = {}) =>
+  JSON.stringify(target({ sql: COPY_CSV, ...overrides }));
+
+it('loads the data part and answers COPY with the row count', async () => {
+  const response = await upload([
+    ['request', request()],
+    ['data', new Blob(['1,a\n2,"b,c"\n3,\n'])],
+  ]);
+  expect(response.status).toBe(200);
+  expect(await response.json()).toMatchObject({ command: 'COPY', rowCount: 3 });
+  expect(await sql('SELECT id, v FROM copy_t ORDER BY id')).toEqual([
+    { id: 1, v: 'a' },
+    { id: 2, v: 'b,c' },
+    { id: 3, v: null },
+  ]);
+});
+
+it('loads nothing when a row is bad, and names its line', async () => {
+  const response = await upload([
+    ['request', request()],
+    ['data', new Blob(['1,a\nx,b\n3,c\n'])],
+  ]);
+  expect(response.status).toBe(400);
+  expect(await response.json()).toMatchObject({
+    error: { code: '22P02', where: expect.stringMatching(/line 2/) },
+  });
+  expect(await rowsInTable()).toBe(0);
+});
+
+it('refuses anything but a request part followed by a data part', async () => {
+  const wrongType = await fetch(`${sqlgate.url}/api/copy`, {
+    method: 'POST',
+    headers: { 'content-type': 'text/plain' },
+    body: '1,a\n',
+  });
+  expect(wrongType.status).toBe(415);
+  const dataFirst = await upload([
+    ['data', new Blob(['1,a\n'])],
+    ['request', request()],
+  ]);
+  expect(dataFirst.status).toBe(400);
+  const notCopy = await upload([
+    ['request', request({ sql: 'SELECT 1' })],
+    ['data', new Blob(['1,a\n'])],
+  ]);
+  expect(notCopy.status).toBe(400);
+  expect(await notCopy.json()).toMatchObject({
+    error: expect.stringMatching(/COPY ... FROM STDIN/),
+  });
+  const crossOrigin = await upload(
+    [
+      ['request', request()],
+      ['data', new Blob(['1,a\n'])],
+    ],
+    { origin: 'https://evil.example' },
+  );
+  expect(crossOrigin.status).toBe(403);
+  expect(await rowsInTable()).toBe(0);
+});
+
+it('refuses data over MAX_COPY_BYTES with 413, and loads none of it', async () => {
+  const lines = Array.from({ length: 20_000 }, (_, i) => `${i},row ${i}\n`).join('');
+  const response = await upload([
+    ['request', request()],
+    ['data', new Blob([lines])],
+  ]);
+  expect(response.status).toBe(413);
+  expect(await rowsInTable()).toBe(0);
+});
+
+it('loads nothing and leaves nothing running when the client goes away mid-upload', async () => {
+  const boundary = 'sqlgate-test-boundary';
+  const head =
+    `--${boundary}\r\nContent-Disposition: form-data; name="request"\r\n\r\n${request()}\r\n` +
+    `--${boundary}\r\nContent-Disposition: form-data; name="data"; filename="d.csv"\r\n\r\n1,a\n2,b\n`;
+  const url = new URL(`${sqlgate.url}/api/copy`);
+  const client = http.request({
+    host: url.hostname,
+    port: url.port,
+    path: url.pathname,
+    method: 'POST',
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+  });
+  client.on('error', () => undefined);
+  client.write(head);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const copying = `SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE 'COPY copy_t%' AND state = 'active'`;
+  expect(await sql(copying)).toEqual([{ n: 1 }]);
+  client.destroy();
+  let active = 1;
+  for (let waited = 0; active > 0 && waited < 2000; waited += 50) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    active = ((await sql(copying))[0] as { n: number }).n;
+  }
+  expect(active).toBe(0);
+  expect(await rowsInTable()).toBe(0);
+}, 20_000);

@@ -1,0 +1,124 @@
+/**
+ * COPY ... FROM STDIN fed from a stream (docs/decisions.md 10.23). The statement goes as a simple
+ * Query: after an error the server then answers ReadyForQuery at once and drops whatever COPY data
+ * is still on its way, so a failing row stops the upload cleanly. The data is written as it is
+ * read, and reading waits while the socket's buffer is full: a slow server holds the upload.
+ */
+import type { StatementResult } from '@sqlgate/core';
+import { serialize } from 'pg-protocol';
+import { ProtocolViolation } from './message-framing';
+import type { SubmittableConnection } from './pg-internals';
+import type { ServerSocket } from './server-socket';
+
+const COMMAND_TAG = /^COPY (\d+)$/;
+const COPY_DATA = 0x64; // d
+
+export class CopyInQuery {
+  readonly done: Promise<StatementResult>;
+  private resolve!: (result: StatementResult) => void;
+  private reject!: (error: unknown) => void;
+  private rowCount: number | null = null;
+  private serverError: unknown;
+  private sourceError: unknown;
+  private copying = false;
+  private readonly started = performance.now();
+
+  constructor(
+    private readonly sql: string,
+    private readonly source: AsyncIterable<Uint8Array>,
+    private readonly socket: ServerSocket,
+  ) {
+    this.done = new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+
+  submit(): Error | null {
+    this.socket.write(serialize.query(this.sql));
+    return null;
+  }
+
+  handleCopyInResponse(): void {
+    if (this.copying) return;
+    this.copying = true;
+    void this.pump();
+  }
+
+  handleCommandComplete(message: { text: string }): void {
+    const count = COMMAND_TAG.exec(message.text)?.[1];
+    this.rowCount = count === undefined ? null : Number(count);
+  }
+
+  handleError(error: unknown, connection?: SubmittableConnection): void {
+    const isServerError = typeof (error as { severity?: unknown }).severity === 'string';
+    // The upload stops at once; the server drops the data still on its way.
+    this.copying = false;
+    if (!isServerError || !connection) {
+      this.reject(error);
+      return;
+    }
+    this.serverError = error;
+    // pg lets go of the query with its error: the ReadyForQuery that follows settles it here.
+    const settle = (): void => {
+      connection.off('readyForQuery', settle);
+      connection.off('end', settle);
+      this.handleReadyForQuery();
+    };
+    connection.once('readyForQuery', settle);
+    connection.once('end', settle);
+  }
+
+  handleReadyForQuery(): void {
+    // After a CopyFail the server's own error says that nothing was loaded, and why.
+    if (this.serverError !== undefined) this.reject(this.serverError);
+    else if (this.sourceError !== undefined) this.reject(this.sourceError);
+    else if (this.rowCount === null)
+      this.reject(new ProtocolViolation('The server ended the COPY without its command tag'));
+    else {
+      this.resolve({
+        command: 'COPY',
+        rowCount: this.rowCount,
+        fields: [],
+        rows: [],
+        truncated: false,
+        durationMs: Math.round((performance.now() - this.started) * 1000) / 1000,
+      });
+    }
+  }
+
+  // pg calls these for any statement; a COPY FROM STDIN sends none of them.
+  handleRowDescription(): void {}
+  handleDataRow(): void {}
+  handleEmptyQuery(): void {}
+  handlePortalSuspended(): void {}
+  handleCopyData(): void {}
+
+  /** Writes the source as CopyData, then CopyDone; CopyFail if the source fails. */
+  private async pump(): Promise<void> {
+    try {
+      for await (const chunk of this.source) {
+        if (!this.copying) return; // the server refused a row: the rest is not sent
+        if (chunk.length === 0) continue;
+        // CopyData: its header, then the chunk itself (a view, not a copy: memory stays flat).
+        const header = Buffer.allocUnsafe(5);
+        header[0] = COPY_DATA;
+        header.writeInt32BE(chunk.length + 4, 1);
+        this.socket.write(header);
+        if (!this.socket.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))) {
+          await this.socket.drainedForWriting();
+        }
+      }
+      if (this.copying) this.socket.write(serialize.copyDone());
+    } catch (error) {
+      this.sourceError = error instanceof Error ? error : new Error(String(error));
+      if (this.copying) {
+        this.socket.write(
+          serialize.copyFail(`the upload failed: ${(this.sourceError as Error).message}`),
+        );
+      }
+    } finally {
+      this.copying = false;
+    }
+  }
+}
