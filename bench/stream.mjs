@@ -27,6 +27,8 @@ import {
 
 const ROWS = Number(process.env.STREAM_ROWS ?? 5_000_000);
 const COPY_BYTES = Number(process.env.COPY_BYTES ?? 1024 ** 3);
+/** V8 options for sqlgate's process, e.g. --max-semi-space-size=2 (README, Performance). */
+const SERVER_NODE_OPTIONS = process.env.SQLGATE_NODE_OPTIONS ?? '';
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const QUERY = `SELECT g, md5(g::text) FROM generate_series(1, ${ROWS}) g`;
 const PAGE_BYTES = 4096;
@@ -157,7 +159,10 @@ async function timed(work) {
 
 await runMain(async () => {
   const database = await startDatabase();
-  const server = await startServerProcess('sqlgate-server.mjs', { name: 'sqlgate' });
+  const server = await startServerProcess('sqlgate-server.mjs', {
+    name: 'sqlgate',
+    env: { NODE_OPTIONS: SERVER_NODE_OPTIONS },
+  });
   const target = {
     host: database.host,
     port: database.port,
@@ -246,7 +251,7 @@ await runMain(async () => {
     STREAM_START,
     '## Streaming',
     '',
-    `\`npm run bench:stream\`: \`${QUERY}\`, ${RUNS} alternated runs, medians; sqlgate's RSS sampled every 20 ms (idle: ${mb(idleRss)}).`,
+    `\`npm run bench:stream\`: \`${QUERY}\`, ${RUNS} alternated runs, medians; sqlgate's RSS sampled every 20 ms (idle: ${mb(idleRss)}); sqlgate's Node options: ${SERVER_NODE_OPTIONS ? `\`${SERVER_NODE_OPTIONS}\`` : 'none'}.`,
     '',
     markdownTable(header, rows, ['l', 'r', 'r', 'r']),
     '',
