@@ -5,34 +5,18 @@
  */
 import { COPY_FROM_STDIN_REASON } from '../parser/statement-rules';
 import type { ParsedStatement } from '../parser/types';
-import { ABORTED_BEFORE_START, LentConnection, notStarted, type ExecutionContext } from './context';
+import type { ExecutionContext } from './context';
+import { runAlone } from './strategies/single';
 import type { ExecutionOutcome } from './outcome';
 
 export function isCopyFromStdin(statement: ParsedStatement): boolean {
   return statement.unsupported === COPY_FROM_STDIN_REASON;
 }
 
-export async function runCopyFrom(
+export function runCopyFrom(
   context: ExecutionContext,
   statement: ParsedStatement,
   source: AsyncIterable<Uint8Array>,
 ): Promise<ExecutionOutcome> {
-  const lent = await context.acquire();
-  if (!(lent instanceof LentConnection)) return notStarted('single', lent);
-  try {
-    const timeoutFailure = await lent.applySessionTimeout();
-    if (timeoutFailure) return notStarted('single', { kind: 'request', error: timeoutFailure });
-    const outcome = await context.runCopyFrom(lent, statement, source);
-    if (!outcome) return notStarted('single', ABORTED_BEFORE_START);
-    const rolledBack = await lent.rollbackIfOpen();
-    return {
-      strategy: 'single',
-      outcomes: [outcome],
-      transactionUsed: false,
-      rolledBack,
-      ...(outcome.ok ? {} : { failure: { kind: 'statement', index: 0 } }),
-    };
-  } finally {
-    lent.release();
-  }
+  return runAlone(context, (lent) => context.runCopyFrom(lent, statement, source));
 }

@@ -6,7 +6,7 @@ import {
   notStarted,
   type ExecutionContext,
 } from '../context';
-import type { ExecutionOutcome } from '../outcome';
+import type { ExecutionOutcome, StatementOutcome } from '../outcome';
 
 export async function runSingle(
   context: ExecutionContext,
@@ -15,14 +15,30 @@ export async function runSingle(
   const cache = await context.cacheAttempt(statement);
   if (cache.hit)
     return { strategy: 'single', outcomes: [cache.hit], transactionUsed: false, rolledBack: false };
+  return runAlone(
+    context,
+    (lent) => context.runStatement(lent, statement),
+    (outcome) => cache.keep(outcome),
+  );
+}
+
+/**
+ * One statement, sent by `send`, in autocommit on a connection of its own; `keep` sees its outcome
+ * before the connection goes back (the result cache). Shared with COPY FROM.
+ */
+export async function runAlone(
+  context: ExecutionContext,
+  send: (lent: LentConnection) => Promise<StatementOutcome | undefined>,
+  keep: (outcome: StatementOutcome) => Promise<void> = async () => undefined,
+): Promise<ExecutionOutcome> {
   const lent = await context.acquire();
   if (!(lent instanceof LentConnection)) return notStarted('single', lent);
   try {
     const timeoutFailure = await lent.applySessionTimeout();
     if (timeoutFailure) return notStarted('single', { kind: 'request', error: timeoutFailure });
-    const outcome = await context.runStatement(lent, statement);
+    const outcome = await send(lent);
     if (!outcome) return notStarted('single', ABORTED_BEFORE_START);
-    await cache.keep(outcome);
+    await keep(outcome);
     // A lone BEGIN (or a function that opened one) must not leak into the next request.
     const rolledBack = await lent.rollbackIfOpen();
     return {
