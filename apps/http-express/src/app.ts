@@ -120,7 +120,10 @@ export function createApp(options: AppOptions): express.Express {
       answerCopy(
         service,
         logger,
-        { maxCopyBytes: options.maxCopyBytes ?? DEFAULT_MAX_COPY_BYTES },
+        {
+          maxCopyBytes: options.maxCopyBytes ?? DEFAULT_MAX_COPY_BYTES,
+          idleTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+        },
         req,
         res,
       ),

@@ -1,10 +1,13 @@
 /**
- * POST /api/copy (docs/decisions.md 10.23): a multipart/form-data upload whose first part,
- * `request`, is a POST /api/query body holding one COPY ... FROM STDIN, and whose second part,
- * `data`, is streamed into PostgreSQL as it arrives (busboy parses the multipart stream without
- * buffering it). The answer is the one-statement answer of a query: `{command: 'COPY', rowCount,
- * executionTime, ...}`, or the error that made the COPY load nothing.
+ * POST /api/copy (docs/decisions.md 10.23): a multipart/form-data upload of exactly two parts, in
+ * this order: `request`, a POST /api/query body holding one COPY ... FROM STDIN, and `data`, streamed
+ * into PostgreSQL as it arrives (busboy parses the multipart stream without buffering it). The
+ * COPY ends (CopyDone) only once the whole body has been read and found well formed; anything
+ * wrong with it (a third part, a cut body, no data moving for BODY_TIMEOUT_MS, more than
+ * MAX_COPY_BYTES) fails the COPY, which loads nothing. The answer is the one-statement answer of a
+ * query: `{command: 'COPY', rowCount, executionTime, ...}`, or the error.
  */
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { QueryService } from '@sqlgate/core';
@@ -12,35 +15,67 @@ import busboy from 'busboy';
 import type { Logger } from 'pino';
 import { abortOnDisconnect, writeAnswer, writeInternalError, writeJson } from './query-endpoint';
 
-/** Largest `request` part: a query body, as MAX_BODY_BYTES bounds it on POST /api/query. */
-const MAX_REQUEST_PART_BYTES = 1024 * 1024;
+/** Largest `request` part (and `data` sent as a plain field): a query body, as on POST /api/query. */
+const MAX_FIELD_BYTES = 1024 * 1024;
 
 export interface CopyLimits {
   /** Bytes the `data` part may hold (MAX_COPY_BYTES). */
   maxCopyBytes: number;
+  /** The upload fails when no data moves for this long (BODY_TIMEOUT_MS). */
+  idleTimeoutMs: number;
 }
 
-/** The data part, counted: past `maxBytes` the source fails, which fails the COPY. */
-async function* limited(
-  stream: Readable,
-  maxBytes: number,
-  exceeded: () => void,
-): AsyncGenerator<Uint8Array> {
-  let total = 0;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    total += chunk.length;
-    if (total > maxBytes) {
-      exceeded();
-      throw new Error(`the data is larger than MAX_COPY_BYTES (${maxBytes} bytes)`);
-    }
-    yield chunk;
+/** Why an upload was refused, with the status that says so. */
+class UploadRefused extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
   }
 }
 
-function refuse(res: ServerResponse, status: number, error: string): void {
-  if (res.headersSent) return;
-  // The rest of the upload is not read: the connection closes after the answer.
-  res.setHeader('Connection', 'close');
+/**
+ * The data part, counted; it ends only once the whole multipart body was read well formed
+ * (`bodyRead`), so that a malformed ending fails the COPY rather than committing it.
+ */
+async function* checkedData(
+  data: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  maxBytes: number,
+  bodyRead: Promise<void>,
+  refused: (error: UploadRefused) => void,
+): AsyncGenerator<Uint8Array> {
+  let total = 0;
+  for await (const chunk of data) {
+    total += chunk.length;
+    if (total > maxBytes) {
+      const error = new UploadRefused(
+        413,
+        `The data is larger than MAX_COPY_BYTES (${maxBytes} bytes)`,
+      );
+      refused(error);
+      throw error;
+    }
+    yield chunk;
+  }
+  await bodyRead;
+}
+
+/** A part's text, refused unless it is valid UTF-8 (busboy hands it over as latin1 bytes). */
+function utf8Text(latin1: string, part: string): string {
+  const bytes = Buffer.from(latin1, 'latin1');
+  if (!isUtf8(bytes)) throw new UploadRefused(400, `The '${part}' part is not valid UTF-8`);
+  return bytes.toString('utf8');
+}
+
+/**
+ * Answers a refused upload. The rest of the body is read and dropped so that the client, still
+ * sending, gets the answer; past a size or time limit the connection closes instead.
+ */
+function refuse(req: IncomingMessage, res: ServerResponse, status: number, error: string): void {
+  if (res.headersSent || res.destroyed) return;
+  if (status === 413 || status === 408) res.setHeader('Connection', 'close');
+  else req.resume();
   writeJson(res, status, JSON.stringify({ error }));
 }
 
@@ -52,71 +87,130 @@ export function answerCopy(
   res: ServerResponse,
 ): void {
   if (!/^multipart\/form-data\s*;/i.test(req.headers['content-type'] ?? '')) {
-    req.resume();
-    refuse(res, 415, 'POST /api/copy takes multipart/form-data: a request part, then a data part');
+    refuse(
+      req,
+      res,
+      415,
+      'POST /api/copy takes multipart/form-data: a request part, then a data part',
+    );
     return;
   }
   let parts: busboy.Busboy;
   try {
     parts = busboy({
       headers: req.headers,
-      limits: { fields: 1, files: 1, parts: 2, fieldSize: MAX_REQUEST_PART_BYTES },
+      // Latin1 keeps every byte: the text is checked as UTF-8 here, never decoded with
+      // replacement characters.
+      defCharset: 'latin1',
+      // One more of each than allowed: the handlers below refuse the extra part by name, so a
+      // third part fails the COPY however it comes.
+      limits: { fields: 3, files: 2, parts: 3, fieldSize: MAX_FIELD_BYTES },
     });
   } catch {
-    req.resume();
-    refuse(res, 400, 'The multipart body has no boundary');
+    refuse(req, res, 400, 'The multipart body has no boundary');
     return;
   }
   const signal = abortOnDisconnect(res);
   let body: unknown;
-  let bodyError: string | undefined;
-  let copying = false;
-  parts.on('field', (name, value, info) => {
-    if (name !== 'request' || info.valueTruncated) {
-      bodyError = `The first part must be 'request', a JSON body of at most ${MAX_REQUEST_PART_BYTES} bytes`;
-      return;
-    }
-    try {
-      body = JSON.parse(value);
-    } catch {
-      bodyError = "The 'request' part is not valid JSON";
-    }
+  let started = false;
+  let failure: UploadRefused | undefined;
+  // Settles when the whole body has been read: resolved when well formed, rejected otherwise.
+  let bodyDone!: () => void;
+  let bodyFailed!: (error: UploadRefused) => void;
+  const bodyRead = new Promise<void>((resolve, reject) => {
+    bodyDone = resolve;
+    bodyFailed = reject;
   });
-  parts.on('file', (name, stream) => {
-    if (copying || name !== 'data' || body === undefined || bodyError !== undefined) {
-      stream.resume();
-      refuse(res, 400, bodyError ?? "Send the 'request' part first, then one 'data' part");
-      req.unpipe(parts);
+  bodyRead.catch(() => undefined);
+  const fail = (error: UploadRefused): void => {
+    failure ??= error;
+    bodyFailed(error);
+    if (!started) refuse(req, res, error.status, error.message);
+    req.unpipe(parts);
+    req.resume();
+  };
+
+  const start = (data: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): void => {
+    if (started || body === undefined) {
+      fail(new UploadRefused(400, "Send the 'request' part first, then one 'data' part"));
       return;
     }
-    copying = true;
-    // A client that goes away mid-upload fails the COPY at once (CopyFail): PostgreSQL cannot
-    // cancel a COPY that waits for data, and the multipart parser would wait for ever.
-    req.once('close', () => {
-      if (!req.complete) stream.destroy(new Error('the client went away during the upload'));
+    started = true;
+    // No data moving for BODY_TIMEOUT_MS (a stalled client, or a frozen server that reads
+    // nothing) ends the request like a client that went away: the COPY fails, loading nothing.
+    req.socket.setTimeout(limits.idleTimeoutMs, () => {
+      fail(new UploadRefused(408, `No data moved for ${limits.idleTimeoutMs} ms`));
+      res.destroy();
     });
-    let tooLarge = false;
-    const source = limited(stream, limits.maxCopyBytes, () => (tooLarge = true));
+    const source = checkedData(data, limits.maxCopyBytes, bodyRead, (error) => {
+      failure ??= error;
+    });
     service.copyFrom(body, source, { signal }).then(
       (response) => {
-        if (tooLarge) {
-          refuse(res, 413, `The data is larger than MAX_COPY_BYTES (${limits.maxCopyBytes} bytes)`);
+        req.socket.setTimeout(0);
+        if (failure) {
+          refuse(req, res, failure.status, failure.message);
           return;
         }
-        // An answer before the upload ended (a refused row): the rest is not read.
-        if (!req.complete) res.setHeader('Connection', 'close');
+        // An answer before the upload ended (a refused row): the rest is read and dropped.
+        if (!req.complete) {
+          req.unpipe(parts);
+          req.resume();
+        }
         writeAnswer(res, logger, response);
       },
       (defect: unknown) => {
         if (!res.headersSent) writeInternalError(res, logger, defect);
       },
     );
+  };
+
+  parts.on('field', (name, value, info) => {
+    try {
+      if (info.valueTruncated) {
+        throw new UploadRefused(413, `The '${name}' part is larger than ${MAX_FIELD_BYTES} bytes`);
+      }
+      if (name === 'data') {
+        // Data sent as a plain field (a browser's FormData.append('data', text)).
+        start([Buffer.from(value, 'latin1')]);
+        return;
+      }
+      if (name !== 'request' || body !== undefined) {
+        throw new UploadRefused(400, "The parts must be 'request', then 'data'");
+      }
+      try {
+        body = JSON.parse(utf8Text(value, 'request'));
+      } catch (error) {
+        if (error instanceof UploadRefused) throw error;
+        throw new UploadRefused(400, "The 'request' part is not valid JSON");
+      }
+    } catch (error) {
+      fail(error instanceof UploadRefused ? error : new UploadRefused(400, String(error)));
+    }
   });
+  parts.on('file', (name, stream: Readable) => {
+    // An error of the part's stream (a body cut inside it) reaches the COPY through reading it;
+    // without a listener it would end the process.
+    stream.on('error', () => undefined);
+    if (name !== 'data') {
+      stream.resume();
+      fail(new UploadRefused(400, "The parts must be 'request', then 'data'"));
+      return;
+    }
+    req.once('close', () => {
+      if (!req.complete) stream.destroy(new Error('the client went away during the upload'));
+    });
+    start(stream as AsyncIterable<Uint8Array>);
+  });
+  for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) {
+    parts.on(limit, () =>
+      fail(new UploadRefused(400, "The body must hold exactly two parts: 'request', then 'data'")),
+    );
+  }
   parts.on('close', () => {
-    if (!copying) refuse(res, 400, bodyError ?? "The upload has no 'data' part");
+    if (!started) fail(new UploadRefused(400, "The upload has no 'data' part"));
+    else bodyDone();
   });
-  parts.on('error', () => {
-    if (!copying) refuse(res, 400, 'The multipart body could not be read');
-  });
+  parts.on('error', () => fail(new UploadRefused(400, 'The multipart body could not be read')));
   req.pipe(parts);
 }

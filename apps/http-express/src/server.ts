@@ -101,12 +101,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   );
   // Slow clients cannot hold sockets for long, nor many of them (docs/decisions.md 9, 10.17):
   // past MAX_CONNECTIONS new sockets are closed at once; headers must arrive within 10 s; the
-  // body within BODY_TIMEOUT_MS (answered 408 by the body reader). Node's own requestTimeout is
-  // the backstop for a body nobody reads, a little later than ours so that ours answers first.
+  // JSON body within BODY_TIMEOUT_MS (answered 408 by the body reader); an upload to
+  // POST /api/copy may take as long as it keeps moving (no BODY_TIMEOUT_MS without data, 10.23),
+  // so Node's own whole-request timeout, which cannot spare one route, is off.
   server.maxConnections = config.maxConnections;
   answerClientErrorsInJson(server);
   server.headersTimeout = HEADERS_TIMEOUT_MS;
-  server.requestTimeout = HEADERS_TIMEOUT_MS + config.bodyTimeoutMs + 1000;
+  server.requestTimeout = 0;
   await listen(server, config.port, config.hostname);
   const { port } = server.address() as AddressInfo;
   const host =

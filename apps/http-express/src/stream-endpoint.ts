@@ -8,17 +8,16 @@
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import type { CopyFormat, QueryService, StreamEvent } from '@sqlgate/core';
+import type { CopyOut, QueryService, StreamEvent } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { abortOnDisconnect, writeAnswer } from './query-endpoint';
 import { csvText, ndjsonLines, STREAM_CONTENT_TYPES, type StreamFormat } from './stream-formats';
 
-/** Media types of COPY data. */
-const COPY_CONTENT_TYPES: Record<CopyFormat, string> = {
-  text: 'text/plain; charset=utf-8',
-  csv: 'text/csv; charset=utf-8',
-  binary: 'application/octet-stream',
-};
+/** Media types of COPY data; text formats say their encoding (the COPY's ENCODING, else UTF-8). */
+function copyContentType({ format, encoding }: CopyOut): string {
+  if (format === 'binary') return 'application/octet-stream';
+  return `${format === 'csv' ? 'text/csv' : 'text/plain'}; charset=${encoding ?? 'utf-8'}`;
+}
 
 /** A COPY's answer is its data alone; a failure cannot be written in it. */
 function copyBytes(event: StreamEvent): Uint8Array | string | null {
@@ -48,7 +47,7 @@ export async function answerStreamed(
     return;
   }
   const { copy } = answer;
-  const contentType = copy ? COPY_CONTENT_TYPES[copy] : STREAM_CONTENT_TYPES[format ?? 'ndjson'];
+  const contentType = copy ? copyContentType(copy) : STREAM_CONTENT_TYPES[format ?? 'ndjson'];
   res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
   const stallLimitMs = stallLimitOf(body);
   for await (const event of answer.events) {

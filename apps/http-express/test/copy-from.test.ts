@@ -10,7 +10,11 @@ let sqlgate: SqlgateProcess;
 const COPY_CSV = 'COPY copy_t FROM STDIN WITH (FORMAT csv)';
 
 beforeAll(async () => {
-  sqlgate = await startSqlgateProcess({ LOG_LEVEL: 'info', MAX_COPY_BYTES: '100000' });
+  sqlgate = await startSqlgateProcess({
+    LOG_LEVEL: 'info',
+    MAX_COPY_BYTES: '100000',
+    BODY_TIMEOUT_MS: '1500',
+  });
 }, 30_000);
 afterAll(async () => {
   await sqlgate?.stop();
@@ -126,3 +130,127 @@ it('loads nothing and leaves nothing running when the client goes away mid-uploa
   expect(active).toBe(0);
   expect(await rowsInTable()).toBe(0);
 }, 20_000);
+
+/** Sends a raw multipart body, in pieces `pauseMs` apart; resolves with the status and body. */
+function rawUpload(
+  pieces: (string | Buffer)[],
+  pauseMs = 0,
+): Promise<{ status: number; body: string }> {
+  const url = new URL(`${sqlgate.url}/api/copy`);
+  return new Promise((resolve, reject) => {
+    const client = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { 'content-type': 'multipart/form-data; boundary=XB' },
+      },
+      (response) => {
+        let body = '';
+        response.on('data', (chunk) => (body += String(chunk)));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      },
+    );
+    client.on('error', reject);
+    void (async () => {
+      for (const piece of pieces) {
+        client.write(piece);
+        if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      }
+      client.end();
+    })();
+  });
+}
+
+const requestPart = (json = request()) =>
+  `--XB\r\nContent-Disposition: form-data; name="request"\r\n\r\n${json}\r\n`;
+const dataHead = '--XB\r\nContent-Disposition: form-data; name="data"; filename="d.csv"\r\n\r\n';
+
+describe('malformed and hostile uploads', () => {
+  it('answers a body cut inside the data part with 400, loads nothing, and stays up', async () => {
+    const cut = await rawUpload([requestPart(), dataHead, '1,a\n']);
+    expect(cut.status).toBe(400);
+    expect(await rowsInTable()).toBe(0);
+    expect((await fetch(`${sqlgate.url}/healthz`)).status).toBe(200);
+  });
+
+  it('refuses a third part and loads nothing, even when the first two were fine', async () => {
+    const response = await upload([
+      ['request', request()],
+      ['data', new Blob(['1,a\n'])],
+      ['data', new Blob(['2,b\n'])],
+    ]);
+    expect(response.status).toBe(400);
+    expect(await rowsInTable()).toBe(0);
+  });
+
+  it.each(['readOnly', 'dryRun', 'params'])(
+    'refuses %s, which a COPY would ignore',
+    async (option) => {
+      const response = await upload([
+        ['request', request({ [option]: option === 'params' ? [1] : true })],
+        ['data', new Blob(['1,a\n'])],
+      ]);
+      expect(response.status).toBe(400);
+      expect(await rowsInTable()).toBe(0);
+    },
+  );
+
+  it('refuses a request part that is not UTF-8, never decoding it with replacements', async () => {
+    // A lone 0xFF byte: never valid UTF-8.
+    const json = request().replace('FROM STDIN', 'FROM STDIN \u00ff');
+    const response = await rawUpload([
+      Buffer.from(requestPart(json), 'latin1'),
+      dataHead,
+      '1,a\n\r\n--XB--\r\n',
+    ]);
+    expect(response.status).toBe(400);
+    expect(response.body).toMatch(/not valid UTF-8/);
+  });
+
+  it('takes the data as a plain field too (a browser FormData string)', async () => {
+    const response = await upload([
+      ['request', request()],
+      ['data', '1,a\n2,b\n'],
+    ]);
+    expect(response.status).toBe(200);
+    expect(await rowsInTable()).toBe(2);
+  });
+
+  it('lets an upload take longer than BODY_TIMEOUT_MS while its data keeps moving', async () => {
+    const rows = Array.from({ length: 8 }, (_, i) => `${i},row\n`);
+    const response = await rawUpload([requestPart(), dataHead, ...rows, '\r\n--XB--\r\n'], 300);
+    expect(response.status).toBe(200);
+    expect(await rowsInTable()).toBe(8);
+  }, 20_000);
+
+  it('ends an upload whose data stops moving, loading nothing and giving its connection back', async () => {
+    const url = new URL(`${sqlgate.url}/api/copy`);
+    const client = http.request({
+      host: url.hostname,
+      port: url.port,
+      path: url.pathname,
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=XB' },
+    });
+    client.on('error', () => undefined);
+    client.write(requestPart() + dataHead + '1,a\n');
+    const active = async () => {
+      const { stats } = (await (await fetch(`${sqlgate.url}/api/stats/pools`)).json()) as {
+        stats: { activeConnections: number }[];
+      };
+      return stats.reduce((sum, pool) => sum + pool.activeConnections, 0);
+    };
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await active()).toBe(1);
+    let held = 1;
+    for (let waited = 0; held > 0 && waited < 8000; waited += 200) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      held = await active();
+    }
+    client.destroy();
+    expect(held).toBe(0);
+    expect(await rowsInTable()).toBe(0);
+  }, 20_000);
+});

@@ -15,7 +15,7 @@ export type {
   StreamOptions,
 } from './service';
 export type { StreamEvent } from './streaming/stream-events';
-export type { CopyFormat } from './streaming/copy-out';
+export type { CopyFormat, CopyOut } from './streaming/copy-out';
 export * from './errors';
 export * from './parser';
 export * from './ports/connections';

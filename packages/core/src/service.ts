@@ -27,7 +27,7 @@ import {
 import type { ExecutionOutcome } from './execution/outcome';
 import { createParseMemo, loadParser, type ParsedStatement } from './parser';
 import { closingEvents } from './streaming/closing-events';
-import { copyFormatOf, isCopyToStdout, type CopyFormat } from './streaming/copy-out';
+import { copyOutOf, isCopyToStdout, type CopyOut } from './streaming/copy-out';
 import { EventChannel } from './streaming/event-channel';
 import type { StreamEvent } from './streaming/stream-events';
 import type { CacheStore } from './ports/cache-store';
@@ -110,7 +110,7 @@ export type QueryStream =
       streamed: true;
       events: AsyncIterable<StreamEvent>;
       /** Set when the request is a COPY ... TO STDOUT: its `copy` events are the whole answer. */
-      copy?: CopyFormat;
+      copy?: CopyOut;
     };
 
 /** Where the time of a request went, for a Server-Timing header. */
@@ -212,11 +212,11 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   async function stream(body: unknown, streamOptions: StreamOptions = {}): Promise<QueryStream> {
     // The channel is made only when the request streams: a JSON answer pays nothing for it.
     let channel: EventChannel | undefined;
-    let copy: CopyFormat | undefined;
+    let copy: CopyOut | undefined;
     let announceStart!: () => void;
     const started = new Promise<void>((resolve) => (announceStart = resolve));
-    const open = (format?: CopyFormat): EventChannel => {
-      copy = format;
+    const open = (copyOut?: CopyOut): EventChannel => {
+      copy = copyOut;
       channel = new EventChannel(statementText);
       void channel.started.then(announceStart);
       return channel;
@@ -247,7 +247,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   async function run(
     body: unknown,
     executeOptions: StreamOptions,
-    openStream?: (copy?: CopyFormat) => EventChannel,
+    openStream?: (copy?: CopyOut) => EventChannel,
     copySource?: AsyncIterable<Uint8Array>,
   ): Promise<QueryServiceResponse> {
     const started = clock.now();
@@ -308,6 +308,17 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
           'POST /api/copy runs exactly one COPY ... FROM STDIN statement',
         );
       }
+      if (copySource) {
+        // A COPY commits by itself in autocommit; these options would be silently ignored.
+        const { readOnly, dryRun, params } = request.options;
+        const ignored = readOnly ? 'readOnly' : dryRun ? 'dryRun' : params ? 'params' : undefined;
+        if (ignored) {
+          throw new RequestError(
+            ErrorCodes.INVALID_REQUEST,
+            `'${ignored}' cannot be used with POST /api/copy`,
+          );
+        }
+      }
       const copyOut =
         openStream !== undefined &&
         statements.length === 1 &&
@@ -320,7 +331,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       const rowStream =
         openStream &&
         (copyOut
-          ? openStream(copyFormatOf(statements[0] as ParsedStatement))
+          ? openStream(copyOutOf(statements[0] as ParsedStatement))
           : executeOptions.rows
             ? openStream()
             : undefined);

@@ -9,22 +9,45 @@ import type { ParsedStatement } from '../parser/types';
 /** The COPY formats; each has its media type. */
 export type CopyFormat = 'text' | 'csv' | 'binary';
 
+/** What a COPY ... TO STDOUT answer is: its format, and the encoding its options name. */
+export interface CopyOut {
+  format: CopyFormat;
+  /** Lower case, as written in the statement; absent: the connection's (UTF-8). */
+  encoding?: string;
+}
+
+/** The format and encoding of a COPY ... TO STDOUT. */
+export function copyOutOf(statement: ParsedStatement): CopyOut {
+  const encoding = copyEncodingOf(statement);
+  return { format: copyFormatOf(statement), ...(encoding ? { encoding } : {}) };
+}
+
 /** Whether `statement` is a COPY ... TO STDOUT (as the lexer read it: literals cannot fool it). */
 export function isCopyToStdout(statement: ParsedStatement): boolean {
   return statement.unsupported === COPY_TO_STDOUT_REASON;
 }
 
 /**
- * The format a COPY ... TO STDOUT writes: `FORMAT csv|binary|text`, or the older bare `CSV` and
- * `BINARY`, in the options after STDOUT (quoted option values such as a NULL string are ignored).
+ * The format a COPY ... TO STDOUT writes: `FORMAT csv|binary|text` (the value quoted or not, also
+ * as E'' or U&''), the older bare `CSV` and `BINARY` options, or `COPY BINARY table`. Quoted
+ * values of other options (a NULL string, a delimiter) never count.
  */
 export function copyFormatOf(statement: ParsedStatement): CopyFormat {
-  const text = statement.text.replace(/'(?:[^']|'')*'/g, "''").toLowerCase();
-  // The last TO STDOUT: the query before it may say anything.
+  const text = statement.text.toLowerCase();
+  if (/^\s*copy\s+binary\b/.test(text)) return 'binary';
+  // The options follow the last STDOUT: the query before it may say anything.
   const options = text.slice(text.lastIndexOf('stdout') + 'stdout'.length);
-  const named = /\bformat\s+(csv|binary|text)\b/.exec(options)?.[1];
+  const named = /\bformat\s+(?:e|u&)?['"$]*(csv|binary|text)\b/.exec(options)?.[1];
   if (named) return named as CopyFormat;
-  if (/\bcsv\b/.test(options)) return 'csv';
-  if (/\bbinary\b/.test(options)) return 'binary';
+  const bare = options.replace(/'(?:[^']|'')*'/g, "''");
+  if (/\bcsv\b/.test(bare)) return 'csv';
+  if (/\bbinary\b/.test(bare)) return 'binary';
   return 'text';
+}
+
+/** The `ENCODING` a COPY ... TO STDOUT names, if any: its data is then in that encoding. */
+export function copyEncodingOf(statement: ParsedStatement): string | undefined {
+  const text = statement.text.toLowerCase();
+  const options = text.slice(text.lastIndexOf('stdout') + 'stdout'.length);
+  return /\bencoding\s+(?:e|u&)?['"]([a-z0-9_-]+)['"]/.exec(options)?.[1];
 }

@@ -1,6 +1,7 @@
 /** The queue between a streamed request's connection and its transport (docs/decisions.md 10.22). */
 import { parseSql, loadParser, type ParsedStatement } from '../../src/parser';
 import type { FieldDescription, StatementResult } from '../../src/ports/connections';
+import { copyOutOf } from '../../src/streaming/copy-out';
 import { EventChannel } from '../../src/streaming/event-channel';
 import type { StreamEvent } from '../../src/streaming/stream-events';
 
@@ -93,5 +94,24 @@ describe('EventChannel', () => {
     await channel.started;
     expect(channel.hasStarted).toBe(false);
     expect(await drain(channel)).toEqual([]);
+  });
+});
+
+describe('COPY ... TO STDOUT format and encoding', () => {
+  const formatOf = (sql: string) => copyOutOf(parseSql(sql)[0] as ParsedStatement);
+
+  it.each([
+    ['COPY t TO STDOUT', { format: 'text' }],
+    ['COPY t TO STDOUT WITH (FORMAT csv, HEADER)', { format: 'csv' }],
+    ["COPY t TO STDOUT (FORMAT 'csv')", { format: 'csv' }],
+    ["COPY t TO STDOUT (FORMAT E'binary')", { format: 'binary' }],
+    ["COPY t TO STDOUT (FORMAT U&'csv')", { format: 'csv' }],
+    ['COPY BINARY t TO STDOUT', { format: 'binary' }],
+    ['COPY t TO STDOUT WITH CSV HEADER', { format: 'csv' }],
+    ["COPY (SELECT 'format binary') TO STDOUT", { format: 'text' }],
+    ["COPY t TO STDOUT (FORMAT text, NULL 'csv')", { format: 'text' }],
+    ["COPY t TO STDOUT (FORMAT csv, ENCODING 'LATIN1')", { format: 'csv', encoding: 'latin1' }],
+  ])('%s', (sql, expected) => {
+    expect(formatOf(sql)).toEqual(expected);
   });
 });
