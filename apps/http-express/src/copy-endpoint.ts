@@ -68,14 +68,28 @@ function utf8Text(latin1: string, part: string): string {
   return bytes.toString('utf8');
 }
 
+/** Bytes of an unread body dropped after an answer, so a client still sending gets it. */
+const MAX_DRAIN_BYTES = 1024 * 1024;
+
 /**
- * Answers a refused upload. The rest of the body is read and dropped so that the client, still
- * sending, gets the answer; past a size or time limit the connection closes instead.
+ * Reads and drops what is left of the body, so that a client still sending gets the answer; past
+ * MAX_DRAIN_BYTES the connection is closed instead (a refusal must not cost a whole upload).
  */
+function drainRest(req: IncomingMessage, res: ServerResponse): void {
+  if (req.complete) return;
+  res.setHeader('Connection', 'close');
+  let drained = 0;
+  req.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > MAX_DRAIN_BYTES) req.destroy();
+  });
+  req.resume();
+}
+
+/** Answers a refused upload. */
 function refuse(req: IncomingMessage, res: ServerResponse, status: number, error: string): void {
   if (res.headersSent || res.destroyed) return;
-  if (status === 413 || status === 408) res.setHeader('Connection', 'close');
-  else req.resume();
+  drainRest(req, res);
   writeJson(res, status, JSON.stringify({ error }));
 }
 
@@ -111,7 +125,22 @@ export function answerCopy(
     return;
   }
   const signal = abortOnDisconnect(res);
+  // No data moving for BODY_TIMEOUT_MS while the body is read (a stalled client, or a frozen
+  // server that reads nothing) ends the request like a client that went away: the COPY, if it
+  // began, fails and loads nothing. Once the body is read, the statement's own timeoutMs rules.
+  req.socket.setTimeout(limits.idleTimeoutMs);
+  const onIdle = (): void => {
+    fail(new UploadRefused(408, `No data moved for ${limits.idleTimeoutMs} ms`));
+    res.destroy();
+  };
+  req.socket.once('timeout', onIdle);
+  const stopIdleTimer = (): void => {
+    req.socket.setTimeout(0);
+    req.socket.off('timeout', onIdle);
+  };
+  res.once('close', stopIdleTimer);
   let body: unknown;
+  let data: Readable | undefined;
   let started = false;
   let failure: UploadRefused | undefined;
   // Settles when the whole body has been read: resolved when well formed, rejected otherwise.
@@ -125,44 +154,41 @@ export function answerCopy(
   const fail = (error: UploadRefused): void => {
     failure ??= error;
     bodyFailed(error);
+    // A COPY under way fails now (CopyFail): the data part will receive nothing more.
+    data?.destroy(error);
     if (!started) refuse(req, res, error.status, error.message);
     req.unpipe(parts);
-    req.resume();
   };
 
-  const start = (data: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): void => {
+  const start = (chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): boolean => {
+    // After a refusal nothing starts: the parser may still hand over parts it already holds.
+    if (failure) return false;
     if (started || body === undefined) {
       fail(new UploadRefused(400, "Send the 'request' part first, then one 'data' part"));
-      return;
+      return false;
     }
     started = true;
-    // No data moving for BODY_TIMEOUT_MS (a stalled client, or a frozen server that reads
-    // nothing) ends the request like a client that went away: the COPY fails, loading nothing.
-    req.socket.setTimeout(limits.idleTimeoutMs, () => {
-      fail(new UploadRefused(408, `No data moved for ${limits.idleTimeoutMs} ms`));
-      res.destroy();
-    });
-    const source = checkedData(data, limits.maxCopyBytes, bodyRead, (error) => {
+    const source = checkedData(chunks, limits.maxCopyBytes, bodyRead, (error) => {
       failure ??= error;
     });
-    service.copyFrom(body, source, { signal }).then(
-      (response) => {
-        req.socket.setTimeout(0);
+    service
+      .copyFrom(body, source, { signal })
+      .then((response) => {
+        stopIdleTimer();
         if (failure) {
           refuse(req, res, failure.status, failure.message);
           return;
         }
         // An answer before the upload ended (a refused row): the rest is read and dropped.
-        if (!req.complete) {
-          req.unpipe(parts);
-          req.resume();
-        }
+        req.unpipe(parts);
+        drainRest(req, res);
         writeAnswer(res, logger, response);
-      },
-      (defect: unknown) => {
+      })
+      .catch((defect: unknown) => {
         if (!res.headersSent) writeInternalError(res, logger, defect);
-      },
-    );
+        else res.destroy();
+      });
+    return true;
   };
 
   parts.on('field', (name, value, info) => {
@@ -197,10 +223,14 @@ export function answerCopy(
       fail(new UploadRefused(400, "The parts must be 'request', then 'data'"));
       return;
     }
+    if (!start(stream as AsyncIterable<Uint8Array>)) {
+      stream.resume();
+      return;
+    }
+    data = stream;
     req.once('close', () => {
       if (!req.complete) stream.destroy(new Error('the client went away during the upload'));
     });
-    start(stream as AsyncIterable<Uint8Array>);
   });
   for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) {
     parts.on(limit, () =>
@@ -208,8 +238,13 @@ export function answerCopy(
     );
   }
   parts.on('close', () => {
-    if (!started) fail(new UploadRefused(400, "The upload has no 'data' part"));
-    else bodyDone();
+    if (!started) {
+      fail(new UploadRefused(400, "The upload has no 'data' part"));
+      return;
+    }
+    // The body is read: what remains is the server's work, under the statement's own timeout.
+    stopIdleTimer();
+    bodyDone();
   });
   parts.on('error', () => fail(new UploadRefused(400, 'The multipart body could not be read')));
   req.pipe(parts);

@@ -50,7 +50,12 @@ export async function answerStreamed(
   const contentType = copy ? copyContentType(copy) : STREAM_CONTENT_TYPES[format ?? 'ndjson'];
   res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
   const stallLimitMs = stallLimitOf(body);
+  let complete = false;
   for await (const event of answer.events) {
+    if (event.type === 'done') complete = true;
+    if (event.type === 'error' && event.internal !== undefined) {
+      logger.error({ reqId: res.getHeader('X-Request-Id'), err: event.internal }, 'internal error');
+    }
     const chunk = copy ? copyBytes(event) : format === 'csv' ? csvText(event) : ndjsonLines(event);
     if (chunk === null) {
       // CSV and COPY data cannot say that the statement failed: the response is cut, never ended.
@@ -60,7 +65,9 @@ export async function answerStreamed(
     if (chunk.length > 0 && !res.write(chunk)) await drained(res, stallLimitMs);
     if (res.destroyed) return;
   }
-  res.end();
+  // Without `done` the answer is not whole (a defect ended it): cut, so no client takes it as complete.
+  if (complete) res.end();
+  else res.destroy();
 }
 
 /** How long a client may take nothing before the answer is cut (docs/decisions.md 10.22). */

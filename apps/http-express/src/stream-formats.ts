@@ -113,6 +113,9 @@ export function csvText(event: StreamEvent): string | null {
     }
     case 'error':
       return null;
+    case 'end':
+      // A row over MAX_RESULT_BYTES was dropped: CSV cannot say so, so the answer is cut.
+      return event.truncatedBy === 'bytes' ? null : '';
     default:
       return '';
   }

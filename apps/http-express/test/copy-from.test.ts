@@ -253,4 +253,38 @@ describe('malformed and hostile uploads', () => {
     expect(held).toBe(0);
     expect(await rowsInTable()).toBe(0);
   }, 20_000);
+
+  it('holds no connection after refusing a part between request and data sent in one piece', async () => {
+    const extra = '--XB\r\nContent-Disposition: form-data; name="x"\r\n\r\n1\r\n';
+    const response = await rawUpload([requestPart() + extra + dataHead + '1,a\n\r\n--XB--\r\n']);
+    expect(response.status).toBe(400);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const { stats } = (await (await fetch(`${sqlgate.url}/api/stats/pools`)).json()) as {
+      stats: { activeConnections: number }[];
+    };
+    expect(stats.reduce((sum, pool) => sum + pool.activeConnections, 0)).toBe(0);
+    expect(await rowsInTable()).toBe(0);
+  });
+
+  it('ends a request that stalls before its data part', async () => {
+    const url = new URL(`${sqlgate.url}/api/copy`);
+    const closed = new Promise<number>((resolve) => {
+      const started = Date.now();
+      const client = http.request({
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        headers: { 'content-type': 'multipart/form-data; boundary=XB' },
+      });
+      client.on('error', () => resolve(Date.now() - started));
+      client.on('response', (response) => {
+        response.resume();
+        response.on('close', () => resolve(Date.now() - started));
+      });
+      client.write('--XB\r\nContent-Disposition: form-data; name="request"\r\n\r\n{"ho');
+    });
+    // BODY_TIMEOUT_MS is 1500 here.
+    expect(await closed).toBeLessThan(6000);
+  }, 20_000);
 });

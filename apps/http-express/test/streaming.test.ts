@@ -259,6 +259,17 @@ describe('streamed answers under a hostile reading', () => {
       expect(lines.find((line) => 'end' in line)).toMatchObject({
         end: { rowCount: 3, truncated: true, truncatedBy: 'bytes' },
       });
+      // CSV has no way to say a row is missing: the answer is cut instead of ending whole.
+      const csv = await fetch(`${narrow.url}/api/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/csv' },
+        body: JSON.stringify(
+          target({
+            sql: "SELECT g, repeat('x', CASE g WHEN 2 THEN 2000000 ELSE 3 END) AS v FROM generate_series(1, 3) g",
+          }),
+        ),
+      });
+      await expect(csv.text()).rejects.toThrow();
     } finally {
       await narrow.stop();
     }

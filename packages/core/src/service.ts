@@ -217,14 +217,17 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     const started = new Promise<void>((resolve) => (announceStart = resolve));
     const open = (copyOut?: CopyOut): EventChannel => {
       copy = copyOut;
-      channel = new EventChannel(statementText);
+      channel = new EventChannel(statementText, copyOut !== undefined);
       void channel.started.then(announceStart);
       return channel;
     };
     const finished = run(body, streamOptions, open).then(
       (response) => {
-        if (channel?.hasStarted) for (const event of closingEvents(response)) channel.push(event);
-        channel?.close();
+        try {
+          if (channel?.hasStarted) for (const event of closingEvents(response)) channel.push(event);
+        } finally {
+          channel?.close();
+        }
         return response;
       },
       (defect: unknown) => {

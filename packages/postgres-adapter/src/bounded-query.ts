@@ -204,6 +204,7 @@ export class BoundedQuery {
 
   handleReadyForQuery(): void {
     this.socket.framing.resetRowLimits();
+    this.socket.resumeReading();
     if (this.failure === undefined && this.step !== this.stepCount) {
       this.violate(
         new ProtocolViolation('The server ended the round trip before every step was answered'),

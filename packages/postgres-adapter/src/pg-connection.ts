@@ -140,6 +140,8 @@ export class PgConnection implements Connection {
   release(options: { resetSession?: boolean; destroy?: boolean } = {}): void {
     if (this.released) return;
     this.released = true;
+    // A connection never goes back to the pool with its reading paused for a stream's reader.
+    this.client.serverSocket.resumeReading();
     const { onReleased } = this.lending;
     if (this.clientGone) {
       onReleased();

@@ -51,6 +51,8 @@ export class ServerSocket extends EventEmitter {
   readingPaused = false;
   /** Milliseconds reading has waited for consumers, in total (deadlines leave them out). */
   pausedMs = 0;
+  /** Ends the current pause, if any. */
+  private resumeNow: (() => void) | undefined;
   /** The connection runs over TLS. */
   encrypted = false;
   /** Why the connection was ended by sqlgate, when it was (a protocol fault, a deadline). */
@@ -131,13 +133,24 @@ export class ServerSocket extends EventEmitter {
     this.readingPaused = true;
     socket.pause();
     const resume = (): void => {
+      if (this.resumeNow !== resume) return; // this pause already ended
+      this.resumeNow = undefined;
       const now = performance.now();
       this.pausedMs += now - since;
       this.lastReceivedAt = now;
       this.readingPaused = false;
       if (!socket.destroyed) socket.resume();
     };
+    this.resumeNow = resume;
     until.then(resume, resume);
+  }
+
+  /**
+   * Ends a pause at once: the round trip is over (ReadyForQuery came), so nothing of its rows is
+   * held back any more, and the connection must read freely for whoever uses it next.
+   */
+  resumeReading(): void {
+    this.resumeNow?.();
   }
 
   /** Resolves once the socket's write buffer has drained, or the socket is gone. */

@@ -27,6 +27,7 @@ export function closingEvents(response: QueryServiceResponse): StreamEvent[] {
       body: errorBody as never,
       code: failure.code,
       ...(sqlState ? { sqlState } : {}),
+      ...(failure.internal === undefined ? {} : { internal: failure.internal }),
     });
   }
   const done: Extract<StreamEvent, { type: 'done' }> = {

@@ -35,8 +35,7 @@ export function isCopyToStdout(statement: ParsedStatement): boolean {
 export function copyFormatOf(statement: ParsedStatement): CopyFormat {
   const text = statement.text.toLowerCase();
   if (/^\s*copy\s+binary\b/.test(text)) return 'binary';
-  // The options follow the last STDOUT: the query before it may say anything.
-  const options = text.slice(text.lastIndexOf('stdout') + 'stdout'.length);
+  const options = optionsOf(text);
   const named = /\bformat\s+(?:e|u&)?['"$]*(csv|binary|text)\b/.exec(options)?.[1];
   if (named) return named as CopyFormat;
   const bare = options.replace(/'(?:[^']|'')*'/g, "''");
@@ -47,7 +46,18 @@ export function copyFormatOf(statement: ParsedStatement): CopyFormat {
 
 /** The `ENCODING` a COPY ... TO STDOUT names, if any: its data is then in that encoding. */
 export function copyEncodingOf(statement: ParsedStatement): string | undefined {
-  const text = statement.text.toLowerCase();
-  const options = text.slice(text.lastIndexOf('stdout') + 'stdout'.length);
+  const options = optionsOf(statement.text.toLowerCase());
   return /\bencoding\s+(?:e|u&)?['"]([a-z0-9_-]+)['"]/.exec(options)?.[1];
+}
+
+/**
+ * The text after the target STDOUT: the last STDOUT outside quoted strings (the query before it,
+ * and option values after it, may say anything).
+ */
+function optionsOf(text: string): string {
+  const masked = text.replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"/g, (quoted) =>
+    ' '.repeat(quoted.length),
+  );
+  const target = masked.lastIndexOf('stdout');
+  return target === -1 ? '' : text.slice(target + 'stdout'.length);
 }

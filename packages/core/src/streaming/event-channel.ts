@@ -39,7 +39,14 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
   /** Whether any event was queued. */
   hasStarted = false;
 
-  constructor(private readonly statementText: (statement: ParsedStatement) => string) {
+  /**
+   * `acceptsCopy`: the request is a COPY ... TO STDOUT, whose data this channel carries; for any
+   * other request its sinks take no COPY data (from a server it is then a protocol fault).
+   */
+  constructor(
+    private readonly statementText: (statement: ParsedStatement) => string,
+    private readonly acceptsCopy = false,
+  ) {
     this.started = new Promise((resolve) => (this.firstEvent = resolve));
   }
 
@@ -63,7 +70,9 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
     return {
       describe: header,
       row: (_position, row, bytes) => this.pushRow(row, bytes),
-      copyData: (_position, data) => this.pushCopy(data),
+      ...(this.acceptsCopy
+        ? { copyData: (_position: number, data: Uint8Array) => this.pushCopy(data) }
+        : {}),
       drained: () => this.drained(),
       complete: (position, result: StatementResult) => {
         // A statement without rows (INSERT, SET) sent no description: its header comes now.

@@ -34,6 +34,8 @@ export type StreamEvent =
       body: QueryResponseBody;
       code: string;
       sqlState?: string;
+      /** For a defect (INTERNAL_ERROR): what went wrong, to be logged and never sent. */
+      internal?: unknown;
     }
   /** The answer is complete. */
   | {

@@ -111,6 +111,7 @@ describe('COPY ... TO STDOUT format and encoding', () => {
     ["COPY (SELECT 'format binary') TO STDOUT", { format: 'text' }],
     ["COPY t TO STDOUT (FORMAT text, NULL 'csv')", { format: 'text' }],
     ["COPY t TO STDOUT (FORMAT csv, ENCODING 'LATIN1')", { format: 'csv', encoding: 'latin1' }],
+    ["COPY t TO STDOUT (FORMAT csv, NULL 'stdout')", { format: 'csv' }],
   ])('%s', (sql, expected) => {
     expect(formatOf(sql)).toEqual(expected);
   });
