@@ -5,13 +5,14 @@
 // MAX_RESULT_BYTES, 64 MiB). Replaces the memory section of docs/benchmarks.md.
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval, setTimeout } from 'node:timers';
-import fs from 'node:fs';
 import {
   connectClient,
   machineFacts,
   machineLines,
   markdownTable,
+  memoryOf,
   postJson,
+  resetPeak,
   runMain,
   startDatabase,
   startServerProcess,
@@ -56,24 +57,6 @@ const WORKLOADS = [
 
 const MB = 1024 * 1024;
 const mb = (bytes) => (Number.isFinite(bytes) ? `${(bytes / MB).toFixed(1)} MB` : '–');
-
-/** VmRSS and VmHWM of a process, in bytes. */
-function memoryOf(pid) {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const field = (name) =>
-    Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
-  return { rss: field('VmRSS'), hwm: field('VmHWM') };
-}
-
-/** Resets VmHWM to the current RSS; false when the kernel does not allow it. */
-function resetPeak(pid) {
-  try {
-    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 await runMain(async () => {
   if (process.platform !== 'linux') throw new Error('bench/memory.mjs reads /proc: Linux only');

@@ -10,9 +10,10 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { clearInterval, setInterval } from 'node:timers';
 import {
   markdownTable,
+  memoryOf,
+  peakMemory,
   median,
   readDocs,
   runMain,
@@ -31,23 +32,6 @@ const COPY_BYTES = Number(process.env.COPY_BYTES ?? 1024 ** 3);
 const SERVER_NODE_OPTIONS = process.env.SQLGATE_NODE_OPTIONS ?? '';
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const QUERY = `SELECT g, md5(g::text) FROM generate_series(1, ${ROWS}) g`;
-const PAGE_BYTES = 4096;
-
-/** Resident set size of a process, from /proc. */
-function rssOf(pid) {
-  const fields = fs.readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ');
-  return Number(fields[1]) * PAGE_BYTES;
-}
-
-/** Samples `pid`'s RSS every 20 ms until stopped; the peak. */
-function peakRss(pid) {
-  let peak = rssOf(pid);
-  const timer = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 20);
-  return () => {
-    clearInterval(timer);
-    return Math.max(peak, rssOf(pid));
-  };
-}
 
 /** POSTs `sql` with `accept`, reads the whole answer and throws it away. */
 function streamThrough(url, target, accept, sql) {
@@ -171,7 +155,7 @@ await runMain(async () => {
     database: database.database,
     sslMode: 'disable',
   };
-  const idleRss = rssOf(server.pid);
+  const idleRss = memoryOf(server.pid).rss;
   const answers = [
     ['ndjson', 'sqlgate NDJSON', 'application/x-ndjson', QUERY],
     ['csv', 'sqlgate CSV', 'text/csv', QUERY],
@@ -184,7 +168,7 @@ await runMain(async () => {
       (await timed(() => psqlCommand(database, `COPY (${QUERY}) TO STDOUT`))).seconds,
     );
     for (const [format, , accept, sql] of answers) {
-      const stop = peakRss(server.pid);
+      const stop = peakMemory(server.pid);
       const { seconds, result } = await timed(() => streamThrough(server.url, target, accept, sql));
       peaks[format].push(stop());
       const complete =
@@ -226,7 +210,7 @@ await runMain(async () => {
         ).seconds,
       );
       await psqlCommand(database, recreate);
-      const stop = peakRss(server.pid);
+      const stop = peakMemory(server.pid);
       const { seconds, result } = await timed(() => uploadCopy(server.url, target, csv.file));
       loadPeaks.push(stop());
       if (result.status !== 200) throw new Error(`POST /api/copy answered ${result.status}`);

@@ -2,7 +2,7 @@
 // child processes, clean-up on every exit path, machine facts and docs/benchmarks.md sections.
 import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
-import { clearTimeout, setTimeout } from 'node:timers';
+import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -305,4 +305,46 @@ export async function writeMemorySection(section) {
   if (existing) await writeDocs(current.replace(existing, () => wrapped));
   else if (current.trim()) await writeDocs(`${current.trimEnd()}\n\n${wrapped}\n`);
   else await writeDocs(`# Benchmarks\n\n${wrapped}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory of a server child process, from /proc (Linux).
+
+/** VmRSS and VmHWM of a process, in bytes. */
+export function memoryOf(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name) =>
+    Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { rss: field('VmRSS'), hwm: field('VmHWM') };
+}
+
+/** Resets VmHWM to the current RSS; false when the kernel does not allow it. */
+export function resetPeak(pid) {
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts measuring `pid`'s peak RSS: the kernel's high-water mark when it can be reset, else the
+ * largest of samples taken every `sampleMs`. The returned function stops and gives the peak.
+ */
+export function peakMemory(pid, sampleMs = 20) {
+  const resettable = resetPeak(pid);
+  let sampled = memoryOf(pid).rss;
+  const timer = setInterval(() => {
+    try {
+      sampled = Math.max(sampled, memoryOf(pid).rss);
+    } catch {
+      /* the process is gone */
+    }
+  }, sampleMs);
+  return () => {
+    clearInterval(timer);
+    const now = memoryOf(pid);
+    return resettable ? now.hwm : Math.max(sampled, now.rss);
+  };
 }

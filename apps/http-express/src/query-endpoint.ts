@@ -12,7 +12,7 @@ import {
 } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { httpStatusFor, RETRY_AFTER_SECONDS } from './http-status';
-import { answerStreamed } from './stream-endpoint';
+import { writeStream } from './stream-endpoint';
 import { streamFormatOf } from './stream-formats';
 
 function serverTiming(poolWaitMs: number, executionMs: number, serialisationMs: number): string {
@@ -60,7 +60,18 @@ export async function answerQuery(
   }
   // JSON unless the client asks for a stream; a lone COPY ... TO STDOUT streams its data anyway.
   varyOn(res, 'Accept');
-  await answerStreamed(service, logger, body, streamFormatOf(req.headers.accept), res);
+  const format = streamFormatOf(req.headers.accept);
+  const signal = abortOnDisconnect(res);
+  const answer = await service.stream(
+    body,
+    format === 'csv'
+      ? { signal, oneStatement: true, rows: 'text' }
+      : format === 'ndjson'
+        ? { signal, rows: 'parsed' }
+        : { signal },
+  );
+  if (answer.streamed) await writeStream(res, logger, answer, format, body);
+  else writeAnswer(res, logger, answer.response);
 }
 
 /** A whole answer as JSON, with its status and Server-Timing. */

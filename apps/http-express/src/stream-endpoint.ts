@@ -8,9 +8,8 @@
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import type { CopyOut, QueryService, StreamEvent } from '@sqlgate/core';
+import type { CopyOut, QueryStream, StreamEvent } from '@sqlgate/core';
 import type { Logger } from 'pino';
-import { abortOnDisconnect, writeAnswer } from './query-endpoint';
 import { csvText, ndjsonLines, STREAM_CONTENT_TYPES, type StreamFormat } from './stream-formats';
 
 /** Media types of COPY data; text formats say their encoding (the COPY's ENCODING, else UTF-8). */
@@ -25,27 +24,17 @@ function copyBytes(event: StreamEvent): Uint8Array | string | null {
   return event.type === 'error' ? null : '';
 }
 
-/** `format` undefined: JSON, unless the request is a lone COPY ... TO STDOUT. */
-export async function answerStreamed(
-  service: QueryService,
-  logger: Logger,
-  body: unknown,
-  format: StreamFormat | undefined,
+/**
+ * Writes a streamed answer: rows in `format`, or a COPY's data (`format` is then whatever the
+ * client asked for, and does not matter). `body` is the request's, for its timeoutMs.
+ */
+export async function writeStream(
   res: ServerResponse,
+  logger: Logger,
+  answer: Extract<QueryStream, { streamed: true }>,
+  format: StreamFormat | undefined,
+  body: unknown,
 ): Promise<void> {
-  const signal = abortOnDisconnect(res);
-  const answer = await service.stream(
-    body,
-    format === 'csv'
-      ? { signal, oneStatement: true, rows: 'text' }
-      : format === 'ndjson'
-        ? { signal, rows: 'parsed' }
-        : { signal },
-  );
-  if (!answer.streamed) {
-    writeAnswer(res, logger, answer.response);
-    return;
-  }
   const { copy } = answer;
   const contentType = copy ? copyContentType(copy) : STREAM_CONTENT_TYPES[format ?? 'ndjson'];
   res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });

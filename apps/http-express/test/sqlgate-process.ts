@@ -30,6 +30,8 @@ export interface SqlgateProcess {
   settle(ms: number): Promise<void>;
   /** Resident set size now, from /proc (undefined where there is no /proc or it has exited). */
   rssBytes(): number | undefined;
+  /** Pooled connections lent right now, summed over every pool (GET /api/stats/pools). */
+  activeConnections(): Promise<number>;
   /** POSTs JSON; gives up after `deadlineMs` (the outcome is then 'no-answer'). */
   post(route: string, body: unknown, deadlineMs: number): Promise<Outcome>;
   stop(): Promise<void>;
@@ -85,6 +87,12 @@ export async function startSqlgateProcess(env: Record<string, string>): Promise<
     settle: (ms) =>
       Promise.race([exited, new Promise<void>((resolve) => setTimeout(resolve, ms).unref())]),
     rssBytes: () => rssOf(pid),
+    activeConnections: async () => {
+      const { stats } = (await (await fetch(`${url}/api/stats/pools`)).json()) as {
+        stats: { activeConnections: number }[];
+      };
+      return stats.reduce((sum, pool) => sum + pool.activeConnections, 0);
+    },
     post: (route, body, deadlineMs) => post(`${url}${route}`, body, deadlineMs),
     async stop() {
       if (ended === undefined) child.kill('SIGKILL');
@@ -133,4 +141,18 @@ async function post(url: string, body: unknown, deadlineMs: number): Promise<Out
   } catch {
     return { kind: 'not-json', status: response.status, text: text.slice(0, 500), ms: ms() };
   }
+}
+
+/** Asks `probe` every `stepMs` until it answers 0 or `limitMs` passed; its last answer. */
+export async function untilZero(
+  probe: () => Promise<number>,
+  limitMs: number,
+  stepMs = 100,
+): Promise<number> {
+  let value = await probe();
+  for (let waited = 0; value > 0 && waited < limitMs; waited += stepMs) {
+    await new Promise((resolve) => setTimeout(resolve, stepMs));
+    value = await probe();
+  }
+  return value;
 }

@@ -5,7 +5,7 @@
  */
 import net from 'node:net';
 import { streamFormatOf } from '../src/stream-formats';
-import { startSqlgateProcess, type SqlgateProcess } from './sqlgate-process';
+import { startSqlgateProcess, untilZero, type SqlgateProcess } from './sqlgate-process';
 import { sql, target } from './support';
 
 let sqlgate: SqlgateProcess;
@@ -219,19 +219,9 @@ describe('streamed answers under a hostile reading', () => {
       `POST /api/query HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n` +
         `Accept: application/x-ndjson\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
-    const active = async () => {
-      const { stats } = (await (await fetch(`${sqlgate.url}/api/stats/pools`)).json()) as {
-        stats: { activeConnections: number }[];
-      };
-      return stats.reduce((sum, pool) => sum + pool.activeConnections, 0);
-    };
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(await active()).toBe(1);
-    let held = 1;
-    for (let waited = 0; held > 0 && waited < 8000; waited += 200) {
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      held = await active();
-    }
+    expect(await sqlgate.activeConnections()).toBe(1);
+    const held = await untilZero(() => sqlgate.activeConnections(), 8000);
     socket.destroy();
     expect(held).toBe(0);
   }, 20_000);
@@ -382,12 +372,11 @@ describe('a stream under stress', () => {
     const running = `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%${marker}%' AND query NOT LIKE '%pg_stat_activity%'`;
     expect(await sql(running)).toEqual([{ n: 1 }]);
     controller.abort();
-    const deadline = Date.now() + 1000;
-    let active = 1;
-    while (active > 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      active = ((await sql(running))[0] as { n: number }).n;
-    }
+    const active = await untilZero(
+      async () => ((await sql(running))[0] as { n: number }).n,
+      1000,
+      50,
+    );
     expect(active).toBe(0);
   }, 30_000);
 

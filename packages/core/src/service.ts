@@ -44,6 +44,7 @@ import {
   missingFields,
   parseConnectionTarget,
   parseQueryRequest,
+  type QueryOptions,
 } from './request';
 import { statementsForTarget } from './statements-for-target';
 import { QueryStatistics, type CacheStats } from './stats';
@@ -123,8 +124,10 @@ export interface QueryServiceResponse extends QueryResponse {
   timings: QueryTimings;
 }
 
-/** Outcome of a connection check: the test-connection of docs/interface.md, with the status rules of docs/decisions.md 5. */
-/** `warnings` names unknown request fields, once the body was understood (as for a query). */
+/**
+ * Outcome of a connection check: the test-connection of docs/interface.md, with the status rules
+ * of docs/decisions.md 5. `warnings` names unknown request fields, once the body was understood.
+ */
 export type ConnectionCheckResponse =
   | {
       body: {
@@ -302,26 +305,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
           `This answer format holds one statement; the SQL text holds ${statements.length}`,
         );
       }
-      if (
-        copySource &&
-        (statements.length !== 1 || !isCopyFromStdin(statements[0] as ParsedStatement))
-      ) {
-        throw new RequestError(
-          ErrorCodes.INVALID_REQUEST,
-          'POST /api/copy runs exactly one COPY ... FROM STDIN statement',
-        );
-      }
-      if (copySource) {
-        // A COPY commits by itself in autocommit; these options would be silently ignored.
-        const { readOnly, dryRun, params } = request.options;
-        const ignored = readOnly ? 'readOnly' : dryRun ? 'dryRun' : params ? 'params' : undefined;
-        if (ignored) {
-          throw new RequestError(
-            ErrorCodes.INVALID_REQUEST,
-            `'${ignored}' cannot be used with POST /api/copy`,
-          );
-        }
-      }
+      if (copySource) refuseAsCopyFrom(statements, request.options);
       const copyOut =
         openStream !== undefined &&
         statements.length === 1 &&
@@ -433,6 +417,25 @@ function checkFailure(error: unknown): ConnectionCheckResponse {
   const code =
     typeof reported === 'string' ? (failure?.code ?? 'ERROR') : (reported as { code: string }).code;
   return { body: { success: false, error: { message, code } }, failure };
+}
+
+/** POST /api/copy runs one COPY ... FROM STDIN, and no option a COPY would silently ignore. */
+function refuseAsCopyFrom(statements: readonly ParsedStatement[], options: QueryOptions): void {
+  if (statements.length !== 1 || !isCopyFromStdin(statements[0] as ParsedStatement)) {
+    throw new RequestError(
+      ErrorCodes.INVALID_REQUEST,
+      'POST /api/copy runs exactly one COPY ... FROM STDIN statement',
+    );
+  }
+  // A COPY commits by itself in autocommit.
+  const { readOnly, dryRun, params } = options;
+  const ignored = readOnly ? 'readOnly' : dryRun ? 'dryRun' : params ? 'params' : undefined;
+  if (ignored) {
+    throw new RequestError(
+      ErrorCodes.INVALID_REQUEST,
+      `'${ignored}' cannot be used with POST /api/copy`,
+    );
+  }
 }
 
 /**

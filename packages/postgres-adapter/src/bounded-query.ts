@@ -15,7 +15,7 @@
 import { ErrorCodes, RequestError, type RunOptions, type StatementResult } from '@sqlgate/core';
 import { serialize } from 'pg-protocol';
 import { ProtocolViolation } from './message-framing';
-import { prepareValue, type SubmittableConnection } from './pg-internals';
+import { afterReadyForQuery, prepareValue, type SubmittableConnection } from './pg-internals';
 import type { ServerSocket } from './server-socket';
 import { StatementReader, type WireField } from './statement-reader';
 import type { TypeRegistry } from './types/type-registry';
@@ -193,13 +193,7 @@ export class BoundedQuery {
       return;
     }
     const failure = new RoundTripFailure(error, this.currentStep(), this.results);
-    const settle = (): void => {
-      connection.off('readyForQuery', settle);
-      connection.off('end', settle);
-      this.reject(failure);
-    };
-    connection.once('readyForQuery', settle);
-    connection.once('end', settle);
+    afterReadyForQuery(connection, () => this.reject(failure));
   }
 
   handleReadyForQuery(): void {

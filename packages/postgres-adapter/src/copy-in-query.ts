@@ -7,7 +7,7 @@
 import type { StatementResult } from '@sqlgate/core';
 import { serialize } from 'pg-protocol';
 import { ProtocolViolation } from './message-framing';
-import type { SubmittableConnection } from './pg-internals';
+import { afterReadyForQuery, type SubmittableConnection } from './pg-internals';
 import type { ServerSocket } from './server-socket';
 
 const COMMAND_TAG = /^COPY (\d+)$/;
@@ -59,14 +59,7 @@ export class CopyInQuery {
       return;
     }
     this.serverError = error;
-    // pg lets go of the query with its error: the ReadyForQuery that follows settles it here.
-    const settle = (): void => {
-      connection.off('readyForQuery', settle);
-      connection.off('end', settle);
-      this.handleReadyForQuery();
-    };
-    connection.once('readyForQuery', settle);
-    connection.once('end', settle);
+    afterReadyForQuery(connection, () => this.handleReadyForQuery());
   }
 
   handleReadyForQuery(): void {

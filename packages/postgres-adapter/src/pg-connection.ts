@@ -64,9 +64,7 @@ export class PgConnection implements Connection {
 
   /** Every failure is returned as the batch's error (docs/decisions.md 10.21). */
   async runBatch(sql: readonly string[], options: RunOptions): Promise<BatchResult> {
-    if (this.clientGone) {
-      return { results: [], error: toDomainError(new Error('Connection terminated unexpectedly')) };
-    }
+    if (this.clientGone) return { results: [], error: goneClient() };
     // Only the first statement may move to another client: later ones depend on the session
     // (a transaction, SET) the earlier ones built on this client.
     const first = this.statementsRun++ === 0;
@@ -101,9 +99,7 @@ export class PgConnection implements Connection {
     sql: string,
     source: AsyncIterable<Uint8Array>,
   ): Promise<Settled<StatementResult>> {
-    if (this.clientGone) {
-      return { ok: false, error: toDomainError(new Error('Connection terminated unexpectedly')) };
-    }
+    if (this.clientGone) return { ok: false, error: goneClient() };
     this.statementsRun++;
     const query = new CopyInQuery(sql, source, this.client.serverSocket);
     try {
@@ -243,6 +239,11 @@ export class PgConnection implements Connection {
     for (const reader of query.statementReaders) reader.refreshTypeNames();
     for (const result of results) reparseCustomArrays(result, this.types, types);
   }
+}
+
+/** The failure of a call on a connection whose client left the pool dead, with no replacement. */
+function goneClient(): ConnectionError | DatabaseError {
+  return toDomainError(new Error('Connection terminated unexpectedly'));
 }
 
 /** The longest a round trip of `statements` may take with the options' step limit. */

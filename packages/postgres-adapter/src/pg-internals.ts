@@ -67,3 +67,17 @@ export interface SubmittableConnection {
 export function submit(client: pg.ClientBase, submittable: object): void {
   void client.query(submittable as unknown as pg.Submittable);
 }
+
+/**
+ * Calls `settle` once the ReadyForQuery after an ErrorResponse arrives, or the connection ends:
+ * pg lets go of a query with its error, so the query object hears of ReadyForQuery only here.
+ */
+export function afterReadyForQuery(connection: SubmittableConnection, settle: () => void): void {
+  const once = (): void => {
+    connection.off('readyForQuery', once);
+    connection.off('end', once);
+    settle();
+  };
+  connection.once('readyForQuery', once);
+  connection.once('end', once);
+}

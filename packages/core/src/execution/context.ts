@@ -158,22 +158,13 @@ export class ExecutionContext {
    * have committed: docs/decisions.md 10.5). Undefined when the caller has gone: then nothing is
    * sent (docs/decisions.md 10.7).
    */
-  async runStatement(
+  runStatement(
     lent: LentConnection,
     statement: ParsedStatement,
   ): Promise<StatementOutcome | undefined> {
-    if (this.aborted) return undefined;
-    const started = this.clock.now();
-    this.active.add(lent.connection);
-    try {
-      const run = await lent.run(statement, this.optionsFor([statement]));
-      const executionTime = elapsed(this.clock, started);
-      return run.ok
-        ? { ok: true, statement, result: run.value, executionTime }
-        : { ok: false, statement, error: run.error, executionTime };
-    } finally {
-      this.active.delete(lent.connection);
-    }
+    return this.timedOutcome(lent, statement, () =>
+      lent.run(statement, this.optionsFor([statement])),
+    );
   }
 
   /**
@@ -221,16 +212,25 @@ export class ExecutionContext {
    * Runs a COPY ... FROM STDIN with its data from `source`, timed, as runStatement runs a
    * statement. Undefined when the caller has gone.
    */
-  async runCopyFrom(
+  runCopyFrom(
     lent: LentConnection,
     statement: ParsedStatement,
     source: AsyncIterable<Uint8Array>,
+  ): Promise<StatementOutcome | undefined> {
+    return this.timedOutcome(lent, statement, () => lent.copyFrom(statement, source));
+  }
+
+  /** `send`'s result or failure as the statement's outcome, timed; a cancel reaches it meanwhile. */
+  private async timedOutcome(
+    lent: LentConnection,
+    statement: ParsedStatement,
+    send: () => Promise<Settled<StatementResult>>,
   ): Promise<StatementOutcome | undefined> {
     if (this.aborted) return undefined;
     const started = this.clock.now();
     this.active.add(lent.connection);
     try {
-      const run = await lent.copyFrom(statement, source);
+      const run = await send();
       const executionTime = elapsed(this.clock, started);
       return run.ok
         ? { ok: true, statement, result: run.value, executionTime }
