@@ -28,7 +28,7 @@ import {
 
 const ROWS = Number(process.env.STREAM_ROWS ?? 5_000_000);
 const COPY_BYTES = Number(process.env.COPY_BYTES ?? 1024 ** 3);
-/** V8 options for sqlgate's process, e.g. --max-semi-space-size=2 (README, Performance). */
+/** Further Node options for sqlgate's process (its V8 settings are applied in any case). */
 const SERVER_NODE_OPTIONS = process.env.SQLGATE_NODE_OPTIONS ?? '';
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const QUERY = `SELECT g, md5(g::text) FROM generate_series(1, ${ROWS}) g`;
@@ -235,7 +235,7 @@ await runMain(async () => {
     STREAM_START,
     '## Streaming',
     '',
-    `\`npm run bench:stream\`: \`${QUERY}\`, ${RUNS} alternated runs, medians; sqlgate's RSS sampled every 20 ms (idle: ${mb(idleRss)}); sqlgate's Node options: ${SERVER_NODE_OPTIONS ? `\`${SERVER_NODE_OPTIONS}\`` : 'none'}.`,
+    `\`npm run bench:stream\`: \`${QUERY}\`, ${RUNS} alternated runs, medians; sqlgate's RSS sampled every 20 ms (idle: ${mb(idleRss)}); sqlgate runs with the standalone server's V8 settings (\`applyServerV8Settings()\`, docs/decisions.md 10.24) and Node options ${SERVER_NODE_OPTIONS ? `\`${SERVER_NODE_OPTIONS}\`` : 'none'}.`,
     '',
     markdownTable(header, rows, ['l', 'r', 'r', 'r']),
     '',

@@ -2,9 +2,11 @@
 /** `sqlgate`: the standalone server. SIGTERM / SIGINT stop it gracefully. */
 import pino from 'pino';
 import { ConfigError, loadConfig } from './config';
+import { applyServerV8Settings } from './server-v8-settings';
 import { startServer } from './server';
 
 async function main(): Promise<void> {
+  applyServerV8Settings();
   let config;
   try {
     config = loadConfig();

@@ -8,3 +8,4 @@ export {
 } from './server';
 export { loadConfig, ConfigError, type ServerConfig } from './config';
 export { httpStatusFor } from './http-status';
+export { applyServerV8Settings, SERVER_V8_FLAGS } from './server-v8-settings';
