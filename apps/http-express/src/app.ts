@@ -31,6 +31,7 @@ import { buildOpenApiDocument, type OpenApiDocument } from './openapi';
 import { answerCopy } from './copy-endpoint';
 import { requestLog } from './request-log';
 import { requireStatsToken } from './stats-token';
+import { createObservability, DEFAULT_OBSERVABILITY, type AppObservability } from './observability';
 
 export interface AppOptions {
   service: QueryService;
@@ -48,6 +49,14 @@ export interface AppOptions {
   allowedHosts?: readonly string[];
   /** Bytes of data one POST /api/copy may upload (MAX_COPY_BYTES). Default 10 GiB. */
   maxCopyBytes?: number;
+  /**
+   * Metrics, spans and the slow-query log (docs/decisions.md 10.25). Default: metrics on, spans on
+   * (no-ops without a host SDK), statements slower than 1 s logged. `createObservability` builds
+   * one to share with a server's direct query path.
+   */
+  observability?: AppObservability;
+  /** When set, GET /metrics requires `Authorization: Bearer <metricsToken>` (METRICS_TOKEN). */
+  metricsToken?: string;
 }
 
 /** Sends a JSON body with its status; a 503 also says when to come back. */
@@ -57,6 +66,11 @@ function sendJson(res: Response, status: number, body: unknown): void {
 
 /** Routes and the methods they answer, for 404 and 405 with Allow: the contract's route table. */
 const ALLOWED_METHODS = allowedMethodsByPath();
+
+/** A path's route for metrics and spans: a route of the table, or `unmatched` (bounded labels). */
+function routeOf(path: string): string {
+  return ALLOWED_METHODS.has(path) ? path : 'unmatched';
+}
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_COPY_BYTES = 10 * 1024 ** 3;
@@ -92,10 +106,16 @@ function bodyAlreadyRead(req: Request): boolean {
 export function createApp(options: AppOptions): express.Express {
   const { service } = options;
   const logger = options.logger ?? pino({ level: 'silent' });
+  const observability =
+    options.observability ?? createObservability(service, logger, DEFAULT_OBSERVABILITY);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestLog(logger));
+  app.use((req, res, next) => {
+    observability.watcher.begin(req, res, routeOf(req.path));
+    next();
+  });
   const admit = createBrowserGuard({
     ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
@@ -104,6 +124,9 @@ export function createApp(options: AppOptions): express.Express {
     if (admit(req, res)) next();
   });
   if (options.statsToken) app.use('/api/stats', requireStatsToken(options.statsToken));
+  if (options.metricsToken) {
+    app.use('/metrics', requireStatsToken(options.metricsToken, 'sqlgate metrics'));
+  }
   const body = jsonBody({
     maxBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
@@ -165,6 +188,15 @@ export function createApp(options: AppOptions): express.Express {
     },
     getHealth: (_req, res) => {
       sendJson(res, 200, { status: 'ok' });
+    },
+    getMetrics: async (req, res) => {
+      const { metrics } = observability;
+      if (!metrics) {
+        sendJson(res, 404, { error: `Not found: ${req.method} ${req.path}` });
+        return;
+      }
+      const exposition = await metrics.registry.metrics();
+      res.status(200).type(metrics.registry.contentType).send(exposition);
     },
   };
   for (const route of ROUTES) {

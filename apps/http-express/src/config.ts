@@ -43,6 +43,16 @@ export interface ServerConfig {
   allowedTargets?: string;
   /** STATS_TOKEN; unset: statistics need no token. */
   statsToken?: string;
+  /** GET /metrics and the metrics behind it (METRICS=on|off). */
+  metrics: boolean;
+  /** METRICS_TOKEN; unset: GET /metrics needs no token. */
+  metricsToken?: string;
+  /** OpenTelemetry spans through the host's SDK, if one is registered (TRACING=on|off). */
+  tracing: boolean;
+  /** Spans carry the statement's text, literals replaced (OTEL_SQLGATE_STATEMENT=on). */
+  traceStatementText: boolean;
+  /** Statements slower than this many milliseconds are logged at warn (SLOW_QUERY_MS). */
+  slowQueryMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -77,6 +87,11 @@ const VARIABLE_OF: Record<keyof ServerConfig, string> = {
   sslRootCertificate: 'SSL_ROOT_CERT',
   allowedTargets: 'ALLOWED_TARGETS',
   statsToken: 'STATS_TOKEN',
+  metrics: 'METRICS',
+  metricsToken: 'METRICS_TOKEN',
+  tracing: 'TRACING',
+  traceStatementText: 'OTEL_SQLGATE_STATEMENT',
+  slowQueryMs: 'SLOW_QUERY_MS',
   logLevel: 'LOG_LEVEL',
 };
 
@@ -164,6 +179,11 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     queryCacheTtlMs: integer(env, 'QUERY_CACHE_TTL_MS', 60_000, 1),
     queryCacheMaxEntries: integer(env, 'QUERY_CACHE_MAX_ENTRIES', 1000, 1),
     queryCacheMaxBytes: integer(env, 'QUERY_CACHE_MAX_BYTES', 64 * 1024 * 1024, 1),
+    metrics: oneOf(env, 'METRICS', ['on', 'off'] as const, 'on') === 'on',
+    tracing: oneOf(env, 'TRACING', ['on', 'off'] as const, 'on') === 'on',
+    traceStatementText:
+      oneOf(env, 'OTEL_SQLGATE_STATEMENT', ['on', 'off'] as const, 'off') === 'on',
+    slowQueryMs: integer(env, 'SLOW_QUERY_MS', 1000, 0),
     logLevel: oneOf(
       env,
       'LOG_LEVEL',
@@ -182,6 +202,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     config.allowedTargets = env.ALLOWED_TARGETS;
   }
   if (env.STATS_TOKEN) config.statsToken = env.STATS_TOKEN;
+  if (env.METRICS_TOKEN) config.metricsToken = env.METRICS_TOKEN;
   const corsOrigins = list(env, 'CORS_ORIGINS', normaliseOrigin);
   if (corsOrigins) config.corsOrigins = corsOrigins;
   const allowedHosts = list(env, 'ALLOWED_HOSTS', normaliseHostName);

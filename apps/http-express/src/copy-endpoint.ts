@@ -14,6 +14,7 @@ import type { QueryService } from '@sqlgate/core';
 import busboy from 'busboy';
 import type { Logger } from 'pino';
 import { abortOnDisconnect, writeAnswer, writeInternalError, writeJson } from './query-endpoint';
+import { observerOf } from './observability/request-observation';
 
 /** Largest `request` part (and `data` sent as a plain field): a query body, as on POST /api/query. */
 const MAX_FIELD_BYTES = 1024 * 1024;
@@ -125,6 +126,8 @@ export function answerCopy(
     return;
   }
   const signal = abortOnDisconnect(res);
+  const observer = observerOf(res);
+  const watched = observer ? { signal, observer } : { signal };
   // No data moving for BODY_TIMEOUT_MS while the body is read (a stalled client, or a frozen
   // server that reads nothing) ends the request like a client that went away: the COPY, if it
   // began, fails and loads nothing. Once the body is read, the statement's own timeoutMs rules.
@@ -172,7 +175,7 @@ export function answerCopy(
       failure ??= error;
     });
     service
-      .copyFrom(body, source, { signal })
+      .copyFrom(body, source, watched)
       .then((response) => {
         stopIdleTimer();
         if (failure) {

@@ -11,12 +11,15 @@ import { createBrowserGuard, type BrowserGuardOptions } from './browser-guard';
 import { answerBodyError, BodyError, readJsonBody, type BodyLimits } from './json-body';
 import { answerQuery, writeInternalError } from './query-endpoint';
 import { logRequest } from './request-log';
+import type { Observability } from './observability/request-observation';
 
 export interface DirectQueryPathOptions extends BrowserGuardOptions {
   service: QueryService;
   logger: Logger;
   /** MAX_BODY_BYTES and BODY_TIMEOUT_MS. */
   bodyLimits: BodyLimits;
+  /** The app's metrics, spans and slow-query log (`createObservability`); absent: none. */
+  observability?: Observability;
 }
 
 const QUERY_PATH = '/api/query';
@@ -31,10 +34,11 @@ export function withDirectQueryPath(
   app: RequestListener,
   options: DirectQueryPathOptions,
 ): RequestListener {
-  const { service, logger, bodyLimits } = options;
+  const { service, logger, bodyLimits, observability } = options;
   const admit = createBrowserGuard(options);
   const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     logRequest(logger, req, res, QUERY_PATH);
+    observability?.begin(req, res, QUERY_PATH);
     if (!admit(req, res)) {
       req.resume();
       return;

@@ -9,3 +9,10 @@ export {
 export { loadConfig, ConfigError, type ServerConfig } from './config';
 export { httpStatusFor } from './http-status';
 export { applyServerV8Settings, SERVER_V8_FLAGS } from './server-v8-settings';
+export {
+  createObservability,
+  DEFAULT_OBSERVABILITY,
+  ServiceMetrics,
+  type AppObservability,
+  type ObservabilitySettings,
+} from './observability';

@@ -65,7 +65,7 @@ function response(spec: ResponseSpec, schemas: Record<string, Json>): Json {
     description: spec.description,
     ...(Object.keys(headers).length > 0 ? { headers } : {}),
     content: {
-      'application/json': { schema: body },
+      [spec.mediaType ?? 'application/json']: { schema: body },
       ...Object.fromEntries(
         Object.entries(spec.otherContent ?? {}).map(([mediaType, schema]) => [
           mediaType,

@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import { httpStatusFor, RETRY_AFTER_SECONDS } from './http-status';
 import { writeStream } from './stream-endpoint';
 import { streamFormatOf } from './stream-formats';
+import { observerOf } from './observability/request-observation';
 
 function serverTiming(poolWaitMs: number, executionMs: number, serialisationMs: number): string {
   return `pool;dur=${poolWaitMs.toFixed(3)}, exec;dur=${executionMs.toFixed(3)}, ser;dur=${serialisationMs.toFixed(3)}`;
@@ -62,15 +63,17 @@ export async function answerQuery(
   varyOn(res, 'Accept');
   const format = streamFormatOf(req.headers.accept);
   const signal = abortOnDisconnect(res);
+  const observer = observerOf(res);
+  const watched = observer ? { signal, observer } : { signal };
   const answer = await service.stream(
     body,
     format === 'csv'
-      ? { signal, oneStatement: true, rows: 'text' }
+      ? { ...watched, oneStatement: true, rows: 'text' }
       : format === 'ndjson'
-        ? { signal, rows: 'parsed' }
-        : { signal },
+        ? { ...watched, rows: 'parsed' }
+        : watched,
   );
-  if (answer.streamed) await writeStream(res, logger, answer, format, body);
+  if (answer.streamed) await writeStream(res, logger, answer, format, body, observer);
   else writeAnswer(res, logger, answer.response);
 }
 

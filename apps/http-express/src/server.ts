@@ -12,6 +12,7 @@ import { answerClientErrorsInJson } from './client-errors';
 import { createApp } from './app';
 import { withDirectQueryPath } from './direct-query-path';
 import { environmentWithout, loadConfig, type ServerConfig } from './config';
+import { createObservability } from './observability';
 
 export interface StartServerOptions extends Partial<ServerConfig> {
   /** Use this service instead of building one from the configuration. */
@@ -79,8 +80,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
     ...(config.allowedHosts ? { allowedHosts: config.allowedHosts } : {}),
   };
+  const observability = createObservability(service, logger, config);
   const app = createApp({
     service,
+    observability,
+    ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
     maxBodyBytes: config.maxBodyBytes,
     maxCopyBytes: config.maxCopyBytes,
     bodyTimeoutMs: config.bodyTimeoutMs,
@@ -95,6 +99,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     withDirectQueryPath(app, {
       service,
       logger,
+      observability: observability.watcher,
       bodyLimits: { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs },
       ...browsers,
     }),

@@ -1,10 +1,13 @@
-/** STATS_TOKEN: when set, the statistics endpoints require `Authorization: Bearer <token>`. */
+/**
+ * STATS_TOKEN and METRICS_TOKEN: when set, the statistics endpoints (or GET /metrics) require
+ * `Authorization: Bearer <token>`.
+ */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
 
-export function requireStatsToken(token: string): RequestHandler {
+export function requireStatsToken(token: string, realm = 'sqlgate statistics'): RequestHandler {
   // Compared as digests of equal length, in constant time: the token's length leaks nothing either.
   const expected = digest(token);
   return (req, res, next) => {
@@ -15,7 +18,7 @@ export function requireStatsToken(token: string): RequestHandler {
       next();
       return;
     }
-    res.setHeader('WWW-Authenticate', 'Bearer realm="sqlgate statistics"');
+    res.setHeader('WWW-Authenticate', `Bearer realm="${realm}"`);
     res.status(401).json({ error: 'Unauthorized: a valid Bearer token is required' });
   };
 }

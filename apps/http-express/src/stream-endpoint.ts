@@ -11,6 +11,7 @@ import type { ServerResponse } from 'node:http';
 import type { CopyOut, QueryStream, StreamEvent } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { csvText, ndjsonLines, STREAM_CONTENT_TYPES, type StreamFormat } from './stream-formats';
+import type { HttpRequestObserver } from './observability/request-observation';
 
 /** Media types of COPY data; text formats say their encoding (the COPY's ENCODING, else UTF-8). */
 function copyContentType({ format, encoding }: CopyOut): string {
@@ -34,11 +35,35 @@ export async function writeStream(
   answer: Extract<QueryStream, { streamed: true }>,
   format: StreamFormat | undefined,
   body: unknown,
+  observer?: HttpRequestObserver,
+): Promise<void> {
+  const written: Written = { rows: 0, bytes: 0, countBytes: observer !== undefined };
+  try {
+    await writeEvents(res, logger, answer, format, stallLimitOf(body), written);
+  } finally {
+    // Whole or cut, what was written counts (metrics of streamed rows and bytes).
+    observer?.streamed(answer.copy ? 'copy' : (format ?? 'ndjson'), written.rows, written.bytes);
+  }
+}
+
+/** Rows and bytes written so far; bytes are counted only when someone watches. */
+interface Written {
+  rows: number;
+  bytes: number;
+  countBytes: boolean;
+}
+
+async function writeEvents(
+  res: ServerResponse,
+  logger: Logger,
+  answer: Extract<QueryStream, { streamed: true }>,
+  format: StreamFormat | undefined,
+  stallLimitMs: number,
+  written: Written,
 ): Promise<void> {
   const { copy } = answer;
   const contentType = copy ? copyContentType(copy) : STREAM_CONTENT_TYPES[format ?? 'ndjson'];
   res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
-  const stallLimitMs = stallLimitOf(body);
   let complete = false;
   for await (const event of answer.events) {
     if (event.type === 'done') complete = true;
@@ -51,7 +76,12 @@ export async function writeStream(
       res.destroy();
       return;
     }
-    if (chunk.length > 0 && !res.write(chunk)) await drained(res, stallLimitMs);
+    if (event.type === 'rows') written.rows += event.rows.length;
+    if (chunk.length === 0) continue;
+    if (written.countBytes) {
+      written.bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+    }
+    if (!res.write(chunk)) await drained(res, stallLimitMs);
     if (res.destroyed) return;
   }
   // Without `done` the answer is not whole (a defect ended it): cut, so no client takes it as complete.

@@ -41,8 +41,15 @@ export type {
   CacheEntryRecord,
   CacheStore,
   CachedResult,
+  CacheUsage,
   InvalidationScope,
 } from './ports/cache-store';
 export type { TargetPolicy } from './ports/target-policy';
 export * from './json';
 export * from './schemas';
+export type {
+  ParseEvent,
+  PoolAcquireEvent,
+  RequestObserver,
+  StatementEvent,
+} from './ports/request-observer';

@@ -10,12 +10,12 @@ import {
   requestMayUseCache,
   writeExtentOf,
 } from './cache';
-import { ErrorCodes, RequestError, SqlgateError } from './errors';
+import { DatabaseError, ErrorCodes, RequestError, SqlgateError } from './errors';
 import { ExecutionContext, elapsed, type ExecutionSettings } from './execution/context';
 import { lazyCacheScope } from './execution/cache-attempt';
 import { executePlan } from './execution/execute';
 import { isCopyFromStdin, runCopyFrom } from './execution/copy-from';
-import { planExecution } from './execution/plan';
+import { planExecution, type StrategyName } from './execution/plan';
 import {
   ABORTED_BEFORE_START_MESSAGE,
   errorResponse,
@@ -25,20 +25,28 @@ import {
   type QueryResponseBody,
 } from './execution/response';
 import type { ExecutionOutcome } from './execution/outcome';
-import { createParseMemo, loadParser, type ParsedStatement } from './parser';
+import {
+  createParseMemo,
+  loadParser,
+  withLiteralsAsParameters,
+  type ParsedStatement,
+} from './parser';
 import { closingEvents } from './streaming/closing-events';
 import { copyOutOf, isCopyToStdout, type CopyOut } from './streaming/copy-out';
 import { EventChannel } from './streaming/event-channel';
 import type { StreamEvent } from './streaming/stream-events';
-import type { CacheStore } from './ports/cache-store';
+import type { CacheStore, CacheUsage } from './ports/cache-store';
 import type { TargetPolicy } from './ports/target-policy';
 import { systemClock, type Clock } from './ports/clock';
-import type {
-  CacheScope,
-  ConnectionCheck,
-  ConnectionProvider,
-  PoolStat,
+import {
+  poolIdOf,
+  type CacheScope,
+  type ConnectionCheck,
+  type ConnectionProvider,
+  type ConnectionTarget,
+  type PoolStat,
 } from './ports/connections';
+import type { RequestObserver, StatementEvent } from './ports/request-observer';
 import {
   connectionTestWarnings,
   missingFields,
@@ -87,6 +95,8 @@ export interface CacheStatistics {
 export interface ExecuteOptions {
   /** Aborting cancels the statements still running in PostgreSQL. */
   signal?: AbortSignal;
+  /** Told what the request does as it does it: parse, pool waits, statements (10.25). */
+  observer?: RequestObserver;
 }
 
 export interface StreamOptions extends ExecuteOptions {
@@ -166,6 +176,8 @@ export interface QueryService {
   cacheStatistics(): Promise<CacheStatistics>;
   /** Removes every cached result. */
   clearCache(): Promise<void>;
+  /** Entries, bytes and evictions of the result cache (zeros without one); touches no database. */
+  cacheUsage(): Promise<CacheUsage>;
   /** Ends every pool. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -260,7 +272,10 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     let context: ExecutionContext | undefined;
     let statements: readonly ParsedStatement[] = [];
     let outcome: ExecutionOutcome | undefined;
+    let strategy: StrategyName | undefined;
+    let target: ConnectionTarget | undefined;
     let warnings: string[] | undefined;
+    const { observer } = executeOptions;
     const failed = (error: unknown): QueryServiceResponse => {
       const executionMs = elapsed(clock, started);
       return withWarnings(
@@ -273,12 +288,19 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       warnings = request.warnings;
       // docs/decisions.md 10.17: the target is checked before the SQL is parsed, so a refused
       // target costs no parsing. The policy may pin the address it checked (DNS rebinding).
-      const target = (await options.targetPolicy?.check(request.target)) ?? request.target;
+      const checked = (await options.targetPolicy?.check(request.target)) ?? request.target;
+      target = checked;
       await loadParser();
-      const split = await statementsForTarget(request.sql, target, {
+      const parseStarted = clock.now();
+      const split = await statementsForTarget(request.sql, checked, {
         parse,
         connections,
         signal: executeOptions.signal,
+      });
+      observer?.parsed?.({
+        startMs: parseStarted,
+        endMs: clock.now(),
+        statements: split.ok ? split.value.length : 0,
       });
       if (!split.ok) {
         // The caller went away while the connection that tells the setting was awaited.
@@ -315,6 +337,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         request.options,
         copySource ? isCopyFromStdin : copyOut ? isCopyToStdout : undefined,
       );
+      strategy = plan.strategy;
       const rowStream =
         openStream &&
         (copyOut
@@ -323,12 +346,12 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
             ? openStream()
             : undefined);
       const textValues = rowStream !== undefined && executeOptions.rows === 'text';
-      const scope = lazyCacheScope(() => connections.scopeOf(target));
+      const scope = lazyCacheScope(() => connections.scopeOf(checked));
       // A streamed request runs its reads one after another, so that each statement's rows stay
       // together, and never uses the cache (its rows are not kept).
       context = new ExecutionContext(
         connections,
-        target,
+        checked,
         // Text values come as arrays: a CSV row is a list.
         textValues ? { ...request.options, rowMode: 'array' } : request.options,
         rowStream ? { ...settings, maxParallelReads: 1, textValues } : settings,
@@ -336,6 +359,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         executeOptions.signal,
         !rowStream && cache && requestMayUseCache(statements) ? { cache, scope } : undefined,
         rowStream,
+        observer,
       );
       try {
         outcome = copySource
@@ -355,6 +379,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       return failed(error);
     } finally {
       countStatements(statistics, statements, outcome);
+      if (observer?.statementEnded && target) {
+        reportStatements(observer, target, strategy ?? 'none', statements, outcome);
+      }
     }
   }
 
@@ -403,6 +430,12 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     clearCache: async () => {
       await cache?.clear();
     },
+    cacheUsage: async () =>
+      (await cache?.usage()) ?? {
+        entries: cache ? await cache.size() : 0,
+        bytes: 0,
+        evictions: 0,
+      },
     close,
     [Symbol.asyncDispose]: close,
   };
@@ -467,6 +500,46 @@ function countStatements(
     else statistics.recordExecuted(each.executionTime);
   }
   for (let i = outcomes.length; i < statements.length; i++) statistics.recordNotExecuted();
+}
+
+/** Tells the observer how each statement of the request ended, in statement order. */
+function reportStatements(
+  observer: RequestObserver,
+  target: ConnectionTarget,
+  strategy: StrategyName | 'none',
+  statements: readonly ParsedStatement[],
+  outcome: ExecutionOutcome | undefined,
+): void {
+  const poolId = poolIdOf(target);
+  const outcomes = outcome?.outcomes ?? [];
+  statements.forEach((statement, position) => {
+    const event: StatementEvent = {
+      index: statement.index,
+      poolId,
+      host: target.host,
+      port: target.port,
+      database: target.database,
+      strategy,
+      command: statement.keyword,
+      normalisedText: withLiteralsAsParameters(statement.text),
+      outcome: 'not_run',
+      durationMs: 0,
+    };
+    const each = outcomes[position];
+    if (each) {
+      event.outcome = !each.ok ? 'error' : each.cached ? 'cached' : 'ok';
+      event.durationMs = each.executionTime;
+      if (each.startedAt !== undefined) {
+        event.startMs = each.startedAt;
+        event.endMs = each.startedAt + each.executionTime;
+      }
+      if (!each.ok) {
+        event.errorCode = each.error.code;
+        if (each.error instanceof DatabaseError) event.sqlState = each.error.sqlState;
+      }
+    }
+    observer.statementEnded?.(event);
+  });
 }
 
 /**

@@ -4,7 +4,7 @@
  * everything but the password never borrows a connection someone else opened.
  */
 import type { AcquireOptions, ConnectionTarget, PoolStat } from '@sqlgate/core';
-import { ConnectionError, ErrorCodes } from '@sqlgate/core';
+import { ConnectionError, ErrorCodes, poolIdOf } from '@sqlgate/core';
 import pg from 'pg';
 import { clientClass, clientConfig, type SqlgateClient } from './client';
 import { DEFAULT_FRAMING_LIMITS } from './message-framing';
@@ -161,7 +161,7 @@ export class PoolRegistry {
     this.makeRoom();
     const entry: PoolEntry = {
       key,
-      poolId: `${target.host}:${target.port}:${target.user}:${target.database}`,
+      poolId: poolIdOf(target),
       pool: this.createPool(target),
       types: new TypeRegistry(),
       lastUsed: Date.now(),

@@ -1,6 +1,11 @@
 import { LRUCache } from 'lru-cache';
 import type { Clock } from '../ports/clock';
-import type { CacheEntryRecord, CacheStore, InvalidationScope } from '../ports/cache-store';
+import type {
+  CacheEntryRecord,
+  CacheStore,
+  CacheUsage,
+  InvalidationScope,
+} from '../ports/cache-store';
 import { DEFAULT_CACHE_MAX_BYTES, DEFAULT_CACHE_MAX_ENTRIES } from './limits';
 import { readsAnyWritten } from './relation-names';
 
@@ -37,6 +42,8 @@ export class MemoryCacheStore implements CacheStore {
    * reading for the whole sweep makes it about three times faster with 1000 entries.
    */
   private sweepTime: number | undefined;
+  /** Entries lru-cache removed for room (its `evict` disposals). */
+  private evictions = 0;
 
   constructor(options: MemoryCacheStoreOptions = {}) {
     const clock = options.clock ?? performance;
@@ -57,8 +64,9 @@ export class MemoryCacheStore implements CacheStore {
       allowStale: false,
       perf: { now: () => this.sweepTime ?? clock.now() - origin },
       // Every way an entry leaves (evicted, expired, replaced, deleted, cleared) passes through here.
-      dispose: (_record, key) => {
+      dispose: (_record, key, reason) => {
         this.cachedOrder.delete(key);
+        if (reason === 'evict') this.evictions += 1;
       },
     });
   }
@@ -118,6 +126,11 @@ export class MemoryCacheStore implements CacheStore {
       this.sweepTime = undefined;
     }
     return this.lru.size;
+  }
+
+  async usage(): Promise<CacheUsage> {
+    const entries = await this.size();
+    return { entries, bytes: this.lru.calculatedSize, evictions: this.evictions };
   }
 
   /** Up to `limit` live entries, most recently cached first. Copies. */

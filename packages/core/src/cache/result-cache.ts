@@ -1,6 +1,6 @@
 import type { Clock } from '../ports/clock';
 import { systemClock } from '../ports/clock';
-import type { CachedResult, CacheEntryRecord, CacheStore } from '../ports/cache-store';
+import type { CachedResult, CacheEntryRecord, CacheStore, CacheUsage } from '../ports/cache-store';
 import type { CacheScope, RowMode, StatementResult } from '../ports/connections';
 import type { ParsedStatement } from '../parser/types';
 import type { CacheRequest } from '../request';
@@ -168,6 +168,11 @@ export class ResultCache {
   }
 
   /** Live entries. */
+  /** The store's usage; undefined when the store cannot tell. */
+  usage(): Promise<CacheUsage> | undefined {
+    return this.cacheStore.usage?.();
+  }
+
   async size(): Promise<number> {
     return this.cacheStore.size();
   }

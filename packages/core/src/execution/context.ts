@@ -2,9 +2,10 @@
  * What a strategy needs to run statements for one request: connections lent by the provider, the
  * rules for handing them back clean, timing, and cancellation when the caller goes away.
  */
-import { ConnectionError, DatabaseError } from '../errors';
+import { ConnectionError, DatabaseError, ErrorCodes } from '../errors';
 import type { ParsedStatement } from '../parser/types';
 import type { Clock } from '../ports/clock';
+import { poolIdOf } from '../ports/connections';
 import type {
   Connection,
   ConnectionProvider,
@@ -14,6 +15,7 @@ import type {
   StatementResult,
 } from '../ports/connections';
 import type { PortFailure, Settled } from '../ports/settled';
+import type { PoolAcquireEvent, RequestObserver } from '../ports/request-observer';
 import type { QueryOptions } from '../request';
 import type { RowStream } from '../streaming/event-channel';
 import { attemptCache, type CacheAttempt, type RequestCacheScope } from './cache-attempt';
@@ -96,6 +98,8 @@ export class ExecutionContext {
     private readonly cacheScope?: Omit<RequestCacheScope, 'options' | 'maxRows' | 'clock'>,
     /** Rows go here as they arrive (a streamed request, docs/decisions.md 10.22). */
     private readonly rowStream?: RowStream,
+    /** Told of every pooled connection asked for (docs/decisions.md 10.25). */
+    private readonly observer?: RequestObserver,
   ) {
     this.budget = { remainingBytes: settings.maxResultBytes };
     const silence =
@@ -146,11 +150,24 @@ export class ExecutionContext {
       this.target,
       this.signal ? { signal: this.signal } : {},
     );
-    this.poolWaitMs += this.clock.now() - started;
+    const ended = this.clock.now();
+    this.poolWaitMs += ended - started;
+    if (this.observer?.poolAcquired) this.reportAcquire(started, ended, acquired);
     if (!acquired.ok) {
       return this.aborted ? ABORTED_BEFORE_START : { kind: 'request', error: acquired.error };
     }
     return new LentConnection(acquired.value, this);
+  }
+
+  private reportAcquire(startMs: number, endMs: number, acquired: Settled<Connection>): void {
+    const event: PoolAcquireEvent = { poolId: poolIdOf(this.target), startMs, endMs };
+    if (!acquired.ok) {
+      const { error } = acquired;
+      event.failureCode = error.code;
+      if (error.code === ErrorCodes.POOL_EXHAUSTED) event.timedOut = true;
+      if (error instanceof DatabaseError) event.sqlState = error.sqlState;
+    }
+    this.observer?.poolAcquired?.(event);
   }
 
   /**
@@ -188,19 +205,26 @@ export class ExecutionContext {
         ...around,
       });
       const total = elapsed(this.clock, started);
-      const outcomes: StatementOutcome[] = results.map((result, position) => ({
-        ok: true,
-        statement: statements[position] as ParsedStatement,
-        result,
-        // Statements of one round trip are timed by the adapter; a lone one by the whole trip.
-        executionTime: statements.length === 1 ? total : (result.durationMs ?? total),
-      }));
+      // Statements of one round trip are timed by the adapter, and ran one after another.
+      let sentAt = started;
+      const outcomes: StatementOutcome[] = results.map((result, position) => {
+        const executionTime = statements.length === 1 ? total : (result.durationMs ?? total);
+        const outcome: StatementOutcome = {
+          ok: true,
+          statement: statements[position] as ParsedStatement,
+          result,
+          executionTime,
+          startedAt: sentAt,
+        };
+        sentAt += executionTime;
+        return outcome;
+      });
       if (!error) return { outcomes };
       const failed = statements[results.length];
       if (error instanceof DatabaseError && error.failedStep === 'statement' && failed) {
         const spent = results.reduce((sum, result) => sum + (result.durationMs ?? 0), 0);
         const executionTime = Math.max(0, Math.round((total - spent) * 1000) / 1000);
-        outcomes.push({ ok: false, statement: failed, error, executionTime });
+        outcomes.push({ ok: false, statement: failed, error, executionTime, startedAt: sentAt });
       }
       return { outcomes, error };
     } finally {
@@ -233,8 +257,8 @@ export class ExecutionContext {
       const run = await send();
       const executionTime = elapsed(this.clock, started);
       return run.ok
-        ? { ok: true, statement, result: run.value, executionTime }
-        : { ok: false, statement, error: run.error, executionTime };
+        ? { ok: true, statement, result: run.value, executionTime, startedAt: started }
+        : { ok: false, statement, error: run.error, executionTime, startedAt: started };
     } finally {
       this.active.delete(lent.connection);
     }

@@ -11,6 +11,8 @@ export type StatementOutcome =
       statement: ParsedStatement;
       result: StatementResult;
       executionTime: number;
+      /** When it was sent (the service's clock); absent for a result served from the cache. */
+      startedAt?: number;
       cached?: boolean;
     }
   | {
@@ -22,6 +24,8 @@ export type StatementOutcome =
        */
       error: PortFailure;
       executionTime: number;
+      /** When it was sent (the service's clock). */
+      startedAt?: number;
     };
 
 /** Why a request did not fully succeed. */

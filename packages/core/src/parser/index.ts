@@ -4,3 +4,4 @@ export { createParseMemo, type ParseFunction, type ParseMemoOptions } from './pa
 export type { ParseOptions } from './splitter';
 export { UnterminatedTextError } from './unterminated';
 export type { ParsedStatement, SourcePosition, StatementClass, StatementRelations } from './types';
+export { withLiteralsAsParameters } from './literals-as-parameters';

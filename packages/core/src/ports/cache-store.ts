@@ -33,6 +33,13 @@ export interface CacheEntryRecord {
   hits: number;
 }
 
+export interface CacheUsage {
+  entries: number;
+  bytes: number;
+  /** Entries removed to make room (not expired, replaced, invalidated or cleared), since start. */
+  evictions: number;
+}
+
 /** Which entries an invalidation covers: one database's, or every database's of one server. */
 export type InvalidationScope = { scope: string } | { server: string };
 
@@ -51,5 +58,7 @@ export interface CacheStore {
   size(): Promise<number>;
   /** The most recently cached entries, newest first. */
   recent(limit: number): Promise<CacheEntryRecord[]>;
+  /** Live entries, their bytes, and entries evicted for room so far (metrics). Optional. */
+  usage?(): Promise<CacheUsage>;
   close?(): Promise<void>;
 }

@@ -206,6 +206,13 @@ export interface Connection {
   release(options?: { resetSession?: boolean; destroy?: boolean }): void;
 }
 
+/** How GET /api/stats/pools, metrics and logs name the pool of a target. */
+export function poolIdOf(
+  target: Pick<ConnectionTarget, 'host' | 'port' | 'user' | 'database'>,
+): string {
+  return `${target.host}:${target.port}:${target.user}:${target.database}`;
+}
+
 /** One entry of GET /api/stats/pools (PoolStat in docs/interface.md). */
 export interface PoolStat {
   /** `host:port:user:database`. */

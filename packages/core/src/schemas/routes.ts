@@ -23,6 +23,7 @@ import {
   ConnectionTestFailureSchema,
   ConnectionTestSuccessSchema,
   HealthSchema,
+  MetricsExpositionSchema,
   OpenApiDocumentSchema,
   PoolStatsFailureSchema,
   PoolStatsResponseSchema,
@@ -55,6 +56,8 @@ export interface ResponseSpec {
   optionalHeaders?: Partial<Record<HeaderName, string>>;
   /** Other media types of the same answer, chosen by the request's Accept header. */
   otherContent?: Record<string, TSchema | Record<string, unknown>>;
+  /** The body's media type. Absent: application/json. */
+  mediaType?: string;
 }
 
 export interface RouteSpec {
@@ -116,7 +119,8 @@ const json = (
 
 export const SHARED_RESPONSES: Record<SharedResponseName, ResponseSpec> = {
   Unauthorized: json(
-    'STATS_TOKEN is set and the request has no valid `Authorization: Bearer <token>` header.',
+    'STATS_TOKEN (statistics) or METRICS_TOKEN (/metrics) is set and the request has no valid ' +
+      '`Authorization: Bearer <token>` header.',
     ErrorMessageSchema,
     ['WWW-Authenticate'],
   ),
@@ -374,6 +378,27 @@ export const ROUTES: readonly RouteSpec[] = [
     responses: {
       '200': json('The OpenAPI 3.1 document.', OpenApiDocumentSchema),
       '403': 'BrowserRefused',
+    },
+  },
+  {
+    method: 'get',
+    path: '/metrics',
+    operationId: 'getMetrics',
+    summary: 'Prometheus metrics',
+    description:
+      "The Prometheus text exposition of sqlgate's metrics and the process's (README, " +
+      'Monitoring). Behind `Authorization: Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set; ' +
+      'absent (404) with METRICS=off.',
+    tag: 'statistics',
+    responses: {
+      '200': {
+        description: 'Every metric, in the Prometheus text format 0.0.4.',
+        body: MetricsExpositionSchema,
+        mediaType: 'text/plain; version=0.0.4',
+      },
+      '401': 'Unauthorized',
+      '403': 'BrowserRefused',
+      '404': json('METRICS=off.', ErrorMessageSchema),
     },
   },
   {

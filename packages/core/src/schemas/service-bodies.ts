@@ -148,3 +148,8 @@ export const OpenApiDocumentSchema = Type.Object(
   },
   { $id: 'OpenApiDocument', description: 'This document.' },
 );
+
+export const MetricsExpositionSchema = Type.String({
+  $id: 'MetricsExposition',
+  description: 'Prometheus text format 0.0.4: `# HELP`, `# TYPE` and one sample per line.',
+});

@@ -1,0 +1,232 @@
+/**
+ * GET /metrics against a real server and PostgreSQL (docs/decisions.md 10.25): after a mixed
+ * workload every sqlgate counter equals what was sent, the exposition passes
+ * `promtool check metrics`, no label carries a password or a literal, pool series leave with
+ * their pool, and the endpoint keeps the rules of the statistics endpoints (token, browsers).
+ */
+import { spawnSync } from 'node:child_process';
+import { startServer, type RunningServer } from '../src/server';
+import { database, target } from './support';
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** The samples of a Prometheus text exposition (labels without escapes: ours have none). */
+function samplesOf(exposition: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of exposition.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match) throw new Error(`not a sample line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_]+)="([^"]*)"/g)) {
+      labels[pair[1] as string] = pair[2] as string;
+    }
+    samples.push({ name: match[1] as string, labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+/** The value of one series; 0 when absent (a counter that never moved has no labelled series). */
+function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
+  const found = samples.filter(
+    (sample) =>
+      sample.name === name &&
+      Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+  );
+  return found.reduce((sum, sample) => sum + sample.value, 0);
+}
+
+async function post(server: RunningServer, body: unknown, accept = 'application/json') {
+  const response = await fetch(`${server.url}/api/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  await response.text();
+  return response.status;
+}
+
+async function scrape(server: RunningServer, headers: Record<string, string> = {}) {
+  const response = await fetch(`${server.url}/metrics`, { headers });
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    text: await response.text(),
+  };
+}
+
+describe('GET /metrics', () => {
+  let server: RunningServer;
+
+  beforeAll(async () => {
+    server = await startServer({ port: 0, hostname: '127.0.0.1', logLevel: 'silent' });
+  });
+  afterAll(() => server.close());
+
+  it('counts a mixed workload exactly, and the exposition passes promtool', async () => {
+    const literal = 'literal-marker-7f3a';
+    const statuses: Record<string, number[]> = {};
+    const record = (route: string, status: number) => (statuses[route] ??= []).push(status);
+    for (let i = 0; i < 3; i++)
+      record('/api/query', await post(server, { ...target(), sql: 'SELECT 1' }));
+    record('/api/query', await post(server, { ...target(), sql: 'SELECT 1; SELECT 2; SELECT 3' }));
+    record(
+      '/api/query',
+      await post(server, { ...target(), sql: `SELECT '${literal}' FROM no_such_table` }),
+    );
+    record(
+      '/api/query',
+      await post(server, {
+        ...target(),
+        sql: 'CREATE TEMP TABLE metrics_t (a int); INSERT INTO metrics_t VALUES (1), (2)',
+      }),
+    );
+    const cached = { ...target(), sql: 'SELECT 42 AS answer', cache: { ttlMs: 60_000 } };
+    record('/api/query', await post(server, cached));
+    record('/api/query', await post(server, cached));
+    const hundredRows = { ...target(), sql: 'SELECT g FROM generate_series(1, 100) g' };
+    record('/api/query', await post(server, hundredRows, 'application/x-ndjson'));
+    const fiftyRows = { ...target(), sql: 'SELECT g FROM generate_series(1, 50) g' };
+    record('/api/query', await post(server, fiftyRows, 'text/csv'));
+    record('/api/query', await post(server, '{"sql": '));
+    record('/api/stats/pools', (await fetch(`${server.url}/api/stats/pools`)).status);
+    record('unmatched', (await fetch(`${server.url}/no/such/path`)).status);
+
+    const { status, type, text } = await scrape(server);
+    expect(status).toBe(200);
+    expect(type).toMatch(/^text\/plain; version=0\.0\.4/);
+    const samples = samplesOf(text);
+
+    // HTTP requests by route, method and status: one series per status seen.
+    for (const [route, seen] of Object.entries(statuses)) {
+      const method = route === '/api/query' ? 'POST' : 'GET';
+      for (const each of new Set(seen)) {
+        const expected = seen.filter((status) => status === each).length;
+        const labels = { route, method, status: String(each) };
+        expect(valueOf(samples, 'sqlgate_http_requests_total', labels)).toBe(expected);
+        expect(valueOf(samples, 'sqlgate_http_request_duration_seconds_count', labels)).toBe(
+          expected,
+        );
+      }
+    }
+    expect(statuses['/api/query']?.filter((each) => each === 200)).toHaveLength(9);
+
+    // Statements by strategy, command and outcome.
+    const statements = (labels: Record<string, string>) =>
+      valueOf(samples, 'sqlgate_statements_total', labels);
+    expect(statements({ strategy: 'single', command: 'SELECT', outcome: 'ok' })).toBe(3 + 1 + 2);
+    expect(statements({ strategy: 'parallel-reads', command: 'SELECT', outcome: 'ok' })).toBe(3);
+    expect(statements({ strategy: 'single', command: 'SELECT', outcome: 'error' })).toBe(1);
+    expect(statements({ strategy: 'transaction', command: 'CREATE', outcome: 'ok' })).toBe(1);
+    expect(statements({ strategy: 'transaction', command: 'INSERT', outcome: 'ok' })).toBe(1);
+    expect(statements({ outcome: 'cached' })).toBe(1);
+    expect(statements({})).toBe(13);
+    // Those that ran in PostgreSQL have a duration: every statement but the cached one.
+    expect(valueOf(samples, 'sqlgate_statement_duration_seconds_count')).toBe(12);
+
+    expect(valueOf(samples, 'sqlgate_database_errors_total', { sqlstate_class: '42' })).toBe(1);
+    expect(valueOf(samples, 'sqlgate_database_errors_total')).toBe(1);
+    expect(valueOf(samples, 'sqlgate_connection_errors_total')).toBe(0);
+    expect(valueOf(samples, 'sqlgate_cache_hits_total')).toBe(1);
+    expect(valueOf(samples, 'sqlgate_cache_misses_total')).toBe(12);
+    expect(valueOf(samples, 'sqlgate_cache_entries')).toBe(1);
+    expect(valueOf(samples, 'sqlgate_cache_bytes')).toBeGreaterThan(0);
+    expect(valueOf(samples, 'sqlgate_streamed_rows_total', { format: 'ndjson' })).toBe(100);
+    expect(valueOf(samples, 'sqlgate_streamed_rows_total', { format: 'csv' })).toBe(50);
+    expect(valueOf(samples, 'sqlgate_streamed_bytes_total', { format: 'csv' })).toBe(
+      Buffer.byteLength(`g\r\n${Array.from({ length: 50 }, (_, i) => `${i + 1}\r\n`).join('')}`),
+    );
+    // Every statement that needed a connection waited for one (the cached read did not).
+    expect(valueOf(samples, 'sqlgate_pool_wait_duration_seconds_count')).toBeGreaterThanOrEqual(8);
+    const poolId = `${database.host}:${database.port}:${database.user}:${database.database}`;
+    expect(
+      valueOf(samples, 'sqlgate_pool_connections', { pool: poolId, state: 'total' }),
+    ).toBeGreaterThan(0);
+    expect(valueOf(samples, 'process_cpu_seconds_total')).toBeGreaterThan(0);
+    expect(valueOf(samples, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
+
+    // The same figures as the SPEC's statistics endpoint.
+    const { stats } = (await (await fetch(`${server.url}/api/stats/cache`)).json()) as {
+      stats: { totalQueries: number; cacheHits: number };
+    };
+    expect(stats.totalQueries).toBe(13);
+    expect(stats.cacheHits).toBe(1);
+
+    // Nothing a caller sent leaves through a label.
+    expect(text).not.toContain(literal);
+    expect(text).not.toContain('no_such_table');
+    if (database.password) expect(text).not.toContain(database.password);
+
+    const promtool = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    if (promtool.error) {
+      throw new Error(`promtool is needed (Debian package prometheus): ${promtool.error.message}`);
+    }
+    expect(`${promtool.stdout}${promtool.stderr}`).toBe('');
+    expect(promtool.status).toBe(0);
+  });
+
+  it('refuses a page of another origin, as every endpoint does', async () => {
+    const response = await fetch(`${server.url}/metrics`, {
+      headers: { origin: 'https://evil.example' },
+    });
+    expect(response.status).toBe(403);
+  });
+});
+
+describe('GET /metrics settings', () => {
+  it('asks for METRICS_TOKEN when it is set', async () => {
+    await using server = await startServer({
+      port: 0,
+      hostname: '127.0.0.1',
+      logLevel: 'silent',
+      metricsToken: 'metrics-secret',
+    });
+    expect((await scrape(server)).status).toBe(401);
+    expect((await scrape(server, { authorization: 'Bearer wrong' })).status).toBe(401);
+    const allowed = await scrape(server, { authorization: 'Bearer metrics-secret' });
+    expect(allowed.status).toBe(200);
+    expect(allowed.text).toContain('sqlgate_http_requests_total');
+    // The statistics endpoints keep their own token (none here).
+    expect((await fetch(`${server.url}/api/stats/pools`)).status).toBe(200);
+  });
+
+  it('answers 404 with METRICS=off, and the queries still run', async () => {
+    await using server = await startServer({
+      port: 0,
+      hostname: '127.0.0.1',
+      logLevel: 'silent',
+      metrics: false,
+    });
+    expect(await post(server, { ...target(), sql: 'SELECT 1' })).toBe(200);
+    const off = await scrape(server);
+    expect(off.status).toBe(404);
+    expect(JSON.parse(off.text)).toEqual({ error: 'Not found: GET /metrics' });
+  });
+
+  it('drops the series of a pool once the pool is closed', async () => {
+    await using server = await startServer({
+      port: 0,
+      hostname: '127.0.0.1',
+      logLevel: 'silent',
+      poolTargetsMax: 1,
+    });
+    expect(await post(server, { ...target(), sql: 'SELECT 1' })).toBe(200);
+    const first = `${database.host}:${database.port}:${database.user}:${database.database}`;
+    expect(
+      valueOf(samplesOf((await scrape(server)).text), 'sqlgate_pool_connections', { pool: first }),
+    ).toBeGreaterThan(0);
+    // A second target takes the only pool place: the first pool is closed.
+    expect(await post(server, { ...target({ database: 'postgres' }), sql: 'SELECT 1' })).toBe(200);
+    const samples = samplesOf((await scrape(server)).text);
+    const pools = new Set(
+      samples
+        .filter((sample) => sample.name === 'sqlgate_pool_connections')
+        .map((s) => s.labels.pool),
+    );
+    expect([...pools]).toEqual([`${database.host}:${database.port}:${database.user}:postgres`]);
+  });
+});

@@ -1,0 +1,64 @@
+/**
+ * What one request tells whoever watches it (metrics, traces, the slow-query log), as it happens
+ * or as soon as it is known (docs/decisions.md 10.25). Every method is optional and must not
+ * throw: an observer that fails is the observer's defect, never the request's. Times are
+ * milliseconds of the service's clock (`performance.now()` by default), so spans can be placed
+ * on a timeline afterwards.
+ */
+import type { StrategyName } from '../execution/plan';
+
+/** The SQL text was split and classified. */
+export interface ParseEvent {
+  startMs: number;
+  endMs: number;
+  /** Statements found; 0 when the text could not be split (or held none). */
+  statements: number;
+}
+
+/** A pooled connection was asked for. */
+export interface PoolAcquireEvent {
+  /** `host:port:user:database`, as GET /api/stats/pools names the pool. */
+  poolId: string;
+  startMs: number;
+  endMs: number;
+  /** Absent: a connection was lent. Otherwise the code of the failure (ErrorCodes). */
+  failureCode?: string;
+  /** The SQLSTATE when the server refused the connection (a bad password: 28P01). */
+  sqlState?: string;
+  /** The wait ended because the pool had no connection within its acquire timeout. */
+  timedOut?: boolean;
+}
+
+/** A statement of the request was answered: run, served from the cache, failed, or not run. */
+export interface StatementEvent {
+  /** Its position among the request's statements. */
+  index: number;
+  poolId: string;
+  /** The server as the caller named it, and the database. */
+  host: string;
+  port: number;
+  database: string;
+  /** `none` when the request failed before a strategy was chosen. */
+  strategy: StrategyName | 'none';
+  /** First keyword, upper-cased: `SELECT`, `INSERT`, `WITH`... */
+  command: string;
+  /** The statement with its literals replaced by `$n` (withLiteralsAsParameters). */
+  normalisedText: string;
+  /** `ok`, `error` (it failed), `cached` (served from the result cache) or `not_run`. */
+  outcome: 'ok' | 'error' | 'cached' | 'not_run';
+  /** Absent for `not_run`. */
+  startMs?: number;
+  endMs?: number;
+  /** Milliseconds it took in PostgreSQL; 0 when it did not run. */
+  durationMs: number;
+  /** The SQLSTATE of a database error. */
+  sqlState?: string;
+  /** sqlgate's error code of the failure (ErrorCodes), when it failed. */
+  errorCode?: string;
+}
+
+export interface RequestObserver {
+  parsed?(event: ParseEvent): void;
+  poolAcquired?(event: PoolAcquireEvent): void;
+  statementEnded?(event: StatementEvent): void;
+}
