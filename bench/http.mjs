@@ -15,6 +15,7 @@ import {
   markdownTable,
   median,
   memorySectionOf,
+  observabilitySectionOf,
   streamSectionOf,
   postJson,
   readDocs,
@@ -608,7 +609,11 @@ await runMain(async () => {
     ...notes,
     '',
   ];
-  const kept = [memorySectionOf(readDocs()), streamSectionOf(readDocs())].filter(Boolean);
+  const kept = [
+    memorySectionOf(readDocs()),
+    streamSectionOf(readDocs()),
+    observabilitySectionOf(readDocs()),
+  ].filter(Boolean);
   await writeDocs([...doc, ...kept.flatMap((section) => [section, ''])].join('\n'));
   log('wrote docs/benchmarks.md');
 });

@@ -277,6 +277,23 @@ export function streamSectionOf(text) {
   return sectionOf(text, STREAM_START, STREAM_END);
 }
 
+/** bench/observability.mjs's section, kept by bench/http.mjs like the memory section. */
+export const OBSERVABILITY_START = '<!-- observability:start -->';
+export const OBSERVABILITY_END = '<!-- observability:end -->';
+
+export function observabilitySectionOf(text) {
+  return sectionOf(text, OBSERVABILITY_START, OBSERVABILITY_END);
+}
+
+/** Replaces a section (start and end markers included) of docs/benchmarks.md, or appends it. */
+export async function writeSection(section, sectionOfText) {
+  const current = readDocs();
+  const existing = sectionOfText(current);
+  await writeDocs(
+    existing ? current.replace(existing, () => section) : `${current.trimEnd()}\n\n${section}\n`,
+  );
+}
+
 function sectionOf(text, startMarker, endMarker) {
   const start = text.indexOf(startMarker);
   const end = text.indexOf(endMarker, start);

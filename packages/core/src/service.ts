@@ -502,6 +502,45 @@ function countStatements(
   for (let i = outcomes.length; i < statements.length; i++) statistics.recordNotExecuted();
 }
 
+/** Literal-free texts of statements seen: the parse memo hands out the same objects again. */
+const literalFreeTexts = new WeakMap<ParsedStatement, string>();
+
+/**
+ * A statement's end as the observer sees it. Its literal-free text is made only when read (by
+ * the slow-query log, or spans with the text): most requests never need it.
+ */
+class StatementReport implements StatementEvent {
+  outcome: StatementEvent['outcome'] = 'not_run';
+  durationMs = 0;
+  startMs?: number;
+  endMs?: number;
+  sqlState?: string;
+  errorCode?: string;
+  readonly index: number;
+  readonly command: string;
+
+  constructor(
+    private readonly statement: ParsedStatement,
+    readonly poolId: string,
+    readonly host: string,
+    readonly port: number,
+    readonly database: string,
+    readonly strategy: StrategyName | 'none',
+  ) {
+    this.index = statement.index;
+    this.command = statement.keyword;
+  }
+
+  get normalisedText(): string {
+    let text = literalFreeTexts.get(this.statement);
+    if (text === undefined) {
+      text = withLiteralsAsParameters(this.statement.text);
+      literalFreeTexts.set(this.statement, text);
+    }
+    return text;
+  }
+}
+
 /** Tells the observer how each statement of the request ended, in statement order. */
 function reportStatements(
   observer: RequestObserver,
@@ -513,18 +552,8 @@ function reportStatements(
   const poolId = poolIdOf(target);
   const outcomes = outcome?.outcomes ?? [];
   statements.forEach((statement, position) => {
-    const event: StatementEvent = {
-      index: statement.index,
-      poolId,
-      host: target.host,
-      port: target.port,
-      database: target.database,
-      strategy,
-      command: statement.keyword,
-      normalisedText: withLiteralsAsParameters(statement.text),
-      outcome: 'not_run',
-      durationMs: 0,
-    };
+    const { host, port, database } = target;
+    const event = new StatementReport(statement, poolId, host, port, database, strategy);
     const each = outcomes[position];
     if (each) {
       event.outcome = !each.ok ? 'error' : each.cached ? 'cached' : 'ok';

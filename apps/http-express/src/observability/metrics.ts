@@ -33,6 +33,14 @@ const MISNAMED_DEFAULT_GAUGES = [
   'nodejs_active_resources_total',
 ];
 
+/** Children of a counter and a histogram sharing labels. */
+interface CachedSeries {
+  count: { inc(): void };
+  time: { observe(value: number): void };
+}
+
+const MAX_CACHED_SERIES = 10_000;
+
 export function commandLabel(command: string): string {
   return KNOWN_COMMANDS.has(command) ? command : 'OTHER';
 }
@@ -56,6 +64,7 @@ export class ServiceMetrics {
   private readonly cacheMisses: Counter;
   private readonly streamedRows: Counter<'format'>;
   private readonly streamedBytes: Counter<'format'>;
+  private readonly seriesByKey = new Map<string, CachedSeries>();
 
   constructor(service: QueryService) {
     const registers = [this.registry];
@@ -142,9 +151,15 @@ export class ServiceMetrics {
   }
 
   httpRequest(route: string, method: string, status: number, seconds: number): void {
-    const labels = { route, method, status: String(status) };
-    this.httpRequests.inc(labels);
-    this.httpDuration.observe(labels, seconds);
+    const series = this.series(`${route} ${method} ${status}`, () => {
+      const labels = [route, method, String(status)];
+      return {
+        count: this.httpRequests.labels(...labels),
+        time: this.httpDuration.labels(...labels),
+      };
+    });
+    series.count.inc();
+    series.time.observe(seconds);
   }
 
   poolAcquired(event: PoolAcquireEvent): void {
@@ -158,21 +173,39 @@ export class ServiceMetrics {
   }
 
   statementEnded(event: StatementEvent): void {
-    const command = commandLabel(event.command);
-    this.statements.inc({ strategy: event.strategy, command, outcome: event.outcome });
-    if (event.outcome === 'cached') this.cacheHits.inc();
+    const { strategy, outcome } = event;
+    const series = this.series(`${strategy} ${event.command} ${outcome}`, () => {
+      const command = commandLabel(event.command);
+      return {
+        count: this.statements.labels(strategy, command, outcome),
+        time: this.statementDuration.labels(strategy, command),
+      };
+    });
+    series.count.inc();
+    if (outcome === 'cached') this.cacheHits.inc();
     else this.cacheMisses.inc();
-    if (event.outcome === 'ok' || event.outcome === 'error') {
-      this.statementDuration.observe(
-        { strategy: event.strategy, command },
-        event.durationMs / 1000,
-      );
-    }
+    if (outcome === 'ok' || outcome === 'error') series.time.observe(event.durationMs / 1000);
     if (event.sqlState !== undefined) {
       this.databaseErrors.inc({ sqlstate_class: sqlStateClass(event.sqlState) });
     } else if (event.errorCode !== undefined && event.errorCode !== 'REQUEST_ABORTED') {
       this.connectionErrors.inc({ code: event.errorCode });
     }
+  }
+
+  /**
+   * The children of a label combination, kept: prom-client hashes the labels on every call
+   * otherwise, which costs more than the count itself. Keys are bounded as the labels are (the
+   * command is counted as OTHER past the fixed list, but its key holds the keyword: the cache is
+   * cleared when it grows past MAX_CACHED_SERIES).
+   */
+  private series(key: string, make: () => CachedSeries): CachedSeries {
+    let found = this.seriesByKey.get(key);
+    if (found === undefined) {
+      if (this.seriesByKey.size >= MAX_CACHED_SERIES) this.seriesByKey.clear();
+      found = make();
+      this.seriesByKey.set(key, found);
+    }
+    return found;
   }
 
   streamed(format: string, rows: number, bytes: number): void {

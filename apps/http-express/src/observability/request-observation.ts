@@ -4,7 +4,7 @@
  * With metrics and tracing off and no slow-query log, a request costs one WeakMap lookup.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { PoolAcquireEvent, RequestObserver, StatementEvent } from '@sqlgate/core';
+import type { ParseEvent, PoolAcquireEvent, RequestObserver, StatementEvent } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import type { ServiceMetrics } from './metrics';
 import { startRequestTrace, type RequestTrace, type TracingOptions } from './tracing';
@@ -43,12 +43,12 @@ export class Observability {
     if (!metrics && !tracing && slowQueryMs === undefined) return;
     const started = performance.now();
     const requestTrace = tracing ? startRequestTrace(req, route, tracing) : undefined;
-    observers.set(res, this.observerFor(res, requestTrace));
-    let ended = false;
-    const end = (status: number): void => {
-      if (ended) return;
-      ended = true;
-      this.guarded(() => {
+    observers.set(res, new WatchedRequest(this, res, requestTrace));
+    // 'close' follows 'finish' when the answer was sent; alone, the client went away first
+    // (docs/decisions.md 10.7): nginx's 499.
+    res.once('close', () => {
+      const status = res.writableFinished ? res.statusCode : 499;
+      try {
         metrics?.httpRequest(
           route,
           req.method ?? 'GET',
@@ -56,63 +56,88 @@ export class Observability {
           (performance.now() - started) / 1000,
         );
         requestTrace?.end(status);
-      });
-    };
-    res.once('finish', () => end(res.statusCode));
-    // The client went away before the answer was sent (docs/decisions.md 10.7): nginx's 499.
-    res.once('close', () => end(res.writableFinished ? res.statusCode : 499));
-  }
-
-  private observerFor(
-    res: ServerResponse,
-    requestTrace: RequestTrace | undefined,
-  ): HttpRequestObserver {
-    const { metrics, slowQueryMs, logger } = this.options;
-    const traced = requestTrace?.observer;
-    return {
-      parsed: (event) => this.guarded(() => traced?.parsed?.(event)),
-      poolAcquired: (event: PoolAcquireEvent) =>
-        this.guarded(() => {
-          metrics?.poolAcquired(event);
-          traced?.poolAcquired?.(event);
-        }),
-      statementEnded: (event: StatementEvent) =>
-        this.guarded(() => {
-          metrics?.statementEnded(event);
-          traced?.statementEnded?.(event);
-          if (
-            slowQueryMs !== undefined &&
-            event.durationMs >= slowQueryMs &&
-            ranInDatabase(event)
-          ) {
-            logger.warn(
-              {
-                reqId: res.getHeader('X-Request-Id'),
-                poolId: event.poolId,
-                index: event.index,
-                command: event.command,
-                outcome: event.outcome,
-                ...(event.sqlState ? { sqlState: event.sqlState } : {}),
-                durationMs: event.durationMs,
-                statement: event.normalisedText,
-              },
-              'slow statement',
-            );
-          }
-        }),
-      streamed: (format, rows, bytes) => this.guarded(() => metrics?.streamed(format, rows, bytes)),
-    };
+      } catch (error) {
+        this.observerFailed(error);
+      }
+    });
   }
 
   /** An observer's failure is its own defect: logged once, never the request's. */
-  private guarded(report: () => void): void {
+  observerFailed(error: unknown): void {
+    if (this.reportedFailure) return;
+    this.reportedFailure = true;
+    this.options.logger.error({ err: error }, 'observing a request failed');
+  }
+
+  get settings(): ObservabilityOptions {
+    return this.options;
+  }
+}
+
+/** One request's observer: metrics, its span's children, the slow-query log. */
+class WatchedRequest implements HttpRequestObserver {
+  private readonly traced: RequestObserver | undefined;
+
+  constructor(
+    private readonly watcher: Observability,
+    private readonly res: ServerResponse,
+    requestTrace: RequestTrace | undefined,
+  ) {
+    this.traced = requestTrace?.observer;
+  }
+
+  parsed(event: ParseEvent): void {
     try {
-      report();
+      this.traced?.parsed?.(event);
     } catch (error) {
-      if (this.reportedFailure) return;
-      this.reportedFailure = true;
-      this.options.logger.error({ err: error }, 'observing a request failed');
+      this.watcher.observerFailed(error);
     }
+  }
+
+  poolAcquired(event: PoolAcquireEvent): void {
+    try {
+      this.watcher.settings.metrics?.poolAcquired(event);
+      this.traced?.poolAcquired?.(event);
+    } catch (error) {
+      this.watcher.observerFailed(error);
+    }
+  }
+
+  statementEnded(event: StatementEvent): void {
+    try {
+      const { metrics, slowQueryMs } = this.watcher.settings;
+      metrics?.statementEnded(event);
+      this.traced?.statementEnded?.(event);
+      if (slowQueryMs !== undefined && event.durationMs >= slowQueryMs && ranInDatabase(event)) {
+        this.logSlow(event);
+      }
+    } catch (error) {
+      this.watcher.observerFailed(error);
+    }
+  }
+
+  streamed(format: 'ndjson' | 'csv' | 'copy', rows: number, bytes: number): void {
+    try {
+      this.watcher.settings.metrics?.streamed(format, rows, bytes);
+    } catch (error) {
+      this.watcher.observerFailed(error);
+    }
+  }
+
+  private logSlow(event: StatementEvent): void {
+    this.watcher.settings.logger.warn(
+      {
+        reqId: this.res.getHeader('X-Request-Id'),
+        poolId: event.poolId,
+        index: event.index,
+        command: event.command,
+        outcome: event.outcome,
+        ...(event.sqlState ? { sqlState: event.sqlState } : {}),
+        durationMs: event.durationMs,
+        statement: event.normalisedText,
+      },
+      'slow statement',
+    );
   }
 }
 

@@ -18,7 +18,8 @@ import {
 } from '@opentelemetry/api';
 import type { ParseEvent, PoolAcquireEvent, RequestObserver, StatementEvent } from '@sqlgate/core';
 
-const TRACER_NAME = '@sqlgate/http-express';
+/** A proxy: it follows whichever provider the host registers, before or after this runs. */
+const tracer = trace.getTracer('@sqlgate/http-express');
 
 export interface TracingOptions {
   /** Put the statement's text, literals replaced, in `db.query.text` (OTEL_SQLGATE_STATEMENT=on). */
@@ -37,7 +38,6 @@ export function startRequestTrace(
   route: string,
   options: TracingOptions,
 ): RequestTrace | undefined {
-  const tracer = trace.getTracer(TRACER_NAME);
   const parent = propagation.extract(ROOT_CONTEXT, req.headers);
   const method = req.method ?? 'GET';
   const span = tracer.startSpan(

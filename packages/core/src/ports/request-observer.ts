@@ -42,8 +42,8 @@ export interface StatementEvent {
   strategy: StrategyName | 'none';
   /** First keyword, upper-cased: `SELECT`, `INSERT`, `WITH`... */
   command: string;
-  /** The statement with its literals replaced by `$n` (withLiteralsAsParameters). */
-  normalisedText: string;
+  /** The statement with its literals replaced by `$n` (withLiteralsAsParameters); made when read. */
+  readonly normalisedText: string;
   /** `ok`, `error` (it failed), `cached` (served from the result cache) or `not_run`. */
   outcome: 'ok' | 'error' | 'cached' | 'not_run';
   /** Absent for `not_run`. */

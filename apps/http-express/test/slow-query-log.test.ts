@@ -1,0 +1,61 @@
+/**
+ * The slow-query log (docs/decisions.md 10.25): statements slower than SLOW_QUERY_MS are logged at
+ * warn with their literals replaced, their duration, pool and request id; faster ones are not.
+ */
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { startServer } from '../src/server';
+import { database, target } from './support';
+
+function capture(): { logger: pino.Logger; lines: () => Record<string, unknown>[] } {
+  const chunks: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  });
+  return {
+    logger: pino({ level: 'warn' }, sink),
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
+}
+
+it('logs the statements slower than SLOW_QUERY_MS, without their literals', async () => {
+  const { logger, lines } = capture();
+  await using server = await startServer({
+    port: 0,
+    hostname: '127.0.0.1',
+    logger,
+    slowQueryMs: 150,
+  });
+  const response = await fetch(`${server.url}/api/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-request-id': 'slow-1' },
+    body: JSON.stringify({
+      ...target(),
+      sql: "SELECT 1; SELECT pg_sleep(0.2), 'card 4111-1111' AS secret; SELECT 3",
+    }),
+  });
+  expect(response.status).toBe(200);
+  await response.text();
+
+  const slow = lines().filter((line) => line.msg === 'slow statement');
+  expect(slow).toHaveLength(1);
+  expect(slow[0]).toMatchObject({
+    level: 40,
+    reqId: 'slow-1',
+    poolId: `${database.host}:${database.port}:${database.user}:${database.database}`,
+    index: 1,
+    command: 'SELECT',
+    outcome: 'ok',
+    statement: 'SELECT pg_sleep($1), $2 AS secret',
+  });
+  expect(slow[0]?.durationMs).toBeGreaterThanOrEqual(150);
+  expect(JSON.stringify(lines())).not.toContain('4111');
+});
