@@ -23,6 +23,11 @@ export interface LocalClusterOptions {
   log?: (line: string) => void;
   /** Directory holding initdb, pg_ctl and postgres; found automatically when omitted. */
   binDirectory?: string;
+  /**
+   * More postgresql.conf settings, as name and value (quoted for you: postgresql.conf takes a
+   * quoted number too), e.g. `{ shared_preload_libraries: 'pg_stat_statements' }`.
+   */
+  settings?: Record<string, string>;
 }
 
 /** A throwaway PostgreSQL cluster run from the local server programs. */
@@ -51,6 +56,8 @@ interface ClusterLayout {
   logFile: string;
   binaries: PostgresBinaries;
   owner: ProcessOwner | undefined;
+  /** LocalClusterOptions.settings. */
+  settings: Record<string, string>;
 }
 
 async function initialiseDataDirectory(layout: ClusterLayout, password: string): Promise<void> {
@@ -101,6 +108,7 @@ async function writeSettings(
           `ssl_key_file = ${confString(certificate.keyFile)}`,
         ]
       : []),
+    ...Object.entries(layout.settings).map(([name, value]) => `${name} = ${confString(value)}`),
   ];
   const settingsFile = path.join(layout.dataDirectory, 'sqlgate.conf');
   await writeFile(settingsFile, `${lines.join('\n')}\n`);
@@ -207,6 +215,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     logFile: path.join(directory, 'server.log'),
     binaries,
     owner,
+    settings: options.settings ?? {},
   };
   let forgetExitCleanUp = (): void => undefined;
   try {

@@ -6,8 +6,9 @@
  * process through them (docs/decisions.md 10.25).
  *
  * Decided from tokens, not from the syntax tree: strings of every kind (E'', B'', X'', U&'',
- * dollar-quoted) and numbers are literals; a minus sign stays before its `$n`, and numbers of a
- * type modifier (`varchar(10)`) are replaced too. Numbering continues after the statement's own
+ * dollar-quoted) and numbers are literals; a minus sign stays before its `$n`, numbers of a
+ * type modifier (`varchar(10)`) are replaced too, and `true`, `false` and `NULL` stay, where
+ * PostgreSQL replaces them. Numbering continues after the statement's own
  * highest `$n`, so a replaced literal never reads as one of its parameters.
  */
 import { Lexer } from './lexer';
