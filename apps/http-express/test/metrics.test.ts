@@ -83,12 +83,17 @@ describe('GET /metrics', () => {
       await post(server, {
         ...target(),
         sql: 'CREATE TEMP TABLE metrics_t (a int); INSERT INTO metrics_t VALUES (1), (2)',
+        cache: { ttlMs: 60_000 },
       }),
     );
     const cached = { ...target(), sql: 'SELECT 42 AS answer', cache: { ttlMs: 60_000 } };
     record('/api/query', await post(server, cached));
     record('/api/query', await post(server, cached));
-    const hundredRows = { ...target(), sql: 'SELECT g FROM generate_series(1, 100) g' };
+    const hundredRows = {
+      ...target(),
+      sql: 'SELECT g FROM generate_series(1, 100) g',
+      cache: { ttlMs: 60_000 },
+    };
     record('/api/query', await post(server, hundredRows, 'application/x-ndjson'));
     const fiftyRows = { ...target(), sql: 'SELECT g FROM generate_series(1, 50) g' };
     record('/api/query', await post(server, fiftyRows, 'text/csv'));
@@ -131,8 +136,15 @@ describe('GET /metrics', () => {
     expect(valueOf(samples, 'sqlgate_database_errors_total', { sqlstate_class: '42' })).toBe(1);
     expect(valueOf(samples, 'sqlgate_database_errors_total')).toBe(1);
     expect(valueOf(samples, 'sqlgate_connection_errors_total')).toBe(0);
+    // The cached read: one miss, then one hit; every other statement bypassed the cache.
     expect(valueOf(samples, 'sqlgate_cache_hits_total')).toBe(1);
-    expect(valueOf(samples, 'sqlgate_cache_misses_total')).toBe(12);
+    expect(valueOf(samples, 'sqlgate_cache_misses_total')).toBe(1);
+    const bypasses = (reason: string) =>
+      valueOf(samples, 'sqlgate_cache_bypasses_total', { reason });
+    expect(bypasses('disabled')).toBe(3 + 3 + 1 + 1);
+    expect(bypasses('write')).toBe(2);
+    expect(bypasses('stream')).toBe(1);
+    expect(valueOf(samples, 'sqlgate_cache_bypasses_total')).toBe(11);
     expect(valueOf(samples, 'sqlgate_cache_entries')).toBe(1);
     expect(valueOf(samples, 'sqlgate_cache_bytes')).toBeGreaterThan(0);
     expect(valueOf(samples, 'sqlgate_streamed_rows_total', { format: 'ndjson' })).toBe(100);

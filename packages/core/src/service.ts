@@ -4,7 +4,9 @@
  */
 import {
   ResultCache,
+  type CacheBypassReason,
   type CacheEntry,
+  type CacheStatus,
   DEFAULT_CACHE_MAX_BYTES,
   DEFAULT_CACHE_TTL_MS,
   requestMayUseCache,
@@ -274,6 +276,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     let outcome: ExecutionOutcome | undefined;
     let strategy: StrategyName | undefined;
     let target: ConnectionTarget | undefined;
+    /** Why a statement that never reached the cache skipped it, by the request's facts. */
+    let cacheUse: RequestCacheUse | undefined;
     let warnings: string[] | undefined;
     const { observer } = executeOptions;
     const failed = (error: unknown): QueryServiceResponse => {
@@ -346,6 +350,10 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
             ? openStream()
             : undefined);
       const textValues = rowStream !== undefined && executeOptions.rows === 'text';
+      cacheUse = {
+        requested: cache !== undefined && cache.isCacheRequested(request.options),
+        streamed: rowStream !== undefined || copySource !== undefined,
+      };
       const scope = lazyCacheScope(() => connections.scopeOf(checked));
       // A streamed request runs its reads one after another, so that each statement's rows stay
       // together, and never uses the cache (its rows are not kept).
@@ -380,7 +388,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     } finally {
       countStatements(statistics, statements, outcome);
       if (observer?.statementEnded && target) {
-        reportStatements(observer, target, strategy ?? 'none', statements, outcome);
+        reportStatements(observer, target, strategy ?? 'none', statements, outcome, cacheUse);
       }
     }
   }
@@ -516,6 +524,7 @@ class StatementReport implements StatementEvent {
   endMs?: number;
   sqlState?: string;
   errorCode?: string;
+  cache?: CacheStatus;
   readonly index: number;
   readonly command: string;
 
@@ -541,6 +550,30 @@ class StatementReport implements StatementEvent {
   }
 }
 
+/** What decides, for a statement that never reached the cache, why it did not. */
+interface RequestCacheUse {
+  /** There is a cache, and the request asked for it (or the server caches by default). */
+  requested: boolean;
+  /** Its rows were streamed, or it is a COPY: nothing to keep. */
+  streamed: boolean;
+}
+
+/**
+ * Why a statement that never reached the cache (cache-attempt.ts notes the others) skipped it:
+ * the request did not ask, streamed, or wrote; or, a read itself, it shared its request with a
+ * write or a session change (requestMayUseCache).
+ */
+function bypassReasonOf(
+  statement: ParsedStatement,
+  cacheUse: RequestCacheUse | undefined,
+): CacheBypassReason {
+  if (!cacheUse?.requested) return 'disabled';
+  if (cacheUse.streamed) return 'stream';
+  if (statement.statementClass !== 'read') return 'write';
+  if (statement.callsVolatileFunction || statement.changesSession) return 'volatile';
+  return 'transaction';
+}
+
 /** Tells the observer how each statement of the request ended, in statement order. */
 function reportStatements(
   observer: RequestObserver,
@@ -548,15 +581,20 @@ function reportStatements(
   strategy: StrategyName | 'none',
   statements: readonly ParsedStatement[],
   outcome: ExecutionOutcome | undefined,
+  cacheUse: RequestCacheUse | undefined,
 ): void {
   const poolId = poolIdOf(target);
   const outcomes = outcome?.outcomes ?? [];
+  // A statement that failed inside the service's transaction is the failure's, not an outcome.
+  const failure = outcome?.failure;
+  const failedInTransaction = failure?.kind === 'transaction' ? failure : undefined;
   statements.forEach((statement, position) => {
     const { host, port, database } = target;
     const event = new StatementReport(statement, poolId, host, port, database, strategy);
     const each = outcomes[position];
     if (each) {
       event.outcome = !each.ok ? 'error' : each.cached ? 'cached' : 'ok';
+      event.cache = each.cache ?? { status: 'bypass', reason: bypassReasonOf(statement, cacheUse) };
       event.durationMs = each.executionTime;
       if (each.startedAt !== undefined) {
         event.startMs = each.startedAt;
@@ -566,6 +604,13 @@ function reportStatements(
         event.errorCode = each.error.code;
         if (each.error instanceof DatabaseError) event.sqlState = each.error.sqlState;
       }
+    }
+    if (!each && failedInTransaction?.statement === statement) {
+      event.outcome = 'error';
+      event.durationMs = failedInTransaction.executionTime;
+      event.errorCode = failedInTransaction.error.code;
+      event.sqlState = failedInTransaction.error.sqlState;
+      event.cache = { status: 'bypass', reason: bypassReasonOf(statement, cacheUse) };
     }
     observer.statementEnded?.(event);
   });

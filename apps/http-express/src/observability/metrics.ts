@@ -62,6 +62,7 @@ export class ServiceMetrics {
   private readonly databaseErrors: Counter<'sqlstate_class'>;
   private readonly cacheHits: Counter;
   private readonly cacheMisses: Counter;
+  private readonly cacheBypasses: Counter<'reason'>;
   private readonly streamedRows: Counter<'format'>;
   private readonly streamedBytes: Counter<'format'>;
   private readonly seriesByKey = new Map<string, CachedSeries>();
@@ -132,7 +133,17 @@ export class ServiceMetrics {
     });
     this.cacheMisses = new Counter({
       name: 'sqlgate_cache_misses_total',
-      help: 'Every other statement (cacheMisses of GET /api/stats/cache).',
+      help: 'Statements looked up in the result cache in vain, then run.',
+      registers,
+    });
+    this.cacheBypasses = new Counter({
+      name: 'sqlgate_cache_bypasses_total',
+      help:
+        'Statements that ran without the result cache, by reason (disabled, stream, write, ' +
+        'transaction, volatile, oversize, unavailable). Hits, misses and bypasses add up to the ' +
+        'statements that ran or were served; cacheMisses of GET /api/stats/cache also counts ' +
+        'those not run.',
+      labelNames: ['reason'],
       registers,
     });
     this.streamedRows = new Counter({
@@ -182,8 +193,10 @@ export class ServiceMetrics {
       };
     });
     series.count.inc();
-    if (outcome === 'cached') this.cacheHits.inc();
-    else this.cacheMisses.inc();
+    const { cache } = event;
+    if (cache?.status === 'hit') this.cacheHits.inc();
+    else if (cache?.status === 'miss') this.cacheMisses.inc();
+    else if (cache?.status === 'bypass') this.cacheBypasses.inc({ reason: cache.reason });
     if (outcome === 'ok' || outcome === 'error') series.time.observe(event.durationMs / 1000);
     if (event.sqlState !== undefined) {
       this.databaseErrors.inc({ sqlstate_class: sqlStateClass(event.sqlState) });

@@ -3,6 +3,7 @@ export {
   type CacheKeyOptions,
   type ResultCacheOptions,
   type StoreResultArgs,
+  type StoreVerdict,
 } from './result-cache';
 export { MemoryCacheStore, type MemoryCacheStoreOptions } from './memory-cache-store';
 export { toCacheEntry, type CacheEntry } from './cache-entry';
@@ -12,3 +13,4 @@ export { writeExtentOf, type WriteExtent } from './write-extent';
 export { readsAnyWritten, relationPart } from './relation-names';
 export { ScopeWriteLog, type WriteMark } from './scope-write-log';
 export { DEFAULT_CACHE_MAX_BYTES, DEFAULT_CACHE_MAX_ENTRIES, DEFAULT_CACHE_TTL_MS } from './limits';
+export type { CacheBypassReason, CacheStatus } from './cache-status';

@@ -48,6 +48,9 @@ export interface StoreResultArgs {
   readMark?: WriteMark;
 }
 
+/** What became of a result offered to the cache. */
+export type StoreVerdict = 'stored' | 'not-cacheable' | 'oversize' | 'overtaken';
+
 /**
  * The result-cache use case: which statements may be cached, under which key, and keeping the
  * cache consistent with writes made through the service. Storage is the `CacheStore` port.
@@ -74,9 +77,12 @@ export class ResultCache {
    * statement must be a read with no volatile function and no effect on the session.
    */
   isCacheable(statement: ParsedStatement, request: { cache?: CacheRequest }): boolean {
-    return (
-      isCacheRequested(request.cache, this.enabledByDefault) && isCacheableStatement(statement)
-    );
+    return this.isCacheRequested(request) && isCacheableStatement(statement);
+  }
+
+  /** The request asks for the cache, or says nothing while the server caches by default. */
+  isCacheRequested(request: { cache?: CacheRequest }): boolean {
+    return isCacheRequested(request.cache, this.enabledByDefault);
   }
 
   /**
@@ -105,13 +111,15 @@ export class ResultCache {
   }
 
   /**
-   * Keeps a statement's result. Resolves to false, keeping nothing, when the statement is not
-   * cacheable, the result is over the byte bound or cannot be measured, or a write to the scope
-   * happened since `readMark`.
+   * Keeps a statement's result, and says whether it did: `stored`, or why not: the statement is
+   * not cacheable, the result is over the byte bound or cannot be measured (`oversize`), or a
+   * write to the scope happened since `readMark` (`overtaken`).
    */
-  async store(args: StoreResultArgs): Promise<boolean> {
-    if (!isCacheableStatement(args.statement)) return false;
-    if (args.readMark !== undefined && this.writtenSince(args.scope, args.readMark)) return false;
+  async store(args: StoreResultArgs): Promise<StoreVerdict> {
+    if (!isCacheableStatement(args.statement)) return 'not-cacheable';
+    if (args.readMark !== undefined && this.writtenSince(args.scope, args.readMark)) {
+      return 'overtaken';
+    }
     const result: CachedResult = {
       rows: args.result.rows,
       fields: args.result.fields,
@@ -120,7 +128,7 @@ export class ResultCache {
       truncated: args.result.truncated,
     };
     const sizeBytes = byteLengthOfJson(result);
-    if (sizeBytes === undefined || sizeBytes > this.maxEntryBytes) return false;
+    if (sizeBytes === undefined || sizeBytes > this.maxEntryBytes) return 'oversize';
     const record: CacheEntryRecord = {
       key: args.key,
       scope: args.scope.database,
@@ -134,7 +142,7 @@ export class ResultCache {
       hits: 0,
     };
     await this.cacheStore.set(record, args.ttlMs ?? this.defaultTtlMs);
-    return true;
+    return 'stored';
   }
 
   /**

@@ -3,6 +3,8 @@
  * else keep what the read produced. A failing store never fails the query: it counts as a miss.
  */
 import type { ResultCache } from '../cache';
+import type { CacheBypassReason } from '../cache/cache-status';
+import { isCacheableStatement } from '../cache/cacheability';
 import type { ParsedStatement } from '../parser/types';
 import type { Clock } from '../ports/clock';
 import type { CacheScope } from '../ports/connections';
@@ -13,11 +15,20 @@ import type { StatementOutcome } from './outcome';
 export interface CacheAttempt {
   /** The cached result, when there is one. */
   hit?: StatementOutcome;
-  /** Keeps a fresh outcome (successful ones only). */
+  /** Keeps a fresh outcome (successful ones only), and notes on it what the cache did. */
   keep(outcome: StatementOutcome): Promise<void>;
 }
 
 const NO_CACHE: CacheAttempt = { keep: async () => undefined };
+
+/** The cache was not used for `reason`: the outcome says so. */
+function bypassed(reason: CacheBypassReason): CacheAttempt {
+  return {
+    keep: async (outcome) => {
+      outcome.cache = { status: 'bypass', reason };
+    },
+  };
+}
 
 export interface RequestCacheScope {
   cache: ResultCache;
@@ -47,23 +58,33 @@ export async function attemptCache(
   request: RequestCacheScope | undefined,
   statement: ParsedStatement,
 ): Promise<CacheAttempt> {
-  if (!request || !request.cache.isCacheable(statement, request.options)) return NO_CACHE;
+  // Without a cache scope the service decides why (service.ts, cacheStatusOf).
+  if (!request) return NO_CACHE;
+  if (!request.cache.isCacheRequested(request.options)) return bypassed('disabled');
+  if (!isCacheableStatement(statement)) {
+    return bypassed(statement.statementClass === 'read' ? 'volatile' : 'write');
+  }
   const { cache, options, clock } = request;
   const scope = await request.scope();
   // The database cannot be identified (its name did not resolve): neither serve nor keep.
-  if (!scope) return NO_CACHE;
+  if (!scope) return bypassed('unavailable');
   const key = cache.keyFor(scope, statement, {
     rowMode: options.rowMode,
     maxRows: request.maxRows,
     ...(options.params ? { params: options.params } : {}),
   });
   const started = clock.now();
-  const entry = await cache.lookup(key).catch(() => undefined);
+  let storeFailed = false;
+  const entry = await cache.lookup(key).catch(() => {
+    storeFailed = true;
+    return undefined;
+  });
+  if (storeFailed) return bypassed('unavailable');
   if (entry) {
     const executionTime = Math.round((clock.now() - started) * 1000) / 1000;
     const result = { ...entry.result, fields: entry.result.fields as never };
     return {
-      hit: { ok: true, statement, result, executionTime, cached: true },
+      hit: { ok: true, statement, result, executionTime, cached: true, cache: { status: 'hit' } },
       keep: NO_CACHE.keep,
     };
   }
@@ -75,8 +96,9 @@ export async function attemptCache(
       : {};
   return {
     keep: async (outcome) => {
+      outcome.cache = { status: 'miss' };
       if (!outcome.ok) return;
-      await cache
+      const verdict = await cache
         .store({
           key,
           scope,
@@ -86,7 +108,9 @@ export async function attemptCache(
           readMark,
           ...ttl,
         })
-        .catch(() => undefined);
+        .catch(() => 'failed' as const);
+      if (verdict === 'oversize') outcome.cache = { status: 'bypass', reason: 'oversize' };
+      if (verdict === 'failed') outcome.cache = { status: 'bypass', reason: 'unavailable' };
     },
   };
 }

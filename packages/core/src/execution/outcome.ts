@@ -1,4 +1,5 @@
 /** What running a request produced, before it is shaped into the response bodies of docs/interface.md. */
+import type { CacheStatus } from '../cache/cache-status';
 import type { DatabaseError } from '../errors';
 import type { ParsedStatement } from '../parser/types';
 import type { StatementResult } from '../ports/connections';
@@ -14,6 +15,8 @@ export type StatementOutcome =
       /** When it was sent (the service's clock); absent for a result served from the cache. */
       startedAt?: number;
       cached?: boolean;
+      /** What the result cache did, when the statement went through it (cache-attempt.ts). */
+      cache?: CacheStatus;
     }
   | {
       ok: false;
@@ -26,6 +29,7 @@ export type StatementOutcome =
       executionTime: number;
       /** When it was sent (the service's clock). */
       startedAt?: number;
+      cache?: CacheStatus;
     };
 
 /** Why a request did not fully succeed. */

@@ -5,6 +5,7 @@
  * milliseconds of the service's clock (`performance.now()` by default), so spans can be placed
  * on a timeline afterwards.
  */
+import type { CacheStatus } from '../cache/cache-status';
 import type { StrategyName } from '../execution/plan';
 
 /** The SQL text was split and classified. */
@@ -49,6 +50,8 @@ export interface StatementEvent {
   /** Absent for `not_run`. */
   startMs?: number;
   endMs?: number;
+  /** What the result cache did; absent for `not_run`. */
+  cache?: CacheStatus;
   /** Milliseconds it took in PostgreSQL; 0 when it did not run. */
   durationMs: number;
   /** The SQLSTATE of a database error. */

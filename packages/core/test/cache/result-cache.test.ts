@@ -161,7 +161,7 @@ describe('ResultCache.store and lookup', () => {
     const first = await cache.lookup(key);
     const second = await cache.lookup(key);
 
-    expect(stored).toBe(true);
+    expect(stored).toBe('stored');
     expect(first).toMatchObject({
       key,
       scope: SCOPE.database,
@@ -206,11 +206,11 @@ describe('ResultCache.store and lookup', () => {
 
     expect(
       await tooSmall.store({ key: 'k', scope: SCOPE, statement, result, executionTime: 1 }),
-    ).toBe(false);
+    ).toBe('oversize');
     expect(await tooSmall.size()).toBe(0);
     expect(
       await justRight.store({ key: 'k', scope: SCOPE, statement, result, executionTime: 1 }),
-    ).toBe(true);
+    ).toBe('stored');
     expect(await justRight.size()).toBe(1);
   });
 
@@ -224,7 +224,7 @@ describe('ResultCache.store and lookup', () => {
       result: selectResult([{ id: 1n }]),
       executionTime: 1,
     });
-    expect(stored).toBe(false);
+    expect(stored).toBe('oversize');
   });
 
   it('refuses a statement that is not cacheable, whatever the caller asks', async () => {
@@ -240,7 +240,7 @@ describe('ResultCache.store and lookup', () => {
         result: selectResult(),
         executionTime: 1,
       }),
-    ).toBe(false);
+    ).toBe('not-cacheable');
     expect(
       await cache.store({
         key: 'v',
@@ -249,7 +249,7 @@ describe('ResultCache.store and lookup', () => {
         result: selectResult(),
         executionTime: 1,
       }),
-    ).toBe(false);
+    ).toBe('not-cacheable');
     expect(await cache.size()).toBe(0);
   });
 
@@ -321,7 +321,7 @@ describe('ResultCache.invalidate', () => {
       readMark,
     });
 
-    expect(stored).toBe(false);
+    expect(stored).toBe('overtaken');
     expect(await cache.lookup(key)).toBeUndefined();
   });
 
@@ -340,7 +340,7 @@ describe('ResultCache.invalidate', () => {
         executionTime: 1,
         readMark,
       }),
-    ).toBe(false);
+    ).toBe('overtaken');
   });
 
   it('still stores a read when only another scope was written meanwhile', async () => {
@@ -358,7 +358,7 @@ describe('ResultCache.invalidate', () => {
         executionTime: 1,
         readMark,
       }),
-    ).toBe(true);
+    ).toBe('stored');
   });
 });
 
