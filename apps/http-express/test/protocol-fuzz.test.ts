@@ -236,7 +236,8 @@ describe('a hostile server, case by case', () => {
     await expectAlive(sqlgate, 'on a server that never answers', outcome);
     expect(describeOutcome(outcome)).toMatch(/^504 /);
     expect(outcome.ms).toBeGreaterThanOrEqual(1000);
-    expect(outcome.ms).toBeLessThan(3500);
+    // timeoutMs + 2 s, with room for a busy machine: far below the 20 s a hang would take.
+    expect(outcome.ms).toBeLessThan(4500);
     expect(typeof errorCodeOf((outcome as { body: unknown }).body)).toBe('string');
     await expectNextRequestServed();
   }, 20_000);

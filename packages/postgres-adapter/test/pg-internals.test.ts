@@ -44,8 +44,11 @@ it('getStartupConf is what pg sends in the StartupMessage, and an own method rep
 });
 
 it('pg-pool gives up waiting with the message isPoolWaitTimeout knows', async () => {
-  const pool = new pg.Pool({ ...database, max: 1, connectionTimeoutMillis: 50 });
+  // The timeout also bounds connecting: the first connection gets time enough on a busy machine,
+  // and only the wait for the second one is short (pg-pool reads the option at each connect).
+  const pool = new pg.Pool({ ...database, max: 1, connectionTimeoutMillis: 10_000 });
   const held = await pool.connect();
+  (pool.options as { connectionTimeoutMillis: number }).connectionTimeoutMillis = 50;
   try {
     const error = await pool.connect().then(
       () => undefined,

@@ -76,7 +76,7 @@ it('never holds more than POOL_TARGETS_MAX pools across 150 targets; the least r
   expect(kept.has(poolIdOf(asUser(0)))).toBe(true);
   // The 99 others are the most recently opened ones.
   for (let i = USERS - 99; i < USERS; i++) expect(kept.has(poolIdOf(asUser(i)))).toBe(true);
-});
+}, 30_000);
 
 it('a pool with a connection lent is never closed to make room', async () => {
   connections = createPostgresConnections({ maxPools: 2 });
