@@ -67,9 +67,13 @@ function sendJson(res: Response, status: number, body: unknown): void {
 /** Routes and the methods they answer, for 404 and 405 with Allow: the contract's route table. */
 const ALLOWED_METHODS = allowedMethodsByPath();
 
-/** A path's route for metrics and spans: a route of the table, or `unmatched` (bounded labels). */
+/**
+ * A path's route for metrics and spans: a route of the table, or `unmatched` (bounded labels).
+ * Matched as Express routes match: without regard to case or a trailing slash.
+ */
 function routeOf(path: string): string {
-  return ALLOWED_METHODS.has(path) ? path : 'unmatched';
+  const route = path.toLowerCase().replace(/(.)\/+$/, '$1');
+  return ALLOWED_METHODS.has(route) ? route : 'unmatched';
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -124,7 +128,8 @@ export function createApp(options: AppOptions): express.Express {
     if (admit(req, res)) next();
   });
   if (options.statsToken) app.use('/api/stats', requireStatsToken(options.statsToken));
-  if (options.metricsToken) {
+  // With metrics off there is nothing to protect: /metrics answers 404 to everyone.
+  if (options.metricsToken && observability.metrics) {
     app.use('/metrics', requireStatsToken(options.metricsToken, 'sqlgate metrics'));
   }
   const body = jsonBody({

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { wasCutBySqlgate } from './cut-answers';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -32,6 +33,20 @@ export function logRequest(
   });
   res.once('close', () => {
     if (res.writableFinished) return;
+    if (wasCutBySqlgate(res)) {
+      logger.info(
+        {
+          reqId: id,
+          method: req.method,
+          path,
+          status: res.statusCode,
+          cut: true,
+          durationMs: durationMs(),
+        },
+        'request',
+      );
+      return;
+    }
     // The client went away before the answer was sent (docs/decisions.md 10.7): nginx's 499.
     logger.info(
       { reqId: id, method: req.method, path, status: 499, aborted: true, durationMs: durationMs() },

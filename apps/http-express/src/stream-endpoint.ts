@@ -11,6 +11,7 @@ import type { ServerResponse } from 'node:http';
 import type { CopyOut, QueryStream, StreamEvent } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { csvText, ndjsonLines, STREAM_CONTENT_TYPES, type StreamFormat } from './stream-formats';
+import { cutAnswer } from './cut-answers';
 import type { HttpRequestObserver } from './observability/request-observation';
 
 /** Media types of COPY data; text formats say their encoding (the COPY's ENCODING, else UTF-8). */
@@ -73,7 +74,7 @@ async function writeEvents(
     const chunk = copy ? copyBytes(event) : format === 'csv' ? csvText(event) : ndjsonLines(event);
     if (chunk === null) {
       // CSV and COPY data cannot say that the statement failed: the response is cut, never ended.
-      res.destroy();
+      cutAnswer(res);
       return;
     }
     if (event.type === 'rows') written.rows += event.rows.length;
@@ -86,7 +87,7 @@ async function writeEvents(
   }
   // Without `done` the answer is not whole (a defect ended it): cut, so no client takes it as complete.
   if (complete) res.end();
-  else res.destroy();
+  else cutAnswer(res);
 }
 
 /** How long a client may take nothing before the answer is cut (docs/decisions.md 10.22). */

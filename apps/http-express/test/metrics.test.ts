@@ -181,6 +181,54 @@ describe('GET /metrics', () => {
     expect(promtool.status).toBe(0);
   });
 
+  it('keeps labels bounded whatever a caller sends: long pool ids, odd paths and methods', async () => {
+    // The login fails, but the pool it was tried for is listed until it is closed.
+    const longUser = `u${'x'.repeat(5000)}`;
+    expect(
+      await post(server, { ...target({ user: longUser }), sql: 'SELECT 1' }),
+    ).toBeGreaterThanOrEqual(400);
+    // Express matches routes without regard to case or a trailing slash: so do the labels.
+    expect((await fetch(`${server.url}/API/Stats/Pools/`)).status).toBe(200);
+    await fetch(`${server.url}/healthz`, { method: 'PROPFIND' });
+    const { text } = await scrape(server);
+    const samples = samplesOf(text);
+    const longest = Math.max(...text.split('\n').map((line) => line.length));
+    expect(longest).toBeLessThan(600);
+    const pools = samples
+      .filter((sample) => sample.name === 'sqlgate_pool_connections')
+      .map((sample) => sample.labels.pool as string);
+    expect(pools.some((pool) => pool.includes('…#') && pool.length <= 200)).toBe(true);
+    expect(
+      valueOf(samples, 'sqlgate_http_requests_total', { route: '/api/stats/pools', status: '200' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      valueOf(samples, 'sqlgate_http_requests_total', { route: '/healthz', method: 'OTHER' }),
+    ).toBe(1);
+  });
+
+  it('counts a CSV answer that sqlgate cut after a failure with the status it sent, not 499', async () => {
+    const before = valueOf(samplesOf((await scrape(server)).text), 'sqlgate_http_requests_total', {
+      route: '/api/query',
+      status: '499',
+    });
+    const response = await fetch(`${server.url}/api/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/csv' },
+      body: JSON.stringify({
+        ...target(),
+        sql: 'SELECT 1 / (g - 3000) FROM generate_series(1, 5000) g',
+      }),
+    });
+    expect(response.status).toBe(200);
+    await expect(response.text()).rejects.toThrow();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const samples = samplesOf((await scrape(server)).text);
+    expect(
+      valueOf(samples, 'sqlgate_http_requests_total', { route: '/api/query', status: '499' }),
+    ).toBe(before);
+    expect(valueOf(samples, 'sqlgate_database_errors_total', { sqlstate_class: '22' })).toBe(1);
+  });
+
   it('refuses a page of another origin, as every endpoint does', async () => {
     const response = await fetch(`${server.url}/metrics`, {
       headers: { origin: 'https://evil.example' },
@@ -206,12 +254,13 @@ describe('GET /metrics settings', () => {
     expect((await fetch(`${server.url}/api/stats/pools`)).status).toBe(200);
   });
 
-  it('answers 404 with METRICS=off, and the queries still run', async () => {
+  it('answers 404 with METRICS=off, token or not, and the queries still run', async () => {
     await using server = await startServer({
       port: 0,
       hostname: '127.0.0.1',
       logLevel: 'silent',
       metrics: false,
+      metricsToken: 'unused',
     });
     expect(await post(server, { ...target(), sql: 'SELECT 1' })).toBe(200);
     const off = await scrape(server);

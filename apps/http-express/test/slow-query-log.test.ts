@@ -59,3 +59,28 @@ it('logs the statements slower than SLOW_QUERY_MS, without their literals', asyn
   expect(slow[0]?.durationMs).toBeGreaterThanOrEqual(150);
   expect(JSON.stringify(lines())).not.toContain('4111');
 });
+
+it('times each statement of a transaction on its own, and logs the slow one', async () => {
+  const { logger, lines } = capture();
+  await using server = await startServer({
+    port: 0,
+    hostname: '127.0.0.1',
+    logger,
+    slowQueryMs: 250,
+  });
+  const response = await fetch(`${server.url}/api/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      ...target(),
+      sql: 'CREATE TEMP TABLE slow_t (a int); INSERT INTO slow_t VALUES (1); SELECT pg_sleep(0.3); DELETE FROM slow_t',
+    }),
+  });
+  const body = (await response.json()) as { results: { executionTime: number }[] };
+  expect(response.status).toBe(200);
+  const times = body.results.map((result) => result.executionTime);
+  expect(times[2]).toBeGreaterThanOrEqual(300);
+  for (const index of [0, 1, 3]) expect(times[index]).toBeLessThan(250);
+  const slow = lines().filter((line) => line.msg === 'slow statement');
+  expect(slow.map((line) => [line.index, line.statement])).toEqual([[2, 'SELECT pg_sleep($1)']]);
+});

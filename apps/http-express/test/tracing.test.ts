@@ -145,6 +145,20 @@ describe('spans of a request', () => {
   });
 });
 
+describe('span names', () => {
+  it('never carry what the caller wrote: an unknown first word is OTHER', async () => {
+    await using server = await startServer({ port: 0, hostname: '127.0.0.1', logLevel: 'silent' });
+    exporter.reset();
+    expect(await query(server, 'hunterSECRET70 foo')).toBe(400);
+    const spans = await finishedSpans();
+    const names = spans.map((span) => span.name);
+    expect(names).toContain(`OTHER ${database.database}`);
+    expect(JSON.stringify(spans.map((span) => [span.name, span.attributes]))).not.toMatch(
+      /SECRET/i,
+    );
+  });
+});
+
 describe('spans with OTEL_SQLGATE_STATEMENT=on', () => {
   it('carry the statement with its literals replaced by $n', async () => {
     await using server = await startServer({

@@ -21,6 +21,7 @@ import { StatementReader, type WireField } from './statement-reader';
 import type { TypeRegistry } from './types/type-registry';
 
 const SYNC = serialize.sync();
+const FLUSH = serialize.flush();
 /** Execute's row count is a signed 32-bit integer. */
 const MAX_EXECUTE_ROWS = 2 ** 31 - 2;
 const NO_STEPS: readonly string[] = [];
@@ -102,8 +103,12 @@ export class BoundedQuery {
     try {
       const values = (this.options.params ?? []) as unknown[];
       const { stopEarly, maxRows } = this.options;
+      // With more than one step in the round trip, a Flush after each one makes the server send
+      // each step's results as soon as they are ready (it otherwise holds them until Sync), so
+      // each statement's time is measured on its own (docs/decisions.md 10.25).
+      const flush = this.stepCount > 1 ? [FLUSH] : [];
       messages = [
-        ...this.before.flatMap(controlMessages),
+        ...this.before.flatMap((text) => [...controlMessages(text), ...flush]),
         ...this.texts.flatMap((text, index) => [
           serialize.parse({ text, name: '', types: [] }),
           serialize.bind({ values, valueMapper: parameterText }),
@@ -114,6 +119,7 @@ export class BoundedQuery {
             // The row count is an int32; a larger limit is no limit (a streamed request without maxRows).
             rows: stopEarly?.[index] && maxRows < MAX_EXECUTE_ROWS ? maxRows + 1 : 0,
           }),
+          ...flush,
         ]),
         ...this.after.flatMap(controlMessages),
         SYNC,
@@ -238,14 +244,15 @@ export class BoundedQuery {
   private completeStep(): void {
     const reader = this.currentReader();
     const dropped = this.socket.framing.facts.droppedRows;
+    const now = performance.now();
     if (reader) {
-      const now = performance.now();
       const durationMs = Math.round((now - this.lastCompletion) * 1000) / 1000;
       const result = reader.result(durationMs, dropped - this.droppedAtStepStart);
       this.options.rowSink?.complete(this.results.length, result);
       this.results.push(result);
-      this.lastCompletion = now;
     }
+    // A control step's time (BEGIN, SET LOCAL) is not the next statement's.
+    this.lastCompletion = now;
     this.droppedAtStepStart = dropped;
     this.step++;
   }

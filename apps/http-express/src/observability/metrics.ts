@@ -8,24 +8,12 @@
  */
 import type { PoolAcquireEvent, QueryService, StatementEvent } from '@sqlgate/core';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { commandLabel, methodLabel, poolLabel, sqlStateClass } from './labels';
 
 /** Seconds: from a cached answer (well under a millisecond) to a long report. */
 const DURATION_BUCKETS = [
   0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 ];
-
-/**
- * First keywords are the statement's own: a keyword outside this list would let a caller create
- * a series per word it sends, so it is counted as `OTHER`.
- */
-const KNOWN_COMMANDS = new Set(
-  (
-    'SELECT INSERT UPDATE DELETE MERGE WITH VALUES TABLE EXPLAIN SHOW SET RESET BEGIN START COMMIT ' +
-    'END ROLLBACK ABORT SAVEPOINT RELEASE PREPARE EXECUTE DEALLOCATE DECLARE FETCH MOVE CLOSE ' +
-    'CREATE ALTER DROP TRUNCATE COMMENT GRANT REVOKE ANALYZE VACUUM CLUSTER REINDEX REFRESH LOCK ' +
-    'COPY DO CALL LISTEN NOTIFY UNLISTEN DISCARD CHECKPOINT LOAD SECURITY IMPORT REASSIGN'
-  ).split(' '),
-);
 
 const MISNAMED_DEFAULT_GAUGES = [
   'nodejs_active_handles_total',
@@ -39,16 +27,8 @@ interface CachedSeries {
   time: { observe(value: number): void };
 }
 
+/** Keys are made of labels, so they are as bounded; this only caps the map in any case. */
 const MAX_CACHED_SERIES = 10_000;
-
-export function commandLabel(command: string): string {
-  return KNOWN_COMMANDS.has(command) ? command : 'OTHER';
-}
-
-/** `23505` → `23`; anything that is not a SQLSTATE → `unknown`. */
-export function sqlStateClass(sqlState: string): string {
-  return /^[0-9A-Z]{5}$/.test(sqlState) ? sqlState.slice(0, 2) : 'unknown';
-}
 
 export class ServiceMetrics {
   readonly registry = new Registry();
@@ -109,7 +89,9 @@ export class ServiceMetrics {
     });
     this.poolAcquireTimeouts = new Counter({
       name: 'sqlgate_pool_acquire_timeouts_total',
-      help: 'Requests that got no pooled connection within POOL_WAIT_TIMEOUT_MS (POOL_EXHAUSTED).',
+      help:
+        'Waits for a pooled connection that ended after POOL_WAIT_TIMEOUT_MS (POOL_EXHAUSTED); ' +
+        'a request that runs reads in parallel may wait for several.',
       registers,
     });
     this.connectionErrors = new Counter({
@@ -161,9 +143,10 @@ export class ServiceMetrics {
     this.addServiceGauges(service, registers);
   }
 
-  httpRequest(route: string, method: string, status: number, seconds: number): void {
-    const series = this.series(`${route} ${method} ${status}`, () => {
-      const labels = [route, method, String(status)];
+  httpRequest(route: string, method: string | undefined, status: number, seconds: number): void {
+    const methodName = methodLabel(method);
+    const series = this.series(`${route} ${methodName} ${status}`, () => {
+      const labels = [route, methodName, String(status)];
       return {
         count: this.httpRequests.labels(...labels),
         time: this.httpDuration.labels(...labels),
@@ -185,8 +168,8 @@ export class ServiceMetrics {
 
   statementEnded(event: StatementEvent): void {
     const { strategy, outcome } = event;
-    const series = this.series(`${strategy} ${event.command} ${outcome}`, () => {
-      const command = commandLabel(event.command);
+    const command = commandLabel(event.command);
+    const series = this.series(`${strategy} ${command} ${outcome}`, () => {
       return {
         count: this.statements.labels(strategy, command, outcome),
         time: this.statementDuration.labels(strategy, command),
@@ -236,9 +219,10 @@ export class ServiceMetrics {
       collect() {
         this.reset();
         for (const pool of service.poolStats()) {
-          this.set({ pool: pool.poolId, state: 'total' }, pool.totalConnections);
-          this.set({ pool: pool.poolId, state: 'idle' }, pool.idleConnections);
-          this.set({ pool: pool.poolId, state: 'active' }, pool.activeConnections);
+          const label = poolLabel(pool.poolId);
+          this.set({ pool: label, state: 'total' }, pool.totalConnections);
+          this.set({ pool: label, state: 'idle' }, pool.idleConnections);
+          this.set({ pool: label, state: 'active' }, pool.activeConnections);
         }
       },
     });
@@ -250,7 +234,7 @@ export class ServiceMetrics {
       collect() {
         this.reset();
         for (const pool of service.poolStats()) {
-          this.set({ pool: pool.poolId }, pool.waitingClients);
+          this.set({ pool: poolLabel(pool.poolId) }, pool.waitingClients);
         }
       },
     });

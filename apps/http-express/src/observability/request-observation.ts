@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ParseEvent, PoolAcquireEvent, RequestObserver, StatementEvent } from '@sqlgate/core';
 import type { Logger } from 'pino';
+import { wasCutBySqlgate } from '../cut-answers';
 import type { ServiceMetrics } from './metrics';
 import { startRequestTrace, type RequestTrace, type TracingOptions } from './tracing';
 
@@ -45,9 +46,9 @@ export class Observability {
     const requestTrace = tracing ? startRequestTrace(req, route, tracing) : undefined;
     observers.set(res, new WatchedRequest(this, res, requestTrace));
     // 'close' follows 'finish' when the answer was sent; alone, the client went away first
-    // (docs/decisions.md 10.7): nginx's 499.
+    // (docs/decisions.md 10.7): nginx's 499, unless sqlgate cut the answer itself.
     res.once('close', () => {
-      const status = res.writableFinished ? res.statusCode : 499;
+      const status = res.writableFinished || wasCutBySqlgate(res) ? res.statusCode : 499;
       try {
         metrics?.httpRequest(
           route,

@@ -17,6 +17,7 @@ import {
   type Attributes,
 } from '@opentelemetry/api';
 import type { ParseEvent, PoolAcquireEvent, RequestObserver, StatementEvent } from '@sqlgate/core';
+import { boundedName, commandLabel, poolLabel } from './labels';
 
 /** A proxy: it follows whichever provider the host registers, before or after this runs. */
 const tracer = trace.getTracer('@sqlgate/http-express');
@@ -73,29 +74,31 @@ export function startRequestTrace(
       });
     },
     poolAcquired(event: PoolAcquireEvent) {
-      const attributes: Attributes = { 'sqlgate.pool.id': event.poolId };
+      const attributes: Attributes = { 'sqlgate.pool.id': poolLabel(event.poolId) };
       const failed = event.failureCode !== undefined;
       if (failed) attributes['error.type'] = event.sqlState ?? event.failureCode;
       child('sqlgate.pool.acquire', event.startMs, event.endMs, attributes, failed);
     },
     statementEnded(event: StatementEvent) {
       if (event.startMs === undefined || event.endMs === undefined) return;
+      const command = commandLabel(event.command);
+      const database = boundedName(event.database);
       const attributes: Attributes = {
         ...common,
-        'db.namespace': event.database,
-        'db.operation.name': event.command,
+        'db.namespace': database,
+        'db.operation.name': command,
         'server.address': event.host,
         'server.port': event.port,
         'sqlgate.statement.index': event.index,
         'sqlgate.strategy': event.strategy,
         'sqlgate.cached': event.outcome === 'cached',
       };
-      if (event.index === 0) span.setAttribute('db.namespace', event.database);
+      if (event.index === 0) span.setAttribute('db.namespace', database);
       if (options.statementText) attributes['db.query.text'] = event.normalisedText;
       if (event.sqlState) attributes['db.response.status_code'] = event.sqlState;
       if (event.outcome === 'error') attributes['error.type'] = event.sqlState ?? event.errorCode;
       const statementSpan = tracer.startSpan(
-        `${event.command} ${event.database}`,
+        `${command} ${database}`,
         { kind: SpanKind.CLIENT, startTime: event.startMs, attributes },
         parentOfChildren,
       );

@@ -18,6 +18,12 @@ describe('withLiteralsAsParameters', () => {
       'SELECT "col 1", t1.a2 FROM t1 WHERE b IS NULL AND c = true',
       'SELECT "col 1", t1.a2 FROM t1 WHERE b IS NULL AND c = true',
     ],
+    // A backslash in a '...' string: its end depends on standard_conforming_strings, so nothing
+    // from there on is shown when the two readings differ.
+    ["SELECT 1, 'It\\'s', 'pw hunter2', 'Bob\\'s'", 'SELECT $1, $2 …'],
+    ["SELECT '\\' || SECRET56 || ' AS c -- '\n, 1", 'SELECT $1 …'],
+    // Both readings agree (the backslash is not before a quote): replaced as usual.
+    ["SELECT 'C:\\dir', 2", 'SELECT $1, $2'],
     // Segments continued over a line break are one literal.
     ["SELECT 'a'\n'b'", 'SELECT $1'],
   ])('%s → %s', (text, expected) => {
@@ -38,7 +44,10 @@ describe('withLiteralsAsParameters', () => {
         const text = `SELECT ${literals.join(', ')}`;
         const [statement] = splitSql(text);
         const replaced = withLiteralsAsParameters(statement ?? '');
-        expect(replaced).toBe(`SELECT ${literals.map((_, i) => `$${i + 1}`).join(', ')}`);
+        const expected = `SELECT ${literals.map((_, i) => `$${i + 1}`).join(', ')}`;
+        // A backslash in a '...' string may end the text early, never show more.
+        if (replaced.endsWith(' …')) expect(expected.startsWith(replaced.slice(0, -2))).toBe(true);
+        else expect(replaced).toBe(expected);
       }),
       { seed: 18, numRuns: 500 },
     );
