@@ -18,6 +18,7 @@ import {
   startServerProcess,
   textTable,
   writeMemorySection,
+  targetOf,
 } from './lib/harness.mjs';
 
 const TARGET_MB = 256;
@@ -67,14 +68,7 @@ await runMain(async () => {
   await client.end();
 
   const server = await startServerProcess('sqlgate-server.mjs', { name: 'sqlgate' });
-  const target = {
-    host: database.host,
-    port: database.port,
-    user: database.user,
-    password: database.password,
-    database: database.database,
-    sslMode: 'disable',
-  };
+  const target = targetOf(database);
   // One small request first: the pool, the parser and JIT are in place before measuring.
   await postJson(`${server.url}/api/query`, { ...target, sql: 'SELECT 1' });
   await new Promise((resolve) => setTimeout(resolve, 500));

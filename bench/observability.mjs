@@ -13,12 +13,13 @@ import {
   runMain,
   startDatabase,
   startServerProcess,
+  targetOf,
   textTable,
   writeSection,
 } from './lib/harness.mjs';
 
-const ROUNDS = Number(process.env.BENCH_RUNS ?? 5);
-const DURATION_S = 5;
+const ROUNDS = Number(process.env.BENCH_RUNS ?? 15);
+const DURATION_S = 4;
 const WARMUP_S = 3;
 const CONNECTIONS = 10;
 
@@ -40,15 +41,7 @@ async function load(server, body, duration) {
 
 await runMain(async () => {
   const database = await startDatabase();
-  const body = {
-    host: database.host,
-    port: database.port,
-    user: database.user,
-    password: database.password,
-    database: database.database,
-    sslMode: 'disable',
-    sql: 'SELECT 1',
-  };
+  const body = { ...targetOf(database), sql: 'SELECT 1' };
   const [on, off] = await Promise.all([
     startServerProcess('sqlgate-server.mjs', {
       name: 'metrics and tracing on',
@@ -83,9 +76,11 @@ await runMain(async () => {
   ]);
   console.log(textTable(header, rows, ['l', 'r', 'r', 'r']));
   const verdict = ratio >= 0.95 ? 'PASS' : 'FAIL';
-  console.log(
-    `${verdict}: with metrics and tracing on, ${((1 - ratio) * 100).toFixed(1)} % fewer req/s (target < 5 %)`,
-  );
+  const cost =
+    ratio >= 1
+      ? `no cost measured (${((ratio - 1) * 100).toFixed(1)} % more req/s with them on: run-to-run noise)`
+      : `${((1 - ratio) * 100).toFixed(1)} % fewer req/s with them on`;
+  console.log(`${verdict}: metrics and tracing: ${cost} (target < 5 % fewer)`);
   const section = [
     OBSERVABILITY_START,
     '## Observability',
@@ -94,7 +89,7 @@ await runMain(async () => {
     '',
     markdownTable(header, rows, ['l', 'r', 'r', 'r']),
     '',
-    `**${verdict}: with metrics and tracing on, ${((1 - ratio) * 100).toFixed(1)} % fewer requests per second (target < 5 %).**`,
+    `**${verdict}: metrics and tracing: ${cost} (target < 5 % fewer).**`,
     OBSERVABILITY_END,
   ].join('\n');
   await writeSection(section, observabilitySectionOf);

@@ -24,6 +24,7 @@ import {
   startServerProcess,
   textTable,
   writeDocs,
+  targetOf,
 } from './lib/harness.mjs';
 
 const ROWS = Number(process.env.STREAM_ROWS ?? 5_000_000);
@@ -147,14 +148,7 @@ await runMain(async () => {
     name: 'sqlgate',
     env: { NODE_OPTIONS: SERVER_NODE_OPTIONS },
   });
-  const target = {
-    host: database.host,
-    port: database.port,
-    user: database.user,
-    password: database.password,
-    database: database.database,
-    sslMode: 'disable',
-  };
+  const target = targetOf(database);
   const idleRss = memoryOf(server.pid).rss;
   const answers = [
     ['ndjson', 'sqlgate NDJSON', 'application/x-ndjson', QUERY],

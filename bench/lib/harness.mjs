@@ -80,6 +80,18 @@ export async function startDatabase() {
 }
 
 /** A pg client on the database, without TLS (as the servers under test connect). */
+/** The connection fields of a request body for the bench's database, without TLS. */
+export function targetOf(database) {
+  return {
+    host: database.host,
+    port: database.port,
+    user: database.user,
+    password: database.password,
+    database: database.database,
+    sslMode: 'disable',
+  };
+}
+
 export async function connectClient(database) {
   const pg = require('pg');
   const client = new pg.Client({

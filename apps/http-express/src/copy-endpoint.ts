@@ -15,6 +15,7 @@ import busboy from 'busboy';
 import type { Logger } from 'pino';
 import { abortOnDisconnect, writeAnswer, writeInternalError, writeJson } from './query-endpoint';
 import { observerOf } from './observability/request-observation';
+import { streamOpened } from './server-v8-settings';
 
 /** Largest `request` part (and `data` sent as a plain field): a query body, as on POST /api/query. */
 const MAX_FIELD_BYTES = 1024 * 1024;
@@ -128,6 +129,8 @@ export function answerCopy(
   const signal = abortOnDisconnect(res);
   const observer = observerOf(res);
   const watched = observer ? { signal, observer } : { signal };
+  // An upload is a stream (docs/decisions.md 10.24): until the answer is gone.
+  res.once('close', streamOpened());
   // No data moving for BODY_TIMEOUT_MS while the body is read (a stalled client, or a frozen
   // server that reads nothing) ends the request like a client that went away: the COPY, if it
   // began, fails and loads nothing. Once the body is read, the statement's own timeoutMs rules.

@@ -8,7 +8,7 @@ export {
 } from './server';
 export { loadConfig, ConfigError, type ServerConfig } from './config';
 export { httpStatusFor } from './http-status';
-export { applyServerV8Settings, YOUNG_GENERATION_CAP_BYTES } from './server-v8-settings';
+export { applyServerV8Settings } from './server-v8-settings';
 export {
   createObservability,
   DEFAULT_OBSERVABILITY,

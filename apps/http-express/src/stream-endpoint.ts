@@ -12,6 +12,7 @@ import type { CopyOut, QueryStream, StreamEvent } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { csvText, ndjsonLines, STREAM_CONTENT_TYPES, type StreamFormat } from './stream-formats';
 import { cutAnswer } from './cut-answers';
+import { streamOpened } from './server-v8-settings';
 import type { HttpRequestObserver } from './observability/request-observation';
 
 /** Media types of COPY data; text formats say their encoding (the COPY's ENCODING, else UTF-8). */
@@ -39,9 +40,11 @@ export async function writeStream(
   observer?: HttpRequestObserver,
 ): Promise<void> {
   const written: Written = { rows: 0, bytes: 0, countBytes: observer !== undefined };
+  const streamClosed = streamOpened();
   try {
     await writeEvents(res, logger, answer, format, stallLimitOf(body), written);
   } finally {
+    streamClosed();
     // Whole or cut, what was written counts (metrics of streamed rows and bytes).
     observer?.streamed(answer.copy ? 'copy' : (format ?? 'ndjson'), written.rows, written.bytes);
   }

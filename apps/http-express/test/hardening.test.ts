@@ -1,9 +1,7 @@
 /** Optional hardening, off by default: ALLOWED_TARGETS, STATS_TOKEN, and request logging. */
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import request from 'supertest';
 import { loadConfig } from '../src/config';
-import { createTestApp, database, target } from './support';
+import { captureLogs, createTestApp, database, target } from './support';
 
 describe('ALLOWED_TARGETS', () => {
   const appAllowing = (allowedTargets: string) => createTestApp({ allowedTargets });
@@ -109,24 +107,7 @@ describe('STATS_TOKEN', () => {
 });
 
 describe('request logging', () => {
-  function capture(level: string): { logger: pino.Logger; lines: () => Record<string, unknown>[] } {
-    const chunks: string[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        chunks.push(String(chunk));
-        done();
-      },
-    });
-    return {
-      logger: pino({ level }, sink),
-      lines: () =>
-        chunks
-          .join('')
-          .split('\n')
-          .filter((line) => line !== '')
-          .map((line) => JSON.parse(line) as Record<string, unknown>),
-    };
-  }
+  const capture = captureLogs;
 
   it('writes one JSON line per request with id, method, path, status and duration, and echoes the id', async () => {
     const { logger, lines } = capture('info');

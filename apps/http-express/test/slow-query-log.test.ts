@@ -2,29 +2,10 @@
  * The slow-query log (docs/decisions.md 10.25): statements slower than SLOW_QUERY_MS are logged at
  * warn with their literals replaced, their duration, pool and request id; faster ones are not.
  */
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { startServer } from '../src/server';
-import { database, target } from './support';
+import { captureLogs, database, target } from './support';
 
-function capture(): { logger: pino.Logger; lines: () => Record<string, unknown>[] } {
-  const chunks: string[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      chunks.push(String(chunk));
-      done();
-    },
-  });
-  return {
-    logger: pino({ level: 'warn' }, sink),
-    lines: () =>
-      chunks
-        .join('')
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
-  };
-}
+const capture = () => captureLogs('warn');
 
 it('logs the statements slower than SLOW_QUERY_MS, without their literals', async () => {
   const { logger, lines } = capture();

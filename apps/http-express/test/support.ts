@@ -3,7 +3,8 @@ import { testDatabaseFromEnvironment, type TestDatabaseSettings } from '@sqlgate
 import type { QueryService } from '@sqlgate/core';
 import express, { type Express } from 'express';
 import { Client, type ClientConfig } from 'pg';
-import type { Logger } from 'pino';
+import { Writable } from 'node:stream';
+import pino, { type Logger } from 'pino';
 import { createApp } from '../src/app';
 import { loadConfig, type ServerConfig } from '../src/config';
 import { createServiceFromConfig } from '../src/server';
@@ -74,4 +75,27 @@ export async function sql(
   } finally {
     await client.end();
   }
+}
+
+/** A pino logger at `level` whose lines the test can read back as objects. */
+export function captureLogs(level: string): {
+  logger: pino.Logger;
+  lines: () => Record<string, unknown>[];
+} {
+  const chunks: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  });
+  return {
+    logger: pino({ level }, sink),
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
 }

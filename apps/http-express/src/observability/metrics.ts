@@ -7,8 +7,14 @@
  * (at most POOL_TARGETS_MAX); never a password, an SQL text or a literal.
  */
 import type { PoolAcquireEvent, QueryService, StatementEvent } from '@sqlgate/core';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { commandLabel, methodLabel, poolLabel, sqlStateClass } from './labels';
+import {
+  SeriesCounter,
+  SeriesHistogram,
+  type CounterSeries,
+  type HistogramSeries,
+} from './series-metrics';
 
 /** Seconds: from a cached answer (well under a millisecond) to a long report. */
 const DURATION_BUCKETS = [
@@ -21,192 +27,175 @@ const MISNAMED_DEFAULT_GAUGES = [
   'nodejs_active_resources_total',
 ];
 
-/** Children of a counter and a histogram sharing labels. */
-interface CachedSeries {
-  count: { inc(): void };
-  time: { observe(value: number): void };
+/** A counter's and a histogram's series of the same labels, found with one lookup. */
+interface CountedAndTimed {
+  count: CounterSeries;
+  time: HistogramSeries;
 }
-
-/** Keys are made of labels, so they are as bounded; this only caps the map in any case. */
-const MAX_CACHED_SERIES = 10_000;
 
 export class ServiceMetrics {
   readonly registry = new Registry();
-  private readonly httpRequests: Counter<'route' | 'method' | 'status'>;
-  private readonly httpDuration: Histogram<'route' | 'method' | 'status'>;
-  private readonly statements: Counter<'strategy' | 'command' | 'outcome'>;
-  private readonly statementDuration: Histogram<'strategy' | 'command'>;
-  private readonly poolWait: Histogram;
-  private readonly poolAcquireTimeouts: Counter;
-  private readonly connectionErrors: Counter<'code'>;
-  private readonly databaseErrors: Counter<'sqlstate_class'>;
-  private readonly cacheHits: Counter;
-  private readonly cacheMisses: Counter;
-  private readonly cacheBypasses: Counter<'reason'>;
-  private readonly streamedRows: Counter<'format'>;
-  private readonly streamedBytes: Counter<'format'>;
-  private readonly seriesByKey = new Map<string, CachedSeries>();
+  private readonly httpRequests = new SeriesCounter(
+    'sqlgate_http_requests_total',
+    'HTTP requests answered, by route of the route table (or "unmatched"), method and status.',
+    ['route', 'method', 'status'],
+  );
+  private readonly httpDuration = new SeriesHistogram(
+    'sqlgate_http_request_duration_seconds',
+    'Time from a request line to the end of its answer (or the client going away).',
+    ['route', 'method', 'status'],
+    DURATION_BUCKETS,
+  );
+  private readonly statements = new SeriesCounter(
+    'sqlgate_statements_total',
+    'Statements handled, by strategy, first keyword and outcome (ok, error, cached, not_run); ' +
+      'their sum is totalQueries of GET /api/stats/cache.',
+    ['strategy', 'command', 'outcome'],
+  );
+  private readonly statementDuration = new SeriesHistogram(
+    'sqlgate_statement_duration_seconds',
+    'Time statements took in PostgreSQL (those that ran, failed ones included).',
+    ['strategy', 'command'],
+    DURATION_BUCKETS,
+  );
+  private readonly poolWait = new SeriesHistogram(
+    'sqlgate_pool_wait_duration_seconds',
+    'Time spent waiting for a pooled connection (connecting included).',
+    [],
+    DURATION_BUCKETS,
+  );
+  private readonly poolAcquireTimeouts = new SeriesCounter(
+    'sqlgate_pool_acquire_timeouts_total',
+    'Waits for a pooled connection that ended after POOL_WAIT_TIMEOUT_MS (POOL_EXHAUSTED); ' +
+      'a request that runs reads in parallel may wait for several.',
+  );
+  private readonly connectionErrors = new SeriesCounter(
+    'sqlgate_connection_errors_total',
+    'Connections that could not be had or were lost, by error code (CONNECTION_FAILED, ' +
+      'CONNECT_TIMEOUT, SERVER_TIMEOUT, PROTOCOL_ERROR).',
+    ['code'],
+  );
+  private readonly databaseErrors = new SeriesCounter(
+    'sqlgate_database_errors_total',
+    'Errors PostgreSQL answered, by SQLSTATE class (the first two characters).',
+    ['sqlstate_class'],
+  );
+  private readonly cacheHits = new SeriesCounter(
+    'sqlgate_cache_hits_total',
+    'Statements served from the result cache (cacheHits of GET /api/stats/cache).',
+  );
+  private readonly cacheMisses = new SeriesCounter(
+    'sqlgate_cache_misses_total',
+    'Statements looked up in the result cache in vain, then run.',
+  );
+  private readonly cacheBypasses = new SeriesCounter(
+    'sqlgate_cache_bypasses_total',
+    'Statements that ran without the result cache, by reason (disabled, stream, write, ' +
+      'transaction, volatile, oversize, unavailable). Hits, misses and bypasses add up to the ' +
+      'statements that ran or were served; cacheMisses of GET /api/stats/cache also counts ' +
+      'those not run.',
+    ['reason'],
+  );
+  private readonly streamedRows = new SeriesCounter(
+    'sqlgate_streamed_rows_total',
+    'Rows written in streamed answers, by format (ndjson, csv).',
+    ['format'],
+  );
+  private readonly streamedBytes = new SeriesCounter(
+    'sqlgate_streamed_bytes_total',
+    'Bytes written in streamed answers, by format (ndjson, csv, copy).',
+    ['format'],
+  );
+  /** Series by a key of their labels, so that a request's counts cost one lookup each. */
+  private readonly httpSeries = new Map<string, CountedAndTimed>();
+  private readonly statementSeries = new Map<string, CountedAndTimed>();
+  private readonly poolWaitSeries = this.poolWait.series();
 
   constructor(service: QueryService) {
-    const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     // prom-client also names three gauges `_total`, which promtool rejects (a gauge is no counter);
     // their per-type twins (nodejs_active_handles and the like) stay, so nothing is lost.
     for (const name of MISNAMED_DEFAULT_GAUGES) this.registry.removeSingleMetric(name);
-    this.httpRequests = new Counter({
-      name: 'sqlgate_http_requests_total',
-      help: 'HTTP requests answered, by route of the route table (or "unmatched"), method and status.',
-      labelNames: ['route', 'method', 'status'],
-      registers,
-    });
-    this.httpDuration = new Histogram({
-      name: 'sqlgate_http_request_duration_seconds',
-      help: 'Time from a request line to the end of its answer (or the client going away).',
-      labelNames: ['route', 'method', 'status'],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.statements = new Counter({
-      name: 'sqlgate_statements_total',
-      help:
-        'Statements handled, by strategy, first keyword and outcome (ok, error, cached, not_run); ' +
-        'their sum is totalQueries of GET /api/stats/cache.',
-      labelNames: ['strategy', 'command', 'outcome'],
-      registers,
-    });
-    this.statementDuration = new Histogram({
-      name: 'sqlgate_statement_duration_seconds',
-      help: 'Time statements took in PostgreSQL (those that ran, failed ones included).',
-      labelNames: ['strategy', 'command'],
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.poolWait = new Histogram({
-      name: 'sqlgate_pool_wait_duration_seconds',
-      help: 'Time spent waiting for a pooled connection (connecting included).',
-      buckets: DURATION_BUCKETS,
-      registers,
-    });
-    this.poolAcquireTimeouts = new Counter({
-      name: 'sqlgate_pool_acquire_timeouts_total',
-      help:
-        'Waits for a pooled connection that ended after POOL_WAIT_TIMEOUT_MS (POOL_EXHAUSTED); ' +
-        'a request that runs reads in parallel may wait for several.',
-      registers,
-    });
-    this.connectionErrors = new Counter({
-      name: 'sqlgate_connection_errors_total',
-      help:
-        'Connections that could not be had or were lost, by error code (CONNECTION_FAILED, ' +
-        'CONNECT_TIMEOUT, SERVER_TIMEOUT, PROTOCOL_ERROR).',
-      labelNames: ['code'],
-      registers,
-    });
-    this.databaseErrors = new Counter({
-      name: 'sqlgate_database_errors_total',
-      help: 'Errors PostgreSQL answered, by SQLSTATE class (the first two characters).',
-      labelNames: ['sqlstate_class'],
-      registers,
-    });
-    this.cacheHits = new Counter({
-      name: 'sqlgate_cache_hits_total',
-      help: 'Statements served from the result cache (cacheHits of GET /api/stats/cache).',
-      registers,
-    });
-    this.cacheMisses = new Counter({
-      name: 'sqlgate_cache_misses_total',
-      help: 'Statements looked up in the result cache in vain, then run.',
-      registers,
-    });
-    this.cacheBypasses = new Counter({
-      name: 'sqlgate_cache_bypasses_total',
-      help:
-        'Statements that ran without the result cache, by reason (disabled, stream, write, ' +
-        'transaction, volatile, oversize, unavailable). Hits, misses and bypasses add up to the ' +
-        'statements that ran or were served; cacheMisses of GET /api/stats/cache also counts ' +
-        'those not run.',
-      labelNames: ['reason'],
-      registers,
-    });
-    this.streamedRows = new Counter({
-      name: 'sqlgate_streamed_rows_total',
-      help: 'Rows written in streamed answers, by format (ndjson, csv).',
-      labelNames: ['format'],
-      registers,
-    });
-    this.streamedBytes = new Counter({
-      name: 'sqlgate_streamed_bytes_total',
-      help: 'Bytes written in streamed answers, by format (ndjson, csv, copy).',
-      labelNames: ['format'],
-      registers,
-    });
-    this.addServiceGauges(service, registers);
+    for (const metric of [
+      this.httpRequests,
+      this.httpDuration,
+      this.statements,
+      this.statementDuration,
+      this.poolWait,
+      this.poolAcquireTimeouts,
+      this.connectionErrors,
+      this.databaseErrors,
+      this.cacheHits,
+      this.cacheMisses,
+      this.cacheBypasses,
+      this.streamedRows,
+      this.streamedBytes,
+    ]) {
+      this.registry.registerMetric(metric as never);
+    }
+    // Counters without labels show 0 before their first count, as prom-client's do.
+    for (const counter of [this.poolAcquireTimeouts, this.cacheHits, this.cacheMisses]) {
+      counter.series();
+    }
+    this.addServiceGauges(service, [this.registry]);
   }
 
   httpRequest(route: string, method: string | undefined, status: number, seconds: number): void {
     const methodName = methodLabel(method);
-    const series = this.series(`${route} ${methodName} ${status}`, () => {
+    const key = `${route} ${methodName} ${status}`;
+    let series = this.httpSeries.get(key);
+    if (series === undefined) {
       const labels = [route, methodName, String(status)];
-      return {
-        count: this.httpRequests.labels(...labels),
-        time: this.httpDuration.labels(...labels),
+      series = {
+        count: this.httpRequests.series(...labels),
+        time: this.httpDuration.series(...labels),
       };
-    });
-    series.count.inc();
-    series.time.observe(seconds);
+      this.httpSeries.set(key, series);
+    }
+    series.count.value += 1;
+    this.httpDuration.observe(series.time, seconds);
   }
 
   poolAcquired(event: PoolAcquireEvent): void {
-    this.poolWait.observe((event.endMs - event.startMs) / 1000);
+    this.poolWait.observe(this.poolWaitSeries, (event.endMs - event.startMs) / 1000);
     const { failureCode, sqlState } = event;
     if (failureCode === undefined || failureCode === 'REQUEST_ABORTED') return;
-    if (event.timedOut) this.poolAcquireTimeouts.inc();
+    if (event.timedOut) this.poolAcquireTimeouts.series().value += 1;
     else if (sqlState !== undefined) {
-      this.databaseErrors.inc({ sqlstate_class: sqlStateClass(sqlState) });
-    } else this.connectionErrors.inc({ code: failureCode });
+      this.databaseErrors.series(sqlStateClass(sqlState)).value += 1;
+    } else this.connectionErrors.series(failureCode).value += 1;
   }
 
   statementEnded(event: StatementEvent): void {
     const { strategy, outcome } = event;
     const command = commandLabel(event.command);
-    const series = this.series(`${strategy} ${command} ${outcome}`, () => {
-      return {
-        count: this.statements.labels(strategy, command, outcome),
-        time: this.statementDuration.labels(strategy, command),
+    const key = `${strategy} ${command} ${outcome}`;
+    let series = this.statementSeries.get(key);
+    if (series === undefined) {
+      series = {
+        count: this.statements.series(strategy, command, outcome),
+        time: this.statementDuration.series(strategy, command),
       };
-    });
-    series.count.inc();
+      this.statementSeries.set(key, series);
+    }
+    series.count.value += 1;
+    if (outcome === 'ok' || outcome === 'error') {
+      this.statementDuration.observe(series.time, event.durationMs / 1000);
+    }
     const { cache } = event;
-    if (cache?.status === 'hit') this.cacheHits.inc();
-    else if (cache?.status === 'miss') this.cacheMisses.inc();
-    else if (cache?.status === 'bypass') this.cacheBypasses.inc({ reason: cache.reason });
-    if (outcome === 'ok' || outcome === 'error') series.time.observe(event.durationMs / 1000);
+    if (cache?.status === 'hit') this.cacheHits.series().value += 1;
+    else if (cache?.status === 'miss') this.cacheMisses.series().value += 1;
+    else if (cache?.status === 'bypass') this.cacheBypasses.series(cache.reason).value += 1;
     if (event.sqlState !== undefined) {
-      this.databaseErrors.inc({ sqlstate_class: sqlStateClass(event.sqlState) });
+      this.databaseErrors.series(sqlStateClass(event.sqlState)).value += 1;
     } else if (event.errorCode !== undefined && event.errorCode !== 'REQUEST_ABORTED') {
-      this.connectionErrors.inc({ code: event.errorCode });
+      this.connectionErrors.series(event.errorCode).value += 1;
     }
-  }
-
-  /**
-   * The children of a label combination, kept: prom-client hashes the labels on every call
-   * otherwise, which costs more than the count itself. Keys are bounded as the labels are (the
-   * command is counted as OTHER past the fixed list, but its key holds the keyword: the cache is
-   * cleared when it grows past MAX_CACHED_SERIES).
-   */
-  private series(key: string, make: () => CachedSeries): CachedSeries {
-    let found = this.seriesByKey.get(key);
-    if (found === undefined) {
-      if (this.seriesByKey.size >= MAX_CACHED_SERIES) this.seriesByKey.clear();
-      found = make();
-      this.seriesByKey.set(key, found);
-    }
-    return found;
   }
 
   streamed(format: string, rows: number, bytes: number): void {
-    if (rows > 0) this.streamedRows.inc({ format }, rows);
-    if (bytes > 0) this.streamedBytes.inc({ format }, bytes);
+    if (rows > 0) this.streamedRows.series(format).value += rows;
+    if (bytes > 0) this.streamedBytes.series(format).value += bytes;
   }
 
   /** Gauges read from the service at each scrape: pools as they are now, the cache's usage. */
