@@ -6,10 +6,8 @@
 // docs/benchmarks.md (keeping the memory section).
 import { performance } from 'node:perf_hooks';
 import os from 'node:os';
-import autocannon from 'autocannon';
 import {
   connectClient,
-  cpuSecondsOf,
   machineFacts,
   machineLines,
   markdownTable,
@@ -25,6 +23,7 @@ import {
   startServerProcess,
   textTable,
   writeDocs,
+  load,
 } from './lib/harness.mjs';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
@@ -135,32 +134,6 @@ const summarize = (runs) => ({
   bad: runs.reduce((sum, r) => sum + r.bad, 0),
 });
 const SKIPPED = { reqPerSec: NaN, best: NaN, p50: NaN, p99: NaN, cpuUsPerReq: NaN, bad: 0 };
-
-/** One autocannon run against a server; also the CPU time its process spent per response. */
-async function load(server, body, connections, duration) {
-  const cpuBefore = cpuSecondsOf(server.pid);
-  const result = await autocannon({
-    url: `${server.url}/api/query`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    connections,
-    duration,
-    timeout: 30,
-  });
-  const cpu = cpuSecondsOf(server.pid) - cpuBefore;
-  const ok = result['2xx'];
-  return {
-    reqPerSec: ok / result.duration,
-    cpuUsPerReq: (cpu * 1e6) / (ok + result.non2xx),
-    cpuShare: cpu / result.duration,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    ok,
-    bad: result.non2xx + result.errors + result.timeouts,
-    statusCodes: result.statusCodeStats,
-  };
-}
 
 /** N concurrent loops of pool.query(sql) on one pool of max 10 for `duration` seconds. */
 async function ceiling(database, sql, loops, duration) {

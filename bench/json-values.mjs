@@ -18,6 +18,7 @@ import {
   connectClient,
   require,
   textTable,
+  targetOf,
 } from './lib/harness.mjs';
 
 const RUNS = Number(process.env.RUNS ?? 15);
@@ -54,15 +55,7 @@ const WORKLOADS = [
 ];
 
 function bodyFor(database, sql) {
-  return {
-    host: database.host,
-    port: database.port,
-    user: database.user,
-    password: database.password,
-    database: database.database,
-    sslMode: 'disable',
-    sql,
-  };
+  return { ...targetOf(database), sql };
 }
 
 /** One request through `path`: total and serialisation milliseconds, and the response bytes. */

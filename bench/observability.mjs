@@ -2,9 +2,8 @@
 // METRICS=on TRACING=on (the defaults; no OpenTelemetry SDK is registered, so spans are the API's
 // no-ops) and one with both off, alternated in one run, with the CPU time per request. Part of
 // npm run bench (after bench/http.mjs); writes the observability section of docs/benchmarks.md.
-import autocannon from 'autocannon';
 import {
-  cpuSecondsOf,
+  load,
   markdownTable,
   median,
   OBSERVABILITY_END,
@@ -23,20 +22,11 @@ const DURATION_S = 4;
 const WARMUP_S = 3;
 const CONNECTIONS = 10;
 
-async function load(server, body, duration) {
-  const cpuBefore = cpuSecondsOf(server.pid);
-  const result = await autocannon({
-    url: `${server.url}/api/query`,
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    connections: CONNECTIONS,
-    duration,
-  });
-  const cpu = cpuSecondsOf(server.pid) - cpuBefore;
-  const ok = result['2xx'];
-  if (result.non2xx + result.errors > 0) throw new Error(`${server.name}: failed requests`);
-  return { reqPerSec: ok / result.duration, cpuUsPerReq: (cpu * 1e6) / ok };
+/** A run of SELECT 1; a failed request makes the comparison meaningless. */
+async function loadOk(server, body, duration) {
+  const run = await load(server, body, CONNECTIONS, duration);
+  if (run.bad > 0) throw new Error(`${server.name}: ${run.bad} failed requests`);
+  return run;
 }
 
 await runMain(async () => {
@@ -53,12 +43,12 @@ await runMain(async () => {
     }),
   ]);
   const sides = [on, off];
-  for (const server of sides) await load(server, body, WARMUP_S);
+  for (const server of sides) await loadOk(server, body, WARMUP_S);
   const runs = new Map(sides.map((server) => [server, []]));
   for (let round = 0; round < ROUNDS; round++) {
     // Alternating which side goes first, so neither always runs on a warmer machine.
     const order = round % 2 === 0 ? sides : [...sides].reverse();
-    for (const server of order) runs.get(server).push(await load(server, body, DURATION_S));
+    for (const server of order) runs.get(server).push(await loadOk(server, body, DURATION_S));
   }
   const summary = sides.map((server) => ({
     name: server.name,

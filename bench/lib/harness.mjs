@@ -1,5 +1,6 @@
 // Shared plumbing of the HTTP and memory benchmarks: the built packages, a test database, server
 // child processes, clean-up on every exit path, machine facts and docs/benchmarks.md sections.
+import autocannon from 'autocannon';
 import { Buffer } from 'node:buffer';
 import { performance } from 'node:perf_hooks';
 import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
@@ -80,6 +81,32 @@ export async function startDatabase() {
 }
 
 /** A pg client on the database, without TLS (as the servers under test connect). */
+/** One autocannon run against a server; also the CPU time its process spent per response. */
+export async function load(server, body, connections, duration) {
+  const cpuBefore = cpuSecondsOf(server.pid);
+  const result = await autocannon({
+    url: `${server.url}/api/query`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    connections,
+    duration,
+    timeout: 30,
+  });
+  const cpu = cpuSecondsOf(server.pid) - cpuBefore;
+  const ok = result['2xx'];
+  return {
+    reqPerSec: ok / result.duration,
+    cpuUsPerReq: (cpu * 1e6) / (ok + result.non2xx),
+    cpuShare: cpu / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    ok,
+    bad: result.non2xx + result.errors + result.timeouts,
+    statusCodes: result.statusCodeStats,
+  };
+}
+
 /** The connection fields of a request body for the bench's database, without TLS. */
 export function targetOf(database) {
   return {
