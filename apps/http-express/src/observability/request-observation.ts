@@ -8,7 +8,7 @@ import type { ParseEvent, PoolAcquireEvent, RequestObserver, StatementEvent } fr
 import type { Logger } from 'pino';
 import { wasCutBySqlgate } from '../cut-answers';
 import type { ServiceMetrics } from './metrics';
-import { startRequestTrace, type RequestTrace, type TracingOptions } from './tracing';
+import { startRequestTrace, type TracingOptions } from './tracing';
 
 /** A request's observer, with what only the HTTP layer sees. */
 export interface HttpRequestObserver extends RequestObserver {
@@ -42,20 +42,17 @@ export class Observability {
   begin(req: IncomingMessage, res: ServerResponse, route: string): void {
     const { metrics, tracing, slowQueryMs } = this.options;
     if (!metrics && !tracing && slowQueryMs === undefined) return;
-    const started = performance.now();
     const requestTrace = tracing ? startRequestTrace(req, route, tracing) : undefined;
-    observers.set(res, new WatchedRequest(this, res, requestTrace));
+    const failed = (error: unknown): void => this.observerFailed(error);
+    observers.set(res, new WatchedRequest(this.options, res, requestTrace?.observer, failed));
+    if (!metrics && !requestTrace) return;
+    const started = performance.now();
     // 'close' follows 'finish' when the answer was sent; alone, the client went away first
     // (docs/decisions.md 10.7): nginx's 499, unless sqlgate cut the answer itself.
     res.once('close', () => {
       const status = res.writableFinished || wasCutBySqlgate(res) ? res.statusCode : 499;
       try {
-        metrics?.httpRequest(
-          route,
-          req.method ?? 'GET',
-          status,
-          (performance.now() - started) / 1000,
-        );
+        metrics?.httpRequest(route, req.method, status, (performance.now() - started) / 1000);
         requestTrace?.end(status);
       } catch (error) {
         this.observerFailed(error);
@@ -64,69 +61,62 @@ export class Observability {
   }
 
   /** An observer's failure is its own defect: logged once, never the request's. */
-  observerFailed(error: unknown): void {
+  private observerFailed(error: unknown): void {
     if (this.reportedFailure) return;
     this.reportedFailure = true;
     this.options.logger.error({ err: error }, 'observing a request failed');
-  }
-
-  get settings(): ObservabilityOptions {
-    return this.options;
   }
 }
 
 /** One request's observer: metrics, its span's children, the slow-query log. */
 class WatchedRequest implements HttpRequestObserver {
-  private readonly traced: RequestObserver | undefined;
-
   constructor(
-    private readonly watcher: Observability,
+    private readonly options: ObservabilityOptions,
     private readonly res: ServerResponse,
-    requestTrace: RequestTrace | undefined,
-  ) {
-    this.traced = requestTrace?.observer;
-  }
+    private readonly traced: RequestObserver | undefined,
+    private readonly failed: (error: unknown) => void,
+  ) {}
 
   parsed(event: ParseEvent): void {
     try {
       this.traced?.parsed?.(event);
     } catch (error) {
-      this.watcher.observerFailed(error);
+      this.failed(error);
     }
   }
 
   poolAcquired(event: PoolAcquireEvent): void {
     try {
-      this.watcher.settings.metrics?.poolAcquired(event);
+      this.options.metrics?.poolAcquired(event);
       this.traced?.poolAcquired?.(event);
     } catch (error) {
-      this.watcher.observerFailed(error);
+      this.failed(error);
     }
   }
 
   statementEnded(event: StatementEvent): void {
     try {
-      const { metrics, slowQueryMs } = this.watcher.settings;
+      const { metrics, slowQueryMs } = this.options;
       metrics?.statementEnded(event);
       this.traced?.statementEnded?.(event);
       if (slowQueryMs !== undefined && event.durationMs >= slowQueryMs && ranInDatabase(event)) {
         this.logSlow(event);
       }
     } catch (error) {
-      this.watcher.observerFailed(error);
+      this.failed(error);
     }
   }
 
   streamed(format: 'ndjson' | 'csv' | 'copy', rows: number, bytes: number): void {
     try {
-      this.watcher.settings.metrics?.streamed(format, rows, bytes);
+      this.options.metrics?.streamed(format, rows, bytes);
     } catch (error) {
-      this.watcher.observerFailed(error);
+      this.failed(error);
     }
   }
 
   private logSlow(event: StatementEvent): void {
-    this.watcher.settings.logger.warn(
+    this.options.logger.warn(
       {
         reqId: this.res.getHeader('X-Request-Id'),
         poolId: event.poolId,
