@@ -17,7 +17,7 @@ import {
   type Attributes,
 } from '@opentelemetry/api';
 import type { ParseEvent, PoolAcquireEvent, RequestObserver, StatementEvent } from '@sqlgate/core';
-import { boundedName, commandLabel, poolLabel } from './labels';
+import { boundedName, commandLabel, methodLabel, poolLabel } from './labels';
 
 /** A proxy: it follows whichever provider the host registers, before or after this runs. */
 const tracer = trace.getTracer('@sqlgate/http-express');
@@ -40,7 +40,7 @@ export function startRequestTrace(
   options: TracingOptions,
 ): RequestTrace | undefined {
   const parent = propagation.extract(ROOT_CONTEXT, req.headers);
-  const method = req.method ?? 'GET';
+  const method = methodLabel(req.method);
   const span = tracer.startSpan(
     `${method} ${route}`,
     {
@@ -87,7 +87,7 @@ export function startRequestTrace(
         ...common,
         'db.namespace': database,
         'db.operation.name': command,
-        'server.address': event.host,
+        'server.address': boundedName(event.host),
         'server.port': event.port,
         'sqlgate.statement.index': event.index,
         'sqlgate.strategy': event.strategy,
