@@ -72,7 +72,7 @@ const ALLOWED_METHODS = allowedMethodsByPath();
  * Matched as Express routes match: without regard to case or a trailing slash.
  */
 function routeOf(path: string): string {
-  const route = path.toLowerCase().replace(/(.)\/+$/, '$1');
+  const route = path.toLowerCase().replace(/(.)\/$/, '$1');
   return ALLOWED_METHODS.has(route) ? route : 'unmatched';
 }
 

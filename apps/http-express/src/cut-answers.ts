@@ -7,10 +7,23 @@ import type { ServerResponse } from 'node:http';
 
 const cut = new WeakSet<ServerResponse>();
 
-/** Ends the answer without its proper end, so no client takes it as complete. */
+/** A client that takes nothing of what was written is not waited for longer than this. */
+const FLUSH_LIMIT_MS = 5_000;
+
+/**
+ * Ends the answer without its proper end (no final chunk), so no client takes it as complete.
+ * What was written, the status line included, still goes out first: destroying the response at
+ * once would drop it, and the client would see no answer at all instead of a cut 200.
+ */
 export function cutAnswer(res: ServerResponse): void {
   cut.add(res);
-  res.destroy();
+  const { socket } = res;
+  if (!socket || socket.destroyed) {
+    res.destroy();
+    return;
+  }
+  socket.end();
+  setTimeout(() => res.destroy(), FLUSH_LIMIT_MS).unref();
 }
 
 export function wasCutBySqlgate(res: ServerResponse): boolean {

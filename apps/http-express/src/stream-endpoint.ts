@@ -68,6 +68,8 @@ async function writeEvents(
   const { copy } = answer;
   const contentType = copy ? copyContentType(copy) : STREAM_CONTENT_TYPES[format ?? 'ndjson'];
   res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
+  // The status line goes now: an answer cut later still reaches the client as a cut 200.
+  res.flushHeaders();
   let complete = false;
   for await (const event of answer.events) {
     if (event.type === 'done') complete = true;

@@ -5,6 +5,7 @@
  * their pool, and the endpoint keeps the rules of the statistics endpoints (token, browsers).
  */
 import { spawnSync } from 'node:child_process';
+import http from 'node:http';
 import { startServer, type RunningServer } from '../src/server';
 import { database, target } from './support';
 
@@ -227,6 +228,34 @@ describe('GET /metrics', () => {
       valueOf(samples, 'sqlgate_http_requests_total', { route: '/api/query', status: '499' }),
     ).toBe(before);
     expect(valueOf(samples, 'sqlgate_database_errors_total', { sqlstate_class: '22' })).toBe(1);
+  });
+
+  it('sends what it wrote before a cut: a CSV that fails on its third row still arrives as a cut 200', async () => {
+    const body = JSON.stringify({
+      ...target(),
+      sql: 'SELECT 1 / (g - 3) AS q FROM generate_series(1, 5) g',
+    });
+    const received = await new Promise<{ status?: number; text: string; complete: boolean }>(
+      (resolve) => {
+        const request = http.request(
+          `${server.url}/api/query`,
+          { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/csv' } },
+          (response) => {
+            let text = '';
+            response.setEncoding('utf8');
+            response.on('data', (chunk: string) => (text += chunk));
+            response.on('close', () =>
+              resolve({ status: response.statusCode, text, complete: response.complete }),
+            );
+          },
+        );
+        request.on('error', () => resolve({ text: '', complete: false }));
+        request.end(body);
+      },
+    );
+    expect(received.status).toBe(200);
+    expect(received.text).toBe('q\r\n0\r\n-1\r\n');
+    expect(received.complete).toBe(false);
   });
 
   it('refuses a page of another origin, as every endpoint does', async () => {

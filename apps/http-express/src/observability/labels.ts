@@ -31,15 +31,27 @@ export function sqlStateClass(sqlState: string): string {
 }
 
 const MAX_POOL_LABEL = 200;
+const DIGEST_MARK = '…#';
+/** Labels of ids seen, so a scrape hashes each long id once; as many as POOL_TARGETS_MAX allows. */
+const poolLabels = new Map<string, string>();
+const MAX_REMEMBERED_LABELS = 10_000;
 
 /**
  * A pool id as a label: as it is up to 200 characters, longer ones (a caller may send a user name
- * of a megabyte) cut, with a digest of the whole id so that two pools never share a series.
+ * of a megabyte) cut, with a digest of the whole id so that two pools never share a series. A
+ * short id that holds the digest mark is given the digest form too, so it cannot spell out the
+ * label of another.
  */
 export function poolLabel(poolId: string): string {
-  if (poolId.length <= MAX_POOL_LABEL) return poolId;
-  const digest = createHash('sha256').update(poolId).digest('hex').slice(0, 16);
-  return `${poolId.slice(0, MAX_POOL_LABEL - 20)}…#${digest}`;
+  if (poolId.length <= MAX_POOL_LABEL && !poolId.includes(DIGEST_MARK)) return poolId;
+  let label = poolLabels.get(poolId);
+  if (label === undefined) {
+    const digest = createHash('sha256').update(poolId).digest('hex').slice(0, 16);
+    label = `${poolId.slice(0, MAX_POOL_LABEL - 20)}${DIGEST_MARK}${digest}`;
+    if (poolLabels.size >= MAX_REMEMBERED_LABELS) poolLabels.clear();
+    poolLabels.set(poolId, label);
+  }
+  return label;
 }
 
 const MAX_NAME = 200;

@@ -6,7 +6,7 @@
  * statuses, strategies, first keywords, outcome names, error codes, SQLSTATE classes and pool ids
  * (at most POOL_TARGETS_MAX); never a password, an SQL text or a literal.
  */
-import type { PoolAcquireEvent, QueryService, StatementEvent } from '@sqlgate/core';
+import type { PoolAcquireEvent, PoolStat, QueryService, StatementEvent } from '@sqlgate/core';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { commandLabel, methodLabel, poolLabel, sqlStateClass } from './labels';
 import {
@@ -200,6 +200,15 @@ export class ServiceMetrics {
 
   /** Gauges read from the service at each scrape: pools as they are now, the cache's usage. */
   private addServiceGauges(service: QueryService, registers: Registry[]): void {
+    // One reading of the pools per scrape feeds both pool gauges (their ids may be long).
+    let pools: { label: string; stat: PoolStat }[] | undefined;
+    const readPools = () => {
+      if (pools === undefined) {
+        pools = service.poolStats().map((stat) => ({ label: poolLabel(stat.poolId), stat }));
+        setImmediate(() => (pools = undefined));
+      }
+      return pools;
+    };
     new Gauge({
       name: 'sqlgate_pool_connections',
       help: 'Connections of each pool by state (total, idle, active), as GET /api/stats/pools.',
@@ -207,11 +216,10 @@ export class ServiceMetrics {
       registers,
       collect() {
         this.reset();
-        for (const pool of service.poolStats()) {
-          const label = poolLabel(pool.poolId);
-          this.set({ pool: label, state: 'total' }, pool.totalConnections);
-          this.set({ pool: label, state: 'idle' }, pool.idleConnections);
-          this.set({ pool: label, state: 'active' }, pool.activeConnections);
+        for (const { label, stat } of readPools()) {
+          this.set({ pool: label, state: 'total' }, stat.totalConnections);
+          this.set({ pool: label, state: 'idle' }, stat.idleConnections);
+          this.set({ pool: label, state: 'active' }, stat.activeConnections);
         }
       },
     });
@@ -222,9 +230,7 @@ export class ServiceMetrics {
       registers,
       collect() {
         this.reset();
-        for (const pool of service.poolStats()) {
-          this.set({ pool: poolLabel(pool.poolId) }, pool.waitingClients);
-        }
+        for (const { label, stat } of readPools()) this.set({ pool: label }, stat.waitingClients);
       },
     });
     // One read of the store per scrape feeds the three cache gauges.

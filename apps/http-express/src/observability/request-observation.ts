@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ParseEvent, PoolAcquireEvent, RequestObserver, StatementEvent } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { wasCutBySqlgate } from '../cut-answers';
+import { commandLabel } from './labels';
 import type { ServiceMetrics } from './metrics';
 import { startRequestTrace, type TracingOptions } from './tracing';
 
@@ -121,7 +122,7 @@ class WatchedRequest implements HttpRequestObserver {
         reqId: this.res.getHeader('X-Request-Id'),
         poolId: event.poolId,
         index: event.index,
-        command: event.command,
+        command: commandLabel(event.command),
         outcome: event.outcome,
         ...(event.sqlState ? { sqlState: event.sqlState } : {}),
         durationMs: event.durationMs,
