@@ -8,7 +8,7 @@ import { createServer as createTcpServer, type AddressInfo, type Socket } from '
 import { startLocalCluster, type LocalCluster } from '@sqlgate/testing';
 import { Client } from 'pg';
 import { createApp } from '../src/app';
-import { createTestApp, database, target, type TestApp } from './support';
+import { createTestApp, database, target, type TestApp, refusingPort } from './support';
 
 const describeWithLocalCluster = database.source === 'local-cluster' ? describe : describe.skip;
 
@@ -63,13 +63,6 @@ async function eventually(
 }
 
 /** A port on which nothing listens: taken, then given back. */
-async function closedPort(): Promise<number> {
-  const server = createTcpServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('targets that cannot be reached', () => {
   let testApp: TestApp;
@@ -84,7 +77,7 @@ describe('targets that cannot be reached', () => {
       const started = Date.now();
       const response = await running.post(
         '/api/query',
-        target({ host: '127.0.0.1', port: await closedPort(), sql: 'SELECT 1' }),
+        target({ host: '127.0.0.1', port: await refusingPort(), sql: 'SELECT 1' }),
       );
       expect(Date.now() - started).toBeLessThan(1000);
       expect(response.status).toBe(502);

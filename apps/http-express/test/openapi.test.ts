@@ -2,17 +2,15 @@
  * The OpenAPI document (GET /api/openapi.json) against what the service really answers: every body
  * and documented header below comes from the app over a real PostgreSQL database.
  */
-import { createServer } from 'node:net';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import express from 'express';
-import type { AddressInfo } from 'node:net';
 import { ROUTES as CONTRACT_ROUTES } from '@sqlgate/core';
 import type { Express } from 'express';
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { buildOpenApiDocument, openApiDocument } from '../src/openapi';
 import { Contract, HTTP_METHODS, valueAt, type HttpAnswer } from './openapi/contract';
-import { createTestApp, sql, target, type TestApp } from './support';
+import { createTestApp, sql, target, type TestApp, refusingPort } from './support';
 
 const TABLE = 'openapi_contract_items';
 
@@ -57,13 +55,6 @@ function documentedQuery(answer: HttpAnswer, status: number): HttpAnswer {
 }
 
 /** A port on 127.0.0.1 where nothing listens. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 beforeAll(async () => {
   testApp = createTestApp();
@@ -433,7 +424,7 @@ describe('POST /api/query', () => {
 
   it('502: nothing listens on the target port', async () => {
     const answer = documentedQuery(
-      await query({ host: '127.0.0.1', port: await closedPort(), sql: 'SELECT 1' }),
+      await query({ host: '127.0.0.1', port: await refusingPort(), sql: 'SELECT 1' }),
       502,
     );
     expect(answer.body).toEqual({ error: { message: expect.any(String), code: 'ECONNREFUSED' } });
@@ -460,7 +451,7 @@ describe('POST /api/test-connection', () => {
   });
 
   it('failures: unreachable target, wrong password, missing fields', async () => {
-    const refused = await check(target({ host: '127.0.0.1', port: await closedPort() }));
+    const refused = await check(target({ host: '127.0.0.1', port: await refusingPort() }));
     expect(refused.status).toBe(502);
     expect(refused.body).toEqual({
       success: false,

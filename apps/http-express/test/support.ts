@@ -3,6 +3,7 @@ import { testDatabaseFromEnvironment, type TestDatabaseSettings } from '@sqlgate
 import type { QueryService } from '@sqlgate/core';
 import express, { type Express } from 'express';
 import { Client, type ClientConfig } from 'pg';
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import { createApp } from '../src/app';
@@ -98,4 +99,23 @@ export function captureLogs(level: string): {
         .filter((line) => line !== '')
         .map((line) => JSON.parse(line) as Record<string, unknown>),
   };
+}
+
+/**
+ * A port on 127.0.0.1 that refuses connections. A privileged port: the kernel never hands it out
+ * as an ephemeral one, so no server another test starts meanwhile can take it (a port found free
+ * and closed again could be).
+ */
+export async function refusingPort(): Promise<number> {
+  const port = 1;
+  const refused = await new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
+  });
+  if (!refused) throw new Error(`127.0.0.1:${port} does not refuse connections here`);
+  return port;
 }
