@@ -258,6 +258,23 @@ describe('GET /metrics', () => {
     expect(received.complete).toBe(false);
   });
 
+  it('counts the SQLSTATE of a COMMIT that fails, which no statement carries', async () => {
+    const classOf = async () =>
+      valueOf(samplesOf((await scrape(server)).text), 'sqlgate_database_errors_total', {
+        sqlstate_class: '23',
+      });
+    const before = await classOf();
+    const status = await post(server, {
+      ...target(),
+      sql:
+        'CREATE TEMP TABLE commit_p (id int PRIMARY KEY); ' +
+        'CREATE TEMP TABLE commit_c (pid int REFERENCES commit_p DEFERRABLE INITIALLY DEFERRED); ' +
+        'INSERT INTO commit_c VALUES (1)',
+    });
+    expect(status).toBeGreaterThanOrEqual(400);
+    expect(await classOf()).toBe(before + 1);
+  });
+
   it('refuses a page of another origin, as every endpoint does', async () => {
     const response = await fetch(`${server.url}/metrics`, {
       headers: { origin: 'https://evil.example' },

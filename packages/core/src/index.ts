@@ -50,6 +50,7 @@ export * from './schemas';
 export type {
   ParseEvent,
   PoolAcquireEvent,
+  RequestFailureEvent,
   RequestObserver,
   StatementEvent,
 } from './ports/request-observer';

@@ -26,7 +26,7 @@ import {
   type QueryResponse,
   type QueryResponseBody,
 } from './execution/response';
-import type { ExecutionOutcome } from './execution/outcome';
+import type { ExecutionFailure, ExecutionOutcome } from './execution/outcome';
 import {
   createParseMemo,
   loadParser,
@@ -48,7 +48,12 @@ import {
   type ConnectionTarget,
   type PoolStat,
 } from './ports/connections';
-import type { RequestObserver, StatementEvent } from './ports/request-observer';
+import type {
+  RequestFailureEvent,
+  RequestObserver,
+  StatementEvent,
+} from './ports/request-observer';
+import type { PortFailure } from './ports/settled';
 import {
   connectionTestWarnings,
   missingFields,
@@ -390,6 +395,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       if (observer?.statementEnded && target) {
         reportStatements(observer, target, strategy ?? 'none', statements, outcome, cacheUse);
       }
+      if (observer?.requestFailed && outcome?.failure) {
+        reportRequestFailure(observer, outcome.failure, context?.acquireFailures);
+      }
     }
   }
 
@@ -614,6 +622,24 @@ function reportStatements(
     }
     observer.statementEnded?.(event);
   });
+}
+
+/** A failure no statement's event carries (RequestFailureEvent). */
+function reportRequestFailure(
+  observer: RequestObserver,
+  failure: ExecutionFailure,
+  acquireFailures: ReadonlySet<PortFailure> | undefined,
+): void {
+  const failed =
+    failure.kind === 'transaction' && failure.statement === undefined
+      ? { step: 'commit' as const, error: failure.error }
+      : failure.kind === 'request' && !acquireFailures?.has(failure.error)
+        ? { step: 'request' as const, error: failure.error }
+        : undefined;
+  if (!failed || failed.error.code === ErrorCodes.REQUEST_ABORTED) return;
+  const event: RequestFailureEvent = { step: failed.step, errorCode: failed.error.code };
+  if (failed.error instanceof DatabaseError) event.sqlState = failed.error.sqlState;
+  observer.requestFailed?.(event);
 }
 
 /**

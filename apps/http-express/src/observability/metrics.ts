@@ -6,7 +6,13 @@
  * statuses, strategies, first keywords, outcome names, error codes, SQLSTATE classes and pool ids
  * (at most POOL_TARGETS_MAX); never a password, an SQL text or a literal.
  */
-import type { PoolAcquireEvent, PoolStat, QueryService, StatementEvent } from '@sqlgate/core';
+import type {
+  PoolAcquireEvent,
+  PoolStat,
+  QueryService,
+  RequestFailureEvent,
+  StatementEvent,
+} from '@sqlgate/core';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { commandLabel, methodLabel, poolLabel, sqlStateClass } from './labels';
 import {
@@ -191,6 +197,12 @@ export class ServiceMetrics {
     } else if (event.errorCode !== undefined && event.errorCode !== 'REQUEST_ABORTED') {
       this.connectionErrors.series(event.errorCode).value += 1;
     }
+  }
+
+  requestFailed(event: RequestFailureEvent): void {
+    if (event.sqlState !== undefined) {
+      this.databaseErrors.series(sqlStateClass(event.sqlState)).value += 1;
+    } else this.connectionErrors.series(event.errorCode).value += 1;
   }
 
   streamed(format: string, rows: number, bytes: number): void {

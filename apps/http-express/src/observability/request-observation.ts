@@ -4,7 +4,13 @@
  * With metrics and tracing off and no slow-query log, a request costs one WeakMap lookup.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ParseEvent, PoolAcquireEvent, RequestObserver, StatementEvent } from '@sqlgate/core';
+import type {
+  ParseEvent,
+  PoolAcquireEvent,
+  RequestFailureEvent,
+  RequestObserver,
+  StatementEvent,
+} from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { wasCutBySqlgate } from '../cut-answers';
 import { commandLabel } from './labels';
@@ -103,6 +109,15 @@ class WatchedRequest implements HttpRequestObserver {
       if (slowQueryMs !== undefined && event.durationMs >= slowQueryMs && ranInDatabase(event)) {
         this.logSlow(event);
       }
+    } catch (error) {
+      this.failed(error);
+    }
+  }
+
+  requestFailed(event: RequestFailureEvent): void {
+    try {
+      this.options.metrics?.requestFailed(event);
+      this.traced?.requestFailed?.(event);
     } catch (error) {
       this.failed(error);
     }

@@ -82,6 +82,8 @@ export function elapsed(clock: Clock, since: number): number {
 export class ExecutionContext {
   /** Milliseconds spent waiting for pooled connections. */
   poolWaitMs = 0;
+  /** Failures of `acquire`: reported as such, not as failures of the request's work. */
+  readonly acquireFailures = new Set<PortFailure>();
   private readonly runOptions: RunOptions;
   /** Options of sqlgate's own statements (BEGIN, COMMIT, SET...): no rows, the same deadline. */
   readonly controlOptions: RunOptions;
@@ -154,6 +156,7 @@ export class ExecutionContext {
     this.poolWaitMs += ended - started;
     if (this.observer?.poolAcquired) this.reportAcquire(started, ended, acquired);
     if (!acquired.ok) {
+      this.acquireFailures.add(acquired.error);
       return this.aborted ? ABORTED_BEFORE_START : { kind: 'request', error: acquired.error };
     }
     return new LentConnection(acquired.value, this);

@@ -60,8 +60,22 @@ export interface StatementEvent {
   errorCode?: string;
 }
 
+/**
+ * The request failed where no statement's event can say so: its connection was lost or refused
+ * sqlgate's own statements (BEGIN, SET) after it was lent, or its COMMIT failed (a deferred
+ * constraint). A connection that could not be had is a PoolAcquireEvent instead.
+ */
+export interface RequestFailureEvent {
+  /** `commit`: the COMMIT (or dryRun's ROLLBACK) of sqlgate's transaction failed. */
+  step: 'commit' | 'request';
+  /** sqlgate's error code (ErrorCodes). */
+  errorCode: string;
+  sqlState?: string;
+}
+
 export interface RequestObserver {
   parsed?(event: ParseEvent): void;
   poolAcquired?(event: PoolAcquireEvent): void;
   statementEnded?(event: StatementEvent): void;
+  requestFailed?(event: RequestFailureEvent): void;
 }

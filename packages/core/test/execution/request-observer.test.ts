@@ -8,27 +8,32 @@ import type { CacheStore } from '../../src/ports/cache-store';
 import type {
   ParseEvent,
   PoolAcquireEvent,
+  RequestFailureEvent,
   RequestObserver,
   StatementEvent,
 } from '../../src/ports/request-observer';
-import { databaseError } from '../fakes/fake-connections';
+import { connectionLost, databaseError } from '../fakes/fake-connections';
 import { harness } from './service-harness';
 
 function recorder(): RequestObserver & {
   parses: ParseEvent[];
   acquires: PoolAcquireEvent[];
   statements: StatementEvent[];
+  failures: RequestFailureEvent[];
 } {
   const parses: ParseEvent[] = [];
   const acquires: PoolAcquireEvent[] = [];
   const statements: StatementEvent[] = [];
+  const failures: RequestFailureEvent[] = [];
   return {
     parses,
     acquires,
     statements,
+    failures,
     parsed: (event) => parses.push(event),
     poolAcquired: (event) => acquires.push(event),
     statementEnded: (event) => statements.push(event),
+    requestFailed: (event) => failures.push(event),
   };
 }
 
@@ -92,6 +97,45 @@ describe('the request observer', () => {
       expect.objectContaining({ failureCode: 'POOL_EXHAUSTED', timedOut: true }),
     ]);
     expect(observer.statements.map((event) => event.outcome)).toEqual(['not_run']);
+  });
+});
+
+describe('failures no statement carries', () => {
+  it('reports a COMMIT that fails with its SQLSTATE', async () => {
+    const { fake, query } = harness();
+    fake.on('COMMIT', {
+      error: databaseError('23503', 'insert or update violates foreign key constraint'),
+    });
+    const observer = recorder();
+
+    await query('INSERT INTO child VALUES (1); INSERT INTO child VALUES (2)', {}, { observer });
+
+    expect(observer.failures).toEqual([
+      { step: 'commit', errorCode: 'DATABASE_ERROR', sqlState: '23503' },
+    ]);
+  });
+
+  it('reports a connection lost inside the transaction, but not one never had', async () => {
+    const lost = harness();
+    lost.fake.on('BEGIN', { error: connectionLost() });
+    const lostObserver = recorder();
+    await lost.query(
+      'INSERT INTO t VALUES (1); INSERT INTO t VALUES (2)',
+      {},
+      {
+        observer: lostObserver,
+      },
+    );
+    expect(lostObserver.failures).toEqual([{ step: 'request', errorCode: 'CONNECTION_FAILED' }]);
+
+    const refused = harness();
+    refused.fake.onAcquire({
+      error: new ConnectionError(ErrorCodes.CONNECTION_FAILED, 'refused', 'ECONNREFUSED'),
+    });
+    const refusedObserver = recorder();
+    await refused.query('INSERT INTO t VALUES (1)', {}, { observer: refusedObserver });
+    expect(refusedObserver.acquires[0]?.failureCode).toBe('CONNECTION_FAILED');
+    expect(refusedObserver.failures).toEqual([]);
   });
 });
 
