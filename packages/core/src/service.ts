@@ -4,15 +4,13 @@
  */
 import {
   ResultCache,
-  type CacheBypassReason,
   type CacheEntry,
-  type CacheStatus,
   DEFAULT_CACHE_MAX_BYTES,
   DEFAULT_CACHE_TTL_MS,
   requestMayUseCache,
   writeExtentOf,
 } from './cache';
-import { DatabaseError, ErrorCodes, RequestError, SqlgateError } from './errors';
+import { ErrorCodes, RequestError, SqlgateError } from './errors';
 import { ExecutionContext, elapsed, type ExecutionSettings } from './execution/context';
 import { lazyCacheScope } from './execution/cache-attempt';
 import { executePlan } from './execution/execute';
@@ -26,13 +24,8 @@ import {
   type QueryResponse,
   type QueryResponseBody,
 } from './execution/response';
-import type { ExecutionFailure, ExecutionOutcome } from './execution/outcome';
-import {
-  createParseMemo,
-  loadParser,
-  withLiteralsAsParameters,
-  type ParsedStatement,
-} from './parser';
+import type { ExecutionOutcome } from './execution/outcome';
+import { createParseMemo, loadParser, type ParsedStatement } from './parser';
 import { closingEvents } from './streaming/closing-events';
 import { copyOutOf, isCopyToStdout, type CopyOut } from './streaming/copy-out';
 import { EventChannel } from './streaming/event-channel';
@@ -40,20 +33,19 @@ import type { StreamEvent } from './streaming/stream-events';
 import type { CacheStore, CacheUsage } from './ports/cache-store';
 import type { TargetPolicy } from './ports/target-policy';
 import { systemClock, type Clock } from './ports/clock';
-import {
-  poolIdOf,
-  type CacheScope,
-  type ConnectionCheck,
-  type ConnectionProvider,
-  type ConnectionTarget,
-  type PoolStat,
-} from './ports/connections';
 import type {
-  RequestFailureEvent,
-  RequestObserver,
-  StatementEvent,
-} from './ports/request-observer';
-import type { PortFailure } from './ports/settled';
+  CacheScope,
+  ConnectionCheck,
+  ConnectionProvider,
+  ConnectionTarget,
+  PoolStat,
+} from './ports/connections';
+import type { RequestObserver } from './ports/request-observer';
+import {
+  reportRequestFailure,
+  reportStatements,
+  type RequestCacheUse,
+} from './execution/report-to-observer';
 import {
   connectionTestWarnings,
   missingFields,
@@ -516,130 +508,6 @@ function countStatements(
     else statistics.recordExecuted(each.executionTime);
   }
   for (let i = outcomes.length; i < statements.length; i++) statistics.recordNotExecuted();
-}
-
-/** Literal-free texts of statements seen: the parse memo hands out the same objects again. */
-const literalFreeTexts = new WeakMap<ParsedStatement, string>();
-
-/**
- * A statement's end as the observer sees it. Its literal-free text is made only when read (by
- * the slow-query log, or spans with the text): most requests never need it.
- */
-class StatementReport implements StatementEvent {
-  outcome: StatementEvent['outcome'] = 'not_run';
-  durationMs = 0;
-  startMs?: number;
-  endMs?: number;
-  sqlState?: string;
-  errorCode?: string;
-  cache?: CacheStatus;
-  readonly index: number;
-  readonly command: string;
-
-  constructor(
-    private readonly statement: ParsedStatement,
-    readonly poolId: string,
-    readonly host: string,
-    readonly port: number,
-    readonly database: string,
-    readonly strategy: StrategyName | 'none',
-  ) {
-    this.index = statement.index;
-    this.command = statement.keyword;
-  }
-
-  get normalisedText(): string {
-    let text = literalFreeTexts.get(this.statement);
-    if (text === undefined) {
-      text = withLiteralsAsParameters(this.statement.text);
-      literalFreeTexts.set(this.statement, text);
-    }
-    return text;
-  }
-}
-
-/** What decides, for a statement that never reached the cache, why it did not. */
-interface RequestCacheUse {
-  /** There is a cache, and the request asked for it (or the server caches by default). */
-  requested: boolean;
-  /** Its rows were streamed, or it is a COPY: nothing to keep. */
-  streamed: boolean;
-}
-
-/**
- * Why a statement that never reached the cache (cache-attempt.ts notes the others) skipped it:
- * the request did not ask, streamed, or wrote; or, a read itself, it shared its request with a
- * write or a session change (requestMayUseCache).
- */
-function bypassReasonOf(
-  statement: ParsedStatement,
-  cacheUse: RequestCacheUse | undefined,
-): CacheBypassReason {
-  if (!cacheUse?.requested) return 'disabled';
-  if (cacheUse.streamed) return 'stream';
-  if (statement.statementClass !== 'read') return 'write';
-  if (statement.callsVolatileFunction || statement.changesSession) return 'volatile';
-  return 'transaction';
-}
-
-/** Tells the observer how each statement of the request ended, in statement order. */
-function reportStatements(
-  observer: RequestObserver,
-  target: ConnectionTarget,
-  strategy: StrategyName | 'none',
-  statements: readonly ParsedStatement[],
-  outcome: ExecutionOutcome | undefined,
-  cacheUse: RequestCacheUse | undefined,
-): void {
-  const poolId = poolIdOf(target);
-  const outcomes = outcome?.outcomes ?? [];
-  // A statement that failed inside the service's transaction is the failure's, not an outcome.
-  const failure = outcome?.failure;
-  const failedInTransaction = failure?.kind === 'transaction' ? failure : undefined;
-  statements.forEach((statement, position) => {
-    const { host, port, database } = target;
-    const event = new StatementReport(statement, poolId, host, port, database, strategy);
-    const each = outcomes[position];
-    if (each) {
-      event.outcome = !each.ok ? 'error' : each.cached ? 'cached' : 'ok';
-      event.cache = each.cache ?? { status: 'bypass', reason: bypassReasonOf(statement, cacheUse) };
-      event.durationMs = each.executionTime;
-      if (each.startedAt !== undefined) {
-        event.startMs = each.startedAt;
-        event.endMs = each.startedAt + each.executionTime;
-      }
-      if (!each.ok) {
-        event.errorCode = each.error.code;
-        if (each.error instanceof DatabaseError) event.sqlState = each.error.sqlState;
-      }
-    }
-    if (!each && failedInTransaction?.statement === statement) {
-      event.outcome = 'error';
-      event.durationMs = failedInTransaction.executionTime;
-      event.errorCode = failedInTransaction.error.code;
-      event.sqlState = failedInTransaction.error.sqlState;
-      event.cache = { status: 'bypass', reason: bypassReasonOf(statement, cacheUse) };
-    }
-    observer.statementEnded?.(event);
-  });
-}
-
-/** A failure no statement's event carries (RequestFailureEvent). */
-function reportRequestFailure(
-  observer: RequestObserver,
-  failure: ExecutionFailure,
-  acquireFailures: ReadonlySet<PortFailure> | undefined,
-): void {
-  const failed =
-    failure.kind === 'transaction' && failure.statement === undefined
-      ? { step: 'commit' as const, error: failure.error }
-      : failure.kind === 'request' && !acquireFailures?.has(failure.error)
-        ? { step: 'request' as const, error: failure.error }
-        : undefined;
-  if (!failed || failed.error.code === ErrorCodes.REQUEST_ABORTED) return;
-  const event: RequestFailureEvent = { step: failed.step, errorCode: failed.error.code };
-  if (failed.error instanceof DatabaseError) event.sqlState = failed.error.sqlState;
-  observer.requestFailed?.(event);
 }
 
 /**

@@ -39,6 +39,20 @@ interface CountedAndTimed {
   time: HistogramSeries;
 }
 
+/** The series under `key`, made by `make` on first use. */
+function seriesOf(
+  byKey: Map<string, CountedAndTimed>,
+  key: string,
+  make: () => CountedAndTimed,
+): CountedAndTimed {
+  let series = byKey.get(key);
+  if (series === undefined) {
+    series = make();
+    byKey.set(key, series);
+  }
+  return series;
+}
+
 export class ServiceMetrics {
   readonly registry = new Registry();
   private readonly httpRequests = new SeriesCounter(
@@ -148,16 +162,13 @@ export class ServiceMetrics {
 
   httpRequest(route: string, method: string | undefined, status: number, seconds: number): void {
     const methodName = methodLabel(method);
-    const key = `${route} ${methodName} ${status}`;
-    let series = this.httpSeries.get(key);
-    if (series === undefined) {
+    const series = seriesOf(this.httpSeries, `${route} ${methodName} ${status}`, () => {
       const labels = [route, methodName, String(status)];
-      series = {
+      return {
         count: this.httpRequests.series(...labels),
         time: this.httpDuration.series(...labels),
       };
-      this.httpSeries.set(key, series);
-    }
+    });
     series.count.value += 1;
     this.httpDuration.observe(series.time, seconds);
   }
@@ -175,15 +186,10 @@ export class ServiceMetrics {
   statementEnded(event: StatementEvent): void {
     const { strategy, outcome } = event;
     const command = commandLabel(event.command);
-    const key = `${strategy} ${command} ${outcome}`;
-    let series = this.statementSeries.get(key);
-    if (series === undefined) {
-      series = {
-        count: this.statements.series(strategy, command, outcome),
-        time: this.statementDuration.series(strategy, command),
-      };
-      this.statementSeries.set(key, series);
-    }
+    const series = seriesOf(this.statementSeries, `${strategy} ${command} ${outcome}`, () => ({
+      count: this.statements.series(strategy, command, outcome),
+      time: this.statementDuration.series(strategy, command),
+    }));
     series.count.value += 1;
     if (outcome === 'ok' || outcome === 'error') {
       this.statementDuration.observe(series.time, event.durationMs / 1000);

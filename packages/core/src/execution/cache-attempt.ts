@@ -58,7 +58,7 @@ export async function attemptCache(
   request: RequestCacheScope | undefined,
   statement: ParsedStatement,
 ): Promise<CacheAttempt> {
-  // Without a cache scope the service decides why (service.ts, cacheStatusOf).
+  // Without a cache scope the service decides why (report-to-observer.ts, bypassReasonOf).
   if (!request) return NO_CACHE;
   if (!request.cache.isCacheRequested(request.options)) return bypassed('disabled');
   if (!isCacheableStatement(statement)) {

@@ -1,0 +1,141 @@
+/**
+ * What the service tells a request's observer once the request has run (docs/decisions.md 10.25):
+ * how each statement ended, with what the result cache did, and a failure no statement carries.
+ */
+import type { CacheBypassReason, CacheStatus } from '../cache/cache-status';
+import { DatabaseError, ErrorCodes } from '../errors';
+import type { ParsedStatement } from '../parser';
+import { withLiteralsAsParameters } from '../parser/literals-as-parameters';
+import { poolIdOf, type ConnectionTarget } from '../ports/connections';
+import type {
+  RequestFailureEvent,
+  RequestObserver,
+  StatementEvent,
+} from '../ports/request-observer';
+import type { PortFailure } from '../ports/settled';
+import type { ExecutionFailure, ExecutionOutcome } from './outcome';
+import type { StrategyName } from './plan';
+
+/** Literal-free texts of statements seen: the parse memo hands out the same objects again. */
+const literalFreeTexts = new WeakMap<ParsedStatement, string>();
+
+/**
+ * A statement's end as the observer sees it. Its literal-free text is made only when read (by
+ * the slow-query log, or spans with the text): most requests never need it.
+ */
+class StatementReport implements StatementEvent {
+  outcome: StatementEvent['outcome'] = 'not_run';
+  durationMs = 0;
+  startMs?: number;
+  endMs?: number;
+  sqlState?: string;
+  errorCode?: string;
+  cache?: CacheStatus;
+  readonly index: number;
+  readonly command: string;
+
+  constructor(
+    private readonly statement: ParsedStatement,
+    readonly poolId: string,
+    readonly host: string,
+    readonly port: number,
+    readonly database: string,
+    readonly strategy: StrategyName | 'none',
+  ) {
+    this.index = statement.index;
+    this.command = statement.keyword;
+  }
+
+  get normalisedText(): string {
+    let text = literalFreeTexts.get(this.statement);
+    if (text === undefined) {
+      text = withLiteralsAsParameters(this.statement.text);
+      literalFreeTexts.set(this.statement, text);
+    }
+    return text;
+  }
+}
+
+/** What decides, for a statement that never reached the cache, why it did not. */
+export interface RequestCacheUse {
+  /** There is a cache, and the request asked for it (or the server caches by default). */
+  requested: boolean;
+  /** Its rows were streamed, or it is a COPY: nothing to keep. */
+  streamed: boolean;
+}
+
+/**
+ * Why a statement that never reached the cache (cache-attempt.ts notes the others) skipped it:
+ * the request did not ask, streamed, or wrote; or, a read itself, it shared its request with a
+ * write or a session change (requestMayUseCache).
+ */
+function bypassReasonOf(
+  statement: ParsedStatement,
+  cacheUse: RequestCacheUse | undefined,
+): CacheBypassReason {
+  if (!cacheUse?.requested) return 'disabled';
+  if (cacheUse.streamed) return 'stream';
+  if (statement.statementClass !== 'read') return 'write';
+  if (statement.callsVolatileFunction || statement.changesSession) return 'volatile';
+  return 'transaction';
+}
+
+/** Tells the observer how each statement of the request ended, in statement order. */
+export function reportStatements(
+  observer: RequestObserver,
+  target: ConnectionTarget,
+  strategy: StrategyName | 'none',
+  statements: readonly ParsedStatement[],
+  outcome: ExecutionOutcome | undefined,
+  cacheUse: RequestCacheUse | undefined,
+): void {
+  const poolId = poolIdOf(target);
+  const outcomes = outcome?.outcomes ?? [];
+  // A statement that failed inside the service's transaction is the failure's, not an outcome.
+  const failure = outcome?.failure;
+  const failedInTransaction = failure?.kind === 'transaction' ? failure : undefined;
+  statements.forEach((statement, position) => {
+    const { host, port, database } = target;
+    const event = new StatementReport(statement, poolId, host, port, database, strategy);
+    const each = outcomes[position];
+    if (each) {
+      event.outcome = !each.ok ? 'error' : each.cached ? 'cached' : 'ok';
+      event.cache = each.cache ?? { status: 'bypass', reason: bypassReasonOf(statement, cacheUse) };
+      event.durationMs = each.executionTime;
+      if (each.startedAt !== undefined) {
+        event.startMs = each.startedAt;
+        event.endMs = each.startedAt + each.executionTime;
+      }
+      if (!each.ok) {
+        event.errorCode = each.error.code;
+        if (each.error instanceof DatabaseError) event.sqlState = each.error.sqlState;
+      }
+    }
+    if (!each && failedInTransaction?.statement === statement) {
+      event.outcome = 'error';
+      event.durationMs = failedInTransaction.executionTime;
+      event.errorCode = failedInTransaction.error.code;
+      event.sqlState = failedInTransaction.error.sqlState;
+      event.cache = { status: 'bypass', reason: bypassReasonOf(statement, cacheUse) };
+    }
+    observer.statementEnded?.(event);
+  });
+}
+
+/** A failure no statement's event carries (RequestFailureEvent). */
+export function reportRequestFailure(
+  observer: RequestObserver,
+  failure: ExecutionFailure,
+  acquireFailures: ReadonlySet<PortFailure> | undefined,
+): void {
+  const failed =
+    failure.kind === 'transaction' && failure.statement === undefined
+      ? { step: 'commit' as const, error: failure.error }
+      : failure.kind === 'request' && !acquireFailures?.has(failure.error)
+        ? { step: 'request' as const, error: failure.error }
+        : undefined;
+  if (!failed || failed.error.code === ErrorCodes.REQUEST_ABORTED) return;
+  const event: RequestFailureEvent = { step: failed.step, errorCode: failed.error.code };
+  if (failed.error instanceof DatabaseError) event.sqlState = failed.error.sqlState;
+  observer.requestFailed?.(event);
+}
