@@ -4,10 +4,13 @@
  */
 import {
   allowedMethodsByPath,
+  expressPathOf,
   ROUTES,
+  routePathOf,
   serializeResponse,
   ZERO_CACHE_STATS,
   type QueryService,
+  type ServiceAnswer,
 } from '@sqlgate/core';
 import express, {
   type ErrorRequestHandler,
@@ -25,7 +28,14 @@ import {
   DEFAULT_BODY_TIMEOUT_MS,
   readJsonBody,
 } from './json-body';
-import { answerQuery, writeInternalError, writeJson } from './query-endpoint';
+import {
+  abortOnDisconnect,
+  answerQuery,
+  writeAnswer,
+  writeInternalError,
+  writeJson,
+} from './query-endpoint';
+import { observerOf } from './observability/request-observation';
 import type { BodyLimits } from './json-body';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi';
 import { answerCopy } from './copy-endpoint';
@@ -68,12 +78,31 @@ function sendJson(res: Response, status: number, body: unknown): void {
 const ALLOWED_METHODS = allowedMethodsByPath();
 
 /**
- * A path's route for metrics and spans: a route of the table, or `unmatched` (bounded labels).
- * Matched as Express routes match: without regard to case or a trailing slash.
+ * A path's route for metrics and spans: a route of the table (`/api/sessions/{sessionId}`, never
+ * the id itself), or `unmatched` (bounded labels).
  */
 function routeOf(path: string): string {
-  const route = path.toLowerCase().replace(/(.)\/$/, '$1');
-  return ALLOWED_METHODS.has(route) ? route : 'unmatched';
+  return routePathOf(path) ?? 'unmatched';
+}
+
+/** An answer of the session and cancel use cases, with the status its failure decides. */
+function sendAnswer<T>(
+  res: Response,
+  logger: Logger,
+  answer: ServiceAnswer<T>,
+  okStatus = 200,
+): void {
+  const { failure } = answer;
+  if (failure?.internal !== undefined) {
+    writeInternalError(res, logger, failure.internal);
+    return;
+  }
+  sendJson(res, failure ? httpStatusFor(failure) : okStatus, answer.body);
+}
+
+/** A path parameter of the route; Express has decoded it. */
+function parameter(req: Request, name: string): string {
+  return String(req.params[name] ?? '');
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -144,6 +173,29 @@ export function createApp(options: AppOptions): express.Express {
   /** One handler per operation of core's route table; the table decides methods and paths. */
   const handlers: Record<string, RequestHandler> = {
     executeQuery: (req, res) => answerQuery(service, logger, req.body, req, res),
+    openSession: async (req, res) => {
+      sendAnswer(res, logger, await service.openSession(req.body), 201);
+    },
+    executeSessionQuery: async (req, res) => {
+      const observer = observerOf(res);
+      const requestId = res.getHeader('X-Request-Id') as string | undefined;
+      const signal = abortOnDisconnect(res);
+      const response = await service.executeInSession(
+        parameter(req, 'sessionId'),
+        req.body,
+        observer ? { signal, observer, requestId } : { signal, requestId },
+      );
+      writeAnswer(res, logger, response);
+    },
+    cancelSessionQuery: (req, res) => {
+      sendAnswer(res, logger, service.cancelSessionQuery(parameter(req, 'sessionId')));
+    },
+    closeSession: async (req, res) => {
+      sendAnswer(res, logger, await service.closeSession(parameter(req, 'sessionId')));
+    },
+    cancelRequest: (req, res) => {
+      sendAnswer(res, logger, service.cancelRequest(parameter(req, 'requestId'), req.body));
+    },
     copyFrom: (req, res) =>
       answerCopy(
         service,
@@ -211,7 +263,7 @@ export function createApp(options: AppOptions): express.Express {
     // Routes with a JSON request body read it first; a multipart upload is read as it streams.
     const chain =
       route.request?.mediaType === undefined && route.request ? [body, handler] : [handler];
-    app[route.method](route.path, ...chain);
+    app[route.method](expressPathOf(route.path), ...chain);
   }
   const unrouted = Object.keys(handlers).filter(
     (operationId) => !ROUTES.some((route) => route.operationId === operationId),
@@ -219,7 +271,8 @@ export function createApp(options: AppOptions): express.Express {
   if (unrouted.length > 0) throw new Error(`Handlers without a route: ${unrouted.join(', ')}`);
 
   app.use((req: Request, res: Response) => {
-    const allowed = ALLOWED_METHODS.get(req.path);
+    const route = routePathOf(req.path);
+    const allowed = route === undefined ? undefined : ALLOWED_METHODS.get(route);
     if (allowed) {
       res.setHeader('Allow', allowed.join(', '));
       sendJson(res, 405, { error: `Method ${req.method} not allowed on ${req.path}` });

@@ -32,6 +32,12 @@ export interface ServerConfig {
   /** Host names accepted besides loopback names (ALLOWED_HOSTS); when set, checked on any address. */
   allowedHosts?: readonly string[];
   sessionReset: 'auto' | 'always';
+  /** Sessions open at once (MAX_SESSIONS), docs/decisions.md 10.26. */
+  maxSessions: number;
+  /** A session ends after this long without a request (SESSION_IDLE_TIMEOUT_MS); callers may ask for less. */
+  sessionIdleTimeoutMs: number;
+  /** A session ends at this age, busy or not (SESSION_MAX_LIFETIME_MS). */
+  sessionMaxLifetimeMs: number;
   /** Cache reads of requests that do not say (QUERY_CACHE_DEFAULT=on). */
   queryCacheDefault: boolean;
   queryCacheTtlMs: number;
@@ -80,6 +86,9 @@ const VARIABLE_OF: Record<keyof ServerConfig, string> = {
   corsOrigins: 'CORS_ORIGINS',
   allowedHosts: 'ALLOWED_HOSTS',
   sessionReset: 'SESSION_RESET',
+  maxSessions: 'MAX_SESSIONS',
+  sessionIdleTimeoutMs: 'SESSION_IDLE_TIMEOUT_MS',
+  sessionMaxLifetimeMs: 'SESSION_MAX_LIFETIME_MS',
   queryCacheDefault: 'QUERY_CACHE_DEFAULT',
   queryCacheTtlMs: 'QUERY_CACHE_TTL_MS',
   queryCacheMaxEntries: 'QUERY_CACHE_MAX_ENTRIES',
@@ -175,6 +184,10 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 10_000, 1),
     maxConnections: integer(env, 'MAX_CONNECTIONS', 1000, 1),
     sessionReset: oneOf(env, 'SESSION_RESET', ['auto', 'always'] as const, 'auto'),
+    maxSessions: integer(env, 'MAX_SESSIONS', 100, 0, 100_000),
+    // Timers take at most 2^31 - 1 ms.
+    sessionIdleTimeoutMs: integer(env, 'SESSION_IDLE_TIMEOUT_MS', 60_000, 1, 2 ** 31 - 1),
+    sessionMaxLifetimeMs: integer(env, 'SESSION_MAX_LIFETIME_MS', 15 * 60_000, 1, 2 ** 31 - 1),
     queryCacheDefault: oneOf(env, 'QUERY_CACHE_DEFAULT', ['on', 'off'] as const, 'off') === 'on',
     queryCacheTtlMs: integer(env, 'QUERY_CACHE_TTL_MS', 60_000, 1),
     queryCacheMaxEntries: integer(env, 'QUERY_CACHE_MAX_ENTRIES', 1000, 1),

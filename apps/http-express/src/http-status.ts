@@ -29,6 +29,13 @@ const STATUS_BY_CODE: Record<string, number> = {
   [ErrorCodes.INTERNAL_ERROR]: 500,
   [ErrorCodes.POOL_EXHAUSTED]: 503,
   [ErrorCodes.CONNECT_TIMEOUT]: 504,
+  // docs/decisions.md 10.26.
+  [ErrorCodes.REQUEST_CANCELLED]: 409,
+  [ErrorCodes.SESSION_BUSY]: 409,
+  [ErrorCodes.SESSION_NOT_FOUND]: 404,
+  [ErrorCodes.REQUEST_NOT_FOUND]: 404,
+  [ErrorCodes.CANCEL_REFUSED]: 403,
+  [ErrorCodes.SESSION_LIMIT]: 503,
 };
 
 /** 200 when nothing failed. */

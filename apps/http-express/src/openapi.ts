@@ -76,17 +76,33 @@ function response(spec: ResponseSpec, schemas: Record<string, Json>): Json {
   };
 }
 
+/** The `{name}` parts of a route path, as OpenAPI path parameters. */
+function pathParametersOf(path: string): Json[] {
+  return [...path.matchAll(/\{([A-Za-z]+)\}/g)].map(([, name]) => ({
+    name,
+    in: 'path',
+    required: true,
+    description:
+      name === 'sessionId'
+        ? 'The sessionId POST /api/sessions answered.'
+        : 'The X-Request-Id of the request to cancel.',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,128}$' },
+  }));
+}
+
 function operation(route: RouteSpec, schemas: Record<string, Json>): Json {
   const responses = Object.entries(route.responses).map(([status, spec]) => [
     status,
     typeof spec === 'string' ? { $ref: `#/components/responses/${spec}` } : response(spec, schemas),
   ]);
   const request = route.request;
+  const parameters = pathParametersOf(route.path);
   return {
     tags: [route.tag],
     operationId: route.operationId,
     summary: route.summary,
     ...(route.description ? { description: route.description } : {}),
+    ...(parameters.length > 0 ? { parameters } : {}),
     // Both: open by default, a bearer token when STATS_TOKEN is set.
     ...(route.statsToken ? { security: [{}, { statsToken: [] }] } : {}),
     ...(request

@@ -64,7 +64,9 @@ export async function answerQuery(
   const format = streamFormatOf(req.headers.accept);
   const signal = abortOnDisconnect(res);
   const observer = observerOf(res);
-  const watched = observer ? { signal, observer } : { signal };
+  // The request id makes the request cancellable from elsewhere (POST /api/requests/{id}/cancel).
+  const requestId = res.getHeader('X-Request-Id') as string | undefined;
+  const watched = observer ? { signal, observer, requestId } : { signal, requestId };
   const answer = await service.stream(
     body,
     format === 'csv'

@@ -6,18 +6,33 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
+import { sessionIdForLogs } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { wasCutBySqlgate } from './cut-answers';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+const SESSION_PATH = /^(\/api\/sessions\/)([^/]+)/i;
+
+/**
+ * The path as logs show it: a session id is the only credential its requests present, so only
+ * its first characters are written (docs/decisions.md 10.26).
+ */
+export function pathForLogs(path: string): string {
+  return path.replace(
+    SESSION_PATH,
+    (_all, prefix: string, id: string) => prefix + sessionIdForLogs(id),
+  );
+}
 
 /** Gives the request its id and logs it when it finishes. */
 export function logRequest(
   logger: Logger,
   req: IncomingMessage,
   res: ServerResponse,
-  path: string,
+  requestPath: string,
 ): void {
+  const path = pathForLogs(requestPath);
   const given = req.headers['x-request-id'];
   const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
   res.setHeader('X-Request-Id', id);

@@ -60,6 +60,13 @@ export function createServiceFromConfig(config: ServerConfig, logger?: Logger): 
     cacheTtlMs: config.queryCacheTtlMs,
     cacheMaxEntryBytes: config.queryCacheMaxBytes,
     cacheByDefault: config.queryCacheDefault,
+    sessions: {
+      maxSessions: config.maxSessions,
+      // One connection of every pool stays for requests outside sessions.
+      maxPerPool: config.poolMax - 1,
+      idleTimeoutMs: config.sessionIdleTimeoutMs,
+      maxLifetimeMs: config.sessionMaxLifetimeMs,
+    },
   });
 }
 

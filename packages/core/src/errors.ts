@@ -32,6 +32,18 @@ export const ErrorCodes = {
   TRANSACTION_LEFT_OPEN: 'TRANSACTION_LEFT_OPEN',
   /** The caller went away; the work was cancelled. */
   REQUEST_ABORTED: 'REQUEST_ABORTED',
+  /** POST /api/requests/{id}/cancel (or DELETE /api/sessions/{id}/query) stopped the request. */
+  REQUEST_CANCELLED: 'REQUEST_CANCELLED',
+  /** No open session has this id: never opened, closed, expired, or held by another instance. */
+  SESSION_NOT_FOUND: 'SESSION_NOT_FOUND',
+  /** The session is running another request; a session runs one at a time. */
+  SESSION_BUSY: 'SESSION_BUSY',
+  /** MAX_SESSIONS are open, or the target's pool lends as many sessions as it may. */
+  SESSION_LIMIT: 'SESSION_LIMIT',
+  /** Nothing with this request id runs here (POST /api/requests/{id}/cancel). */
+  REQUEST_NOT_FOUND: 'REQUEST_NOT_FOUND',
+  /** The request runs, but for other credentials than the canceller presented. */
+  CANCEL_REFUSED: 'CANCEL_REFUSED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -7,6 +7,9 @@ export type {
   CacheStatistics,
   ConnectionCheckResponse,
   ExecuteOptions,
+  ServiceAnswer,
+  SessionOpened,
+  SessionState,
   QueryService,
   QueryServiceOptions,
   QueryServiceResponse,
@@ -15,6 +18,13 @@ export type {
   StreamOptions,
 } from './service';
 export type { StreamEvent } from './streaming/stream-events';
+export {
+  DEFAULT_SESSION_LIMITS,
+  sessionIdForLogs,
+  type SessionLimits,
+  type SessionStatistics,
+} from './sessions/session-registry';
+export type { SessionEnd } from './sessions/session';
 export type { CopyFormat, CopyOut } from './streaming/copy-out';
 export * from './errors';
 export * from './parser';

@@ -5,7 +5,13 @@
  */
 import { ErrorCodes, RequestError } from './errors';
 import { SSL_MODES, type ConnectionTarget, type RowMode, type SslMode } from './ports/connections';
-import { CONNECTION_TEST_FIELDS, QUERY_REQUEST_FIELDS } from './schemas/request';
+import {
+  CANCEL_REQUEST_FIELDS,
+  CONNECTION_TEST_FIELDS,
+  QUERY_REQUEST_FIELDS,
+  SESSION_OPEN_FIELDS,
+  SESSION_QUERY_FIELDS,
+} from './schemas/request';
 import { unknownFieldWarnings } from './schemas/unknown-fields';
 
 export type IsolationLevel = 'read committed' | 'repeatable read' | 'serializable';
@@ -319,16 +325,17 @@ export function missingFields(body: Body, required: readonly string[]): string[]
  * still decides which fields are known, and a test checks both agree on what is valid.
  */
 export function parseQueryRequest(body: unknown): QueryRequest {
-  // No body at all: every required field is missing.
-  if (body === undefined) body = {};
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw invalid('Request body must be a JSON object');
-  }
-  const fields = body as Body;
-  const missing = missingFields(fields, REQUIRED_FIELDS);
-  if (missing.length > 0) {
-    throw new RequestError(ErrorCodes.MISSING_FIELDS, 'Missing required fields', { missing });
-  }
+  const fields = bodyObject(body);
+  requireFields(fields, REQUIRED_FIELDS);
+  const { sql, options } = parseStatementsAndOptions(fields);
+  const request: QueryRequest = { target: parseConnectionTarget(fields), sql, options };
+  const warnings = unknownFieldWarnings(fields, KNOWN_QUERY_FIELDS);
+  if (warnings) request.warnings = warnings;
+  return request;
+}
+
+/** The SQL text and options of a body: the part of a QueryRequest a session request shares. */
+function parseStatementsAndOptions(fields: Body): { sql: string; options: QueryOptions } {
   refuseUnsendableFields(fields, QUERY_TEXT_FIELDS);
   // pg would take an object as a named prepared statement: only text is SQL.
   const sql = requireString(fields, 'sql');
@@ -347,8 +354,95 @@ export function parseQueryRequest(body: unknown): QueryRequest {
   if (cache !== undefined) options.cache = cache;
   const isolationLevel = parseIsolationLevel(fields.isolationLevel);
   if (isolationLevel) options.isolationLevel = isolationLevel;
-  const request: QueryRequest = { target: parseConnectionTarget(fields), sql, options };
-  const warnings = unknownFieldWarnings(fields, KNOWN_QUERY_FIELDS);
+  return { sql, options };
+}
+
+/** The body as an object; no body at all counts as an empty one (every required field missing). */
+function bodyObject(body: unknown): Body {
+  if (body === undefined) return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw invalid('Request body must be a JSON object');
+  }
+  return body as Body;
+}
+
+function requireFields(fields: Body, required: readonly string[]): void {
+  const missing = missingFields(fields, required);
+  if (missing.length > 0) {
+    throw new RequestError(ErrorCodes.MISSING_FIELDS, 'Missing required fields', { missing });
+  }
+}
+
+const TARGET_REQUIRED_FIELDS = ['host', 'port', 'user', 'database'] as const;
+const KNOWN_SESSION_OPEN_FIELDS: ReadonlySet<string> = new Set(SESSION_OPEN_FIELDS);
+const KNOWN_SESSION_QUERY_FIELDS: ReadonlySet<string> = new Set(SESSION_QUERY_FIELDS);
+const KNOWN_CANCEL_FIELDS: ReadonlySet<string> = new Set(CANCEL_REQUEST_FIELDS);
+
+/** A POST /api/sessions body: where the session connects, and for how long it may stay idle. */
+export interface SessionOpenRequest {
+  target: ConnectionTarget;
+  idleTimeoutMs?: number;
+  warnings?: string[];
+}
+
+/** Validates a POST /api/sessions body; `maxIdleTimeoutMs` is SESSION_IDLE_TIMEOUT_MS. */
+export function parseSessionOpenRequest(
+  body: unknown,
+  maxIdleTimeoutMs: number,
+): SessionOpenRequest {
+  const fields = bodyObject(body);
+  requireFields(fields, TARGET_REQUIRED_FIELDS);
+  const request: SessionOpenRequest = { target: parseConnectionTarget(fields) };
+  const idleTimeoutMs = optionalPositiveInteger(fields, 'idleTimeoutMs', MAX_TIMEOUT_MS);
+  if (idleTimeoutMs !== undefined) {
+    if (idleTimeoutMs > maxIdleTimeoutMs) {
+      throw invalid(
+        `'idleTimeoutMs' may be at most ${maxIdleTimeoutMs} (SESSION_IDLE_TIMEOUT_MS), not ${idleTimeoutMs}`,
+      );
+    }
+    request.idleTimeoutMs = idleTimeoutMs;
+  }
+  const warnings = unknownFieldWarnings(fields, KNOWN_SESSION_OPEN_FIELDS);
   if (warnings) request.warnings = warnings;
   return request;
+}
+
+/** Fields of a QueryRequest that a session request refuses rather than ignores, with why. */
+const REFUSED_IN_SESSION: Record<string, string> = {
+  host: 'the session decides where statements run',
+  port: 'the session decides where statements run',
+  user: 'the session decides where statements run',
+  password: 'the session decides where statements run',
+  database: 'the session decides where statements run',
+  sslMode: 'the session decides where statements run',
+  readOnly: 'write BEGIN READ ONLY in the session instead',
+  dryRun: 'write BEGIN ... ROLLBACK in the session instead',
+  isolationLevel: 'write BEGIN ISOLATION LEVEL ... in the session instead',
+  cache: "a session's reads may see its own uncommitted writes, so they are never cached",
+};
+
+/** A POST /api/sessions/{id}/query body: SQL text and per-request options, no target. */
+export function parseSessionQueryRequest(body: unknown): Omit<QueryRequest, 'target'> {
+  const fields = bodyObject(body);
+  requireFields(fields, ['sql']);
+  for (const name of Object.keys(REFUSED_IN_SESSION)) {
+    if (fields[name] !== undefined && Object.prototype.hasOwnProperty.call(fields, name)) {
+      throw invalid(`'${name}' cannot be used in a session: ${REFUSED_IN_SESSION[name]}`);
+    }
+  }
+  const { sql, options } = parseStatementsAndOptions(fields);
+  const warnings = unknownFieldWarnings(fields, KNOWN_SESSION_QUERY_FIELDS);
+  return warnings ? { sql, options, warnings } : { sql, options };
+}
+
+/** A POST /api/requests/{id}/cancel body: the credentials of the request to cancel. */
+export function parseCancelRequest(body: unknown): {
+  target: ConnectionTarget;
+  warnings?: string[];
+} {
+  const fields = bodyObject(body);
+  requireFields(fields, TARGET_REQUIRED_FIELDS);
+  const target = parseConnectionTarget(fields);
+  const warnings = unknownFieldWarnings(fields, KNOWN_CANCEL_FIELDS);
+  return warnings ? { target, warnings } : { target };
 }

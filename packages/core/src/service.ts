@@ -9,13 +9,16 @@ import {
   DEFAULT_CACHE_TTL_MS,
   requestMayUseCache,
   writeExtentOf,
+  type WriteExtent,
 } from './cache';
 import { ErrorCodes, RequestError, SqlgateError } from './errors';
+import type { ResponseFailure } from './execution/response';
 import { ExecutionContext, elapsed, type ExecutionSettings } from './execution/context';
 import { lazyCacheScope } from './execution/cache-attempt';
 import { executePlan } from './execution/execute';
 import { isCopyFromStdin, runCopyFrom } from './execution/copy-from';
-import { planExecution, type StrategyName } from './execution/plan';
+import { planExecution, planSessionRequest, type StrategyName } from './execution/plan';
+import { RunningRequests, type RunningRequest } from './execution/running-requests';
 import {
   ABORTED_BEFORE_START_MESSAGE,
   errorResponse,
@@ -50,9 +53,19 @@ import {
   connectionTestWarnings,
   missingFields,
   parseConnectionTarget,
+  parseCancelRequest,
   parseQueryRequest,
+  parseSessionOpenRequest,
+  parseSessionQueryRequest,
   type QueryOptions,
 } from './request';
+import {
+  DEFAULT_SESSION_LIMITS,
+  SessionRegistry,
+  type SessionLimits,
+  type SessionStatistics,
+} from './sessions/session-registry';
+import type { Session } from './sessions/session';
 import { statementsForTarget } from './statements-for-target';
 import { QueryStatistics, type CacheStats } from './stats';
 
@@ -79,6 +92,11 @@ export interface QueryServiceOptions {
   cacheByDefault?: boolean;
   /** Bytes of rows one request may return (MAX_RESULT_BYTES). Default 64 MiB. */
   maxResultBytes?: number;
+  /**
+   * Limits of sessions (MAX_SESSIONS, SESSION_IDLE_TIMEOUT_MS, SESSION_MAX_LIFETIME_MS, and POOL_MAX - 1
+   * per pool). Defaults: 100, 60 s, 15 min, 9.
+   */
+  sessions?: Partial<SessionLimits>;
 }
 
 /** docs/decisions.md 10.2. */
@@ -96,7 +114,37 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
   /** Told what the request does as it does it: parse, pool waits, statements (10.25). */
   observer?: RequestObserver;
+  /**
+   * The request's id (X-Request-Id): with one, `cancelRequest` can stop the request from elsewhere
+   * (docs/decisions.md 10.26).
+   */
+  requestId?: string;
 }
+
+/** An answer of the session and cancel use cases: a body, and why it failed when it did. */
+export interface ServiceAnswer<T> {
+  body: T | QueryResponseBody;
+  /** Absent on success. */
+  failure?: ResponseFailure;
+}
+
+/** POST /api/sessions succeeded. */
+export interface SessionOpened {
+  sessionId: string;
+  /** When the session ends unless a request comes first (ISO 8601). */
+  expiresAt: string;
+  idleTimeoutMs: number;
+  warnings?: string[];
+}
+
+/** What a session's answer says of it: whether it is still open, and its transaction. */
+export type SessionState =
+  | {
+      status: 'open';
+      transactionStatus: 'idle' | 'in-transaction' | 'failed';
+      expiresAt: string;
+    }
+  | { status: 'closed' };
 
 export interface StreamOptions extends ExecuteOptions {
   /**
@@ -177,6 +225,25 @@ export interface QueryService {
   clearCache(): Promise<void>;
   /** Entries, bytes and evictions of the result cache (zeros without one); touches no database. */
   cacheUsage(): Promise<CacheUsage>;
+  /** Runs a POST /api/sessions body: opens a session on one pooled connection. */
+  openSession(body: unknown): Promise<ServiceAnswer<SessionOpened>>;
+  /**
+   * Runs a POST /api/sessions/{id}/query body in that session: in order, as written. The answer is
+   * `execute`'s, with the session's state in `session`.
+   */
+  executeInSession(
+    sessionId: string,
+    body: unknown,
+    options?: ExecuteOptions,
+  ): Promise<QueryServiceResponse>;
+  /** Ends a session: what runs is cancelled, an open transaction rolled back, the connection cleaned. */
+  closeSession(sessionId: string): Promise<ServiceAnswer<{ closed: true; rolledBack: boolean }>>;
+  /** Cancels what runs in a session now (DELETE /api/sessions/{id}/query). */
+  cancelSessionQuery(sessionId: string): ServiceAnswer<{ cancelled: true }>;
+  /** Cancels the requests running with this id for the credentials in `body`. */
+  cancelRequest(requestId: string, body: unknown): ServiceAnswer<{ cancelled: true }>;
+  /** Sessions open now, opened and ended since the start; touches no database. */
+  sessionStatistics(): SessionStatistics;
   /** Ends every pool. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -210,6 +277,12 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       maxEntryBytes: options.cacheMaxEntryBytes ?? DEFAULT_CACHE_MAX_BYTES,
       enabledByDefault: options.cacheByDefault ?? false,
     });
+  const running = new RunningRequests();
+  const sessions = new SessionRegistry(
+    connections,
+    { ...DEFAULT_SESSION_LIMITS, ...options.sessions },
+    clock,
+  );
 
   function execute(body: unknown, executeOptions: ExecuteOptions = {}) {
     return run(body, executeOptions);
@@ -266,6 +339,31 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     executeOptions: StreamOptions,
     openStream?: (copy?: CopyOut) => EventChannel,
     copySource?: AsyncIterable<Uint8Array>,
+    inSession?: SessionRun,
+  ): Promise<QueryServiceResponse> {
+    const registered = executeOptions.requestId ? running.add(executeOptions.requestId) : undefined;
+    try {
+      const response = await runRegistered(
+        body,
+        executeOptions,
+        registered?.request,
+        openStream,
+        copySource,
+        inSession,
+      );
+      return response;
+    } finally {
+      registered?.done();
+    }
+  }
+
+  async function runRegistered(
+    body: unknown,
+    executeOptions: StreamOptions,
+    registered: RunningRequest | undefined,
+    openStream?: (copy?: CopyOut) => EventChannel,
+    copySource?: AsyncIterable<Uint8Array>,
+    inSession?: SessionRun,
   ): Promise<QueryServiceResponse> {
     const started = clock.now();
     let context: ExecutionContext | undefined;
@@ -285,11 +383,18 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       );
     };
     try {
-      const request = parseQueryRequest(body);
+      const session = inSession?.session;
+      const request = session
+        ? { ...parseSessionQueryRequest(body), target: session.requested }
+        : parseQueryRequest(body);
       warnings = request.warnings;
+      if (registered) registered.target = request.target;
       // docs/decisions.md 10.17: the target is checked before the SQL is parsed, so a refused
-      // target costs no parsing. The policy may pin the address it checked (DNS rebinding).
-      const checked = (await options.targetPolicy?.check(request.target)) ?? request.target;
+      // target costs no parsing. The policy may pin the address it checked (DNS rebinding). A
+      // session's target was checked when it opened.
+      const checked = session
+        ? session.target
+        : ((await options.targetPolicy?.check(request.target)) ?? request.target);
       target = checked;
       await loadParser();
       const parseStarted = clock.now();
@@ -333,11 +438,13 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         openStream !== undefined &&
         statements.length === 1 &&
         isCopyToStdout(statements[0] as ParsedStatement);
-      const plan = planExecution(
-        statements,
-        request.options,
-        copySource ? isCopyFromStdin : copyOut ? isCopyToStdout : undefined,
-      );
+      const plan = session
+        ? planSessionRequest(statements, request.options)
+        : planExecution(
+            statements,
+            request.options,
+            copySource ? isCopyFromStdin : copyOut ? isCopyToStdout : undefined,
+          );
       strategy = plan.strategy;
       const rowStream =
         openStream &&
@@ -355,30 +462,40 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       // A streamed request runs its reads one after another, so that each statement's rows stay
       // together, and never uses the cache (its rows are not kept).
       context = new ExecutionContext(
-        connections,
+        session ? session.connection.provider : connections,
         checked,
         // Text values come as arrays: a CSV row is a list.
         textValues ? { ...request.options, rowMode: 'array' } : request.options,
         rowStream ? { ...settings, maxParallelReads: 1, textValues } : settings,
         clock,
         executeOptions.signal,
-        !rowStream && cache && requestMayUseCache(statements) ? { cache, scope } : undefined,
+        // A session's reads may see its own uncommitted writes: never cached, never served.
+        !session && !rowStream && cache && requestMayUseCache(statements)
+          ? { cache, scope }
+          : undefined,
         rowStream,
         observer,
       );
+      registered?.attach(context);
+      inSession?.attach(context);
       try {
         outcome = copySource
           ? await runCopyFrom(context, statements[0] as ParsedStatement, copySource)
           : await executePlan(context, plan, statements);
       } finally {
         // Also when execution failed: a write may have committed before the failure.
-        if (cache) await invalidateWritten(cache, scope, statements);
+        if (cache) {
+          const extent = session
+            ? session.writesToInvalidate(statements)
+            : writeExtentOf(statements);
+          await invalidateWritten(cache, scope, extent);
+        }
       }
+      if (context.cancelled) outcome = asCancelled(outcome);
       const executionMs = elapsed(clock, started);
-      return withWarnings(
-        { ...shapeResponse(plan, outcome, executionMs), timings: timings(context, executionMs) },
-        warnings,
-      );
+      const shaped = shapeResponse(plan, outcome, executionMs);
+      if (context.cancelled) shaped.failure = cancelledFailure(shaped.failure);
+      return withWarnings({ ...shaped, timings: timings(context, executionMs) }, warnings);
     } catch (error) {
       // A request error of validation, or a defect (docs/decisions.md 10.21).
       return failed(error);
@@ -417,11 +534,111 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     }
   }
 
-  function close(): Promise<void> {
-    // A store that fails to close must not keep the pools open.
-    closing ??= Promise.all([connections.close(), cache?.close().catch(() => undefined)]).then(
-      () => undefined,
+  async function openSession(body: unknown): Promise<ServiceAnswer<SessionOpened>> {
+    try {
+      const request = parseSessionOpenRequest(body, sessions.limits.idleTimeoutMs);
+      const checked = (await options.targetPolicy?.check(request.target)) ?? request.target;
+      const opened = await sessions.open(checked, request.target, request.idleTimeoutMs);
+      if (!opened.ok) return withWarnings(errorResponse(opened.error, 0), request.warnings);
+      const session = opened.value;
+      const answer: SessionOpened = {
+        sessionId: session.id,
+        expiresAt: new Date(session.expiresAt).toISOString(),
+        idleTimeoutMs: session.idleTimeoutMs,
+      };
+      if (request.warnings) answer.warnings = request.warnings;
+      return { body: answer };
+    } catch (error) {
+      return errorResponse(error, 0);
+    }
+  }
+
+  async function executeInSession(
+    sessionId: string,
+    body: unknown,
+    executeOptions: ExecuteOptions = {},
+  ): Promise<QueryServiceResponse> {
+    const session = sessions.find(sessionId);
+    if (!session) return { ...sessionNotFound(), timings: { poolWaitMs: 0, executionMs: 0 } };
+    const ran = await sessions.run(session, (attach) =>
+      run(body, executeOptions, undefined, undefined, { session, attach }),
     );
+    if (!ran) {
+      return {
+        ...errorResponse(
+          new RequestError(
+            ErrorCodes.SESSION_BUSY,
+            'The session is running another request; a session runs one request at a time',
+          ),
+          0,
+        ),
+        timings: { poolWaitMs: 0, executionMs: 0 },
+      };
+    }
+    const response = ran.value;
+    response.body = { ...response.body, session: stateOf(session) } as QueryResponseBody;
+    return response;
+  }
+
+  /** What an answer says of its session, as the session stands after the request. */
+  function stateOf(session: Session): SessionState {
+    if (session.ending || session.connection.broken) return { status: 'closed' };
+    const idleEnd = clock.date().getTime() + session.idleTimeoutMs;
+    return {
+      status: 'open',
+      transactionStatus: session.connection.transactionStatus(),
+      expiresAt: new Date(Math.min(idleEnd, session.lifetimeEndsAt)).toISOString(),
+    };
+  }
+
+  async function closeSession(
+    sessionId: string,
+  ): Promise<ServiceAnswer<{ closed: true; rolledBack: boolean }>> {
+    if (!sessions.find(sessionId)) return sessionNotFound();
+    const closed = await sessions.end(sessionId, 'closed');
+    // Another close (or the session's expiry) won the race: it is closed all the same.
+    return { body: { closed: true, rolledBack: closed?.rolledBack ?? false } };
+  }
+
+  function cancelSessionQuery(sessionId: string): ServiceAnswer<{ cancelled: true }> {
+    const session = sessions.find(sessionId);
+    if (!session) return sessionNotFound();
+    if (!session.cancelRunning()) {
+      return errorResponse(
+        new RequestError(ErrorCodes.REQUEST_NOT_FOUND, 'Nothing runs in this session'),
+        0,
+      );
+    }
+    return { body: { cancelled: true } };
+  }
+
+  function cancelRequest(requestId: string, body: unknown): ServiceAnswer<{ cancelled: true }> {
+    try {
+      const { target, warnings } = parseCancelRequest(body);
+      const verdict = running.cancel(requestId, target);
+      if (verdict === 'cancelled') {
+        return { body: warnings ? { cancelled: true, warnings } : { cancelled: true } };
+      }
+      const error =
+        verdict === 'refused'
+          ? new RequestError(
+              ErrorCodes.CANCEL_REFUSED,
+              'The request runs with other credentials; only its own caller may cancel it',
+            )
+          : new RequestError(ErrorCodes.REQUEST_NOT_FOUND, 'No request with this id runs here');
+      return withWarnings(errorResponse(error, 0), warnings);
+    } catch (error) {
+      return errorResponse(error, 0);
+    }
+  }
+
+  function close(): Promise<void> {
+    // Sessions first: their transactions are rolled back before the pools end. A store that
+    // fails to close must not keep the pools open.
+    closing ??= sessions
+      .closeAll()
+      .then(() => Promise.all([connections.close(), cache?.close().catch(() => undefined)]))
+      .then(() => undefined);
     return closing;
   }
 
@@ -444,9 +661,49 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         bytes: 0,
         evictions: 0,
       },
+    openSession,
+    executeInSession,
+    closeSession,
+    cancelSessionQuery,
+    cancelRequest,
+    sessionStatistics: () => sessions.statistics(),
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** A request of a session: the session, and how the request's context joins it (cancel, close). */
+interface SessionRun {
+  session: Session;
+  attach(context: ExecutionContext): void;
+}
+
+function sessionNotFound(): QueryResponse {
+  return errorResponse(
+    new RequestError(
+      ErrorCodes.SESSION_NOT_FOUND,
+      'No open session has this id: it was closed, it expired, or another instance holds it',
+    ),
+    0,
+  );
+}
+
+/** A request stopped by a cancel says so, whether the cancel came between statements or not. */
+function asCancelled(outcome: ExecutionOutcome): ExecutionOutcome {
+  return outcome.failure?.kind === 'aborted'
+    ? { ...outcome, failure: { ...outcome.failure, cancelled: true } }
+    : outcome;
+}
+
+/**
+ * The failure of a cancelled request: REQUEST_CANCELLED, also when the cancel reached a running
+ * statement (PostgreSQL's 57014 error stays in the body), so it is not answered as a timeout.
+ */
+function cancelledFailure(failure: ResponseFailure | undefined): ResponseFailure | undefined {
+  if (failure?.code === ErrorCodes.DATABASE_ERROR && failure.sqlState === '57014') {
+    return { code: ErrorCodes.REQUEST_CANCELLED };
+  }
+  return failure;
 }
 
 /** The answer of a connection check that failed: the error's message and code only. */
@@ -519,9 +776,8 @@ function countStatements(
 async function invalidateWritten(
   cache: ResultCache,
   scope: () => Promise<CacheScope | undefined>,
-  statements: readonly ParsedStatement[],
+  extent: WriteExtent,
 ): Promise<void> {
-  const extent = writeExtentOf(statements);
   if (extent === 'none') return;
   // A host that does not resolve was not reached by the connection either (same resolver). A
   // defect here must not turn the answer about what ran (a committed write) into a failure.

@@ -9,6 +9,7 @@ import { ServiceMetrics } from './metrics';
 const IDLE_SERVICE = {
   poolStats: () => [],
   cacheUsage: async () => ({ entries: 0, bytes: 0, evictions: 0 }),
+  sessionStatistics: () => ({ open: 0, opened: 0, ended: {} }),
 } as unknown as QueryService;
 
 /** A Markdown table of sqlgate's own metrics: name, type, labels, meaning. */

@@ -11,6 +11,7 @@ import type {
   PoolStat,
   QueryService,
   RequestFailureEvent,
+  SessionStatistics,
   StatementEvent,
 } from '@sqlgate/core';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
@@ -249,6 +250,42 @@ export class ServiceMetrics {
       collect() {
         this.reset();
         for (const { label, stat } of readPools()) this.set({ pool: label }, stat.waitingClients);
+      },
+    });
+    // Sessions (docs/decisions.md 10.26): open now, and opened and ended since the start.
+    let openedSeen = 0;
+    const endedSeen: Partial<SessionStatistics['ended']> = {};
+    new Gauge({
+      name: 'sqlgate_sessions_open',
+      help: 'Sessions open now; each holds one connection, counted active in its pool.',
+      registers,
+      collect() {
+        this.set(service.sessionStatistics().open);
+      },
+    });
+    new Counter({
+      name: 'sqlgate_sessions_opened_total',
+      help: 'Sessions opened (POST /api/sessions).',
+      registers,
+      collect() {
+        const { opened } = service.sessionStatistics();
+        if (opened > openedSeen) this.inc(opened - openedSeen);
+        openedSeen = Math.max(openedSeen, opened);
+      },
+    });
+    new Counter({
+      name: 'sqlgate_sessions_ended_total',
+      help:
+        'Sessions ended, by reason: closed (DELETE), idle (SESSION_IDLE_TIMEOUT_MS), lifetime ' +
+        '(SESSION_MAX_LIFETIME_MS), broken (connection lost), shutdown.',
+      labelNames: ['reason'],
+      registers,
+      collect() {
+        const { ended } = service.sessionStatistics();
+        for (const reason of Object.keys(ended) as (keyof typeof ended)[]) {
+          this.inc({ reason }, ended[reason] - (endedSeen[reason] ?? 0));
+          endedSeen[reason] = ended[reason];
+        }
       },
     });
     // One read of the store per scrape feeds the three cache gauges.

@@ -9,7 +9,7 @@ export { MemoryCacheStore, type MemoryCacheStoreOptions } from './memory-cache-s
 export { toCacheEntry, type CacheEntry } from './cache-entry';
 export { cacheKey, type CacheKeyParts } from './cache-key';
 export { isCacheableStatement, isCacheRequested, requestMayUseCache } from './cacheability';
-export { writeExtentOf, type WriteExtent } from './write-extent';
+export { widerExtent, writeExtentOf, type WriteExtent } from './write-extent';
 export { readsAnyWritten, relationPart } from './relation-names';
 export { ScopeWriteLog, type WriteMark } from './scope-write-log';
 export { DEFAULT_CACHE_MAX_BYTES, DEFAULT_CACHE_MAX_ENTRIES, DEFAULT_CACHE_TTL_MS } from './limits';

@@ -15,6 +15,11 @@ const CURSOR_KEYWORDS = new Set(['DECLARE', 'FETCH', 'MOVE']);
 
 const ORDER: Record<WriteExtent, number> = { none: 0, database: 1, server: 2 };
 
+/** The further reaching of two extents. */
+export function widerExtent(a: WriteExtent, b: WriteExtent): WriteExtent {
+  return ORDER[a] >= ORDER[b] ? a : b;
+}
+
 /** The furthest any of `statements` may write; statements never sent count as sent. */
 export function writeExtentOf(statements: readonly ParsedStatement[]): WriteExtent {
   let extent: WriteExtent = 'none';

@@ -89,9 +89,12 @@ export class ExecutionContext {
   readonly controlOptions: RunOptions;
   private readonly budget: ResultBudget;
   private readonly active = new Set<Connection>();
+  /** Set by `cancel()`: stop as when the caller goes away, but the caller still reads the answer. */
+  private cancelRequested = false;
 
   constructor(
-    private readonly provider: ConnectionProvider,
+    /** Where connections come from: the pools, or one session's own connection. */
+    private readonly provider: Pick<ConnectionProvider, 'acquire'>,
     readonly target: ConnectionTarget,
     readonly options: QueryOptions,
     readonly settings: ExecutionSettings,
@@ -125,9 +128,35 @@ export class ExecutionContext {
     signal?.addEventListener('abort', () => this.cancelActive(), { once: true });
   }
 
-  /** The caller went away: nothing more may be sent on its behalf (docs/decisions.md 10.7). */
+  /**
+   * The caller went away, or cancelled the request: nothing more may be sent on its behalf
+   * (docs/decisions.md 10.7, 10.26).
+   */
   get aborted(): boolean {
-    return this.signal?.aborted ?? false;
+    return this.cancelRequested || (this.signal?.aborted ?? false);
+  }
+
+  /** True once `cancel()` was called. */
+  get cancelled(): boolean {
+    return this.cancelRequested;
+  }
+
+  /**
+   * Stops the request for a caller who is still there (docs/decisions.md 10.26): the statements
+   * running get a CancelRequest, and nothing more is sent.
+   */
+  cancel(): void {
+    if (this.aborted) return;
+    this.cancelRequested = true;
+    this.cancelActive();
+  }
+
+  /**
+   * Asks the server to cancel what runs now, without stopping the request: the statement fails
+   * with 57014 and the request goes on as after any failure (a session's `timeoutMs`).
+   */
+  interruptRunning(): void {
+    for (const connection of this.active) connection.cancel().catch(() => undefined);
   }
 
   /** Serves a read from the result cache, or prepares to keep its result (docs/decisions.md 8). */

@@ -5,6 +5,7 @@ import type { ExecutionOutcome } from './outcome';
 import type { ExecutionPlan } from './plan';
 import { runCallerManaged } from './strategies/caller-managed';
 import { runWithoutTransaction } from './strategies/no-transaction';
+import { runInSession } from './strategies/in-session';
 import { runParallelReads } from './strategies/parallel-reads';
 import { runSingle } from './strategies/single';
 import { runTransactional } from './strategies/transactional';
@@ -25,5 +26,7 @@ export function executePlan(
       return runCallerManaged(context, statements);
     case 'no-transaction':
       return runWithoutTransaction(context, statements);
+    case 'session':
+      return runInSession(context, statements);
   }
 }

@@ -49,8 +49,11 @@ export type ExecutionFailure =
     }
   /** The script left a transaction open; it was rolled back. */
   | { kind: 'left-open' }
-  /** The caller went away; the statements after `index` were not sent (docs/decisions.md 10.7). */
-  | { kind: 'aborted'; index: number }
+  /**
+   * The caller went away, or cancelled the request (`cancelled`); the statements after `index` were
+   * not sent (docs/decisions.md 10.7, 10.26).
+   */
+  | { kind: 'aborted'; index: number; cancelled?: true }
   /**
    * The request failed as a whole, where no statement's outcome can say why: no connection could
    * be had, sqlgate's own BEGIN or session setting failed, or the connection was lost inside the

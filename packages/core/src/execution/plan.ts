@@ -7,7 +7,7 @@ import type { ParsedStatement } from '../parser/types';
 import type { IsolationLevel, QueryOptions } from '../request';
 
 export type StrategyName =
-  'single' | 'parallel-reads' | 'transaction' | 'caller-managed' | 'no-transaction';
+  'single' | 'parallel-reads' | 'transaction' | 'caller-managed' | 'no-transaction' | 'session';
 
 /** How the transaction that sqlgate opens is begun and ended. */
 export interface TransactionMode {
@@ -116,4 +116,21 @@ export function planExecution(
     };
   }
   return { strategy: 'transaction', shape: 'multiple', transaction };
+}
+
+/**
+ * How a session's request runs (docs/decisions.md 10.26): as written, in order, on the session's
+ * connection. Options that make sqlgate open a transaction of its own cannot apply.
+ */
+export function planSessionRequest(
+  statements: readonly ParsedStatement[],
+  options: QueryOptions,
+): ExecutionPlan {
+  rejectUnsupported(statements, () => false);
+  rejectIncompatibleOptions(statements, { ...options, dryRun: false, readOnly: false });
+  return {
+    strategy: 'session',
+    shape: statements.length === 1 ? 'single' : 'multiple',
+    transaction: { readOnly: false, rollbackAtEnd: false },
+  };
 }

@@ -188,8 +188,17 @@ const ABORTED = 'The caller went away; the statements after it were not sent';
 /** The answer to a caller that went away before any statement ran (nobody reads it; the log does). */
 export const ABORTED_BEFORE_START_MESSAGE = 'The request was aborted by the caller';
 
-/** The answer to a request whose caller went away before any statement ran. */
-function abortedBeforeStart(): QueryResponse {
+const CANCELLED = 'The request was cancelled; the statements after it were not sent';
+const CANCELLED_BEFORE_START = 'The request was cancelled before any statement ran';
+
+/** The answer to a request whose caller went away, or cancelled it, before any statement ran. */
+function abortedBeforeStart(failure: ExecutionFailure | undefined): QueryResponse {
+  if (failure?.kind === 'aborted' && failure.cancelled) {
+    return {
+      body: { error: CANCELLED_BEFORE_START },
+      failure: { code: ErrorCodes.REQUEST_CANCELLED },
+    };
+  }
   return {
     body: { error: ABORTED_BEFORE_START_MESSAGE },
     failure: { code: ErrorCodes.REQUEST_ABORTED },
@@ -211,7 +220,7 @@ function singleResponse(outcome: ExecutionOutcome, totalExecutionTime: number): 
     };
   }
   const only = outcome.outcomes[0];
-  if (!only) return abortedBeforeStart();
+  if (!only) return abortedBeforeStart(failure);
   if (!only.ok) {
     return {
       body: { error: statementErrorObject(only.error, only.executionTime, only.statement) },
@@ -246,7 +255,9 @@ function transactionFailure(
 function multipleResponse(outcome: ExecutionOutcome, totalExecutionTime: number): QueryResponse {
   const failure = outcome.failure;
   if (failure?.kind === 'request') return errorResponse(failure.error, totalExecutionTime);
-  if (failure?.kind === 'aborted' && outcome.outcomes.length === 0) return abortedBeforeStart();
+  if (failure?.kind === 'aborted' && outcome.outcomes.length === 0) {
+    return abortedBeforeStart(failure);
+  }
   const results = outcome.outcomes.map(executionResult);
   if (failure?.kind === 'transaction')
     return transactionFailure(failure, results, totalExecutionTime);
@@ -278,8 +289,9 @@ function multipleResponse(outcome: ExecutionOutcome, totalExecutionTime: number)
     };
   }
   if (failure?.kind === 'aborted') {
-    body.error = ABORTED;
-    return { body, failure: { code: ErrorCodes.REQUEST_ABORTED } };
+    body.error = failure.cancelled ? CANCELLED : ABORTED;
+    const code = failure.cancelled ? ErrorCodes.REQUEST_CANCELLED : ErrorCodes.REQUEST_ABORTED;
+    return { body, failure: { code } };
   }
   if (failure?.kind === 'left-open') {
     body.error = LEFT_OPEN;

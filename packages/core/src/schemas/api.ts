@@ -13,6 +13,11 @@ export const API_INFO = {
 
 export const API_TAGS: { name: string; description: string }[] = [
   { name: 'query', description: 'Running SQL.' },
+  {
+    name: 'sessions',
+    description:
+      'Transactions across requests: a session keeps one pooled connection for the requests that name it.',
+  },
   { name: 'connection', description: 'Checking a target.' },
   {
     name: 'statistics',

@@ -2,6 +2,7 @@
 export * from './request';
 export * from './responses';
 export * from './service-bodies';
+export * from './session-bodies';
 export * from './routes';
 export * from './api';
 export * from './unknown-fields';

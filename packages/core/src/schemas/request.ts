@@ -190,3 +190,76 @@ export const CopyRequestSchema = Type.Object(
   },
   { description: 'multipart/form-data: the request part first, then the data part.' },
 );
+
+const sessionTargetFields = {
+  ...targetFields,
+  password: Type.Optional(
+    Type.String({ description: 'Database password. When absent no password is sent.' }),
+  ),
+  database: Type.String({ minLength: 1, description: 'Database name.' }),
+};
+
+export const SessionOpenRequestSchema = Type.Object(
+  {
+    ...sessionTargetFields,
+    idleTimeoutMs: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_INT4,
+        description:
+          'End the session after this long without a request; at most SESSION_IDLE_TIMEOUT_MS (60000 by default), ' +
+          'which also applies when absent.',
+      }),
+    ),
+  },
+  {
+    description:
+      'Body of POST /api/sessions: the connection fields of a QueryRequest. The session holds one pooled connection ' +
+      'until it is closed or expires. Unknown fields are ignored and named in `warnings`.',
+  },
+);
+
+export const SessionQueryRequestSchema = Type.Object(
+  {
+    sql: QueryRequestSchema.properties.sql,
+    params: QueryRequestSchema.properties.params,
+    timeoutMs: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_INT4,
+        description:
+          'Milliseconds a statement may run before sqlgate cancels it (57014, answered 504). The session itself is ' +
+          "untouched: its own statement_timeout stays the caller's.",
+      }),
+    ),
+    maxRows: QueryRequestSchema.properties.maxRows,
+    rowMode: QueryRequestSchema.properties.rowMode,
+  },
+  {
+    description:
+      "Body of POST /api/sessions/{sessionId}/query: a QueryRequest's sql and its per-request options. The " +
+      'statements run in order on the session connection exactly as written: the caller writes BEGIN and COMMIT. ' +
+      'Connection fields, readOnly, dryRun, isolationLevel and cache are refused (400): the session decides the ' +
+      'first, and the others would need a transaction or a cache of their own. Unknown fields are named in `warnings`.',
+  },
+);
+
+export const CancelRequestSchema = Type.Object(
+  {
+    ...sessionTargetFields,
+  },
+  {
+    description:
+      'Body of POST /api/requests/{requestId}/cancel: the connection fields of the request to cancel. Only a caller ' +
+      'who presents the same host, port, user, database and password may cancel it.',
+  },
+);
+
+/** The top-level field names of each session and cancel body. */
+export const SESSION_OPEN_FIELDS: readonly string[] = Object.keys(
+  SessionOpenRequestSchema.properties,
+);
+export const SESSION_QUERY_FIELDS: readonly string[] = Object.keys(
+  SessionQueryRequestSchema.properties,
+);
+export const CANCEL_REQUEST_FIELDS: readonly string[] = Object.keys(CancelRequestSchema.properties);

@@ -24,6 +24,43 @@ export const WarningsSchema = Type.Array(Type.String(), {
 });
 const warnings = Type.Optional(WarningsSchema);
 
+/** What an answer of a session's request says of the session (docs/decisions.md 10.26). */
+export const SessionStateSchema = Type.Union(
+  [
+    Type.Object(
+      {
+        status: Type.Literal('open'),
+        transactionStatus: Type.Union(
+          [Type.Literal('idle'), Type.Literal('in-transaction'), Type.Literal('failed')],
+          {
+            description:
+              "The session's transaction after the request: none, open, or failed (only ROLLBACK is accepted).",
+          },
+        ),
+        expiresAt: Type.String({
+          format: 'date-time',
+          description: 'When the session ends unless another request comes first.',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      { status: Type.Literal('closed') },
+      {
+        additionalProperties: false,
+        description:
+          'The session ended during the request: its connection was lost, or it was closed or expired meanwhile.',
+      },
+    ),
+  ],
+  {
+    $id: 'SessionState',
+    description:
+      'Only on answers of POST /api/sessions/{sessionId}/query, once the session was found: its state after the request.',
+  },
+);
+const session = Type.Optional(SessionStateSchema);
+
 export const RowsSchema = Type.Union(
   [Type.Array(Type.Object({})), Type.Array(Type.Array(Type.Unknown()))],
   {
@@ -98,6 +135,7 @@ export const QueryExecutionResultSchema = Type.Object(
       'nothing the request did was kept (dryRun, or a transaction the statement left open)',
     ),
     warnings,
+    session,
   },
   { $id: 'QueryExecutionResult', description: 'The result of one statement that succeeded.' },
 );
@@ -195,6 +233,7 @@ export const MultipleStatementsResponseSchema = Type.Object(
       NonNegativeInteger('0-based index of the failed statement, when a statement failed.'),
     ),
     warnings,
+    session,
   },
   {
     $id: 'MultipleStatementsResponse',
@@ -233,6 +272,7 @@ export const TransactionFailureResponseSchema = Type.Object(
     cause: QueryErrorObjectSchema,
     totalExecutionTime: NonNegativeNumber('Total milliseconds of the request.'),
     warnings,
+    session,
   },
   {
     $id: 'TransactionFailureResponse',
@@ -242,7 +282,7 @@ export const TransactionFailureResponseSchema = Type.Object(
 );
 
 export const QueryErrorResponseSchema = Type.Object(
-  { error: QueryErrorObjectSchema, warnings },
+  { error: QueryErrorObjectSchema, warnings, session },
   {
     $id: 'QueryErrorResponse',
     description:
@@ -262,7 +302,7 @@ export const ConnectionErrorObjectSchema = Type.Object(
 );
 
 export const ConnectionFailureResponseSchema = Type.Object(
-  { error: ConnectionErrorObjectSchema, warnings },
+  { error: ConnectionErrorObjectSchema, warnings, session },
   {
     $id: 'ConnectionFailureResponse',
     description: 'The target was refused, unreachable, timed out or had no free pooled connection.',
@@ -291,6 +331,7 @@ export const ErrorMessageSchema = Type.Object(
       ),
     ),
     warnings,
+    session,
   },
   {
     $id: 'ErrorMessage',

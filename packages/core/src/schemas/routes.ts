@@ -4,7 +4,15 @@
  * route cannot exist without a schema (docs/interface.md).
  */
 import type { TSchema } from '@sinclair/typebox';
-import { ConnectionTestRequestSchema, CopyRequestSchema, QueryRequestSchema } from './request';
+import {
+  CancelRequestSchema,
+  ConnectionTestRequestSchema,
+  CopyRequestSchema,
+  QueryRequestSchema,
+  SessionOpenRequestSchema,
+  SessionQueryRequestSchema,
+} from './request';
+import { CancelledSchema, SessionClosedSchema, SessionOpenedSchema } from './session-bodies';
 import {
   ConnectionFailureResponseSchema,
   ErrorMessageSchema,
@@ -62,11 +70,12 @@ export interface ResponseSpec {
 
 export interface RouteSpec {
   method: HttpMethod;
+  /** OpenAPI's form: `{name}` is a path parameter (a string of URL-safe characters). */
   path: string;
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'query' | 'connection' | 'statistics' | 'service';
+  tag: 'query' | 'sessions' | 'connection' | 'statistics' | 'service';
   /** The statistics endpoints: open, or behind a bearer token when STATS_TOKEN is set. */
   statsToken?: boolean;
   request?: {
@@ -306,6 +315,177 @@ export const ROUTES: readonly RouteSpec[] = [
   },
   {
     method: 'post',
+    path: '/api/sessions',
+    operationId: 'openSession',
+    summary: 'Open a session: one pooled connection kept for the requests that name it',
+    description:
+      "The session holds one connection of the target's pool until DELETE /api/sessions/{sessionId}, until it has " +
+      'been idle for idleTimeoutMs (SESSION_IDLE_TIMEOUT_MS, 60 s by default), or until SESSION_MAX_LIFETIME_MS ' +
+      '(15 min by default); it then rolls back what is open and cleans the connection (DISCARD ALL). A session lives ' +
+      'in the instance that opened it: route its requests there by session id.',
+    tag: 'sessions',
+    request: {
+      schema: SessionOpenRequestSchema,
+      examples: {
+        local: {
+          summary: 'A session on a local server, idle for at most 30 s',
+          value: {
+            host: '127.0.0.1',
+            port: 5432,
+            user: 'postgres',
+            password: 'secret',
+            database: 'postgres',
+            idleTimeoutMs: 30000,
+          },
+        },
+      },
+    },
+    responses: {
+      '201': json('The session is open.', SessionOpenedSchema),
+      '400': {
+        description:
+          'Missing or invalid fields (idleTimeoutMs above SESSION_IDLE_TIMEOUT_MS), authentication failed (28xxx), ' +
+          'unknown database (3D000).',
+        body: [ErrorMessageSchema, QueryErrorResponseSchema],
+      },
+      '403': json(
+        'The target is not in ALLOWED_TARGETS, or the BrowserRefused cases.',
+        ErrorMessageSchema,
+      ),
+      '408': 'BodyTimeout',
+      '413': 'BodyTooLarge',
+      '415': 'UnsupportedMediaType',
+      '500': 'InternalError',
+      '502': json(
+        'The target refused the connection, is unreachable, failed TLS, or is shutting down.',
+        connectionOrDatabase,
+      ),
+      '503': json(
+        'MAX_SESSIONS sessions are open, or POOL_MAX - 1 sessions hold connections of this pool (code ' +
+          'SESSION_LIMIT), or no pooled connection became free (POOL_EXHAUSTED), or too many connections (53300).',
+        [ErrorMessageSchema, ...connectionOrDatabase],
+        ['Retry-After'],
+      ),
+      '504': json('Connecting took longer than CONNECT_TIMEOUT_MS.', connectionOrDatabase),
+    },
+  },
+  {
+    method: 'post',
+    path: '/api/sessions/{sessionId}/query',
+    operationId: 'executeSessionQuery',
+    summary: 'Run SQL in a session, exactly as written',
+    description:
+      'The statements run in order on the session connection, stopping at the first failure; nothing is wrapped in a ' +
+      'transaction and nothing is rolled back: the caller writes BEGIN and COMMIT, over as many requests as it likes. ' +
+      'The answer is that of POST /api/query (JSON only, never cached), with `session` saying whether the session is ' +
+      'still open and its transaction status. One request at a time per session.',
+    tag: 'sessions',
+    request: { schema: SessionQueryRequestSchema },
+    responses: {
+      '200': json(
+        'Every statement succeeded.',
+        [QueryExecutionResultSchema, MultipleStatementsResponseSchema],
+        timed,
+      ),
+      '400': {
+        description:
+          'Invalid body (connection fields, readOnly, dryRun, isolationLevel or cache are refused), no statements, or a ' +
+          'database error.',
+        body: [ErrorMessageSchema, ...databaseFailures],
+        optionalHeaders: {
+          'Server-Timing': 'Absent when the body was not valid JSON or the session was not found.',
+        },
+      },
+      '403': 'BrowserRefused',
+      '404': json(
+        'No open session has this id (code SESSION_NOT_FOUND): closed, expired, or opened by another instance.',
+        ErrorMessageSchema,
+        timed,
+      ),
+      '408': 'BodyTimeout',
+      '409': json(
+        'Another request runs in the session (SESSION_BUSY); the request was cancelled (REQUEST_CANCELLED); or a ' +
+          'serialization failure or deadlock (40001, 40P01).',
+        [ErrorMessageSchema, ...databaseFailures],
+        timed,
+      ),
+      '413': 'BodyTooLarge',
+      '415': 'UnsupportedMediaType',
+      '500': 'InternalError',
+      '502': json(
+        'The connection was lost or the server is shutting down (08xxx, 57P0x): the session is closed.',
+        connectionOrDatabase,
+        timed,
+      ),
+      '504': json(
+        'A statement ran longer than timeoutMs and was cancelled (57014), or the server fell silent: the session is ' +
+          'closed then.',
+        connectionOrDatabase,
+        timed,
+      ),
+    },
+  },
+  {
+    method: 'delete',
+    path: '/api/sessions/{sessionId}/query',
+    operationId: 'cancelSessionQuery',
+    summary: 'Cancel what runs in a session',
+    description:
+      'Sends PostgreSQL a CancelRequest for the statement running in the session; the request running there answers ' +
+      'REQUEST_CANCELLED (409) and the session stays open (a transaction in it is failed: ROLLBACK it).',
+    tag: 'sessions',
+    responses: {
+      '200': json('The running statement was sent a cancel.', CancelledSchema),
+      '403': 'BrowserRefused',
+      '404': json(
+        'No open session has this id (SESSION_NOT_FOUND), or nothing runs in it (REQUEST_NOT_FOUND).',
+        ErrorMessageSchema,
+      ),
+    },
+  },
+  {
+    method: 'delete',
+    path: '/api/sessions/{sessionId}',
+    operationId: 'closeSession',
+    summary: 'Close a session',
+    description:
+      'What runs in the session is cancelled, an open transaction rolled back, the connection cleaned (DISCARD ALL) ' +
+      'and given back to its pool.',
+    tag: 'sessions',
+    responses: {
+      '200': json('The session is closed.', SessionClosedSchema),
+      '403': 'BrowserRefused',
+      '404': json('No open session has this id (SESSION_NOT_FOUND).', ErrorMessageSchema),
+    },
+  },
+  {
+    method: 'post',
+    path: '/api/requests/{requestId}/cancel',
+    operationId: 'cancelRequest',
+    summary: 'Cancel a running request by its X-Request-Id',
+    description:
+      'Cancels the statements still running for the request that carries this X-Request-Id (send your own id with ' +
+      'the request to know it in advance); the statements after them are not sent, and that request answers ' +
+      'REQUEST_CANCELLED (409). Only a caller presenting the same host, port, user, database and password may cancel ' +
+      'it. Requests of this instance only.',
+    tag: 'query',
+    request: { schema: CancelRequestSchema },
+    responses: {
+      '200': json('A CancelRequest was sent for the running statements.', CancelledSchema),
+      '400': json('Missing or invalid fields.', ErrorMessageSchema),
+      '403': json(
+        'The request runs with other credentials (CANCEL_REFUSED), or the BrowserRefused cases.',
+        ErrorMessageSchema,
+      ),
+      '404': json('No request with this id runs here (REQUEST_NOT_FOUND).', ErrorMessageSchema),
+      '408': 'BodyTimeout',
+      '413': 'BodyTooLarge',
+      '415': 'UnsupportedMediaType',
+      '500': 'InternalError',
+    },
+  },
+  {
+    method: 'post',
     path: '/api/test-connection',
     operationId: 'testConnection',
     summary: 'Check that a target accepts a login',
@@ -420,4 +600,35 @@ export function allowedMethodsByPath(routes: readonly RouteSpec[] = ROUTES): Map
     byPath.set(route.path, methods);
   }
   return byPath;
+}
+
+/** A path parameter: what the app accepts in place of `{name}`. */
+const PATH_PARAMETER = '[A-Za-z0-9._:-]{1,128}';
+
+/** The route paths of the table, each with the pattern of the request paths it answers. */
+function templatesOf(routes: readonly RouteSpec[]): { path: string; pattern: RegExp }[] {
+  const paths = [...new Set(routes.map((route) => route.path))];
+  return paths.map((path) => ({
+    path,
+    pattern: new RegExp(
+      `^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[A-Za-z]+\}/g, PATH_PARAMETER)}$`,
+      'i',
+    ),
+  }));
+}
+
+const TEMPLATES = templatesOf(ROUTES);
+
+/**
+ * The route path (`/api/sessions/{sessionId}`) a request path (`/api/sessions/abc`) belongs to, or
+ * undefined. Matched as Express matches: without regard to case or a trailing slash.
+ */
+export function routePathOf(requestPath: string): string | undefined {
+  const path = requestPath.length > 1 ? requestPath.replace(/\/$/, '') : requestPath;
+  return TEMPLATES.find((template) => template.pattern.test(path))?.path;
+}
+
+/** `/api/sessions/{sessionId}` as Express writes it: `/api/sessions/:sessionId`. */
+export function expressPathOf(routePath: string): string {
+  return routePath.replace(/\{([A-Za-z]+)\}/g, ':$1');
 }

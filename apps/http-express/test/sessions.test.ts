@@ -1,0 +1,490 @@
+/**
+ * Sessions and cancel (docs/decisions.md 10.26) against real PostgreSQL: a transaction over several
+ * requests, the clocks that end a session, a database restart, the limits, cancel from another
+ * request, and SIGTERM. A dedicated cluster, so that it can be restarted and its pg_stat_activity
+ * holds only this file's connections. Every answer is checked against the OpenAPI document.
+ */
+import { startLocalCluster, type LocalCluster } from '@sqlgate/testing';
+import { Client } from 'pg';
+import request from 'supertest';
+import type { ServerConfig } from '../src/config';
+import { Contract, type HttpAnswer } from './openapi/contract';
+import { startSqlgateProcess } from './sqlgate-process';
+import { captureLogs, createTestApp, database, type TestApp } from './support';
+
+const describeWithLocalCluster = database.source === 'local-cluster' ? describe : describe.skip;
+
+const contract = new Contract();
+const SESSIONS = '/api/sessions';
+const SESSION = '/api/sessions/{sessionId}';
+const SESSION_QUERY = '/api/sessions/{sessionId}/query';
+const CANCEL = '/api/requests/{requestId}/cancel';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
+  let cluster: LocalCluster;
+  let observer: Client;
+
+  const connection = (overrides: Record<string, unknown> = {}) => ({
+    host: cluster.host,
+    port: cluster.port,
+    user: cluster.user,
+    password: cluster.password,
+    database: cluster.database,
+    sslMode: 'disable',
+    ...overrides,
+  });
+
+  async function connectObserver(): Promise<Client> {
+    const client = new Client({ ...connection(), ssl: false, application_name: 'observer' });
+    client.on('error', () => undefined);
+    await client.connect();
+    return client;
+  }
+
+  /** What sqlgate's backends are doing now. */
+  async function backends(): Promise<{ pid: number; state: string; query: string }[]> {
+    const { rows } = await observer.query<{ pid: number; state: string; query: string }>(
+      "SELECT pid, state, query FROM pg_stat_activity WHERE application_name = 'sqlgate' AND datname = $1",
+      [cluster.database],
+    );
+    return rows;
+  }
+
+  async function eventually(probe: () => Promise<boolean>, withinMs: number): Promise<boolean> {
+    const deadline = Date.now() + withinMs;
+    for (;;) {
+      if (await probe()) return true;
+      if (Date.now() > deadline) return false;
+      await sleep(25);
+    }
+  }
+
+  /** The app, and calls of each route whose answers are checked against the document. */
+  function client(testApp: TestApp) {
+    const documented = (answer: HttpAnswer, path: string, method: string): HttpAnswer => {
+      contract.expectDocumented(answer, path, method);
+      return answer;
+    };
+    return {
+      async open(fields: Record<string, unknown> = {}): Promise<HttpAnswer> {
+        const body = connection(fields);
+        return documented(await request(testApp.app).post(SESSIONS).send(body), SESSIONS, 'post');
+      },
+      async openId(fields: Record<string, unknown> = {}): Promise<string> {
+        const answer = await this.open(fields);
+        expect(answer.status).toBe(201);
+        return (answer.body as { sessionId: string }).sessionId;
+      },
+      async run(id: string, body: Record<string, unknown>): Promise<HttpAnswer> {
+        const answer = await request(testApp.app).post(`${SESSIONS}/${id}/query`).send(body);
+        return documented(answer, SESSION_QUERY, 'post');
+      },
+      async close(id: string): Promise<HttpAnswer> {
+        return documented(
+          await request(testApp.app).delete(`${SESSIONS}/${id}`),
+          SESSION,
+          'delete',
+        );
+      },
+      async cancelIn(id: string): Promise<HttpAnswer> {
+        const answer = await request(testApp.app).delete(`${SESSIONS}/${id}/query`);
+        return documented(answer, SESSION_QUERY, 'delete');
+      },
+      async query(body: Record<string, unknown>, requestId?: string): Promise<HttpAnswer> {
+        const sent = request(testApp.app).post('/api/query');
+        if (requestId) sent.set('X-Request-Id', requestId);
+        return documented(await sent.send(connection(body)), '/api/query', 'post');
+      },
+      async cancel(requestId: string, fields: Record<string, unknown> = {}): Promise<HttpAnswer> {
+        const answer = await request(testApp.app)
+          .post(`/api/requests/${requestId}/cancel`)
+          .send({ ...connection(), sslMode: undefined, ...fields });
+        return documented(answer, CANCEL, 'post');
+      },
+    };
+  }
+
+  async function withApp<T>(
+    config: Partial<ServerConfig>,
+    body: (api: ReturnType<typeof client>, testApp: TestApp) => Promise<T>,
+    logger?: Parameters<typeof createTestApp>[1],
+  ): Promise<T> {
+    const testApp = createTestApp(config, logger);
+    try {
+      return await body(client(testApp), testApp);
+    } finally {
+      await testApp.close();
+    }
+  }
+
+  beforeAll(async () => {
+    cluster = await startLocalCluster({ tls: false });
+    observer = await connectObserver();
+    await observer.query('CREATE TABLE accounts (id int PRIMARY KEY, owner text)');
+  }, 60_000);
+  afterAll(async () => {
+    await observer?.end().catch(() => undefined);
+    await cluster?.stop();
+  });
+  beforeEach(() => observer.query('TRUNCATE accounts'));
+
+  it('an interactive transaction over four requests: seen inside, not outside, until COMMIT', async () => {
+    await withApp({}, async (api) => {
+      const id = await api.openId();
+      const begin = await api.run(id, { sql: 'BEGIN' });
+      expect(begin.status).toBe(200);
+      expect(begin.body).toMatchObject({
+        command: 'BEGIN',
+        session: { status: 'open', transactionStatus: 'in-transaction' },
+      });
+      const insert = await api.run(id, {
+        sql: 'INSERT INTO accounts VALUES ($1, $2) RETURNING id',
+        params: [1, 'ada'],
+      });
+      expect(insert.body).toMatchObject({ rows: [{ id: 1 }], rowCount: 1 });
+
+      const inside = await api.run(id, { sql: 'SELECT owner FROM accounts' });
+      expect(inside.body).toMatchObject({ rows: [{ owner: 'ada' }] });
+      // Another session and a plain request see nothing yet.
+      const other = await api.openId();
+      expect(
+        (await api.run(other, { sql: 'SELECT count(*)::int AS n FROM accounts' })).body,
+      ).toMatchObject({
+        rows: [{ n: 0 }],
+      });
+      expect(
+        (await api.query({ sql: 'SELECT count(*)::int AS n FROM accounts' })).body,
+      ).toMatchObject({
+        rows: [{ n: 0 }],
+      });
+
+      const commit = await api.run(id, { sql: 'COMMIT' });
+      expect(commit.body).toMatchObject({
+        command: 'COMMIT',
+        session: { status: 'open', transactionStatus: 'idle' },
+      });
+      expect((await api.run(other, { sql: 'SELECT owner FROM accounts' })).body).toMatchObject({
+        rows: [{ owner: 'ada' }],
+      });
+      expect((await api.close(id)).body).toEqual({ closed: true, rolledBack: false });
+      expect((await api.close(other)).body).toEqual({ closed: true, rolledBack: false });
+      expect((await api.run(id, { sql: 'SELECT 1' })).status).toBe(404);
+    });
+  });
+
+  it('a failed statement leaves the transaction failed for the caller to roll back; a script runs as written', async () => {
+    await withApp({}, async (api) => {
+      const id = await api.openId();
+      const failed = await api.run(id, {
+        sql: "BEGIN; INSERT INTO accounts VALUES (1, 'a'); INSERT INTO accounts VALUES (1, 'b'); SELECT 'never'",
+      });
+      expect(failed.status).toBe(400);
+      expect(failed.body).toMatchObject({
+        failedStatementIndex: 2,
+        transactionUsed: false,
+        session: { transactionStatus: 'failed' },
+      });
+      expect((failed.body as { results: unknown[] }).results).toHaveLength(3);
+      const refused = await api.run(id, { sql: 'SELECT 1' });
+      expect(refused.body).toMatchObject({ error: { code: '25P02' } });
+      const rollback = await api.run(id, { sql: 'ROLLBACK' });
+      expect(rollback.body).toMatchObject({ session: { transactionStatus: 'idle' } });
+      expect((await observer.query('SELECT count(*)::int AS n FROM accounts')).rows).toEqual([
+        { n: 0 },
+      ]);
+      await api.close(id);
+    });
+  });
+
+  it('a session idle past its timeout is rolled back, and its connection is clean for the next user', async () => {
+    await withApp({ poolMax: 2 }, async (api, testApp) => {
+      const id = await api.openId({ idleTimeoutMs: 400 });
+      await api.run(id, {
+        sql: "BEGIN; INSERT INTO accounts VALUES (7, 'left'); SET search_path = nowhere; CREATE TEMP TABLE scratch (x int)",
+      });
+      expect(await backends()).toEqual([expect.objectContaining({ state: 'idle in transaction' })]);
+      await sleep(700);
+      expect((await api.run(id, { sql: 'SELECT 1' })).status).toBe(404);
+      expect((await observer.query('SELECT count(*)::int AS n FROM accounts')).rows).toEqual([
+        { n: 0 },
+      ]);
+      expect(testApp.service.sessionStatistics()).toMatchObject({ open: 0, ended: { idle: 1 } });
+      // Both pooled connections (the session's among them) answer with the defaults.
+      const checks = await Promise.all(
+        [1, 2].map(() =>
+          api.query({
+            sql: "SELECT current_setting('search_path') AS path, to_regclass('pg_temp.scratch') IS NULL AS clean, pg_sleep(0.2)",
+          }),
+        ),
+      );
+      for (const check of checks) {
+        expect(check.body).toMatchObject({ rows: [{ path: '"$user", public', clean: true }] });
+      }
+      expect((await backends()).map((backend) => backend.state)).toEqual(['idle', 'idle']);
+    });
+  });
+
+  it('a session ends at SESSION_MAX_LIFETIME_MS even while it is used', async () => {
+    await withApp({ sessionMaxLifetimeMs: 600 }, async (api) => {
+      const id = await api.openId();
+      const statuses: number[] = [];
+      const started = Date.now();
+      while (Date.now() - started < 1200) {
+        statuses.push((await api.run(id, { sql: 'SELECT 1' })).status);
+        await sleep(50);
+      }
+      expect(statuses[0]).toBe(200);
+      expect(statuses.at(-1)).toBe(404);
+    });
+  });
+
+  it('a database restart mid-session answers a clear error and frees the session', async () => {
+    await withApp({ poolMax: 3 }, async (api, testApp) => {
+      const id = await api.openId();
+      await api.run(id, { sql: "BEGIN; INSERT INTO accounts VALUES (9, 'lost')" });
+      await observer.end();
+      await cluster.restart();
+      observer = await connectObserver();
+
+      const lost = await api.run(id, { sql: 'SELECT owner FROM accounts' });
+      expect([502, 503]).toContain(lost.status);
+      expect(lost.body).toMatchObject({
+        error: { message: expect.any(String) },
+        session: { status: 'closed' },
+      });
+      expect(testApp.service.sessionStatistics()).toMatchObject({ open: 0, ended: { broken: 1 } });
+      expect((await api.run(id, { sql: 'SELECT 1' })).status).toBe(404);
+      const pools = testApp.service.poolStats();
+      expect(pools.reduce((sum, pool) => sum + pool.activeConnections, 0)).toBe(0);
+      // The insert died with the server's transaction; a new session works at once.
+      expect((await observer.query('SELECT count(*)::int AS n FROM accounts')).rows).toEqual([
+        { n: 0 },
+      ]);
+      const again = await api.openId();
+      expect((await api.run(again, { sql: 'SELECT 1 AS ok' })).body).toMatchObject({
+        rows: [{ ok: 1 }],
+      });
+      await api.close(again);
+    });
+  }, 30_000);
+
+  it('limits: MAX_SESSIONS and POOL_MAX - 1 per pool answer 503 with Retry-After; requests still run', async () => {
+    await withApp({ poolMax: 3, maxSessions: 3 }, async (api, testApp) => {
+      const first = await api.openId();
+      const second = await api.openId();
+      const third = await api.open();
+      expect(third.status).toBe(503);
+      expect(third.headers['retry-after']).toBe('1');
+      expect(third.body).toEqual({ error: expect.stringContaining('POOL_MAX - 1') });
+      // The pool keeps one connection for everything else.
+      expect((await api.query({ sql: 'SELECT 1 AS ok' })).body).toMatchObject({
+        rows: [{ ok: 1 }],
+      });
+      // Sessions count as active connections of their pool.
+      expect(testApp.service.poolStats()).toEqual([
+        expect.objectContaining({ activeConnections: 2 }),
+      ]);
+      const elsewhere = await api.openId({ database: 'postgres' });
+      const fourth = await api.open({ database: 'template1' });
+      expect(fourth.status).toBe(503);
+      expect(fourth.body).toEqual({ error: expect.stringContaining('MAX_SESSIONS') });
+      for (const id of [first, second, elsewhere]) await api.close(id);
+      expect((await api.open()).status).toBe(201);
+    });
+  });
+
+  it('one request at a time per session: a second one meanwhile answers 409', async () => {
+    await withApp({}, async (api) => {
+      const id = await api.openId();
+      const slow = api.run(id, { sql: 'SELECT pg_sleep(0.5)' });
+      await sleep(150);
+      const busy = await api.run(id, { sql: 'SELECT 1' });
+      expect(busy.status).toBe(409);
+      expect(busy.body).toEqual({ error: expect.stringContaining('one request at a time') });
+      expect((await slow).status).toBe(200);
+      await api.close(id);
+    });
+  });
+
+  it('cancel from a second request stops pg_sleep(30) within 1 s; other credentials are refused', async () => {
+    await withApp({}, async (api) => {
+      const running = api.query({ sql: 'SELECT pg_sleep(30)' }, 'sleeper-1');
+      expect(
+        await eventually(
+          async () =>
+            (await backends()).some((b) => b.state === 'active' && b.query.includes('pg_sleep')),
+          5000,
+        ),
+      ).toBe(true);
+
+      // Another password (trust auth would let it in, sqlgate does not), another user, another
+      // database: refused, and the statement keeps running.
+      for (const other of [{ password: 'guess' }, { user: 'postgres' }, { database: 'postgres' }]) {
+        const refused = await api.cancel('sleeper-1', other);
+        expect(refused.status).toBe(403);
+      }
+      expect((await api.cancel('no-such-request')).status).toBe(404);
+      expect((await backends()).some((b) => b.state === 'active')).toBe(true);
+
+      const cancelledAt = Date.now();
+      const cancel = await api.cancel('sleeper-1');
+      expect(cancel.status).toBe(200);
+      expect(cancel.body).toEqual({ cancelled: true });
+      const answer = await running;
+      expect(Date.now() - cancelledAt).toBeLessThan(1000);
+      expect(answer.status).toBe(409);
+      expect(answer.body).toMatchObject({ error: { code: '57014' } });
+      expect(
+        await eventually(async () => (await backends()).every((b) => b.state === 'idle'), 1000),
+      ).toBe(true);
+      expect((await api.cancel('sleeper-1')).status).toBe(404);
+    });
+  });
+
+  it('DELETE /api/sessions/{id}/query stops what runs in the session, which stays open', async () => {
+    await withApp({}, async (api) => {
+      const id = await api.openId();
+      await api.run(id, { sql: 'BEGIN' });
+      const running = api.run(id, { sql: 'SELECT pg_sleep(30)' });
+      expect(
+        await eventually(async () => (await backends()).some((b) => b.state === 'active'), 5000),
+      ).toBe(true);
+      const cancelledAt = Date.now();
+      expect((await api.cancelIn(id)).body).toEqual({ cancelled: true });
+      const answer = await running;
+      expect(Date.now() - cancelledAt).toBeLessThan(1000);
+      expect(answer.status).toBe(409);
+      expect(answer.body).toMatchObject({
+        session: { status: 'open', transactionStatus: 'failed' },
+      });
+      expect((await api.cancelIn(id)).status).toBe(404);
+      expect((await api.run(id, { sql: 'ROLLBACK' })).status).toBe(200);
+      // Cancelled by its own session id: the request was also cancellable by its request id.
+      expect((await api.close(id)).body).toEqual({ closed: true, rolledBack: false });
+    });
+  });
+
+  it('closing a session while it runs cancels the statement and rolls back', async () => {
+    await withApp({}, async (api) => {
+      const id = await api.openId();
+      const running = api.run(id, {
+        sql: "BEGIN; INSERT INTO accounts VALUES (3, 'x'); SELECT pg_sleep(30)",
+      });
+      expect(
+        await eventually(async () => (await backends()).some((b) => b.state === 'active'), 5000),
+      ).toBe(true);
+      const closed = await api.close(id);
+      expect(closed.body).toEqual({ closed: true, rolledBack: true });
+      expect((await running).body).toMatchObject({ session: { status: 'closed' } });
+      expect((await observer.query('SELECT count(*)::int AS n FROM accounts')).rows).toEqual([
+        { n: 0 },
+      ]);
+    });
+  });
+
+  it("timeoutMs cancels a slow statement and leaves the session's own statement_timeout alone", async () => {
+    await withApp({}, async (api) => {
+      const id = await api.openId();
+      const slow = await api.run(id, { sql: 'SELECT pg_sleep(5)', timeoutMs: 200 });
+      expect(slow.status).toBe(504);
+      expect(slow.body).toMatchObject({ error: { code: '57014' }, session: { status: 'open' } });
+      expect((await api.run(id, { sql: 'SHOW statement_timeout' })).body).toMatchObject({
+        rows: [{ statement_timeout: '0' }],
+      });
+      await api.close(id);
+    });
+  });
+
+  it('a write committed in a session invalidates cached reads once COMMIT is answered', async () => {
+    await withApp({}, async (api) => {
+      const read = { sql: 'SELECT count(*)::int AS n FROM accounts', cache: true };
+      expect((await api.query(read)).body).toMatchObject({ rows: [{ n: 0 }] });
+      expect((await api.query(read)).body).toMatchObject({ rows: [{ n: 0 }], cached: true });
+      const id = await api.openId();
+      await api.run(id, { sql: "BEGIN; INSERT INTO accounts VALUES (5, 'c')" });
+      await api.run(id, { sql: 'COMMIT' });
+      expect((await api.query(read)).body).toMatchObject({ rows: [{ n: 1 }] });
+      // Autocommit writes in a session invalidate at once too.
+      await api.query(read);
+      await api.run(id, { sql: "INSERT INTO accounts VALUES (6, 'd')" });
+      expect((await api.query(read)).body).toMatchObject({ rows: [{ n: 2 }] });
+      await api.close(id);
+    });
+  });
+
+  it('/metrics counts sessions open, opened and ended by reason', async () => {
+    await withApp({}, async (api, testApp) => {
+      const closed = await api.openId();
+      await api.openId({ idleTimeoutMs: 100 });
+      const open = await api.openId();
+      await api.close(closed);
+      await sleep(300);
+      const scrape = await request(testApp.app).get('/metrics');
+      const value = (series: string) =>
+        Number(
+          new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(scrape.text)?.[1],
+        );
+      expect(value('sqlgate_sessions_open')).toBe(1);
+      expect(value('sqlgate_sessions_opened_total')).toBe(3);
+      expect(value('sqlgate_sessions_ended_total{reason="closed"}')).toBe(1);
+      expect(value('sqlgate_sessions_ended_total{reason="idle"}')).toBe(1);
+      expect(value('sqlgate_sessions_ended_total{reason="broken"}')).toBe(0);
+      await api.close(open);
+    });
+  });
+
+  it('session ids are 128-bit, distinct, and never logged whole', async () => {
+    const { logger, lines } = captureLogs('info');
+    await withApp(
+      {},
+      async (api) => {
+        const ids = await Promise.all([1, 2, 3].map(() => api.openId()));
+        expect(new Set(ids).size).toBe(3);
+        for (const id of ids) {
+          expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+          await api.run(id, { sql: 'SELECT 1' });
+          await api.close(id);
+        }
+        const logged = JSON.stringify(lines());
+        expect(lines().length).toBeGreaterThanOrEqual(9);
+        for (const id of ids) {
+          expect(logged).not.toContain(id);
+          expect(logged).toContain(`/api/sessions/${id.slice(0, 6)}…`);
+        }
+      },
+      logger,
+    );
+  });
+
+  it('SIGTERM rolls back every open session and exits', async () => {
+    const sqlgate = await startSqlgateProcess({});
+    try {
+      for (const account of [11, 12]) {
+        const opened = await sqlgate.post(SESSIONS, connection(), 5000);
+        expect(opened).toMatchObject({ kind: 'response', status: 201 });
+        const id = (opened as { body: { sessionId: string } }).body.sessionId;
+        const inserted = await sqlgate.post(
+          `${SESSIONS}/${id}/query`,
+          { sql: `BEGIN; INSERT INTO accounts VALUES (${account}, 'pending')` },
+          5000,
+        );
+        expect(inserted).toMatchObject({ kind: 'response', status: 200 });
+      }
+      expect((await backends()).map((backend) => backend.state)).toEqual([
+        'idle in transaction',
+        'idle in transaction',
+      ]);
+      process.kill(sqlgate.pid, 'SIGTERM');
+      await sqlgate.settle(10_000);
+      expect(sqlgate.exit()).toBe('exited with code 0');
+      expect((await observer.query('SELECT count(*)::int AS n FROM accounts')).rows).toEqual([
+        { n: 0 },
+      ]);
+      expect(await eventually(async () => (await backends()).length === 0, 2000)).toBe(true);
+    } finally {
+      await sqlgate.stop();
+    }
+  }, 30_000);
+});

@@ -1,0 +1,61 @@
+/**
+ * A request of a session (docs/decisions.md 10.26): its statements run in order on the session's
+ * connection, exactly as written, stopping at the first failure. Nothing is wrapped and nothing
+ * is rolled back: the transaction the caller opened stays open for the session's next request.
+ */
+import type { ParsedStatement } from '../../parser/types';
+import { LentConnection, notStarted, type ExecutionContext } from '../context';
+import type { ExecutionOutcome, StatementOutcome } from '../outcome';
+
+export async function runInSession(
+  context: ExecutionContext,
+  statements: readonly ParsedStatement[],
+): Promise<ExecutionOutcome> {
+  const lent = await context.acquire();
+  if (!(lent instanceof LentConnection)) return notStarted('session', lent);
+  try {
+    const outcomes: StatementOutcome[] = [];
+    for (const statement of statements) {
+      const outcome = await withStatementTimeout(context, () =>
+        context.runStatement(lent, statement),
+      );
+      if (!outcome) break;
+      outcomes.push(outcome);
+      if (!outcome.ok) break;
+    }
+    const failed = outcomes.findIndex((outcome) => !outcome.ok);
+    const failure =
+      failed >= 0
+        ? { kind: 'statement' as const, index: failed }
+        : outcomes.length < statements.length
+          ? { kind: 'aborted' as const, index: outcomes.length }
+          : undefined;
+    return {
+      strategy: 'session',
+      outcomes,
+      transactionUsed: false,
+      rolledBack: false,
+      ...(failure ? { failure } : {}),
+    };
+  } finally {
+    lent.release();
+  }
+}
+
+/**
+ * `timeoutMs` in a session: a statement still running after it is cancelled (57014). Setting
+ * statement_timeout instead would change the session's own setting, which belongs to the caller.
+ */
+async function withStatementTimeout<T>(
+  context: ExecutionContext,
+  send: () => Promise<T>,
+): Promise<T> {
+  const { timeoutMs } = context.options;
+  if (timeoutMs === undefined) return send();
+  const timer = setTimeout(() => context.interruptRunning(), timeoutMs);
+  try {
+    return await send();
+  } finally {
+    clearTimeout(timer);
+  }
+}

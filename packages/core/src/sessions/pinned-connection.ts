@@ -1,0 +1,61 @@
+/**
+ * A session's connection as the execution strategies see it (docs/decisions.md 10.26): lent to
+ * each request of the session in turn, but never given back to the pool by one. Only a connection
+ * that broke (a lost socket, a FATAL error) is let go by a request: the session then ends.
+ */
+import type { Connection, ConnectionProvider, RunOptions } from '../ports/connections';
+
+export class PinnedConnection implements Connection {
+  private brokenNoted = false;
+
+  constructor(
+    private readonly connection: Connection,
+    /** Told once when a request found the connection broken. */
+    private readonly onBroken: () => void,
+  ) {}
+
+  /** Lends this connection to one request of the session. */
+  get provider(): Pick<ConnectionProvider, 'acquire'> {
+    return { acquire: () => Promise.resolve({ ok: true, value: this }) };
+  }
+
+  /** The connection broke during a request; the session cannot go on. */
+  get broken(): boolean {
+    return this.brokenNoted;
+  }
+
+  run(sql: string, options: RunOptions) {
+    return this.connection.run(sql, options);
+  }
+
+  runBatch(sql: readonly string[], options: RunOptions) {
+    return this.connection.runBatch(sql, options);
+  }
+
+  transactionStatus() {
+    return this.connection.transactionStatus();
+  }
+
+  cancel() {
+    return this.connection.cancel();
+  }
+
+  abandon(): void {
+    this.connection.abandon?.();
+  }
+
+  /**
+   * The end of one request: the session keeps the connection, with its transaction and settings.
+   * Only `destroy` (the request found it broken) is acted on.
+   */
+  release(options?: { resetSession?: boolean; destroy?: boolean }): void {
+    if (!options?.destroy || this.brokenNoted) return;
+    this.brokenNoted = true;
+    this.onBroken();
+  }
+
+  /** The end of the session: back to the pool, cleaned (ROLLBACK, DISCARD ALL), or closed if broken. */
+  giveBack(): void {
+    this.connection.release(this.brokenNoted ? { destroy: true } : { resetSession: true });
+  }
+}

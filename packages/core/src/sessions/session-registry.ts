@@ -1,0 +1,228 @@
+/**
+ * The sessions of one instance (docs/decisions.md 10.26): opening them within their limits, finding
+ * them by id, and ending them (closed by the caller, idle, too old, broken, or at shutdown) with
+ * their connection rolled back, cleaned and given back to its pool.
+ */
+import { randomBytes } from 'node:crypto';
+import { ErrorCodes, RequestError } from '../errors';
+import type { ExecutionContext } from '../execution/context';
+import type { Clock } from '../ports/clock';
+import { poolIdOf, type ConnectionProvider, type ConnectionTarget } from '../ports/connections';
+import type { Settled } from '../ports/settled';
+import { PinnedConnection } from './pinned-connection';
+import { Session, type SessionEnd } from './session';
+
+export interface SessionLimits {
+  /** Sessions open at once in this instance (MAX_SESSIONS). */
+  maxSessions: number;
+  /** Sessions open at once on one pool: below POOL_MAX, so requests always have a connection. */
+  maxPerPool: number;
+  /** Idle time after which a session ends (SESSION_IDLE_TIMEOUT_MS); a caller may ask for less. */
+  idleTimeoutMs: number;
+  /** Age at which a session ends, busy or not (SESSION_MAX_LIFETIME_MS). */
+  maxLifetimeMs: number;
+}
+
+export const DEFAULT_SESSION_LIMITS: SessionLimits = {
+  maxSessions: 100,
+  maxPerPool: 9,
+  idleTimeoutMs: 60_000,
+  maxLifetimeMs: 15 * 60_000,
+};
+
+/** Sessions open now, and how many were opened and ended (by why) since the start. */
+export interface SessionStatistics {
+  open: number;
+  opened: number;
+  ended: Record<SessionEnd, number>;
+}
+
+/** What closing a session did. */
+export interface SessionClosed {
+  /** A transaction was open (or failed) and was rolled back. */
+  rolledBack: boolean;
+}
+
+/** 128 random bits, URL-safe: the id is the only credential a session's requests present. */
+export function newSessionId(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/** How logs name a session: enough to tell sessions apart, never enough to use one. */
+export function sessionIdForLogs(id: string): string {
+  return `${id.slice(0, 6)}…`;
+}
+
+export class SessionRegistry {
+  private readonly sessions = new Map<string, Session>();
+  /** The timer that ends each session: idle time or lifetime, whichever comes first. */
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Sessions open or being opened, by pool id. */
+  private readonly perPool = new Map<string, number>();
+  /** Sessions being opened: counted against the limits while their connection is awaited. */
+  private opening = 0;
+  private shuttingDown = false;
+  private opened = 0;
+  private readonly ended: Record<SessionEnd, number> = {
+    closed: 0,
+    idle: 0,
+    lifetime: 0,
+    broken: 0,
+    shutdown: 0,
+  };
+
+  constructor(
+    private readonly connections: Pick<ConnectionProvider, 'acquire'>,
+    readonly limits: SessionLimits,
+    private readonly clock: Clock,
+    private readonly newId: () => string = newSessionId,
+  ) {}
+
+  /** Sessions open now. */
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  statistics(): SessionStatistics {
+    return { open: this.sessions.size, opened: this.opened, ended: { ...this.ended } };
+  }
+
+  /**
+   * Opens a session on `target` (already checked by the target policy), or says why not: a limit
+   * (SESSION_LIMIT), or the pool's own failure to lend a connection.
+   */
+  async open(
+    target: ConnectionTarget,
+    requested: ConnectionTarget,
+    idleTimeoutMs: number = this.limits.idleTimeoutMs,
+  ): Promise<Settled<Session>> {
+    const poolId = poolIdOf(target);
+    const refusal = this.limitRefusal(poolId);
+    if (refusal) return { ok: false, error: refusal };
+    this.opening += 1;
+    this.perPool.set(poolId, (this.perPool.get(poolId) ?? 0) + 1);
+    let session: Session | undefined;
+    try {
+      const acquired = await this.connections.acquire(target);
+      if (!acquired.ok) return acquired;
+      if (this.shuttingDown) {
+        acquired.value.release({ resetSession: true });
+        return { ok: false, error: shuttingDownError() };
+      }
+      const id = this.newId();
+      const pinned = new PinnedConnection(acquired.value, () => void this.end(id, 'broken'));
+      session = new Session(
+        id,
+        target,
+        requested,
+        pinned,
+        idleTimeoutMs,
+        this.clock.date().getTime(),
+        this.limits.maxLifetimeMs,
+      );
+      this.sessions.set(id, session);
+      this.scheduleExpiry(session);
+      this.opened += 1;
+      return { ok: true, value: session };
+    } finally {
+      this.opening -= 1;
+      if (!session) this.releasePoolSlot(poolId);
+    }
+  }
+
+  /** The open session with this id; undefined for an unknown, ended or ending one. */
+  find(id: string): Session | undefined {
+    const session = this.sessions.get(id);
+    return session && !session.ending ? session : undefined;
+  }
+
+  /**
+   * Runs `work` as the session's one request; undefined when another request runs. The idle clock
+   * stops meanwhile and starts again after; a session that broke or was ended meanwhile is closed.
+   */
+  async run<T>(
+    session: Session,
+    work: (attach: (context: ExecutionContext) => void) => Promise<T>,
+  ): Promise<{ value: T } | undefined> {
+    const claim = session.begin();
+    if (!claim) return undefined;
+    this.scheduleExpiry(session);
+    try {
+      return { value: await work(claim.attach) };
+    } finally {
+      claim.finish(this.clock.date().getTime());
+      if (session.connection.broken) void this.end(session.id, 'broken');
+      else if (!session.ending) this.scheduleExpiry(session);
+    }
+  }
+
+  /**
+   * Ends a session: a request running in it is cancelled and awaited, then its transaction is rolled
+   * back and the connection cleaned and given back. Undefined when no such session is open.
+   */
+  async end(id: string, reason: SessionEnd): Promise<SessionClosed | undefined> {
+    const session = this.sessions.get(id);
+    if (!session || !session.markEnding(reason)) return undefined;
+    clearTimeout(this.timers.get(id));
+    this.timers.delete(id);
+    // A broken connection ends the session from inside its request, whose own failure says why.
+    if (reason !== 'broken') session.cancelRunning();
+    await session.idle();
+    const rolledBack =
+      !session.connection.broken && session.connection.transactionStatus() !== 'idle';
+    session.connection.giveBack();
+    this.sessions.delete(id);
+    this.releasePoolSlot(poolIdOf(session.target));
+    this.ended[reason] += 1;
+    return { rolledBack };
+  }
+
+  /** Ends every session (shutdown): their transactions are rolled back. */
+  async closeAll(): Promise<void> {
+    this.shuttingDown = true;
+    await Promise.all([...this.sessions.keys()].map((id) => this.end(id, 'shutdown')));
+  }
+
+  /**
+   * Ends the session when it has been idle too long or reaches its lifetime, whichever comes first;
+   * while a request runs only the lifetime counts.
+   */
+  private scheduleExpiry(session: Session): void {
+    clearTimeout(this.timers.get(session.id));
+    const at = session.busy ? session.lifetimeEndsAt : session.expiresAt;
+    const reason: SessionEnd = at === session.lifetimeEndsAt ? 'lifetime' : 'idle';
+    const timer = setTimeout(
+      () => void this.end(session.id, reason),
+      Math.max(0, at - this.clock.date().getTime()),
+    );
+    timer.unref();
+    this.timers.set(session.id, timer);
+  }
+
+  private limitRefusal(poolId: string): RequestError | undefined {
+    if (this.shuttingDown) return shuttingDownError();
+    if (this.sessions.size + this.opening >= this.limits.maxSessions) {
+      return new RequestError(
+        ErrorCodes.SESSION_LIMIT,
+        `${this.limits.maxSessions} sessions are open (MAX_SESSIONS); close one or retry later`,
+      );
+    }
+    if ((this.perPool.get(poolId) ?? 0) >= this.limits.maxPerPool) {
+      return new RequestError(
+        ErrorCodes.SESSION_LIMIT,
+        `${this.limits.maxPerPool} sessions hold connections of this pool, as many as it may lend to sessions (POOL_MAX - 1); close one or retry later`,
+      );
+    }
+    return undefined;
+  }
+
+  private releasePoolSlot(poolId: string): void {
+    const count = (this.perPool.get(poolId) ?? 1) - 1;
+    if (count <= 0) this.perPool.delete(poolId);
+    else this.perPool.set(poolId, count);
+  }
+}
+
+function shuttingDownError(): RequestError {
+  return new RequestError(ErrorCodes.SESSION_LIMIT, 'The service is shutting down');
+}

@@ -1,0 +1,274 @@
+/**
+ * Sessions and cancel by request id in core (docs/decisions.md 10.26), over the fake provider:
+ * what runs where, what is never wrapped or rolled back, the limits, the clocks, and how a
+ * session ends. The same behaviours against real PostgreSQL are in the HTTP tests (sessions.test.ts).
+ */
+import { ErrorCodes } from '../../src/errors';
+import { createQueryService, type QueryServiceOptions } from '../../src/service';
+import { connectionLost, FakeConnectionProvider, fakeTarget } from '../fakes/fake-connections';
+import { sleep } from '../execution/service-harness';
+
+const { host, port, user, password, database } = fakeTarget;
+const connectionFields = { host, port, user, password, database };
+
+function setUp(options: Partial<QueryServiceOptions> = {}) {
+  const fake = new FakeConnectionProvider();
+  const service = createQueryService({ connections: fake, ...options });
+  const open = async (fields: Record<string, unknown> = {}) => {
+    const answer = await service.openSession({ ...connectionFields, ...fields });
+    if (answer.failure) throw new Error(`not opened: ${JSON.stringify(answer.body)}`);
+    return (answer.body as { sessionId: string }).sessionId;
+  };
+  return { fake, service, open };
+}
+
+describe('sessions', () => {
+  it('runs each request as written on one connection, and keeps it between requests', async () => {
+    const { fake, service, open } = setUp();
+    fake.on('BEGIN', { status: 'in-transaction' }).on('COMMIT', { status: 'idle' });
+    const id = await open();
+    expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+
+    const first = await service.executeInSession(id, { sql: 'BEGIN; INSERT INTO t VALUES (1)' });
+    expect(first.failure).toBeUndefined();
+    expect(first.body).toMatchObject({
+      transactionUsed: false,
+      session: { status: 'open', transactionStatus: 'in-transaction' },
+    });
+    const second = await service.executeInSession(id, { sql: 'SELECT 1 AS one' });
+    expect(second.body).toMatchObject({ session: { transactionStatus: 'in-transaction' } });
+    const third = await service.executeInSession(id, { sql: 'COMMIT' });
+    expect(third.body).toMatchObject({ session: { status: 'open', transactionStatus: 'idle' } });
+
+    // Exactly the caller's statements, in order, on connection 1; nothing wrapped, no ROLLBACK,
+    // no SET statement_timeout, and the connection was not given back between requests.
+    expect(fake.sent(1)).toEqual([
+      'BEGIN',
+      'INSERT INTO t VALUES (1)',
+      'SELECT 1 AS one',
+      'COMMIT',
+    ]);
+    expect(fake.releases()).toEqual([]);
+    expect(fake.calls.filter((call) => call.kind === 'acquire')).toHaveLength(1);
+
+    const closed = await service.closeSession(id);
+    expect(closed).toEqual({ body: { closed: true, rolledBack: false } });
+    expect(fake.releases()).toEqual([
+      expect.objectContaining({ connection: 1, options: { resetSession: true } }),
+    ]);
+    await fake.settled();
+    expect(fake.resets()).toEqual(['DISCARD ALL']);
+    expect((await service.executeInSession(id, { sql: 'SELECT 1' })).failure).toEqual({
+      code: ErrorCodes.SESSION_NOT_FOUND,
+    });
+  });
+
+  it('closing a session with a transaction open rolls it back and cleans the connection', async () => {
+    const { fake, service, open } = setUp();
+    fake.on('BEGIN', { status: 'in-transaction' });
+    const id = await open();
+    await service.executeInSession(id, { sql: 'BEGIN' });
+    expect(await service.closeSession(id)).toEqual({ body: { closed: true, rolledBack: true } });
+    await fake.settled();
+    expect(fake.resets()).toEqual(['ROLLBACK', 'DISCARD ALL']);
+    expect(service.sessionStatistics()).toMatchObject({ open: 0, opened: 1 });
+    expect(service.sessionStatistics().ended.closed).toBe(1);
+  });
+
+  it('refuses the options that need a transaction or a cache of their own, and connection fields', async () => {
+    const { service, open } = setUp();
+    const id = await open();
+    for (const field of ['readOnly', 'dryRun', 'isolationLevel', 'cache', 'host', 'password']) {
+      const value = field === 'isolationLevel' ? 'serializable' : field === 'host' ? 'x' : true;
+      const answer = await service.executeInSession(id, { sql: 'SELECT 1', [field]: value });
+      expect(answer.failure).toEqual({ code: ErrorCodes.INVALID_REQUEST });
+      expect(answer.body).toMatchObject({
+        error: expect.stringContaining(`'${field}' cannot be used in a session`),
+      });
+    }
+    const warned = await service.executeInSession(id, { sql: 'SELECT 1', maxrows: 3 });
+    expect(warned.body).toMatchObject({ warnings: [expect.stringContaining("'maxRows'")] });
+  });
+
+  it('runs one request at a time: a second one meanwhile is SESSION_BUSY', async () => {
+    const { fake, service, open } = setUp();
+    fake.on('SELECT slow', { delayMs: 200, rows: [{ a: 1 }] });
+    const id = await open();
+    const slow = service.executeInSession(id, { sql: 'SELECT slow' });
+    await sleep(20);
+    const other = await service.executeInSession(id, { sql: 'SELECT 1' });
+    expect(other.failure).toEqual({ code: ErrorCodes.SESSION_BUSY });
+    expect((await slow).failure).toBeUndefined();
+    expect((await service.executeInSession(id, { sql: 'SELECT 1' })).failure).toBeUndefined();
+  });
+
+  it('holds MAX_SESSIONS and the per-pool limit, counting sessions still connecting', async () => {
+    const { fake, service } = setUp({ sessions: { maxSessions: 3, maxPerPool: 2 } });
+    fake.onAcquire({ delayMs: 50 });
+    // Three at once on one pool: two connect, the third is refused at once.
+    const answers = await Promise.all([1, 2, 3].map(() => service.openSession(connectionFields)));
+    expect(answers.map((answer) => answer.failure?.code)).toEqual([
+      undefined,
+      undefined,
+      ErrorCodes.SESSION_LIMIT,
+    ]);
+    const otherPool = await service.openSession({ ...connectionFields, database: 'other' });
+    expect(otherPool.failure).toBeUndefined();
+    const fourth = await service.openSession({ ...connectionFields, database: 'third' });
+    expect(fourth.failure).toEqual({ code: ErrorCodes.SESSION_LIMIT });
+    expect(fourth.body).toMatchObject({ error: expect.stringContaining('MAX_SESSIONS') });
+  });
+
+  it('a failed connect takes no place of the limits', async () => {
+    const { fake, service, open } = setUp({ sessions: { maxSessions: 1, maxPerPool: 1 } });
+    fake.onAcquire({ error: connectionLost() });
+    const refused = await service.openSession(connectionFields);
+    expect(refused.failure?.code).toBe(ErrorCodes.CONNECTION_FAILED);
+    await expect(open()).resolves.toMatch(/^[A-Za-z0-9_-]{22}$/);
+  });
+
+  it('ends a session idle for idleTimeoutMs; a request in time starts the clock again', async () => {
+    const { fake, service, open } = setUp();
+    fake.on('BEGIN', { status: 'in-transaction' });
+    const id = await open({ idleTimeoutMs: 150 });
+    await service.executeInSession(id, { sql: 'BEGIN' });
+    await sleep(100);
+    expect((await service.executeInSession(id, { sql: 'SELECT 1' })).failure).toBeUndefined();
+    await sleep(100);
+    expect((await service.executeInSession(id, { sql: 'SELECT 1' })).failure).toBeUndefined();
+    await sleep(300);
+    expect((await service.executeInSession(id, { sql: 'SELECT 1' })).failure).toEqual({
+      code: ErrorCodes.SESSION_NOT_FOUND,
+    });
+    await fake.settled();
+    expect(fake.resets()).toEqual(['ROLLBACK', 'DISCARD ALL']);
+    expect(service.sessionStatistics().ended.idle).toBe(1);
+  });
+
+  it('refuses an idleTimeoutMs above the server limit instead of shortening it', async () => {
+    const { service } = setUp({ sessions: { idleTimeoutMs: 1000 } });
+    const answer = await service.openSession({ ...connectionFields, idleTimeoutMs: 1001 });
+    expect(answer.failure).toEqual({ code: ErrorCodes.INVALID_REQUEST });
+    expect(answer.body).toMatchObject({ error: expect.stringContaining('at most 1000') });
+  });
+
+  it('ends a session at its lifetime even while requests keep it busy, cancelling the one running', async () => {
+    const { fake, service, open } = setUp({ sessions: { maxLifetimeMs: 250 } });
+    fake.on('SELECT slow', { delayMs: 5000 });
+    const id = await open();
+    const started = Date.now();
+    const slow = await service.executeInSession(id, { sql: 'SELECT slow' });
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(slow.failure).toEqual({ code: ErrorCodes.REQUEST_CANCELLED });
+    expect(slow.body).toMatchObject({ session: { status: 'closed' } });
+    expect(service.sessionStatistics().ended.lifetime).toBe(1);
+  });
+
+  it('a connection lost mid-session answers the loss and frees the session', async () => {
+    const { fake, service, open } = setUp();
+    fake.on('SELECT lost', { error: connectionLost() });
+    const id = await open();
+    const lost = await service.executeInSession(id, { sql: 'SELECT lost' });
+    expect(lost.failure?.code).toBe(ErrorCodes.CONNECTION_FAILED);
+    expect(lost.body).toMatchObject({ session: { status: 'closed' } });
+    await sleep(0);
+    expect(service.sessionStatistics()).toMatchObject({ open: 0 });
+    expect(service.sessionStatistics().ended.broken).toBe(1);
+    expect(fake.releases()).toEqual([expect.objectContaining({ options: { destroy: true } })]);
+    expect((await service.executeInSession(id, { sql: 'SELECT 1' })).failure?.code).toBe(
+      ErrorCodes.SESSION_NOT_FOUND,
+    );
+  });
+
+  it('timeoutMs cancels a statement without touching the session settings', async () => {
+    const { fake, service, open } = setUp();
+    fake.on('SELECT slow', { delayMs: 5000 });
+    const id = await open();
+    const answer = await service.executeInSession(id, { sql: 'SELECT slow', timeoutMs: 50 });
+    expect(answer.body).toMatchObject({ error: { code: '57014' }, session: { status: 'open' } });
+    // A timeout, not a cancel by a caller: answered as every 57014 is.
+    expect(answer.failure).toEqual({ code: ErrorCodes.DATABASE_ERROR, sqlState: '57014' });
+    expect(fake.sent(1).some((sql) => /statement_timeout/i.test(sql))).toBe(false);
+  });
+
+  it('DELETE .../query cancels what runs; the session stays open', async () => {
+    const { fake, service, open } = setUp();
+    fake.on('SELECT slow', { delayMs: 5000 });
+    const id = await open();
+    expect(service.cancelSessionQuery(id).failure).toEqual({
+      code: ErrorCodes.REQUEST_NOT_FOUND,
+    });
+    const slow = service.executeInSession(id, { sql: 'SELECT slow' });
+    await sleep(20);
+    expect(service.cancelSessionQuery(id)).toEqual({ body: { cancelled: true } });
+    const answer = await slow;
+    expect(answer.failure).toEqual({ code: ErrorCodes.REQUEST_CANCELLED });
+    expect(answer.body).toMatchObject({ session: { status: 'open' } });
+  });
+
+  it('shutdown ends every session, rolling back what is open', async () => {
+    const { fake, service, open } = setUp();
+    fake.on('BEGIN', { status: 'in-transaction' });
+    const ids = [await open(), await open()];
+    for (const id of ids) await service.executeInSession(id, { sql: 'BEGIN' });
+    await service.close();
+    // Both connections cleaned (their steps may interleave).
+    expect([...fake.resets()].sort()).toEqual([
+      'DISCARD ALL',
+      'DISCARD ALL',
+      'ROLLBACK',
+      'ROLLBACK',
+    ]);
+    expect(service.sessionStatistics().ended.shutdown).toBe(2);
+    expect((await service.openSession(connectionFields)).failure?.code).toBe(
+      ErrorCodes.SESSION_LIMIT,
+    );
+  });
+});
+
+describe('cancel by request id', () => {
+  it('cancels for the same credentials only; other credentials are refused; nothing running is not found', async () => {
+    const { fake, service } = setUp();
+    fake.on('SELECT slow', { delayMs: 5000 });
+    const running = service.execute(
+      { ...connectionFields, sql: 'SELECT slow' },
+      { requestId: 'req-1' },
+    );
+    await sleep(20);
+    expect(service.cancelRequest('req-2', connectionFields).failure).toEqual({
+      code: ErrorCodes.REQUEST_NOT_FOUND,
+    });
+    for (const other of [{ password: 'wrong' }, { password: undefined }, { user: 'someone' }]) {
+      expect(service.cancelRequest('req-1', { ...connectionFields, ...other }).failure).toEqual({
+        code: ErrorCodes.CANCEL_REFUSED,
+      });
+    }
+    expect(service.cancelRequest('req-1', { host, port })).toMatchObject({
+      failure: { code: ErrorCodes.MISSING_FIELDS },
+    });
+    expect(service.cancelRequest('req-1', connectionFields)).toEqual({ body: { cancelled: true } });
+    const answer = await running;
+    expect(answer.failure).toEqual({ code: ErrorCodes.REQUEST_CANCELLED });
+    expect(answer.body).toMatchObject({ error: { code: '57014' } });
+    expect(service.cancelRequest('req-1', connectionFields).failure).toEqual({
+      code: ErrorCodes.REQUEST_NOT_FOUND,
+    });
+  });
+
+  it('a cancel stops a script: the statement running fails, the rest is never sent', async () => {
+    const { fake, service } = setUp();
+    fake.on('SELECT pause', { delayMs: 100 });
+    const running = service.execute(
+      { ...connectionFields, sql: 'VACUUM; SELECT pause; SELECT after' },
+      { requestId: 'script' },
+    );
+    await sleep(20);
+    // The fake's CancelRequest interrupts the running statement; the rest is never sent.
+    expect(service.cancelRequest('script', connectionFields)).toEqual({
+      body: { cancelled: true },
+    });
+    const answer = await running;
+    expect(answer.failure).toEqual({ code: ErrorCodes.REQUEST_CANCELLED });
+    expect(fake.sent()).not.toContain('SELECT after');
+  });
+});
