@@ -29,13 +29,12 @@ import {
   readJsonBody,
 } from './json-body';
 import {
-  abortOnDisconnect,
   answerQuery,
+  executeOptionsOf,
   writeAnswer,
   writeInternalError,
   writeJson,
 } from './query-endpoint';
-import { observerOf } from './observability/request-observation';
 import type { BodyLimits } from './json-body';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi';
 import { answerCopy } from './copy-endpoint';
@@ -177,13 +176,10 @@ export function createApp(options: AppOptions): express.Express {
       sendAnswer(res, logger, await service.openSession(req.body), 201);
     },
     executeSessionQuery: async (req, res) => {
-      const observer = observerOf(res);
-      const requestId = res.getHeader('X-Request-Id') as string | undefined;
-      const signal = abortOnDisconnect(res);
       const response = await service.executeInSession(
         parameter(req, 'sessionId'),
         req.body,
-        observer ? { signal, observer, requestId } : { signal, requestId },
+        executeOptionsOf(res),
       );
       writeAnswer(res, logger, response);
     },

@@ -13,8 +13,7 @@ import type { Readable } from 'node:stream';
 import type { QueryService } from '@sqlgate/core';
 import busboy from 'busboy';
 import type { Logger } from 'pino';
-import { abortOnDisconnect, writeAnswer, writeInternalError, writeJson } from './query-endpoint';
-import { observerOf } from './observability/request-observation';
+import { executeOptionsOf, writeAnswer, writeInternalError, writeJson } from './query-endpoint';
 import { streamOpened } from './server-v8-settings';
 
 /** Largest `request` part (and `data` sent as a plain field): a query body, as on POST /api/query. */
@@ -126,9 +125,7 @@ export function answerCopy(
     refuse(req, res, 400, 'The multipart body has no boundary');
     return;
   }
-  const signal = abortOnDisconnect(res);
-  const observer = observerOf(res);
-  const watched = observer ? { signal, observer } : { signal };
+  const watched = executeOptionsOf(res);
   // An upload is a stream (docs/decisions.md 10.24): until the answer is gone.
   res.once('close', streamOpened());
   // No data moving for BODY_TIMEOUT_MS while the body is read (a stalled client, or a frozen

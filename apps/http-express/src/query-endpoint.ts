@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   INTERNAL_ERROR_MESSAGE,
   serializeResponse,
+  type ExecuteOptions,
   type QueryService,
   type QueryServiceResponse,
 } from '@sqlgate/core';
@@ -27,6 +28,17 @@ export function abortOnDisconnect(res: ServerResponse): AbortSignal {
     if (!res.writableFinished) controller.abort();
   });
   return controller.signal;
+}
+
+/**
+ * What the query service needs to know of an HTTP request: when its caller went away, who observes
+ * it, and its id, which makes it cancellable from elsewhere (POST /api/requests/{id}/cancel).
+ */
+export function executeOptionsOf(res: ServerResponse): ExecuteOptions {
+  const signal = abortOnDisconnect(res);
+  const observer = observerOf(res);
+  const requestId = res.getHeader('X-Request-Id') as string | undefined;
+  return observer ? { signal, observer, requestId } : { signal, requestId };
 }
 
 /** Adds `header` to the response's Vary list (the browser guard may have named Origin). */
@@ -62,11 +74,7 @@ export async function answerQuery(
   // JSON unless the client asks for a stream; a lone COPY ... TO STDOUT streams its data anyway.
   varyOn(res, 'Accept');
   const format = streamFormatOf(req.headers.accept);
-  const signal = abortOnDisconnect(res);
-  const observer = observerOf(res);
-  // The request id makes the request cancellable from elsewhere (POST /api/requests/{id}/cancel).
-  const requestId = res.getHeader('X-Request-Id') as string | undefined;
-  const watched = observer ? { signal, observer, requestId } : { signal, requestId };
+  const watched = executeOptionsOf(res);
   const answer = await service.stream(
     body,
     format === 'csv'
@@ -75,7 +83,7 @@ export async function answerQuery(
         ? { ...watched, rows: 'parsed' }
         : watched,
   );
-  if (answer.streamed) await writeStream(res, logger, answer, format, body, observer);
+  if (answer.streamed) await writeStream(res, logger, answer, format, body, observerOf(res));
   else writeAnswer(res, logger, answer.response);
 }
 

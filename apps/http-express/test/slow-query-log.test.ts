@@ -60,7 +60,9 @@ it('times each statement of a transaction on its own, and logs the slow one', as
   const body = (await response.json()) as { results: { executionTime: number }[] };
   expect(response.status).toBe(200);
   const times = body.results.map((result) => result.executionTime);
-  expect(times[2]).toBeGreaterThanOrEqual(300);
+  // Each step is timed from the previous step's answer arriving: the server may begin the sleep a
+  // moment before that answer reaches sqlgate, so a few milliseconds less than 300 are possible.
+  expect(times[2]).toBeGreaterThanOrEqual(280);
   for (const index of [0, 1, 3]) expect(times[index]).toBeLessThan(250);
   const slow = lines().filter((line) => line.msg === 'slow statement');
   expect(slow.map((line) => [line.index, line.statement])).toEqual([[2, 'SELECT pg_sleep($1)']]);
