@@ -147,6 +147,9 @@ function ownOrigin(req: IncomingMessage): string | undefined {
   }
 }
 
+/** Host values whose verdict a guard remembers. */
+const HOST_VERDICTS_KEPT = 256;
+
 const shown = (value: string): string => (value.length > 200 ? `${value.slice(0, 200)}...` : value);
 
 function refuse(res: ServerResponse, message: string): false {
@@ -166,13 +169,28 @@ export function createBrowserGuard(options: BrowserGuardOptions = {}): BrowserGu
   const allowedHosts = new Set((options.allowedHosts ?? []).map(normaliseHostName));
   const checkHostAlways = allowedHosts.size > 0;
 
+  // The verdict on each Host value seen lately: parsing it as a URL costs more than the rest of
+  // the guard, and a client sends the same Host on every request. Bounded, since Host is the
+  // caller's to choose.
+  const verdictByHost = new Map<string, boolean>();
+  const hostnameAllowed = (host: string): boolean => {
+    let verdict = verdictByHost.get(host);
+    if (verdict === undefined) {
+      const hostname = hostnameOf(host);
+      verdict =
+        hostname !== undefined && (isLoopbackHostname(hostname) || allowedHosts.has(hostname));
+      if (verdictByHost.size >= HOST_VERDICTS_KEPT) verdictByHost.clear();
+      verdictByHost.set(host, verdict);
+    }
+    return verdict;
+  };
+
   const hostAllowed = (req: IncomingMessage): boolean => {
     if (!checkHostAlways && !listensOnLoopbackOnly(req.socket)) return true;
     const host = req.headers.host;
     // HTTP/1.0 without Host: not a browser, which always sends one.
     if (host === undefined) return true;
-    const hostname = hostnameOf(host);
-    return hostname !== undefined && (isLoopbackHostname(hostname) || allowedHosts.has(hostname));
+    return hostnameAllowed(host);
   };
 
   return (req, res) => {
