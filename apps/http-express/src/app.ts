@@ -29,6 +29,7 @@ import {
   readJsonBody,
 } from './json-body';
 import {
+  abortOnDisconnect,
   answerQuery,
   executeOptionsOf,
   writeAnswer,
@@ -173,7 +174,8 @@ export function createApp(options: AppOptions): express.Express {
   const handlers: Record<string, RequestHandler> = {
     executeQuery: (req, res) => answerQuery(service, logger, req.body, req, res),
     openSession: async (req, res) => {
-      sendAnswer(res, logger, await service.openSession(req.body), 201);
+      const signal = abortOnDisconnect(res);
+      sendAnswer(res, logger, await service.openSession(req.body, { signal }), 201);
     },
     executeSessionQuery: async (req, res) => {
       const response = await service.executeInSession(

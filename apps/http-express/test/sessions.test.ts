@@ -384,6 +384,53 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
     });
   });
 
+  it('a backend that ignores the cancel: its connection is closed after 5 s and the request answers 409', async () => {
+    await withApp({}, async (api, testApp) => {
+      const id = await api.openId();
+      const running = api.run(id, { sql: 'SELECT pg_sleep(30)' });
+      expect(
+        await eventually(async () => (await backends()).some((b) => b.state === 'active'), 5000),
+      ).toBe(true);
+      const [backend] = await backends();
+      // A frozen backend: the cancel's signal waits, unhandled, until it is thawed.
+      process.kill(backend?.pid as number, 'SIGSTOP');
+      try {
+        const cancelledAt = Date.now();
+        expect((await api.cancelIn(id)).status).toBe(200);
+        const answer = await running;
+        expect(Date.now() - cancelledAt).toBeLessThan(8000);
+        expect(answer.status).toBe(409);
+        expect(answer.body).toMatchObject({
+          error: { message: expect.stringContaining('did not stop the statement') },
+          session: { status: 'closed' },
+        });
+      } finally {
+        process.kill(backend?.pid as number, 'SIGCONT');
+      }
+      expect(testApp.service.sessionStatistics()).toMatchObject({ open: 0, ended: { broken: 1 } });
+      expect((await api.query({ sql: 'SELECT 1 AS ok' })).body).toMatchObject({
+        rows: [{ ok: 1 }],
+      });
+    });
+  }, 20_000);
+
+  it("reads a session's SQL with its own standard_conforming_strings", async () => {
+    await withApp({}, async (api) => {
+      const id = await api.openId();
+      await api.run(id, { sql: 'SET standard_conforming_strings = off' });
+      // With the setting off, the backslash escapes the quote: one statement, one string.
+      const read = await api.run(id, { sql: "SELECT 'a\\'; SELECT 2' AS v" });
+      expect(read.status).toBe(200);
+      expect(read.body).toMatchObject({ rows: [{ v: "a'; SELECT 2" }] });
+      await api.run(id, { sql: 'RESET standard_conforming_strings' });
+      const split = await api.run(id, { sql: "SELECT 'a\\' AS v; SELECT 2 AS w" });
+      expect(split.body).toMatchObject({
+        results: [{ rows: [{ v: 'a\\' }] }, { rows: [{ w: 2 }] }],
+      });
+      await api.close(id);
+    });
+  });
+
   it("timeoutMs cancels a slow statement and leaves the session's own statement_timeout alone", async () => {
     await withApp({}, async (api) => {
       const id = await api.openId();
@@ -410,6 +457,15 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
       await api.query(read);
       await api.run(id, { sql: "INSERT INTO accounts VALUES (6, 'd')" });
       expect((await api.query(read)).body).toMatchObject({ rows: [{ n: 2 }] });
+      // A write that committed before the request opened a new transaction...
+      await api.query(read);
+      await api.run(id, { sql: "INSERT INTO accounts VALUES (7, 'e'); BEGIN" });
+      expect((await api.query(read)).body).toMatchObject({ rows: [{ n: 3 }] });
+      // ...and one committed by a request that begins the next transaction.
+      await api.run(id, { sql: "INSERT INTO accounts VALUES (8, 'f')" });
+      await api.query(read);
+      await api.run(id, { sql: 'COMMIT; BEGIN' });
+      expect((await api.query(read)).body).toMatchObject({ rows: [{ n: 4 }] });
       await api.close(id);
     });
   });

@@ -11,7 +11,7 @@ import {
   writeExtentOf,
   type WriteExtent,
 } from './cache';
-import { ErrorCodes, RequestError, SqlgateError } from './errors';
+import { ConnectionError, ErrorCodes, RequestError, SqlgateError } from './errors';
 import type { ResponseFailure } from './execution/response';
 import { ExecutionContext, elapsed, type ExecutionSettings } from './execution/context';
 import { lazyCacheScope } from './execution/cache-attempt';
@@ -93,8 +93,9 @@ export interface QueryServiceOptions {
   /** Bytes of rows one request may return (MAX_RESULT_BYTES). Default 64 MiB. */
   maxResultBytes?: number;
   /**
-   * Limits of sessions (MAX_SESSIONS, SESSION_IDLE_TIMEOUT_MS, SESSION_MAX_LIFETIME_MS, and POOL_MAX - 1
-   * per pool). Defaults: 100, 60 s, 15 min, 9.
+   * Limits of sessions (MAX_SESSIONS, SESSION_IDLE_TIMEOUT_MS, SESSION_MAX_LIFETIME_MS, and the
+   * sessions one pool may lend, which should stay below its size). Defaults: 100, 60 s, 15 min, 9
+   * (for pools of 10 connections: set `maxPerPool` to your pool size - 1).
    */
   sessions?: Partial<SessionLimits>;
 }
@@ -225,8 +226,14 @@ export interface QueryService {
   clearCache(): Promise<void>;
   /** Entries, bytes and evictions of the result cache (zeros without one); touches no database. */
   cacheUsage(): Promise<CacheUsage>;
-  /** Runs a POST /api/sessions body: opens a session on one pooled connection. */
-  openSession(body: unknown): Promise<ServiceAnswer<SessionOpened>>;
+  /**
+   * Runs a POST /api/sessions body: opens a session on one pooled connection. Aborting `signal`
+   * (the caller went away) gives up, and opens no session for nobody.
+   */
+  openSession(
+    body: unknown,
+    options?: { signal?: AbortSignal },
+  ): Promise<ServiceAnswer<SessionOpened>>;
   /**
    * Runs a POST /api/sessions/{id}/query body in that session: in order, as written. The answer is
    * `execute`'s, with the session's state in `session`.
@@ -400,7 +407,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       const parseStarted = clock.now();
       const split = await statementsForTarget(request.sql, checked, {
         parse,
-        connections,
+        connections: session ? session.connection.provider : connections,
         signal: executeOptions.signal,
       });
       observer?.parsed?.({
@@ -455,7 +462,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
             : undefined);
       const textValues = rowStream !== undefined && executeOptions.rows === 'text';
       cacheUse = {
-        requested: cache !== undefined && cache.isCacheRequested(request.options),
+        // A session's reads never use the cache, whatever QUERY_CACHE_DEFAULT says.
+        requested: !session && cache !== undefined && cache.isCacheRequested(request.options),
         streamed: rowStream !== undefined || copySource !== undefined,
       };
       const scope = lazyCacheScope(() => connections.scopeOf(checked));
@@ -478,6 +486,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       );
       registered?.attach(context);
       inSession?.attach(context);
+      const statusBefore = session?.connection.transactionStatus();
       try {
         outcome = copySource
           ? await runCopyFrom(context, statements[0] as ParsedStatement, copySource)
@@ -486,7 +495,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         // Also when execution failed: a write may have committed before the failure.
         if (cache) {
           const extent = session
-            ? session.writesToInvalidate(statements)
+            ? session.writesToInvalidate(statements, statusBefore ?? 'idle')
             : writeExtentOf(statements);
           await invalidateWritten(cache, scope, extent);
         }
@@ -494,7 +503,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       if (context.cancelled) outcome = asCancelled(outcome);
       const executionMs = elapsed(clock, started);
       const shaped = shapeResponse(plan, outcome, executionMs);
-      if (context.cancelled) shaped.failure = cancelledFailure(shaped.failure);
+      if (context.cancelled) shaped.failure = cancelledFailure(shaped.failure, outcome);
       return withWarnings({ ...shaped, timings: timings(context, executionMs) }, warnings);
     } catch (error) {
       // A request error of validation, or a defect (docs/decisions.md 10.21).
@@ -534,11 +543,19 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     }
   }
 
-  async function openSession(body: unknown): Promise<ServiceAnswer<SessionOpened>> {
+  async function openSession(
+    body: unknown,
+    openOptions: { signal?: AbortSignal } = {},
+  ): Promise<ServiceAnswer<SessionOpened>> {
     try {
       const request = parseSessionOpenRequest(body, sessions.limits.idleTimeoutMs);
       const checked = (await options.targetPolicy?.check(request.target)) ?? request.target;
-      const opened = await sessions.open(checked, request.target, request.idleTimeoutMs);
+      const opened = await sessions.open(
+        checked,
+        request.target,
+        request.idleTimeoutMs,
+        openOptions.signal,
+      );
       if (!opened.ok) return withWarnings(errorResponse(opened.error, 0), request.warnings);
       const session = opened.value;
       const answer: SessionOpened = {
@@ -633,8 +650,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   }
 
   function close(): Promise<void> {
-    // Sessions first: their transactions are rolled back before the pools end. A store that
-    // fails to close must not keep the pools open.
+    // Sessions first: each is ended and its connection given back to be cleaned (ROLLBACK,
+    // DISCARD ALL) before the pools end. A store that fails to close must not keep the pools open.
     closing ??= sessions
       .closeAll()
       .then(() => Promise.all([connections.close(), cache?.close().catch(() => undefined)]))
@@ -697,13 +714,27 @@ function asCancelled(outcome: ExecutionOutcome): ExecutionOutcome {
 
 /**
  * The failure of a cancelled request: REQUEST_CANCELLED, also when the cancel reached a running
- * statement (PostgreSQL's 57014 error stays in the body), so it is not answered as a timeout.
+ * statement (PostgreSQL's 57014 error stays in the body) or the server ignored it and the
+ * connection was closed (ABANDONED), so it is not answered as a timeout or a lost server.
  */
-function cancelledFailure(failure: ResponseFailure | undefined): ResponseFailure | undefined {
-  if (failure?.code === ErrorCodes.DATABASE_ERROR && failure.sqlState === '57014') {
-    return { code: ErrorCodes.REQUEST_CANCELLED };
-  }
-  return failure;
+function cancelledFailure(
+  failure: ResponseFailure | undefined,
+  outcome: ExecutionOutcome,
+): ResponseFailure | undefined {
+  const stoppedStatement =
+    failure?.code === ErrorCodes.DATABASE_ERROR && failure.sqlState === '57014';
+  return stoppedStatement || wasAbandoned(outcome)
+    ? { code: ErrorCodes.REQUEST_CANCELLED }
+    : failure;
+}
+
+/** The connection was closed because its server did not stop a cancelled statement. */
+function wasAbandoned(outcome: ExecutionOutcome): boolean {
+  const errors = outcome.outcomes.map((each) => (each.ok ? undefined : each.error));
+  if (outcome.failure?.kind === 'request') errors.push(outcome.failure.error);
+  return errors.some(
+    (error) => error instanceof ConnectionError && error.systemCode === 'ABANDONED',
+  );
 }
 
 /** The answer of a connection check that failed: the error's message and code only. */

@@ -15,8 +15,11 @@ import type { Settled } from './ports/settled';
 
 export interface StatementsForTargetOptions {
   parse: ParseFunction;
-  /** The target must have passed the target policy already (docs/decisions.md 10.17). */
-  connections: ConnectionProvider;
+  /**
+   * The target must have passed the target policy already (docs/decisions.md 10.17). A session
+   * passes its own connection, whose settings may differ from its pool's.
+   */
+  connections: Pick<ConnectionProvider, 'acquire' | 'serverSettings'>;
   /** Aborting gives up waiting for that connection. */
   signal?: AbortSignal | undefined;
 }

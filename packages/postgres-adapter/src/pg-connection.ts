@@ -6,6 +6,7 @@ import {
   type ConnectionError,
   type DatabaseError,
   type RunOptions,
+  type ServerSettings,
   type Settled,
   type StatementResult,
   type TransactionStatus,
@@ -115,6 +116,13 @@ export class PgConnection implements Connection {
     return status ? (TRANSACTION_STATUS[status] ?? 'idle') : 'idle';
   }
 
+  serverSettings(): ServerSettings | undefined {
+    const setting = this.client.serverSocket.framing.facts.parameters.get(
+      'standard_conforming_strings',
+    );
+    return setting === undefined ? undefined : { standardConformingStrings: setting === 'on' };
+  }
+
   async cancel(): Promise<void> {
     const { serverSocket } = this.client;
     const { processId, secretKey } = serverSocket.framing.facts;
@@ -126,7 +134,7 @@ export class PgConnection implements Connection {
     this.client.serverSocket.abort(
       Object.assign(
         new Error(
-          'The caller went away and the server did not stop the statement; the connection was closed',
+          'The server did not stop the statement when asked to cancel it; the connection was closed',
         ),
         { code: 'ABANDONED' },
       ),

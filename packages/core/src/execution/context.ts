@@ -91,6 +91,12 @@ export class ExecutionContext {
   private readonly active = new Set<Connection>();
   /** Set by `cancel()`: stop as when the caller goes away, but the caller still reads the answer. */
   private cancelRequested = false;
+  /**
+   * CancelRequests on their way. One reaches the server a moment after it is sent: until it has,
+   * nothing more is sent on the connection and the connection is not given back, or the cancel
+   * could stop the next statement, or another request's.
+   */
+  private readonly cancelsInFlight = new Set<Promise<void>>();
 
   constructor(
     /** Where connections come from: the pools, or one session's own connection. */
@@ -156,7 +162,20 @@ export class ExecutionContext {
    * with 57014 and the request goes on as after any failure (a session's `timeoutMs`).
    */
   interruptRunning(): void {
-    for (const connection of this.active) connection.cancel().catch(() => undefined);
+    for (const connection of this.active) this.sendCancel(connection);
+  }
+
+  /** Resolves once every CancelRequest sent for this request has reached its server (or failed). */
+  cancelsSettled(): Promise<void> | undefined {
+    if (this.cancelsInFlight.size === 0) return undefined;
+    return Promise.all(this.cancelsInFlight).then(() => undefined);
+  }
+
+  private sendCancel(connection: Connection): void {
+    // Best effort: the statement then fails with 57014 and the request unwinds normally.
+    const sent = connection.cancel().catch(() => undefined);
+    this.cancelsInFlight.add(sent);
+    void sent.then(() => this.cancelsInFlight.delete(sent));
   }
 
   /** Serves a read from the result cache, or prepares to keep its result (docs/decisions.md 8). */
@@ -228,6 +247,8 @@ export class ExecutionContext {
     statements: readonly ParsedStatement[],
     around: Pick<RunOptions, 'before' | 'after'>,
   ): Promise<{ outcomes: StatementOutcome[]; error?: PortFailure } | undefined> {
+    const cancels = this.cancelsSettled();
+    if (cancels) await cancels;
     if (this.aborted) return undefined;
     const started = this.clock.now();
     this.active.add(lent.connection);
@@ -282,6 +303,8 @@ export class ExecutionContext {
     statement: ParsedStatement,
     send: () => Promise<Settled<StatementResult>>,
   ): Promise<StatementOutcome | undefined> {
+    const cancels = this.cancelsSettled();
+    if (cancels) await cancels;
     if (this.aborted) return undefined;
     const started = this.clock.now();
     this.active.add(lent.connection);
@@ -298,6 +321,8 @@ export class ExecutionContext {
 
   /** Runs sqlgate's own statement (BEGIN, COMMIT, SET LOCAL...); its failure, if any. */
   async runControl(lent: LentConnection, sql: string): Promise<PortFailure | undefined> {
+    const cancels = this.cancelsSettled();
+    if (cancels) await cancels;
     this.active.add(lent.connection);
     try {
       return await lent.runText(sql);
@@ -313,10 +338,7 @@ export class ExecutionContext {
   }
 
   private cancelActive(): void {
-    for (const connection of this.active) {
-      // Best effort: the statement then fails with 57014 and the request unwinds normally.
-      connection.cancel().catch(() => undefined);
-    }
+    for (const connection of this.active) this.sendCancel(connection);
     // A server that ignores the cancel (frozen, or not PostgreSQL at all) would keep the
     // connection busy for ever: after a grace it is closed, and the request unwinds with that.
     const stillRunning = [...this.active];
@@ -405,8 +427,14 @@ export class LentConnection {
   release(): void {
     if (this.released) return;
     this.released = true;
-    const open = !this.broken && this.connection.transactionStatus() !== 'idle';
-    this.connection.release({ destroy: this.broken, resetSession: this.sessionChanged || open });
+    const giveBack = (): void => {
+      const open = !this.broken && this.connection.transactionStatus() !== 'idle';
+      this.connection.release({ destroy: this.broken, resetSession: this.sessionChanged || open });
+    };
+    // A CancelRequest still on its way could stop the next user's statement.
+    const cancels = this.context.cancelsSettled();
+    if (cancels) void cancels.then(giveBack);
+    else giveBack();
   }
 
   /** The connection cannot be used after a failure that broke it or ended the session (FATAL). */

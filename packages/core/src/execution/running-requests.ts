@@ -5,31 +5,14 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ConnectionTarget } from '../ports/connections';
-import type { ExecutionContext } from './context';
+import { CancelHandle } from './cancel-handle';
 
 /** What a cancel by request id found. */
 export type CancelVerdict = 'cancelled' | 'refused' | 'not-found';
 
-/** One running request: its target once known, its context once it has one. */
-export class RunningRequest {
+/** One running request, cancellable once its target is known (only then can credentials match). */
+export class RunningRequest extends CancelHandle {
   target: ConnectionTarget | undefined;
-  private context: ExecutionContext | undefined;
-  private cancelRequested = false;
-
-  /** The context that runs the request's statements; cancelled at once if a cancel came first. */
-  attach(context: ExecutionContext): void {
-    this.context = context;
-    if (this.cancelRequested) context.cancel();
-  }
-
-  get cancelled(): boolean {
-    return this.cancelRequested;
-  }
-
-  cancel(): void {
-    this.cancelRequested = true;
-    this.context?.cancel();
-  }
 }
 
 export class RunningRequests {
@@ -66,7 +49,10 @@ export class RunningRequests {
   }
 }
 
-/** The same server, database and login: what a pool key names (the passwords compared in constant time). */
+/**
+ * The same server, database and login: host, port, user, database and password (compared in
+ * constant time). sslMode says how to connect, not as whom, so it is not compared.
+ */
 export function sameCredentials(a: ConnectionTarget, b: ConnectionTarget): boolean {
   const samePassword = timingSafeEqual(digestOf(a.password), digestOf(b.password));
   return (

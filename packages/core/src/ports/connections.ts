@@ -192,6 +192,12 @@ export interface Connection {
   /** Asks the server to cancel the statement running on this connection (a CancelRequest). */
   cancel(): Promise<void>;
   /**
+   * The settings that change how SQL text is read, as this connection's server reports them now:
+   * a session's own SET counts (PostgreSQL reports standard_conforming_strings when it changes).
+   * Optional: without it, a session's text is read as its pool's (docs/decisions.md 10.26).
+   */
+  serverSettings?(): ServerSettings | undefined;
+  /**
    * Closes the connection at once, whatever runs on it: the call in flight settles with a
    * ConnectionError. For a server that ignores cancel requests. Optional: without it such a
    * connection stays busy until the server answers.

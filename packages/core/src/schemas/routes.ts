@@ -602,8 +602,8 @@ export function allowedMethodsByPath(routes: readonly RouteSpec[] = ROUTES): Map
   return byPath;
 }
 
-/** A path parameter: what the app accepts in place of `{name}`. */
-const PATH_PARAMETER = '[A-Za-z0-9._:-]{1,128}';
+/** A path parameter: one path segment, as Express matches `:name`. */
+const PATH_PARAMETER = '[^/]+';
 
 /** The route paths of the table, each with the pattern of the request paths it answers. */
 function templatesOf(routes: readonly RouteSpec[]): { path: string; pattern: RegExp }[] {

@@ -3,7 +3,12 @@
  * each request of the session in turn, but never given back to the pool by one. Only a connection
  * that broke (a lost socket, a FATAL error) is let go by a request: the session then ends.
  */
-import type { Connection, ConnectionProvider, RunOptions } from '../ports/connections';
+import type {
+  Connection,
+  ConnectionProvider,
+  RunOptions,
+  ServerSettings,
+} from '../ports/connections';
 
 export class PinnedConnection implements Connection {
   private brokenNoted = false;
@@ -14,9 +19,19 @@ export class PinnedConnection implements Connection {
     private readonly onBroken: () => void,
   ) {}
 
-  /** Lends this connection to one request of the session. */
-  get provider(): Pick<ConnectionProvider, 'acquire'> {
-    return { acquire: () => Promise.resolve({ ok: true, value: this }) };
+  /**
+   * Lends this connection to one request of the session, and tells how to read its SQL text: as
+   * the session's own settings say (a SET standard_conforming_strings lasts for the session).
+   */
+  get provider(): Pick<ConnectionProvider, 'acquire' | 'serverSettings'> {
+    return {
+      acquire: () => Promise.resolve({ ok: true, value: this }),
+      serverSettings: () => this.serverSettings(),
+    };
+  }
+
+  serverSettings(): ServerSettings | undefined {
+    return this.connection.serverSettings?.();
   }
 
   /** The connection broke during a request; the session cannot go on. */

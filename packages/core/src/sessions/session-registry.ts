@@ -57,6 +57,8 @@ export class SessionRegistry {
   private readonly sessions = new Map<string, Session>();
   /** The timer that ends each session: idle time or lifetime, whichever comes first. */
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Sessions ending, with the promise of their end, so that every caller can await it. */
+  private readonly endings = new Map<string, Promise<SessionClosed>>();
   /** Sessions open or being opened, by pool id. */
   private readonly perPool = new Map<string, number>();
   /** Sessions being opened: counted against the limits while their connection is awaited. */
@@ -95,6 +97,8 @@ export class SessionRegistry {
     target: ConnectionTarget,
     requested: ConnectionTarget,
     idleTimeoutMs: number = this.limits.idleTimeoutMs,
+    /** The caller went away: no session is opened for nobody. */
+    signal?: AbortSignal,
   ): Promise<Settled<Session>> {
     const poolId = poolIdOf(target);
     const refusal = this.limitRefusal(poolId);
@@ -103,11 +107,14 @@ export class SessionRegistry {
     this.perPool.set(poolId, (this.perPool.get(poolId) ?? 0) + 1);
     let session: Session | undefined;
     try {
-      const acquired = await this.connections.acquire(target);
-      if (!acquired.ok) return acquired;
-      if (this.shuttingDown) {
+      const acquired = await this.connections.acquire(target, signal ? { signal } : {});
+      if (!acquired.ok) return signal?.aborted ? { ok: false, error: callerGone() } : acquired;
+      if (this.shuttingDown || signal?.aborted) {
         acquired.value.release({ resetSession: true });
-        return { ok: false, error: shuttingDownError() };
+        return {
+          ok: false,
+          error: signal?.aborted ? callerGone() : shuttingDownError(),
+        };
       }
       const id = this.newId();
       const pinned = new PinnedConnection(acquired.value, () => void this.end(id, 'broken'));
@@ -158,20 +165,29 @@ export class SessionRegistry {
 
   /**
    * Ends a session: a request running in it is cancelled and awaited, then its transaction is rolled
-   * back and the connection cleaned and given back. Undefined when no such session is open.
+   * back and the connection cleaned and given back. Undefined when no such session is open; a
+   * session already ending gives the promise of that end.
    */
-  async end(id: string, reason: SessionEnd): Promise<SessionClosed | undefined> {
+  end(id: string, reason: SessionEnd): Promise<SessionClosed> | undefined {
+    const ending = this.endings.get(id);
+    if (ending) return ending;
     const session = this.sessions.get(id);
     if (!session || !session.markEnding(reason)) return undefined;
-    clearTimeout(this.timers.get(id));
-    this.timers.delete(id);
+    const ended = this.finish(session, reason).finally(() => this.endings.delete(id));
+    this.endings.set(id, ended);
+    return ended;
+  }
+
+  private async finish(session: Session, reason: SessionEnd): Promise<SessionClosed> {
+    clearTimeout(this.timers.get(session.id));
+    this.timers.delete(session.id);
     // A broken connection ends the session from inside its request, whose own failure says why.
     if (reason !== 'broken') session.cancelRunning();
     await session.idle();
     const rolledBack =
       !session.connection.broken && session.connection.transactionStatus() !== 'idle';
     session.connection.giveBack();
-    this.sessions.delete(id);
+    this.sessions.delete(session.id);
     this.releasePoolSlot(poolIdOf(session.target));
     this.ended[reason] += 1;
     return { rolledBack };
@@ -180,6 +196,7 @@ export class SessionRegistry {
   /** Ends every session (shutdown): their transactions are rolled back. */
   async closeAll(): Promise<void> {
     this.shuttingDown = true;
+    // Those already ending (closed, expired) are awaited too.
     await Promise.all([...this.sessions.keys()].map((id) => this.end(id, 'shutdown')));
   }
 
@@ -221,6 +238,13 @@ export class SessionRegistry {
     if (count <= 0) this.perPool.delete(poolId);
     else this.perPool.set(poolId, count);
   }
+}
+
+function callerGone(): RequestError {
+  return new RequestError(
+    ErrorCodes.REQUEST_ABORTED,
+    'The caller went away before the session opened',
+  );
 }
 
 function shuttingDownError(): RequestError {

@@ -4,27 +4,25 @@
  */
 import { widerExtent, writeExtentOf, type WriteExtent } from '../cache';
 import type { ParsedStatement } from '../parser/types';
+import { CancelHandle } from '../execution/cancel-handle';
 import type { ExecutionContext } from '../execution/context';
-import type { ConnectionTarget } from '../ports/connections';
+import type { ConnectionTarget, TransactionStatus } from '../ports/connections';
 import type { PinnedConnection } from './pinned-connection';
 
 /** Why a session ended: the caller closed it, a clock did, its connection broke, or shutdown. */
 export type SessionEnd = 'closed' | 'idle' | 'lifetime' | 'broken' | 'shutdown';
 
 /** The request running in a session; one at a time. */
-interface RunningRequest {
-  /** Set once the request has a context (it may still be parsing before). */
-  context?: ExecutionContext;
+interface SessionRequest {
+  cancel: CancelHandle;
   /** Settles when the request has finished with the connection. */
   finished: Promise<void>;
-  /** A cancel that came before the request had a context. */
-  cancelled?: boolean;
 }
 
 export class Session {
   /** Wall-clock milliseconds of the last activity (the end of its last request, or its opening). */
   private lastActiveAt: number;
-  private running: RunningRequest | undefined;
+  private running: SessionRequest | undefined;
   /** Set when the session was told to end: no new request is accepted. */
   private endReason: SessionEnd | undefined;
   /**
@@ -71,18 +69,15 @@ export class Session {
     return true;
   }
 
-  /** Claims the session for one request; undefined when another one runs. */
+  /** Claims the session for one request; undefined when another one runs or it is ending. */
   begin(): { attach(context: ExecutionContext): void; finish(now: number): void } | undefined {
-    if (this.running) return undefined;
+    if (this.running || this.endReason !== undefined) return undefined;
     let finish!: () => void;
-    const running: RunningRequest = { finished: new Promise<void>((done) => (finish = done)) };
-    this.running = running;
+    const cancel = new CancelHandle();
+    this.running = { cancel, finished: new Promise<void>((done) => (finish = done)) };
     return {
-      attach: (context) => {
-        running.context = context;
-        // A cancel, close or shutdown that came while the request was parsing.
-        if (running.cancelled || this.endReason !== undefined) context.cancel();
-      },
+      // A cancel, close or expiry that came while the request was parsing reaches it here.
+      attach: (context) => cancel.attach(context),
       finish: (now) => {
         this.lastActiveAt = now;
         this.running = undefined;
@@ -92,29 +87,45 @@ export class Session {
   }
 
   /**
-   * After a request that sent `statements`: how far to invalidate the result cache now. Writes in an
-   * open transaction wait for its end (other callers cannot see them before); once the session is
-   * idle again (committed, rolled back, or autocommit) or its connection broke (a COMMIT's fate
-   * unknown), every write it sent since counts.
+   * After a request that sent `statements`, starting with the session in `before`: how far to
+   * invalidate the result cache now. A write is seen by others once it commits: in autocommit, at
+   * COMMIT (or END, COMMIT AND CHAIN, PREPARE TRANSACTION...), or at an unknown point when the
+   * connection broke. A request that may have crossed such a point (the session was idle before
+   * it, it holds transaction control, or it left the session idle or broken) invalidates every
+   * write the session sent since its last invalidation; one that ran wholly inside an open
+   * transaction invalidates nothing yet, its writes being invisible to others until then.
    */
-  writesToInvalidate(statements: readonly ParsedStatement[]): WriteExtent {
+  writesToInvalidate(
+    statements: readonly ParsedStatement[],
+    before: TransactionStatus,
+  ): WriteExtent {
     const extent = widerExtent(this.pendingWrite, writeExtentOf(statements));
     const over = this.connection.broken || this.connection.transactionStatus() === 'idle';
+    const crossed =
+      over ||
+      before === 'idle' ||
+      statements.some((statement) => statement.statementClass === 'transaction-control');
+    // Still in a transaction: its writes so far (some perhaps already invalidated) commit later.
     this.pendingWrite = over ? 'none' : extent;
-    return over ? extent : 'none';
+    return crossed ? extent : 'none';
   }
 
   /** Cancels what runs now; false when nothing did. */
   cancelRunning(): boolean {
     const running = this.running;
     if (!running) return false;
-    running.cancelled = true;
-    running.context?.cancel();
+    running.cancel.cancel();
     return true;
   }
 
-  /** Resolves once no request runs in the session. */
-  idle(): Promise<void> {
-    return this.running?.finished ?? Promise.resolve();
+  /**
+   * Resolves once no request runs in the session and the CancelRequests sent for the last one
+   * have reached the server, so that none can stop a statement of the connection's next user.
+   */
+  async idle(): Promise<void> {
+    const running = this.running;
+    if (!running) return;
+    await running.finished;
+    await running.cancel.settled();
   }
 }

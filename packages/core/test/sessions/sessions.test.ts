@@ -11,6 +11,23 @@ import { sleep } from '../execution/service-harness';
 const { host, port, user, password, database } = fakeTarget;
 const connectionFields = { host, port, user, password, database };
 
+/** Makes every CancelRequest of `fake`'s connections take `ms` to reach the server. */
+function slowCancels(fake: FakeConnectionProvider, ms: number): void {
+  const acquire = fake.acquire.bind(fake);
+  fake.acquire = async (...args) => {
+    const acquired = await acquire(...args);
+    if (acquired.ok) {
+      const connection = acquired.value;
+      const cancel = connection.cancel.bind(connection);
+      connection.cancel = async () => {
+        await sleep(ms);
+        await cancel();
+      };
+    }
+    return acquired;
+  };
+}
+
 function setUp(options: Partial<QueryServiceOptions> = {}) {
   const fake = new FakeConnectionProvider();
   const service = createQueryService({ connections: fake, ...options });
@@ -161,6 +178,8 @@ describe('sessions', () => {
     expect(Date.now() - started).toBeLessThan(2000);
     expect(slow.failure).toEqual({ code: ErrorCodes.REQUEST_CANCELLED });
     expect(slow.body).toMatchObject({ session: { status: 'closed' } });
+    // The end completes once the cancel has reached the server and the connection is given back.
+    await sleep(20);
     expect(service.sessionStatistics().ended.lifetime).toBe(1);
   });
 
@@ -204,6 +223,50 @@ describe('sessions', () => {
     const answer = await slow;
     expect(answer.failure).toEqual({ code: ErrorCodes.REQUEST_CANCELLED });
     expect(answer.body).toMatchObject({ session: { status: 'open' } });
+  });
+
+  it('a cancel still on its way when a statement ends holds the next statement back, so it stops nothing', async () => {
+    const { fake, service, open } = setUp();
+    slowCancels(fake, 150);
+    // The timeout fires at 50 ms, just before the statement ends by itself at 60 ms.
+    fake.on('SELECT edge', { delayMs: 60, rows: [{ a: 1 }] }).on('SELECT next', { delayMs: 100 });
+    const id = await open();
+    const answer = await service.executeInSession(id, {
+      sql: 'SELECT edge; SELECT next',
+      timeoutMs: 50,
+    });
+    expect(answer.failure).toBeUndefined();
+    expect(answer.body).toMatchObject({ results: [{ command: 'SELECT' }, { command: 'SELECT' }] });
+  });
+
+  it('a session closed while its CancelRequest travels goes back to the pool only after it arrived', async () => {
+    const { fake, service, open } = setUp();
+    slowCancels(fake, 150);
+    fake.on('SELECT slow', { delayMs: 5000 });
+    const id = await open();
+    const running = service.executeInSession(id, { sql: 'SELECT slow' });
+    await sleep(20);
+    const closing = service.closeSession(id);
+    // Shutdown meanwhile waits for the session already ending.
+    await service.close();
+    expect(fake.releases()).toEqual([expect.objectContaining({ connection: 1 })]);
+    expect(fake.calls.findIndex((call) => call.kind === 'cancel')).toBeLessThan(
+      fake.calls.findIndex((call) => call.kind === 'release'),
+    );
+    expect((await closing).body).toEqual({ closed: true, rolledBack: false });
+    expect((await running).failure).toEqual({ code: ErrorCodes.REQUEST_CANCELLED });
+  });
+
+  it('a caller who goes away while the session connects gets no session', async () => {
+    const { fake, service, open } = setUp({ sessions: { maxSessions: 1, maxPerPool: 1 } });
+    fake.onAcquire({ delayMs: 200 });
+    const gone = new AbortController();
+    setTimeout(() => gone.abort(), 20);
+    const answer = await service.openSession(connectionFields, { signal: gone.signal });
+    expect(answer.failure?.code).toBe(ErrorCodes.REQUEST_ABORTED);
+    expect(service.sessionStatistics()).toMatchObject({ open: 0, opened: 0 });
+    // Its place is free again.
+    await expect(open()).resolves.toMatch(/^[A-Za-z0-9_-]{22}$/);
   });
 
   it('shutdown ends every session, rolling back what is open', async () => {
