@@ -12,7 +12,8 @@ import { wasCutBySqlgate } from './cut-answers';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-const SESSION_PATH = /^(\/api\/sessions\/)([^/]+)/i;
+/** The segment after `sessions`, wherever it is: `//api/sessions/<id>` reaches the log too (a 404). */
+const SESSION_PATH = /(\/sessions\/+)([^/]+)/gi;
 
 /**
  * The path as logs show it: a session id is the only credential its requests present, so only

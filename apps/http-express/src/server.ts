@@ -149,6 +149,9 @@ const HEADERS_TIMEOUT_MS = 10_000;
 
 async function shutDown(server: Server, service: QueryService): Promise<void> {
   const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+  // Sessions end at once (docs/decisions.md 10.26): a statement running in one is cancelled and
+  // answered, their transactions rolled back. Other in-flight requests get the grace period.
+  const sessionsClosed = service.closeSessions();
   // Keep-alive sockets become idle as their last response ends: close them as they do, so a
   // client's idle connection cannot hold the shutdown open.
   server.closeIdleConnections();
@@ -159,6 +162,7 @@ async function shutDown(server: Server, service: QueryService): Promise<void> {
   await stopped;
   clearInterval(sweep);
   clearTimeout(grace);
+  await sessionsClosed;
   await service.close();
 }
 

@@ -248,11 +248,15 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
       await cluster.restart();
       observer = await connectObserver();
 
+      // The session ended when its connection did (or, if the request came first, with it).
       const lost = await api.run(id, { sql: 'SELECT owner FROM accounts' });
-      expect([502, 503]).toContain(lost.status);
+      expect([404, 502]).toContain(lost.status);
       expect(lost.body).toMatchObject({
-        error: { message: expect.any(String) },
-        session: { status: 'closed' },
+        error:
+          lost.status === 404
+            ? expect.stringContaining('connection to the database was lost')
+            : { message: expect.any(String) },
+        session: { status: 'closed', reason: 'broken' },
       });
       expect(testApp.service.sessionStatistics()).toMatchObject({ open: 0, ended: { broken: 1 } });
       expect((await api.run(id, { sql: 'SELECT 1' })).status).toBe(404);
@@ -277,7 +281,10 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
       const third = await api.open();
       expect(third.status).toBe(503);
       expect(third.headers['retry-after']).toBe('1');
-      expect(third.body).toEqual({ error: expect.stringContaining('POOL_MAX - 1') });
+      expect(third.body).toEqual({
+        error: expect.stringContaining('POOL_MAX - 1'),
+        code: 'SESSION_LIMIT',
+      });
       // The pool keeps one connection for everything else.
       expect((await api.query({ sql: 'SELECT 1 AS ok' })).body).toMatchObject({
         rows: [{ ok: 1 }],
@@ -289,7 +296,10 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
       const elsewhere = await api.openId({ database: 'postgres' });
       const fourth = await api.open({ database: 'template1' });
       expect(fourth.status).toBe(503);
-      expect(fourth.body).toEqual({ error: expect.stringContaining('MAX_SESSIONS') });
+      expect(fourth.body).toEqual({
+        error: expect.stringContaining('MAX_SESSIONS'),
+        code: 'SESSION_LIMIT',
+      });
       for (const id of [first, second, elsewhere]) await api.close(id);
       expect((await api.open()).status).toBe(201);
     });
@@ -302,7 +312,11 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
       await sleep(150);
       const busy = await api.run(id, { sql: 'SELECT 1' });
       expect(busy.status).toBe(409);
-      expect(busy.body).toEqual({ error: expect.stringContaining('one request at a time') });
+      expect(busy.body).toEqual({
+        error: expect.stringContaining('one request at a time'),
+        code: 'SESSION_BUSY',
+        session: expect.objectContaining({ status: 'open' }),
+      });
       expect((await slow).status).toBe(200);
       await api.close(id);
     });
@@ -384,9 +398,10 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
     });
   });
 
-  it('a backend that ignores the cancel: its connection is closed after 5 s and the request answers 409', async () => {
+  it('a backend that ignores the cancel: closing the session closes its connection after 5 s, rolled back', async () => {
     await withApp({}, async (api, testApp) => {
       const id = await api.openId();
+      await api.run(id, { sql: "BEGIN; INSERT INTO accounts VALUES (4, 'frozen')" });
       const running = api.run(id, { sql: 'SELECT pg_sleep(30)' });
       expect(
         await eventually(async () => (await backends()).some((b) => b.state === 'active'), 5000),
@@ -395,24 +410,71 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
       // A frozen backend: the cancel's signal waits, unhandled, until it is thawed.
       process.kill(backend?.pid as number, 'SIGSTOP');
       try {
-        const cancelledAt = Date.now();
-        expect((await api.cancelIn(id)).status).toBe(200);
+        const closedAt = Date.now();
+        const closed = await api.close(id);
+        expect(Date.now() - closedAt).toBeLessThan(8000);
+        expect(closed.body).toEqual({ closed: true, rolledBack: true });
         const answer = await running;
-        expect(Date.now() - cancelledAt).toBeLessThan(8000);
         expect(answer.status).toBe(409);
         expect(answer.body).toMatchObject({
           error: { message: expect.stringContaining('did not stop the statement') },
-          session: { status: 'closed' },
+          cancelled: true,
+          session: { status: 'closed', reason: 'closed' },
         });
       } finally {
         process.kill(backend?.pid as number, 'SIGCONT');
       }
-      expect(testApp.service.sessionStatistics()).toMatchObject({ open: 0, ended: { broken: 1 } });
+      expect(testApp.service.sessionStatistics()).toMatchObject({ open: 0, ended: { closed: 1 } });
+      expect((await observer.query('SELECT count(*)::int AS n FROM accounts')).rows).toEqual([
+        { n: 0 },
+      ]);
       expect((await api.query({ sql: 'SELECT 1 AS ok' })).body).toMatchObject({
         rows: [{ ok: 1 }],
       });
     });
   }, 20_000);
+
+  it('a backend terminated while its session is idle ends the session at once', async () => {
+    await withApp({}, async (api, testApp) => {
+      const id = await api.openId();
+      await api.run(id, { sql: 'BEGIN' });
+      const [backend] = await backends();
+      await observer.query('SELECT pg_terminate_backend($1)', [backend?.pid]);
+      expect(
+        await eventually(async () => testApp.service.sessionStatistics().open === 0, 1000),
+      ).toBe(true);
+      expect(testApp.service.sessionStatistics().ended.broken).toBe(1);
+      expect((await api.run(id, { sql: 'SELECT 1' })).status).toBe(404);
+      expect(
+        testApp.service.poolStats().reduce((sum, pool) => sum + pool.activeConnections, 0),
+      ).toBe(0);
+    });
+  });
+
+  it('a request cancelled while it waits for a pooled connection answers at once', async () => {
+    await withApp({ poolMax: 2 }, async (api) => {
+      const session = await api.openId();
+      const holding = api.query({ sql: 'SELECT pg_sleep(1.5)' });
+      await sleep(200);
+      const started = Date.now();
+      const waiting = api.query({ sql: "INSERT INTO accounts VALUES (40, 'never')" }, 'waiter-1');
+      await sleep(100);
+      expect((await api.cancel('waiter-1')).status).toBe(200);
+      const answer = await waiting;
+      expect(Date.now() - started).toBeLessThan(800);
+      expect(answer.status).toBe(409);
+      expect(answer.body).toMatchObject({ cancelled: true });
+      expect((await holding).status).toBe(200);
+      // The connection that came free later went back unused: nothing was inserted.
+      expect((await observer.query('SELECT count(*)::int AS n FROM accounts')).rows).toEqual([
+        { n: 0 },
+      ]);
+      expect((await api.query({ sql: 'SELECT 1 AS ok' })).body).toMatchObject({
+        rows: [{ ok: 1 }],
+      });
+      await api.close(session);
+    });
+  });
 
   it("reads a session's SQL with its own standard_conforming_strings", async () => {
     await withApp({}, async (api) => {
@@ -495,7 +557,7 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
     const { logger, lines } = captureLogs('info');
     await withApp(
       {},
-      async (api) => {
+      async (api, testApp) => {
         const ids = await Promise.all([1, 2, 3].map(() => api.openId()));
         expect(new Set(ids).size).toBe(3);
         for (const id of ids) {
@@ -503,8 +565,10 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
           await api.run(id, { sql: 'SELECT 1' });
           await api.close(id);
         }
+        // A careless base URL ending in a slash: answered 404, logged without the whole id.
+        await request(testApp.app).post(`/${SESSIONS}/${ids[0]}/query`).send({ sql: 'SELECT 1' });
         const logged = JSON.stringify(lines());
-        expect(lines().length).toBeGreaterThanOrEqual(9);
+        expect(lines().length).toBeGreaterThanOrEqual(10);
         for (const id of ids) {
           expect(logged).not.toContain(id);
           expect(logged).toContain(`/api/sessions/${id.slice(0, 6)}…`);
@@ -517,6 +581,7 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
   it('SIGTERM rolls back every open session and exits', async () => {
     const sqlgate = await startSqlgateProcess({});
     try {
+      const ids: string[] = [];
       for (const account of [11, 12]) {
         const opened = await sqlgate.post(SESSIONS, connection(), 5000);
         expect(opened).toMatchObject({ kind: 'response', status: 201 });
@@ -527,14 +592,27 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
           5000,
         );
         expect(inserted).toMatchObject({ kind: 'response', status: 200 });
+        ids.push(id);
       }
-      expect((await backends()).map((backend) => backend.state)).toEqual([
-        'idle in transaction',
-        'idle in transaction',
-      ]);
+      // One of them is running a long statement when the signal comes: it is cancelled and answered.
+      const running = sqlgate.post(
+        `${SESSIONS}/${ids[1]}/query`,
+        { sql: 'SELECT pg_sleep(30)' },
+        15_000,
+      );
+      expect(
+        await eventually(async () => (await backends()).some((b) => b.state === 'active'), 5000),
+      ).toBe(true);
+      const signalledAt = Date.now();
       process.kill(sqlgate.pid, 'SIGTERM');
+      expect(await running).toMatchObject({
+        kind: 'response',
+        status: 409,
+        body: { cancelled: true, session: { status: 'closed', reason: 'shutdown' } },
+      });
       await sqlgate.settle(10_000);
       expect(sqlgate.exit()).toBe('exited with code 0');
+      expect(Date.now() - signalledAt).toBeLessThan(3000);
       expect((await observer.query('SELECT count(*)::int AS n FROM accounts')).rows).toEqual([
         { n: 0 },
       ]);

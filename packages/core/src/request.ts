@@ -391,6 +391,7 @@ export function parseSessionOpenRequest(
   maxIdleTimeoutMs: number,
 ): SessionOpenRequest {
   const fields = bodyObject(body);
+  refuseFields(fields, REFUSED_AT_SESSION_OPEN, 'when a session opens');
   requireFields(fields, TARGET_REQUIRED_FIELDS);
   const request: SessionOpenRequest = { target: parseConnectionTarget(fields) };
   const idleTimeoutMs = optionalPositiveInteger(fields, 'idleTimeoutMs', MAX_TIMEOUT_MS);
@@ -421,15 +422,39 @@ const REFUSED_IN_SESSION: Record<string, string> = {
   cache: "a session's reads may see its own uncommitted writes, so they are never cached",
 };
 
+/**
+ * Fields of a query that a session's opening refuses rather than calling them unknown: each
+ * belongs to the session's requests, or to a transaction the caller writes.
+ */
+const REFUSED_AT_SESSION_OPEN: Record<string, string> = {
+  sql: 'send it to POST /api/sessions/{sessionId}/query',
+  params: 'send it with the SQL to POST /api/sessions/{sessionId}/query',
+  timeoutMs: 'send it with each request to POST /api/sessions/{sessionId}/query',
+  maxRows: 'send it with each request to POST /api/sessions/{sessionId}/query',
+  rowMode: 'send it with each request to POST /api/sessions/{sessionId}/query',
+  readOnly: 'write BEGIN READ ONLY in the session instead',
+  dryRun: 'write BEGIN ... ROLLBACK in the session instead',
+  isolationLevel: 'write BEGIN ISOLATION LEVEL ... in the session instead',
+  cache: "a session's reads are never cached",
+};
+
+/** Refuses every field of `refused` present in the body, naming them all with why. */
+function refuseFields(fields: Body, refused: Record<string, string>, where: string): void {
+  const present = Object.keys(refused).filter(
+    (name) => Object.prototype.hasOwnProperty.call(fields, name) && fields[name] !== undefined,
+  );
+  if (present.length === 0) return;
+  const reasons = present.map((name) => `'${name}' (${refused[name]})`).join('; ');
+  throw invalid(
+    `${present.length === 1 ? 'This field cannot' : 'These fields cannot'} be used ${where}: ${reasons}`,
+  );
+}
+
 /** A POST /api/sessions/{id}/query body: SQL text and per-request options, no target. */
 export function parseSessionQueryRequest(body: unknown): Omit<QueryRequest, 'target'> {
   const fields = bodyObject(body);
+  refuseFields(fields, REFUSED_IN_SESSION, 'in a session');
   requireFields(fields, ['sql']);
-  for (const name of Object.keys(REFUSED_IN_SESSION)) {
-    if (fields[name] !== undefined && Object.prototype.hasOwnProperty.call(fields, name)) {
-      throw invalid(`'${name}' cannot be used in a session: ${REFUSED_IN_SESSION[name]}`);
-    }
-  }
   const { sql, options } = parseStatementsAndOptions(fields);
   const warnings = unknownFieldWarnings(fields, KNOWN_SESSION_QUERY_FIELDS);
   return warnings ? { sql, options, warnings } : { sql, options };

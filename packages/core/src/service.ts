@@ -11,7 +11,7 @@ import {
   writeExtentOf,
   type WriteExtent,
 } from './cache';
-import { ConnectionError, ErrorCodes, RequestError, SqlgateError } from './errors';
+import { ConnectionError, ErrorCodes, RequestError, SqlgateError, type ErrorCode } from './errors';
 import type { ResponseFailure } from './execution/response';
 import { ExecutionContext, elapsed, type ExecutionSettings } from './execution/context';
 import { lazyCacheScope } from './execution/cache-attempt';
@@ -65,7 +65,7 @@ import {
   type SessionLimits,
   type SessionStatistics,
 } from './sessions/session-registry';
-import type { Session } from './sessions/session';
+import type { Session, SessionEnd } from './sessions/session';
 import { statementsForTarget } from './statements-for-target';
 import { QueryStatistics, type CacheStats } from './stats';
 
@@ -145,7 +145,7 @@ export type SessionState =
       transactionStatus: 'idle' | 'in-transaction' | 'failed';
       expiresAt: string;
     }
-  | { status: 'closed' };
+  | { status: 'closed'; reason: SessionEnd };
 
 export interface StreamOptions extends ExecuteOptions {
   /**
@@ -249,6 +249,11 @@ export interface QueryService {
   cancelSessionQuery(sessionId: string): ServiceAnswer<{ cancelled: true }>;
   /** Cancels the requests running with this id for the credentials in `body`. */
   cancelRequest(requestId: string, body: unknown): ServiceAnswer<{ cancelled: true }>;
+  /**
+   * Ends every session (what runs in them is cancelled, their transactions rolled back) and opens
+   * no more: the first step of a shutdown, before in-flight requests are awaited.
+   */
+  closeSessions(): Promise<void>;
   /** Sessions open now, opened and ended since the start; touches no database. */
   sessionStatistics(): SessionStatistics;
   /** Ends every pool. Idempotent. */
@@ -503,7 +508,13 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       if (context.cancelled) outcome = asCancelled(outcome);
       const executionMs = elapsed(clock, started);
       const shaped = shapeResponse(plan, outcome, executionMs);
-      if (context.cancelled) shaped.failure = cancelledFailure(shaped.failure, outcome);
+      if (context.cancelled) {
+        shaped.failure = cancelledFailure(shaped.failure, outcome);
+        // Programs tell a cancelled request apart without reading messages.
+        if (shaped.failure?.code === ErrorCodes.REQUEST_CANCELLED) {
+          shaped.body = { ...shaped.body, cancelled: true } as QueryResponseBody;
+        }
+      }
       return withWarnings({ ...shaped, timings: timings(context, executionMs) }, warnings);
     } catch (error) {
       // A request error of validation, or a defect (docs/decisions.md 10.21).
@@ -576,21 +587,24 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     executeOptions: ExecuteOptions = {},
   ): Promise<QueryServiceResponse> {
     const session = sessions.find(sessionId);
-    if (!session) return { ...sessionNotFound(), timings: { poolWaitMs: 0, executionMs: 0 } };
+    if (!session)
+      return {
+        ...sessionNotFound(sessions.endReasonOf(sessionId)),
+        timings: { poolWaitMs: 0, executionMs: 0 },
+      };
     const ran = await sessions.run(session, (attach) =>
       run(body, executeOptions, undefined, undefined, { session, attach }),
     );
     if (!ran) {
-      return {
-        ...errorResponse(
-          new RequestError(
-            ErrorCodes.SESSION_BUSY,
-            'The session is running another request; a session runs one request at a time',
-          ),
-          0,
+      const busy = errorResponse(
+        coded(
+          ErrorCodes.SESSION_BUSY,
+          'The session is running another request; a session runs one request at a time',
         ),
-        timings: { poolWaitMs: 0, executionMs: 0 },
-      };
+        0,
+      );
+      busy.body = { ...busy.body, session: stateOf(session) } as QueryResponseBody;
+      return { ...busy, timings: { poolWaitMs: 0, executionMs: 0 } };
     }
     const response = ran.value;
     response.body = { ...response.body, session: stateOf(session) } as QueryResponseBody;
@@ -599,7 +613,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
 
   /** What an answer says of its session, as the session stands after the request. */
   function stateOf(session: Session): SessionState {
-    if (session.ending || session.connection.broken) return { status: 'closed' };
+    if (session.ending || session.connection.broken) {
+      return { status: 'closed', reason: session.endedBy ?? 'broken' };
+    }
     const idleEnd = clock.date().getTime() + session.idleTimeoutMs;
     return {
       status: 'open',
@@ -611,7 +627,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   async function closeSession(
     sessionId: string,
   ): Promise<ServiceAnswer<{ closed: true; rolledBack: boolean }>> {
-    if (!sessions.find(sessionId)) return sessionNotFound();
+    if (!sessions.find(sessionId)) return sessionNotFound(sessions.endReasonOf(sessionId));
     const closed = await sessions.end(sessionId, 'closed');
     // Another close (or the session's expiry) won the race: it is closed all the same.
     return { body: { closed: true, rolledBack: closed?.rolledBack ?? false } };
@@ -619,12 +635,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
 
   function cancelSessionQuery(sessionId: string): ServiceAnswer<{ cancelled: true }> {
     const session = sessions.find(sessionId);
-    if (!session) return sessionNotFound();
+    if (!session) return sessionNotFound(sessions.endReasonOf(sessionId));
     if (!session.cancelRunning()) {
-      return errorResponse(
-        new RequestError(ErrorCodes.REQUEST_NOT_FOUND, 'Nothing runs in this session'),
-        0,
-      );
+      return errorResponse(coded(ErrorCodes.REQUEST_NOT_FOUND, 'Nothing runs in this session'), 0);
     }
     return { body: { cancelled: true } };
   }
@@ -638,22 +651,27 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       }
       const error =
         verdict === 'refused'
-          ? new RequestError(
+          ? coded(
               ErrorCodes.CANCEL_REFUSED,
               'The request runs with other credentials; only its own caller may cancel it',
             )
-          : new RequestError(ErrorCodes.REQUEST_NOT_FOUND, 'No request with this id runs here');
+          : coded(ErrorCodes.REQUEST_NOT_FOUND, 'No request with this id runs here');
       return withWarnings(errorResponse(error, 0), warnings);
     } catch (error) {
       return errorResponse(error, 0);
     }
   }
 
+  let sessionsClosing: Promise<void> | undefined;
+  function closeSessions(): Promise<void> {
+    sessionsClosing ??= sessions.closeAll();
+    return sessionsClosing;
+  }
+
   function close(): Promise<void> {
     // Sessions first: each is ended and its connection given back to be cleaned (ROLLBACK,
     // DISCARD ALL) before the pools end. A store that fails to close must not keep the pools open.
-    closing ??= sessions
-      .closeAll()
+    closing ??= closeSessions()
       .then(() => Promise.all([connections.close(), cache?.close().catch(() => undefined)]))
       .then(() => undefined);
     return closing;
@@ -683,6 +701,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     closeSession,
     cancelSessionQuery,
     cancelRequest,
+    closeSessions,
     sessionStatistics: () => sessions.statistics(),
     close,
     [Symbol.asyncDispose]: close,
@@ -695,14 +714,38 @@ interface SessionRun {
   attach(context: ExecutionContext): void;
 }
 
-function sessionNotFound(): QueryResponse {
-  return errorResponse(
-    new RequestError(
-      ErrorCodes.SESSION_NOT_FOUND,
-      'No open session has this id: it was closed, it expired, or another instance holds it',
-    ),
+/** What a request naming an ended session is told, by why it ended. */
+const SESSION_ENDED: Record<SessionEnd, string> = {
+  closed: 'The session was closed (DELETE /api/sessions/{sessionId})',
+  idle: 'The session ended after its idleTimeoutMs without a request; its transaction was rolled back',
+  lifetime:
+    'The session reached SESSION_MAX_LIFETIME_MS and ended; its transaction was rolled back',
+  broken:
+    'The session ended: its connection to the database was lost (a restart, a terminated backend); an open transaction was rolled back by the server',
+  shutdown: 'The session ended when the service shut down; its transaction was rolled back',
+};
+
+/** 404 for a session id, saying why when the session ended lately here. */
+function sessionNotFound(reason: SessionEnd | undefined): QueryResponse {
+  if (reason === undefined) {
+    return errorResponse(
+      coded(
+        ErrorCodes.SESSION_NOT_FOUND,
+        'No open session has this id: it was closed, it expired, or another instance holds it',
+      ),
+      0,
+    );
+  }
+  const { body, failure } = errorResponse(
+    coded(ErrorCodes.SESSION_NOT_FOUND, SESSION_ENDED[reason]),
     0,
   );
+  return { body: { ...body, session: { status: 'closed', reason } } as QueryResponseBody, failure };
+}
+
+/** An error of the session and cancel endpoints, whose body names its code for programs. */
+export function coded(code: ErrorCode, message: string): RequestError {
+  return new RequestError(code, message, { code });
 }
 
 /** A request stopped by a cancel says so, whether the cancel came between statements or not. */

@@ -123,6 +123,16 @@ export class PgConnection implements Connection {
     return setting === undefined ? undefined : { standardConformingStrings: setting === 'on' };
   }
 
+  onClose(listener: () => void): () => void {
+    const { serverSocket } = this.client;
+    if (serverSocket.ended) {
+      queueMicrotask(listener);
+      return () => undefined;
+    }
+    serverSocket.once('close', listener);
+    return () => serverSocket.off('close', listener);
+  }
+
   async cancel(): Promise<void> {
     const { serverSocket } = this.client;
     const { processId, secretKey } = serverSocket.framing.facts;

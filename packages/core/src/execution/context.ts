@@ -73,6 +73,9 @@ export function mayStopEarly(statement: ParsedStatement): boolean {
 
 const MAY_NAME_RELATION = /\b(?:from|join)\b/i;
 
+/** What a wait for a connection resolves with when the request was cancelled meanwhile. */
+const CANCELLED = Symbol('cancelled');
+
 /** Milliseconds, to the microsecond. */
 export function elapsed(clock: Clock, since: number): number {
   return Math.round((clock.now() - since) * 1000) / 1000;
@@ -91,6 +94,8 @@ export class ExecutionContext {
   private readonly active = new Set<Connection>();
   /** Set by `cancel()`: stop as when the caller goes away, but the caller still reads the answer. */
   private cancelRequested = false;
+  /** End the waits for pooled connections when the request is cancelled. */
+  private readonly cancelWaiters = new Set<() => void>();
   /**
    * CancelRequests on their way. One reaches the server a moment after it is sent: until it has,
    * nothing more is sent on the connection and the connection is not given back, or the cancel
@@ -154,6 +159,7 @@ export class ExecutionContext {
   cancel(): void {
     if (this.aborted) return;
     this.cancelRequested = true;
+    for (const wake of this.cancelWaiters) wake();
     this.cancelActive();
   }
 
@@ -196,10 +202,22 @@ export class ExecutionContext {
   async acquire(): Promise<LentConnection | StartFailure> {
     if (this.aborted) return ABORTED_BEFORE_START;
     const started = this.clock.now();
-    const acquired = await this.provider.acquire(
+    const acquiring = this.provider.acquire(
       this.target,
       this.signal ? { signal: this.signal } : {},
     );
+    // A cancel does not wait for the pool or the connect: the request answers at once, and a
+    // connection that arrives later goes straight back, unused.
+    let wake!: () => void;
+    const cancelled = new Promise<typeof CANCELLED>((resolve) => (wake = () => resolve(CANCELLED)));
+    this.cancelWaiters.add(wake);
+    const acquired = await Promise.race([acquiring, cancelled]).finally(() =>
+      this.cancelWaiters.delete(wake),
+    );
+    if (acquired === CANCELLED) {
+      void acquiring.then((late) => (late.ok ? late.value.release() : undefined));
+      return ABORTED_BEFORE_START;
+    }
     const ended = this.clock.now();
     this.poolWaitMs += ended - started;
     if (this.observer?.poolAcquired) this.reportAcquire(started, ended, acquired);

@@ -126,6 +126,16 @@ export function planSessionRequest(
   statements: readonly ParsedStatement[],
   options: QueryOptions,
 ): ExecutionPlan {
+  const copy = statements.find(
+    (statement) => statement.unsupported !== null && statement.keyword === 'COPY',
+  );
+  if (copy) {
+    throw new RequestError(
+      ErrorCodes.UNSUPPORTED_STATEMENT,
+      'COPY ... FROM STDIN and COPY ... TO STDOUT cannot run in a session: use POST /api/copy or POST /api/query',
+      { statementIndex: copy.index },
+    );
+  }
   rejectUnsupported(statements, () => false);
   rejectIncompatibleOptions(statements, { ...options, dryRun: false, readOnly: false });
   return {

@@ -195,7 +195,7 @@ const CANCELLED_BEFORE_START = 'The request was cancelled before any statement r
 function abortedBeforeStart(failure: ExecutionFailure | undefined): QueryResponse {
   if (failure?.kind === 'aborted' && failure.cancelled) {
     return {
-      body: { error: CANCELLED_BEFORE_START },
+      body: { error: CANCELLED_BEFORE_START, code: ErrorCodes.REQUEST_CANCELLED },
       failure: { code: ErrorCodes.REQUEST_CANCELLED },
     };
   }

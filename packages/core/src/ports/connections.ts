@@ -198,6 +198,12 @@ export interface Connection {
    */
   serverSettings?(): ServerSettings | undefined;
   /**
+   * Calls `listener` once if the connection ends while lent (the server closed it, the network
+   * failed, or it was abandoned); returns how to stop listening. Optional: without it a session
+   * learns that its connection died at its next request or when it expires.
+   */
+  onClose?(listener: () => void): () => void;
+  /**
    * Closes the connection at once, whatever runs on it: the call in flight settles with a
    * ConnectionError. For a server that ignores cancel requests. Optional: without it such a
    * connection stays busy until the server answers.

@@ -45,7 +45,22 @@ export const SessionStateSchema = Type.Union(
       { additionalProperties: false },
     ),
     Type.Object(
-      { status: Type.Literal('closed') },
+      {
+        status: Type.Literal('closed'),
+        reason: Type.Union(
+          [
+            Type.Literal('closed'),
+            Type.Literal('idle'),
+            Type.Literal('lifetime'),
+            Type.Literal('broken'),
+            Type.Literal('shutdown'),
+          ],
+          {
+            description:
+              'Why: closed by DELETE, idle too long, SESSION_MAX_LIFETIME_MS reached, its connection broke, or shutdown.',
+          },
+        ),
+      },
       {
         additionalProperties: false,
         description:
@@ -60,6 +75,14 @@ export const SessionStateSchema = Type.Union(
   },
 );
 const session = Type.Optional(SessionStateSchema);
+/** On the answer of a request stopped by a cancel (docs/decisions.md 10.26). */
+const cancelled = Type.Optional(
+  Type.Literal(true, {
+    description:
+      'The request was cancelled (POST /api/requests/{requestId}/cancel, DELETE /api/sessions/{sessionId}/query, or ' +
+      'its session ended); answered 409 REQUEST_CANCELLED.',
+  }),
+);
 
 export const RowsSchema = Type.Union(
   [Type.Array(Type.Object({})), Type.Array(Type.Array(Type.Unknown()))],
@@ -234,6 +257,7 @@ export const MultipleStatementsResponseSchema = Type.Object(
     ),
     warnings,
     session,
+    cancelled,
   },
   {
     $id: 'MultipleStatementsResponse',
@@ -273,6 +297,7 @@ export const TransactionFailureResponseSchema = Type.Object(
     totalExecutionTime: NonNegativeNumber('Total milliseconds of the request.'),
     warnings,
     session,
+    cancelled,
   },
   {
     $id: 'TransactionFailureResponse',
@@ -282,7 +307,7 @@ export const TransactionFailureResponseSchema = Type.Object(
 );
 
 export const QueryErrorResponseSchema = Type.Object(
-  { error: QueryErrorObjectSchema, warnings, session },
+  { error: QueryErrorObjectSchema, warnings, session, cancelled },
   {
     $id: 'QueryErrorResponse',
     description:
@@ -302,7 +327,7 @@ export const ConnectionErrorObjectSchema = Type.Object(
 );
 
 export const ConnectionFailureResponseSchema = Type.Object(
-  { error: ConnectionErrorObjectSchema, warnings, session },
+  { error: ConnectionErrorObjectSchema, warnings, session, cancelled },
   {
     $id: 'ConnectionFailureResponse',
     description: 'The target was refused, unreachable, timed out or had no free pooled connection.',
@@ -330,8 +355,16 @@ export const ErrorMessageSchema = Type.Object(
         true,
       ),
     ),
+    code: Type.Optional(
+      Type.String({
+        description:
+          'On errors of the session and cancel endpoints: SESSION_NOT_FOUND, SESSION_BUSY, SESSION_LIMIT, ' +
+          'REQUEST_NOT_FOUND, CANCEL_REFUSED, REQUEST_CANCELLED.',
+      }),
+    ),
     warnings,
     session,
+    cancelled,
   },
   {
     $id: 'ErrorMessage',

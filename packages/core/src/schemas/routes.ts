@@ -246,8 +246,10 @@ export const ROUTES: readonly RouteSpec[] = [
       ),
       '408': 'BodyTimeout',
       '409': json(
-        'Serialization failure or deadlock (40001, 40P01); the request may be retried.',
-        databaseFailures,
+        'Serialization failure or deadlock (40001, 40P01); the request may be retried. Or the request was ' +
+          'cancelled (POST /api/requests/{requestId}/cancel): `cancelled: true`, with the error of the statement ' +
+          'it stopped, or {error, code: REQUEST_CANCELLED} when no statement had started.',
+        [ErrorMessageSchema, ...databaseFailures, ConnectionFailureResponseSchema],
         timed,
       ),
       '413': 'BodyTooLarge',
@@ -295,6 +297,10 @@ export const ROUTES: readonly RouteSpec[] = [
         body: [ErrorMessageSchema, ...databaseFailures],
       },
       '403': 'BrowserRefused',
+      '409': json(
+        'The request was cancelled (POST /api/requests/{requestId}/cancel): `cancelled: true`; nothing was loaded.',
+        [ErrorMessageSchema, ...databaseFailures, ConnectionFailureResponseSchema],
+      ),
       '413': json('The data part is larger than MAX_COPY_BYTES.', ErrorMessageSchema),
       '415': json('The body is not multipart/form-data.', ErrorMessageSchema),
       '500': 'InternalError',
@@ -404,9 +410,10 @@ export const ROUTES: readonly RouteSpec[] = [
       ),
       '408': 'BodyTimeout',
       '409': json(
-        'Another request runs in the session (SESSION_BUSY); the request was cancelled (REQUEST_CANCELLED); or a ' +
+        'Another request runs in the session (SESSION_BUSY); the request was cancelled (`cancelled: true`: by ' +
+          'DELETE /api/sessions/{sessionId}/query, a cancel by request id, or the session ending); or a ' +
           'serialization failure or deadlock (40001, 40P01).',
-        [ErrorMessageSchema, ...databaseFailures],
+        [ErrorMessageSchema, ...databaseFailures, ConnectionFailureResponseSchema],
         timed,
       ),
       '413': 'BodyTooLarge',

@@ -13,11 +13,17 @@ import type {
 export class PinnedConnection implements Connection {
   private brokenNoted = false;
 
+  private readonly stopWatching: () => void;
+
   constructor(
     private readonly connection: Connection,
-    /** Told once when a request found the connection broken. */
+    /** Told once when the connection broke: a request found it so, or it closed while idle. */
     private readonly onBroken: () => void,
-  ) {}
+  ) {
+    // A server restarted or a backend terminated while the session waits for its next request:
+    // the session ends now, not at its expiry, and frees its place in the limits.
+    this.stopWatching = connection.onClose?.(() => this.noteBroken()) ?? (() => undefined);
+  }
 
   /**
    * Lends this connection to one request of the session, and tells how to read its SQL text: as
@@ -34,7 +40,7 @@ export class PinnedConnection implements Connection {
     return this.connection.serverSettings?.();
   }
 
-  /** The connection broke during a request; the session cannot go on. */
+  /** The connection broke (found so by a request, or closed while idle); the session cannot go on. */
   get broken(): boolean {
     return this.brokenNoted;
   }
@@ -64,13 +70,18 @@ export class PinnedConnection implements Connection {
    * Only `destroy` (the request found it broken) is acted on.
    */
   release(options?: { resetSession?: boolean; destroy?: boolean }): void {
-    if (!options?.destroy || this.brokenNoted) return;
-    this.brokenNoted = true;
-    this.onBroken();
+    if (options?.destroy) this.noteBroken();
   }
 
   /** The end of the session: back to the pool, cleaned (ROLLBACK, DISCARD ALL), or closed if broken. */
   giveBack(): void {
+    this.stopWatching();
     this.connection.release(this.brokenNoted ? { destroy: true } : { resetSession: true });
+  }
+
+  private noteBroken(): void {
+    if (this.brokenNoted) return;
+    this.brokenNoted = true;
+    this.onBroken();
   }
 }

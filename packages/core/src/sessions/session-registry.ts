@@ -43,6 +43,9 @@ export interface SessionClosed {
   rolledBack: boolean;
 }
 
+/** Ended sessions whose reason is kept for requests that still name them. */
+const ENDED_SESSIONS_REMEMBERED = 1000;
+
 /** 128 random bits, URL-safe: the id is the only credential a session's requests present. */
 export function newSessionId(): string {
   return randomBytes(16).toString('base64url');
@@ -57,6 +60,11 @@ export class SessionRegistry {
   private readonly sessions = new Map<string, Session>();
   /** The timer that ends each session: idle time or lifetime, whichever comes first. */
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /**
+   * Why the sessions that ended lately ended, so that a request naming one is told (a restart
+   * ends a session between two of its requests). Bounded: the oldest are forgotten.
+   */
+  private readonly endedRecently = new Map<string, SessionEnd>();
   /** Sessions ending, with the promise of their end, so that every caller can await it. */
   private readonly endings = new Map<string, Promise<SessionClosed>>();
   /** Sessions open or being opened, by pool id. */
@@ -137,6 +145,11 @@ export class SessionRegistry {
     }
   }
 
+  /** Why the session with this id ended, if it did lately (or is ending). */
+  endReasonOf(id: string): SessionEnd | undefined {
+    return this.sessions.get(id)?.endedBy ?? this.endedRecently.get(id);
+  }
+
   /** The open session with this id; undefined for an unknown, ended or ending one. */
   find(id: string): Session | undefined {
     const session = this.sessions.get(id);
@@ -184,12 +197,16 @@ export class SessionRegistry {
     // A broken connection ends the session from inside its request, whose own failure says why.
     if (reason !== 'broken') session.cancelRunning();
     await session.idle();
-    const rolledBack =
-      !session.connection.broken && session.connection.transactionStatus() !== 'idle';
+    // A broken connection's open transaction was rolled back by the server as it ended.
+    const rolledBack = session.connection.transactionStatus() !== 'idle';
     session.connection.giveBack();
     this.sessions.delete(session.id);
     this.releasePoolSlot(poolIdOf(session.target));
     this.ended[reason] += 1;
+    this.endedRecently.set(session.id, reason);
+    if (this.endedRecently.size > ENDED_SESSIONS_REMEMBERED) {
+      this.endedRecently.delete(this.endedRecently.keys().next().value as string);
+    }
     return { rolledBack };
   }
 
@@ -218,15 +235,21 @@ export class SessionRegistry {
 
   private limitRefusal(poolId: string): RequestError | undefined {
     if (this.shuttingDown) return shuttingDownError();
+    if (this.limits.maxSessions <= 0) {
+      return limitError('Sessions are off on this instance (MAX_SESSIONS is 0)');
+    }
+    if (this.limits.maxPerPool <= 0) {
+      return limitError(
+        'Sessions are off on this instance: a pool of one connection (POOL_MAX 1) has none to lend to sessions',
+      );
+    }
     if (this.sessions.size + this.opening >= this.limits.maxSessions) {
-      return new RequestError(
-        ErrorCodes.SESSION_LIMIT,
+      return limitError(
         `${this.limits.maxSessions} sessions are open (MAX_SESSIONS); close one or retry later`,
       );
     }
     if ((this.perPool.get(poolId) ?? 0) >= this.limits.maxPerPool) {
-      return new RequestError(
-        ErrorCodes.SESSION_LIMIT,
+      return limitError(
         `${this.limits.maxPerPool} sessions hold connections of this pool, as many as it may lend to sessions (POOL_MAX - 1); close one or retry later`,
       );
     }
@@ -247,6 +270,10 @@ function callerGone(): RequestError {
   );
 }
 
+function limitError(message: string): RequestError {
+  return new RequestError(ErrorCodes.SESSION_LIMIT, message, { code: ErrorCodes.SESSION_LIMIT });
+}
+
 function shuttingDownError(): RequestError {
-  return new RequestError(ErrorCodes.SESSION_LIMIT, 'The service is shutting down');
+  return limitError('The service is shutting down');
 }

@@ -62,6 +62,11 @@ export class Session {
     return this.endReason !== undefined;
   }
 
+  /** Why the session ended (or is ending); undefined while it is open. */
+  get endedBy(): SessionEnd | undefined {
+    return this.endReason;
+  }
+
   /** Marks the session as ending; false when it already was. */
   markEnding(reason: SessionEnd): boolean {
     if (this.endReason !== undefined) return false;

@@ -100,9 +100,30 @@ describe('sessions', () => {
       const answer = await service.executeInSession(id, { sql: 'SELECT 1', [field]: value });
       expect(answer.failure).toEqual({ code: ErrorCodes.INVALID_REQUEST });
       expect(answer.body).toMatchObject({
-        error: expect.stringContaining(`'${field}' cannot be used in a session`),
+        error: expect.stringMatching(new RegExp(`cannot be used in a session: '${field}' \\(`)),
       });
     }
+    // Every refused field is named at once.
+    const several = await service.executeInSession(id, {
+      sql: 'SELECT 1',
+      user: 'x',
+      dryRun: true,
+    });
+    expect(several.body).toMatchObject({
+      error: expect.stringMatching(
+        /^These fields cannot be used in a session: 'user' .*; 'dryRun' /,
+      ),
+    });
+    // Opening a session refuses the options of its requests rather than calling them unknown.
+    const opening = await service.openSession({ ...connectionFields, readOnly: true, sql: 'x' });
+    expect(opening.failure).toEqual({ code: ErrorCodes.INVALID_REQUEST });
+    expect(opening.body).toMatchObject({
+      error: expect.stringMatching(
+        /when a session opens: 'sql' .*; 'readOnly' \(write BEGIN READ ONLY/,
+      ),
+    });
+    const copy = await service.executeInSession(id, { sql: 'COPY t TO STDOUT' });
+    expect(copy.body).toMatchObject({ error: expect.stringContaining('cannot run in a session') });
     const warned = await service.executeInSession(id, { sql: 'SELECT 1', maxrows: 3 });
     expect(warned.body).toMatchObject({ warnings: [expect.stringContaining("'maxRows'")] });
   });
@@ -115,6 +136,7 @@ describe('sessions', () => {
     await sleep(20);
     const other = await service.executeInSession(id, { sql: 'SELECT 1' });
     expect(other.failure).toEqual({ code: ErrorCodes.SESSION_BUSY });
+    expect(other.body).toMatchObject({ code: 'SESSION_BUSY', session: { status: 'open' } });
     expect((await slow).failure).toBeUndefined();
     expect((await service.executeInSession(id, { sql: 'SELECT 1' })).failure).toBeUndefined();
   });
@@ -133,7 +155,17 @@ describe('sessions', () => {
     expect(otherPool.failure).toBeUndefined();
     const fourth = await service.openSession({ ...connectionFields, database: 'third' });
     expect(fourth.failure).toEqual({ code: ErrorCodes.SESSION_LIMIT });
-    expect(fourth.body).toMatchObject({ error: expect.stringContaining('MAX_SESSIONS') });
+    expect(fourth.body).toEqual({
+      error: expect.stringContaining('MAX_SESSIONS'),
+      code: 'SESSION_LIMIT',
+    });
+    for (const limits of [{ maxSessions: 0 }, { maxPerPool: 0 }]) {
+      const off = setUp({ sessions: limits });
+      expect((await off.service.openSession(connectionFields)).body).toEqual({
+        error: expect.stringContaining('Sessions are off on this instance'),
+        code: 'SESSION_LIMIT',
+      });
+    }
   });
 
   it('a failed connect takes no place of the limits', async () => {
@@ -177,7 +209,10 @@ describe('sessions', () => {
     const slow = await service.executeInSession(id, { sql: 'SELECT slow' });
     expect(Date.now() - started).toBeLessThan(2000);
     expect(slow.failure).toEqual({ code: ErrorCodes.REQUEST_CANCELLED });
-    expect(slow.body).toMatchObject({ session: { status: 'closed' } });
+    expect(slow.body).toMatchObject({
+      cancelled: true,
+      session: { status: 'closed', reason: 'lifetime' },
+    });
     // The end completes once the cancel has reached the server and the connection is given back.
     await sleep(20);
     expect(service.sessionStatistics().ended.lifetime).toBe(1);
@@ -189,7 +224,7 @@ describe('sessions', () => {
     const id = await open();
     const lost = await service.executeInSession(id, { sql: 'SELECT lost' });
     expect(lost.failure?.code).toBe(ErrorCodes.CONNECTION_FAILED);
-    expect(lost.body).toMatchObject({ session: { status: 'closed' } });
+    expect(lost.body).toMatchObject({ session: { status: 'closed', reason: 'broken' } });
     await sleep(0);
     expect(service.sessionStatistics()).toMatchObject({ open: 0 });
     expect(service.sessionStatistics().ended.broken).toBe(1);
