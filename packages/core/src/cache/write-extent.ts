@@ -13,6 +13,8 @@ export type WriteExtent = 'none' | 'database' | 'server';
 
 const CURSOR_KEYWORDS = new Set(['DECLARE', 'FETCH', 'MOVE']);
 
+const COMMIT_PREPARED = /^commit prepared\b/i;
+
 const ORDER: Record<WriteExtent, number> = { none: 0, database: 1, server: 2 };
 
 /** The further reaching of two extents. */
@@ -33,9 +35,11 @@ export function writeExtentOf(statements: readonly ParsedStatement[]): WriteExte
 
 function statementExtent(statement: ParsedStatement): WriteExtent {
   switch (statement.statementClass) {
-    case 'transaction-control':
-      // BEGIN, COMMIT, SAVEPOINT change no data themselves.
-      return 'none';
+        case 'transaction-control':
+      // BEGIN, COMMIT, SAVEPOINT change no data themselves: the writes they commit were counted
+      // when they were sent. COMMIT PREPARED commits writes sent by whatever request prepared
+      // them, perhaps another caller's, whose extent is unknown here.
+      return COMMIT_PREPARED.test(statement.text) ? 'server' : 'none';
     case 'session':
       // SET, PREPARE, LISTEN, CREATE TEMP TABLE: only the session, which is cleaned afterwards. A
       // cursor runs its query, which may call a function that writes.

@@ -13,6 +13,7 @@ describe('writeExtentOf', () => {
     ['SELECT * FROM t', 'none'],
     ['SELECT now(); SHOW search_path', 'none'],
     ['BEGIN; SELECT 1; COMMIT', 'none'],
+    ["ROLLBACK PREPARED 'tx1'", 'none'],
     ['SET search_path TO s', 'none'],
     ['CREATE TEMP TABLE x (a int)', 'none'],
   ])('%s changes nothing cached', (sql, extent) => {
@@ -45,6 +46,9 @@ describe('writeExtentOf', () => {
     ['DECLARE c CURSOR WITH HOLD FOR SELECT f()'],
     ['VACUUM t'],
     ['SELECT 1; DROP DATABASE other'],
+    // It commits writes some earlier request prepared, perhaps another caller's.
+    ["COMMIT PREPARED 'tx1'"],
+    ["/* later */ commit   prepared 'tx1'"],
   ])('%s invalidates its whole server', (sql) => {
     expect(extentOf(sql)).toBe('server');
   });
