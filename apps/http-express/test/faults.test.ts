@@ -8,7 +8,15 @@ import { createServer as createTcpServer, type AddressInfo, type Socket } from '
 import { startLocalCluster, type LocalCluster } from '@sqlgate/testing';
 import { Client } from 'pg';
 import { createApp } from '../src/app';
-import { createTestApp, database, target, type TestApp, refusingPort } from './support';
+import {
+  clusterTarget as targetOfCluster,
+  connectObserver as observerOf,
+  createTestApp,
+  database,
+  target,
+  type TestApp,
+  refusingPort,
+} from './support';
 
 const describeWithLocalCluster = database.source === 'local-cluster' ? describe : describe.skip;
 
@@ -131,22 +139,9 @@ describeWithLocalCluster('faults of a running database', () => {
   /** A direct connection to the dedicated cluster, for setup and for watching what the service does. */
   let observer: Client;
 
-  const clusterTarget = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
-    host: cluster.host,
-    port: cluster.port,
-    user: cluster.user,
-    password: cluster.password,
-    database: cluster.database,
-    sslMode: 'disable',
-    ...overrides,
-  });
-
-  async function connectObserver(): Promise<Client> {
-    const client = new Client({ ...clusterTarget(), ssl: false, application_name: 'observer' });
-    client.on('error', () => undefined);
-    await client.connect();
-    return client;
-  }
+  const clusterTarget = (overrides: Record<string, unknown> = {}) =>
+    targetOfCluster(cluster, overrides);
+  const connectObserver = () => observerOf(cluster);
 
   async function serviceBackends(user = cluster.user): Promise<number[]> {
     const { rows } = await observer.query<{ pid: number }>(

@@ -10,7 +10,14 @@ import request from 'supertest';
 import type { ServerConfig } from '../src/config';
 import { Contract, type HttpAnswer } from './openapi/contract';
 import { startSqlgateProcess } from './sqlgate-process';
-import { captureLogs, createTestApp, database, type TestApp } from './support';
+import {
+  captureLogs,
+  clusterTarget,
+  connectObserver as observerOf,
+  createTestApp,
+  database,
+  type TestApp,
+} from './support';
 
 const describeWithLocalCluster = database.source === 'local-cluster' ? describe : describe.skip;
 
@@ -26,22 +33,8 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
   let cluster: LocalCluster;
   let observer: Client;
 
-  const connection = (overrides: Record<string, unknown> = {}) => ({
-    host: cluster.host,
-    port: cluster.port,
-    user: cluster.user,
-    password: cluster.password,
-    database: cluster.database,
-    sslMode: 'disable',
-    ...overrides,
-  });
-
-  async function connectObserver(): Promise<Client> {
-    const client = new Client({ ...connection(), ssl: false, application_name: 'observer' });
-    client.on('error', () => undefined);
-    await client.connect();
-    return client;
-  }
+  const connection = (overrides: Record<string, unknown> = {}) => clusterTarget(cluster, overrides);
+  const connectObserver = () => observerOf(cluster);
 
   /** What sqlgate's backends are doing now. */
   async function backends(): Promise<{ pid: number; state: string; query: string }[]> {

@@ -1,5 +1,9 @@
 /** Shared set-up for HTTP tests: the app over the real adapter, pointed at the run's test database. */
-import { testDatabaseFromEnvironment, type TestDatabaseSettings } from '@sqlgate/testing';
+import {
+  testDatabaseFromEnvironment,
+  type TestDatabase,
+  type TestDatabaseSettings,
+} from '@sqlgate/testing';
 import type { QueryService } from '@sqlgate/core';
 import express, { type Express } from 'express';
 import { Client, type ClientConfig } from 'pg';
@@ -118,4 +122,35 @@ export async function refusingPort(): Promise<number> {
   });
   if (!refused) throw new Error(`127.0.0.1:${port} does not refuse connections here`);
   return port;
+}
+
+/** Connection fields of a query body for a test's own cluster, without TLS. */
+export function clusterTarget(
+  cluster: TestDatabase,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    host: cluster.host,
+    port: cluster.port,
+    user: cluster.user,
+    password: cluster.password,
+    database: cluster.database,
+    sslMode: 'disable',
+    ...overrides,
+  };
+}
+
+/**
+ * A direct connection to a test's own cluster, for setup and for watching what the service does
+ * (`observer` in pg_stat_activity). Its errors are ignored: tests restart the cluster under it.
+ */
+export async function connectObserver(cluster: TestDatabase): Promise<Client> {
+  const client = new Client({
+    ...clusterTarget(cluster),
+    ssl: false,
+    application_name: 'observer',
+  } as ClientConfig);
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
 }

@@ -171,6 +171,12 @@ const databaseFailures = [
   MultipleStatementsFailureSchema,
 ];
 const connectionOrDatabase = [ConnectionFailureResponseSchema, ...databaseFailures];
+/** Bodies of a 409: a conflict PostgreSQL reported, or a cancelled request (any shape it had). */
+const conflictOrCancelled = [
+  ErrorMessageSchema,
+  ...databaseFailures,
+  ConnectionFailureResponseSchema,
+];
 const timed: readonly HeaderName[] = ['Server-Timing'];
 
 const statsRoute = (
@@ -249,7 +255,7 @@ export const ROUTES: readonly RouteSpec[] = [
         'Serialization failure or deadlock (40001, 40P01); the request may be retried. Or the request was ' +
           'cancelled (POST /api/requests/{requestId}/cancel): `cancelled: true`, with the error of the statement ' +
           'it stopped, or {error, code: REQUEST_CANCELLED} when no statement had started.',
-        [ErrorMessageSchema, ...databaseFailures, ConnectionFailureResponseSchema],
+        conflictOrCancelled,
         timed,
       ),
       '413': 'BodyTooLarge',
@@ -299,7 +305,7 @@ export const ROUTES: readonly RouteSpec[] = [
       '403': 'BrowserRefused',
       '409': json(
         'The request was cancelled (POST /api/requests/{requestId}/cancel): `cancelled: true`; nothing was loaded.',
-        [ErrorMessageSchema, ...databaseFailures, ConnectionFailureResponseSchema],
+        conflictOrCancelled,
       ),
       '413': json('The data part is larger than MAX_COPY_BYTES.', ErrorMessageSchema),
       '415': json('The body is not multipart/form-data.', ErrorMessageSchema),
@@ -413,7 +419,7 @@ export const ROUTES: readonly RouteSpec[] = [
         'Another request runs in the session (SESSION_BUSY); the request was cancelled (`cancelled: true`: by ' +
           'DELETE /api/sessions/{sessionId}/query, a cancel by request id, or the session ending); or a ' +
           'serialization failure or deadlock (40001, 40P01).',
-        [ErrorMessageSchema, ...databaseFailures, ConnectionFailureResponseSchema],
+        conflictOrCancelled,
         timed,
       ),
       '413': 'BodyTooLarge',
