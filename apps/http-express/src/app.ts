@@ -29,7 +29,6 @@ import {
   readJsonBody,
 } from './json-body';
 import {
-  abortOnDisconnect,
   answerQuery,
   executeOptionsOf,
   writeAnswer,
@@ -174,8 +173,7 @@ export function createApp(options: AppOptions): express.Express {
   const handlers: Record<string, RequestHandler> = {
     executeQuery: (req, res) => answerQuery(service, logger, req.body, req, res),
     openSession: async (req, res) => {
-      const signal = abortOnDisconnect(res);
-      sendAnswer(res, logger, await service.openSession(req.body, { signal }), 201);
+      sendAnswer(res, logger, await service.openSession(req.body, executeOptionsOf(res)), 201);
     },
     executeSessionQuery: async (req, res) => {
       const response = await service.executeInSession(

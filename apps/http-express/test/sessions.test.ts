@@ -445,7 +445,7 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
   });
 
   it('a request cancelled while it waits for a pooled connection answers at once', async () => {
-    await withApp({ poolMax: 2 }, async (api) => {
+    await withApp({ poolMax: 2 }, async (api, testApp) => {
       const session = await api.openId();
       const holding = api.query({ sql: 'SELECT pg_sleep(1.5)' });
       await sleep(200);
@@ -465,7 +465,30 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
       expect((await api.query({ sql: 'SELECT 1 AS ok' })).body).toMatchObject({
         rows: [{ ok: 1 }],
       });
+
+      // Opening a session waits for a connection the same way, and is cancelled the same way: both
+      // connections of the pool are held meanwhile.
       await api.close(session);
+      const holdingAgain = Promise.all(
+        [1, 2].map(() => api.query({ sql: 'SELECT pg_sleep(1.5)' })),
+      );
+      await sleep(200);
+      const openedAt = Date.now();
+      // supertest sends a request once it is awaited or then'd.
+      const opening = request(testApp.app)
+        .post(SESSIONS)
+        .set('X-Request-Id', 'opener-1')
+        .send(connection())
+        .then((answer) => answer);
+      await sleep(100);
+      expect((await api.cancel('opener-1')).status).toBe(200);
+      const refused = await opening;
+      contract.expectDocumented(refused, SESSIONS, 'post');
+      expect(Date.now() - openedAt).toBeLessThan(800);
+      expect(refused.status).toBe(409);
+      expect(refused.body).toMatchObject({ code: 'REQUEST_CANCELLED' });
+      await holdingAgain;
+      expect(testApp.service.sessionStatistics()).toMatchObject({ open: 0, opened: 1 });
     });
   });
 

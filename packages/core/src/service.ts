@@ -228,11 +228,12 @@ export interface QueryService {
   cacheUsage(): Promise<CacheUsage>;
   /**
    * Runs a POST /api/sessions body: opens a session on one pooled connection. Aborting `signal`
-   * (the caller went away) gives up, and opens no session for nobody.
+   * (the caller went away) gives up, and opens no session for nobody; with a `requestId`, a
+   * cancel by that id gives up too.
    */
   openSession(
     body: unknown,
-    options?: { signal?: AbortSignal },
+    options?: Pick<ExecuteOptions, 'signal' | 'requestId'>,
   ): Promise<ServiceAnswer<SessionOpened>>;
   /**
    * Runs a POST /api/sessions/{id}/query body in that session: in order, as written. The answer is
@@ -556,18 +557,28 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
 
   async function openSession(
     body: unknown,
-    openOptions: { signal?: AbortSignal } = {},
+    openOptions: Pick<ExecuteOptions, 'signal' | 'requestId'> = {},
   ): Promise<ServiceAnswer<SessionOpened>> {
+    const registered = openOptions.requestId ? running.add(openOptions.requestId) : undefined;
     try {
       const request = parseSessionOpenRequest(body, sessions.limits.idleTimeoutMs);
+      if (registered) registered.request.target = request.target;
       const checked = (await options.targetPolicy?.check(request.target)) ?? request.target;
+      // The wait for the session's connection ends when the caller goes away or cancels.
+      const stop = abortedWith(openOptions.signal);
+      registered?.request.attach({ cancel: () => stop.abort(), cancelsSettled: () => undefined });
       const opened = await sessions.open(
         checked,
         request.target,
         request.idleTimeoutMs,
-        openOptions.signal,
+        stop.signal,
       );
-      if (!opened.ok) return withWarnings(errorResponse(opened.error, 0), request.warnings);
+      if (!opened.ok) {
+        const failure = registered?.request.cancelled
+          ? coded(ErrorCodes.REQUEST_CANCELLED, 'The request was cancelled; no session was opened')
+          : opened.error;
+        return withWarnings(errorResponse(failure, 0), request.warnings);
+      }
       const session = opened.value;
       const answer: SessionOpened = {
         sessionId: session.id,
@@ -578,6 +589,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       return { body: answer };
     } catch (error) {
       return errorResponse(error, 0);
+    } finally {
+      registered?.done();
     }
   }
 
@@ -708,6 +721,14 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   };
 }
 
+/** A controller aborted with `signal` (and at once when it already is), or by its own abort(). */
+function abortedWith(signal: AbortSignal | undefined): AbortController {
+  const controller = new AbortController();
+  if (signal?.aborted) controller.abort();
+  else signal?.addEventListener('abort', () => controller.abort(), { once: true });
+  return controller;
+}
+
 /** A request of a session: the session, and how the request's context joins it (cancel, close). */
 interface SessionRun {
   session: Session;
@@ -717,12 +738,12 @@ interface SessionRun {
 /** What a request naming an ended session is told, by why it ended. */
 const SESSION_ENDED: Record<SessionEnd, string> = {
   closed: 'The session was closed (DELETE /api/sessions/{sessionId})',
-  idle: 'The session ended after its idleTimeoutMs without a request; its transaction was rolled back',
+  idle: 'The session ended after its idleTimeoutMs without a request; any transaction it held was rolled back',
   lifetime:
-    'The session reached SESSION_MAX_LIFETIME_MS and ended; its transaction was rolled back',
+    'The session reached SESSION_MAX_LIFETIME_MS and ended; any transaction it held was rolled back',
   broken:
-    'The session ended: its connection to the database was lost (a restart, a terminated backend); an open transaction was rolled back by the server',
-  shutdown: 'The session ended when the service shut down; its transaction was rolled back',
+    'The session ended: its connection to the database was lost (a restart, a terminated backend); any transaction it held was rolled back by the server',
+  shutdown: 'The session ended when the service shut down; any transaction it held was rolled back',
 };
 
 /** 404 for a session id, saying why when the session ended lately here. */

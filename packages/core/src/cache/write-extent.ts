@@ -35,7 +35,7 @@ export function writeExtentOf(statements: readonly ParsedStatement[]): WriteExte
 
 function statementExtent(statement: ParsedStatement): WriteExtent {
   switch (statement.statementClass) {
-        case 'transaction-control':
+    case 'transaction-control':
       // BEGIN, COMMIT, SAVEPOINT change no data themselves: the writes they commit were counted
       // when they were sent. COMMIT PREPARED commits writes sent by whatever request prepared
       // them, perhaps another caller's, whose extent is unknown here.

@@ -1,15 +1,21 @@
 /**
- * A request that can be cancelled from elsewhere before it has an execution context (while its
- * body is parsed, say): the cancel is kept and reaches the context once it exists.
+ * A request that can be cancelled from elsewhere before it has what a cancel stops (an execution
+ * context, or the wait for a session's connection): the cancel is kept and reaches it once it exists.
  */
-import type { ExecutionContext } from './context';
+
+/** What a cancel stops: an ExecutionContext, or the opening of a session. */
+export interface Cancellable {
+  cancel(): void;
+  /** Resolves once the CancelRequests sent have reached their server; undefined when none were. */
+  cancelsSettled(): Promise<void> | undefined;
+}
 
 export class CancelHandle {
-  private context: ExecutionContext | undefined;
+  private context: Cancellable | undefined;
   private requested = false;
 
-  /** The context that runs the request's statements; cancelled at once if a cancel came first. */
-  attach(context: ExecutionContext): void {
+  /** What runs the request; cancelled at once if a cancel came first. */
+  attach(context: Cancellable): void {
     this.context = context;
     if (this.requested) context.cancel();
   }

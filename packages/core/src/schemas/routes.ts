@@ -378,6 +378,11 @@ export const ROUTES: readonly RouteSpec[] = [
         [ErrorMessageSchema, ...connectionOrDatabase],
         ['Retry-After'],
       ),
+      '409': json(
+        'The request was cancelled while it waited for its connection (POST /api/requests/{requestId}/cancel): ' +
+          '{error, code: REQUEST_CANCELLED}; no session was opened.',
+        ErrorMessageSchema,
+      ),
       '504': json('Connecting took longer than CONNECT_TIMEOUT_MS.', connectionOrDatabase),
     },
   },

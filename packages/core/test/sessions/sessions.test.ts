@@ -304,6 +304,25 @@ describe('sessions', () => {
     await expect(open()).resolves.toMatch(/^[A-Za-z0-9_-]{22}$/);
   });
 
+  it('opening a session is cancellable by its request id while it waits for a connection', async () => {
+    const { fake, service } = setUp();
+    fake.onAcquire({ waitForAbort: true });
+    const opening = service.openSession(connectionFields, { requestId: 'open-1' });
+    await sleep(20);
+    expect(
+      service.cancelRequest('open-1', { ...connectionFields, password: 'other' }).failure,
+    ).toEqual({
+      code: ErrorCodes.CANCEL_REFUSED,
+    });
+    expect(service.cancelRequest('open-1', connectionFields)).toEqual({
+      body: { cancelled: true },
+    });
+    const answer = await opening;
+    expect(answer.failure).toEqual({ code: ErrorCodes.REQUEST_CANCELLED });
+    expect(answer.body).toMatchObject({ code: 'REQUEST_CANCELLED' });
+    expect(service.sessionStatistics()).toMatchObject({ open: 0, opened: 0 });
+  });
+
   it('shutdown ends every session, rolling back what is open', async () => {
     const { fake, service, open } = setUp();
     fake.on('BEGIN', { status: 'in-transaction' });
