@@ -179,13 +179,13 @@ describe('sessions', () => {
   it('ends a session idle for idleTimeoutMs; a request in time starts the clock again', async () => {
     const { fake, service, open } = setUp();
     fake.on('BEGIN', { status: 'in-transaction' });
-    const id = await open({ idleTimeoutMs: 150 });
+    const id = await open({ idleTimeoutMs: 500 });
     await service.executeInSession(id, { sql: 'BEGIN' });
-    await sleep(100);
-    expect((await service.executeInSession(id, { sql: 'SELECT 1' })).failure).toBeUndefined();
-    await sleep(100);
+    await sleep(300);
     expect((await service.executeInSession(id, { sql: 'SELECT 1' })).failure).toBeUndefined();
     await sleep(300);
+    expect((await service.executeInSession(id, { sql: 'SELECT 1' })).failure).toBeUndefined();
+    await sleep(800);
     expect((await service.executeInSession(id, { sql: 'SELECT 1' })).failure).toEqual({
       code: ErrorCodes.SESSION_NOT_FOUND,
     });
