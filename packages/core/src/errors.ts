@@ -72,6 +72,14 @@ export class RequestError extends SqlgateError {
   }
 }
 
+/**
+ * An error of the session and cancel endpoints (docs/decisions.md 10.26), whose body names its code
+ * so that programs need not read the message.
+ */
+export function codedError(code: ErrorCode, message: string): RequestError {
+  return new RequestError(code, message, { code });
+}
+
 /** Every field PostgreSQL can send with an error, as node-postgres names them. */
 export interface DatabaseErrorFields {
   message: string;

@@ -7,9 +7,6 @@ export type {
   CacheStatistics,
   ConnectionCheckResponse,
   ExecuteOptions,
-  ServiceAnswer,
-  SessionOpened,
-  SessionState,
   QueryService,
   QueryServiceOptions,
   QueryServiceResponse,
@@ -25,6 +22,8 @@ export {
   type SessionStatistics,
 } from './sessions/session-registry';
 export type { SessionEnd } from './sessions/session';
+export type { SessionOpened, SessionState } from './sessions/session-use-cases';
+export type { ServiceAnswer } from './execution/response';
 export type { CopyFormat, CopyOut } from './streaming/copy-out';
 export * from './errors';
 export * from './parser';

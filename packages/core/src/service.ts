@@ -11,18 +11,20 @@ import {
   writeExtentOf,
   type WriteExtent,
 } from './cache';
-import { ConnectionError, ErrorCodes, RequestError, SqlgateError, type ErrorCode } from './errors';
-import type { ResponseFailure } from './execution/response';
+import { ErrorCodes, RequestError, SqlgateError } from './errors';
 import { ExecutionContext, elapsed, type ExecutionSettings } from './execution/context';
 import { lazyCacheScope } from './execution/cache-attempt';
 import { executePlan } from './execution/execute';
 import { isCopyFromStdin, runCopyFrom } from './execution/copy-from';
 import { planExecution, planSessionRequest, type StrategyName } from './execution/plan';
 import { RunningRequests, type RunningRequest } from './execution/running-requests';
+import { asCancelled, cancelByRequestId, cancelledFailure } from './execution/cancelled';
 import {
   ABORTED_BEFORE_START_MESSAGE,
   errorResponse,
   shapeResponse,
+  withWarnings,
+  type ServiceAnswer,
   statementText,
   type QueryResponse,
   type QueryResponseBody,
@@ -53,9 +55,7 @@ import {
   connectionTestWarnings,
   missingFields,
   parseConnectionTarget,
-  parseCancelRequest,
   parseQueryRequest,
-  parseSessionOpenRequest,
   parseSessionQueryRequest,
   type QueryOptions,
 } from './request';
@@ -65,7 +65,11 @@ import {
   type SessionLimits,
   type SessionStatistics,
 } from './sessions/session-registry';
-import type { Session, SessionEnd } from './sessions/session';
+import {
+  createSessionUseCases,
+  type SessionOpened,
+  type SessionRun,
+} from './sessions/session-use-cases';
 import { statementsForTarget } from './statements-for-target';
 import { QueryStatistics, type CacheStats } from './stats';
 
@@ -121,31 +125,6 @@ export interface ExecuteOptions {
    */
   requestId?: string;
 }
-
-/** An answer of the session and cancel use cases: a body, and why it failed when it did. */
-export interface ServiceAnswer<T> {
-  body: T | QueryResponseBody;
-  /** Absent on success. */
-  failure?: ResponseFailure;
-}
-
-/** POST /api/sessions succeeded. */
-export interface SessionOpened {
-  sessionId: string;
-  /** When the session ends unless a request comes first (ISO 8601). */
-  expiresAt: string;
-  idleTimeoutMs: number;
-  warnings?: string[];
-}
-
-/** What a session's answer says of it: whether it is still open, and its transaction. */
-export type SessionState =
-  | {
-      status: 'open';
-      transactionStatus: 'idle' | 'in-transaction' | 'failed';
-      expiresAt: string;
-    }
-  | { status: 'closed'; reason: SessionEnd };
 
 export interface StreamOptions extends ExecuteOptions {
   /**
@@ -555,125 +534,16 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     }
   }
 
-  async function openSession(
-    body: unknown,
-    openOptions: Pick<ExecuteOptions, 'signal' | 'requestId'> = {},
-  ): Promise<ServiceAnswer<SessionOpened>> {
-    const registered = openOptions.requestId ? running.add(openOptions.requestId) : undefined;
-    try {
-      const request = parseSessionOpenRequest(body, sessions.limits.idleTimeoutMs);
-      if (registered) registered.request.target = request.target;
-      const checked = (await options.targetPolicy?.check(request.target)) ?? request.target;
-      // The wait for the session's connection ends when the caller goes away or cancels.
-      const stop = abortedWith(openOptions.signal);
-      registered?.request.attach({ cancel: () => stop.abort(), cancelsSettled: () => undefined });
-      const opened = await sessions.open(
-        checked,
-        request.target,
-        request.idleTimeoutMs,
-        stop.signal,
-      );
-      if (!opened.ok) {
-        const failure = registered?.request.cancelled
-          ? coded(ErrorCodes.REQUEST_CANCELLED, 'The request was cancelled; no session was opened')
-          : opened.error;
-        return withWarnings(errorResponse(failure, 0), request.warnings);
-      }
-      const session = opened.value;
-      const answer: SessionOpened = {
-        sessionId: session.id,
-        expiresAt: new Date(session.expiresAt).toISOString(),
-        idleTimeoutMs: session.idleTimeoutMs,
-      };
-      if (request.warnings) answer.warnings = request.warnings;
-      return { body: answer };
-    } catch (error) {
-      return errorResponse(error, 0);
-    } finally {
-      registered?.done();
-    }
-  }
-
-  async function executeInSession(
-    sessionId: string,
-    body: unknown,
-    executeOptions: ExecuteOptions = {},
-  ): Promise<QueryServiceResponse> {
-    const session = sessions.find(sessionId);
-    if (!session)
-      return {
-        ...sessionNotFound(sessions.endReasonOf(sessionId)),
-        timings: { poolWaitMs: 0, executionMs: 0 },
-      };
-    const ran = await sessions.run(session, (attach) =>
-      run(body, executeOptions, undefined, undefined, { session, attach }),
-    );
-    if (!ran) {
-      const busy = errorResponse(
-        coded(
-          ErrorCodes.SESSION_BUSY,
-          'The session is running another request; a session runs one request at a time',
-        ),
-        0,
-      );
-      busy.body = { ...busy.body, session: stateOf(session) } as QueryResponseBody;
-      return { ...busy, timings: { poolWaitMs: 0, executionMs: 0 } };
-    }
-    const response = ran.value;
-    response.body = { ...response.body, session: stateOf(session) } as QueryResponseBody;
-    return response;
-  }
-
-  /** What an answer says of its session, as the session stands after the request. */
-  function stateOf(session: Session): SessionState {
-    if (session.ending || session.connection.broken) {
-      return { status: 'closed', reason: session.endedBy ?? 'broken' };
-    }
-    const idleEnd = clock.date().getTime() + session.idleTimeoutMs;
-    return {
-      status: 'open',
-      transactionStatus: session.connection.transactionStatus(),
-      expiresAt: new Date(Math.min(idleEnd, session.lifetimeEndsAt)).toISOString(),
-    };
-  }
-
-  async function closeSession(
-    sessionId: string,
-  ): Promise<ServiceAnswer<{ closed: true; rolledBack: boolean }>> {
-    if (!sessions.find(sessionId)) return sessionNotFound(sessions.endReasonOf(sessionId));
-    const closed = await sessions.end(sessionId, 'closed');
-    // Another close (or the session's expiry) won the race: it is closed all the same.
-    return { body: { closed: true, rolledBack: closed?.rolledBack ?? false } };
-  }
-
-  function cancelSessionQuery(sessionId: string): ServiceAnswer<{ cancelled: true }> {
-    const session = sessions.find(sessionId);
-    if (!session) return sessionNotFound(sessions.endReasonOf(sessionId));
-    if (!session.cancelRunning()) {
-      return errorResponse(coded(ErrorCodes.REQUEST_NOT_FOUND, 'Nothing runs in this session'), 0);
-    }
-    return { body: { cancelled: true } };
-  }
-
-  function cancelRequest(requestId: string, body: unknown): ServiceAnswer<{ cancelled: true }> {
-    try {
-      const { target, warnings } = parseCancelRequest(body);
-      const verdict = running.cancel(requestId, target);
-      if (verdict === 'cancelled') {
-        return { body: warnings ? { cancelled: true, warnings } : { cancelled: true } };
-      }
-      const error =
-        verdict === 'refused'
-          ? coded(
-              ErrorCodes.CANCEL_REFUSED,
-              'The request runs with other credentials; only its own caller may cancel it',
-            )
-          : coded(ErrorCodes.REQUEST_NOT_FOUND, 'No request with this id runs here');
-      return withWarnings(errorResponse(error, 0), warnings);
-    } catch (error) {
-      return errorResponse(error, 0);
-    }
-  }
+  const { openSession, executeInSession, closeSession, cancelSessionQuery } = createSessionUseCases(
+    {
+      sessions,
+      running,
+      clock,
+      ...(options.targetPolicy ? { targetPolicy: options.targetPolicy } : {}),
+      runInSession: (body, executeOptions, inSession) =>
+        run(body, executeOptions, undefined, undefined, inSession),
+    },
+  );
 
   let sessionsClosing: Promise<void> | undefined;
   function closeSessions(): Promise<void> {
@@ -713,92 +583,13 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     executeInSession,
     closeSession,
     cancelSessionQuery,
-    cancelRequest,
+    cancelRequest: (requestId: string, body: unknown) =>
+      cancelByRequestId(running, requestId, body),
     closeSessions,
     sessionStatistics: () => sessions.statistics(),
     close,
     [Symbol.asyncDispose]: close,
   };
-}
-
-/** A controller aborted with `signal` (and at once when it already is), or by its own abort(). */
-function abortedWith(signal: AbortSignal | undefined): AbortController {
-  const controller = new AbortController();
-  if (signal?.aborted) controller.abort();
-  else signal?.addEventListener('abort', () => controller.abort(), { once: true });
-  return controller;
-}
-
-/** A request of a session: the session, and how the request's context joins it (cancel, close). */
-interface SessionRun {
-  session: Session;
-  attach(context: ExecutionContext): void;
-}
-
-/** What a request naming an ended session is told, by why it ended. */
-const SESSION_ENDED: Record<SessionEnd, string> = {
-  closed: 'The session was closed (DELETE /api/sessions/{sessionId})',
-  idle: 'The session ended after its idleTimeoutMs without a request; any transaction it held was rolled back',
-  lifetime:
-    'The session reached SESSION_MAX_LIFETIME_MS and ended; any transaction it held was rolled back',
-  broken:
-    'The session ended: its connection to the database was lost (a restart, a terminated backend); any transaction it held was rolled back by the server',
-  shutdown: 'The session ended when the service shut down; any transaction it held was rolled back',
-};
-
-/** 404 for a session id, saying why when the session ended lately here. */
-function sessionNotFound(reason: SessionEnd | undefined): QueryResponse {
-  if (reason === undefined) {
-    return errorResponse(
-      coded(
-        ErrorCodes.SESSION_NOT_FOUND,
-        'No open session has this id: it was closed, it expired, or another instance holds it',
-      ),
-      0,
-    );
-  }
-  const { body, failure } = errorResponse(
-    coded(ErrorCodes.SESSION_NOT_FOUND, SESSION_ENDED[reason]),
-    0,
-  );
-  return { body: { ...body, session: { status: 'closed', reason } } as QueryResponseBody, failure };
-}
-
-/** An error of the session and cancel endpoints, whose body names its code for programs. */
-export function coded(code: ErrorCode, message: string): RequestError {
-  return new RequestError(code, message, { code });
-}
-
-/** A request stopped by a cancel says so, whether the cancel came between statements or not. */
-function asCancelled(outcome: ExecutionOutcome): ExecutionOutcome {
-  return outcome.failure?.kind === 'aborted'
-    ? { ...outcome, failure: { ...outcome.failure, cancelled: true } }
-    : outcome;
-}
-
-/**
- * The failure of a cancelled request: REQUEST_CANCELLED, also when the cancel reached a running
- * statement (PostgreSQL's 57014 error stays in the body) or the server ignored it and the
- * connection was closed (ABANDONED), so it is not answered as a timeout or a lost server.
- */
-function cancelledFailure(
-  failure: ResponseFailure | undefined,
-  outcome: ExecutionOutcome,
-): ResponseFailure | undefined {
-  const stoppedStatement =
-    failure?.code === ErrorCodes.DATABASE_ERROR && failure.sqlState === '57014';
-  return stoppedStatement || wasAbandoned(outcome)
-    ? { code: ErrorCodes.REQUEST_CANCELLED }
-    : failure;
-}
-
-/** The connection was closed because its server did not stop a cancelled statement. */
-function wasAbandoned(outcome: ExecutionOutcome): boolean {
-  const errors = outcome.outcomes.map((each) => (each.ok ? undefined : each.error));
-  if (outcome.failure?.kind === 'request') errors.push(outcome.failure.error);
-  return errors.some(
-    (error) => error instanceof ConnectionError && error.systemCode === 'ABANDONED',
-  );
 }
 
 /** The answer of a connection check that failed: the error's message and code only. */
@@ -829,19 +620,6 @@ function refuseAsCopyFrom(statements: readonly ParsedStatement[], options: Query
       `'${ignored}' cannot be used with POST /api/copy`,
     );
   }
-}
-
-/**
- * Adds the unknown request fields to the body, on success and on failure alike: a misspelled
- * `maxRows` matters most when the answer is not what the caller expected. A body that failed
- * validation has none (the request was not understood far enough to name them).
- */
-function withWarnings<T extends { body: QueryResponseBody }>(
-  response: T,
-  warnings: string[] | undefined,
-): T {
-  if (warnings) response.body = { ...response.body, warnings } as QueryResponseBody;
-  return response;
 }
 
 function timings(context: ExecutionContext | undefined, executionMs: number): QueryTimings {

@@ -343,3 +343,23 @@ export function errorResponse(error: unknown, executionTime: number): QueryRespo
 
 /** The only thing a caller learns of a defect; the request id leads to the log line. */
 export const INTERNAL_ERROR_MESSAGE = 'Internal server error';
+
+/** An answer of the session and cancel use cases: a body, and why it failed when it did. */
+export interface ServiceAnswer<T> {
+  body: T | QueryResponseBody;
+  /** Absent on success. */
+  failure?: ResponseFailure;
+}
+
+/**
+ * Adds the unknown request fields to the body, on success and on failure alike: a misspelled
+ * `maxRows` matters most when the answer is not what the caller expected. A body that failed
+ * validation has none (the request was not understood far enough to name them).
+ */
+export function withWarnings<T extends { body: QueryResponseBody }>(
+  response: T,
+  warnings: string[] | undefined,
+): T {
+  if (warnings) response.body = { ...response.body, warnings } as QueryResponseBody;
+  return response;
+}

@@ -1,0 +1,207 @@
+/**
+ * The session use cases (docs/decisions.md 10.26): opening a session, running a request in it,
+ * closing it, and cancelling what runs in it. The service wires them to its registry and to the
+ * way it runs any request.
+ */
+import { ErrorCodes, codedError } from '../errors';
+import type { ExecutionContext } from '../execution/context';
+import {
+  errorResponse,
+  withWarnings,
+  type QueryResponse,
+  type QueryResponseBody,
+  type ServiceAnswer,
+} from '../execution/response';
+import type { RunningRequests } from '../execution/running-requests';
+import type { Clock } from '../ports/clock';
+import type { TargetPolicy } from '../ports/target-policy';
+import { parseSessionOpenRequest } from '../request';
+import type { ExecuteOptions, QueryServiceResponse } from '../service';
+import type { Session, SessionEnd } from './session';
+import type { SessionRegistry } from './session-registry';
+
+/** POST /api/sessions succeeded. */
+export interface SessionOpened {
+  sessionId: string;
+  /** When the session ends unless a request comes first (ISO 8601). */
+  expiresAt: string;
+  idleTimeoutMs: number;
+  warnings?: string[];
+}
+
+/** What a session's answer says of it: whether it is still open, and its transaction. */
+export type SessionState =
+  | {
+      status: 'open';
+      transactionStatus: 'idle' | 'in-transaction' | 'failed';
+      expiresAt: string;
+    }
+  | { status: 'closed'; reason: SessionEnd };
+
+/** What the session use cases need of the service. */
+export interface SessionUseCaseDeps {
+  sessions: SessionRegistry;
+  running: RunningRequests;
+  clock: Clock;
+  targetPolicy?: TargetPolicy;
+  /** Runs a request's body in a session, as the service runs any request. */
+  runInSession(
+    body: unknown,
+    options: ExecuteOptions,
+    inSession: SessionRun,
+  ): Promise<QueryServiceResponse>;
+}
+
+export function createSessionUseCases(deps: SessionUseCaseDeps) {
+  async function openSession(
+    body: unknown,
+    openOptions: Pick<ExecuteOptions, 'signal' | 'requestId'> = {},
+  ): Promise<ServiceAnswer<SessionOpened>> {
+    const registered = openOptions.requestId ? deps.running.add(openOptions.requestId) : undefined;
+    try {
+      const request = parseSessionOpenRequest(body, deps.sessions.limits.idleTimeoutMs);
+      if (registered) registered.request.target = request.target;
+      const checked = (await deps.targetPolicy?.check(request.target)) ?? request.target;
+      // The wait for the session's connection ends when the caller goes away or cancels.
+      const stop = abortedWith(openOptions.signal);
+      registered?.request.attach({ cancel: () => stop.abort(), cancelsSettled: () => undefined });
+      const opened = await deps.sessions.open(
+        checked,
+        request.target,
+        request.idleTimeoutMs,
+        stop.signal,
+      );
+      if (!opened.ok) {
+        const failure = registered?.request.cancelled
+          ? codedError(
+              ErrorCodes.REQUEST_CANCELLED,
+              'The request was cancelled; no session was opened',
+            )
+          : opened.error;
+        return withWarnings(errorResponse(failure, 0), request.warnings);
+      }
+      const session = opened.value;
+      const answer: SessionOpened = {
+        sessionId: session.id,
+        expiresAt: new Date(session.expiresAt).toISOString(),
+        idleTimeoutMs: session.idleTimeoutMs,
+      };
+      if (request.warnings) answer.warnings = request.warnings;
+      return { body: answer };
+    } catch (error) {
+      return errorResponse(error, 0);
+    } finally {
+      registered?.done();
+    }
+  }
+
+  async function executeInSession(
+    sessionId: string,
+    body: unknown,
+    executeOptions: ExecuteOptions = {},
+  ): Promise<QueryServiceResponse> {
+    const session = deps.sessions.find(sessionId);
+    if (!session)
+      return {
+        ...sessionNotFound(deps.sessions.endReasonOf(sessionId)),
+        timings: { poolWaitMs: 0, executionMs: 0 },
+      };
+    const ran = await deps.sessions.run(session, (attach) =>
+      deps.runInSession(body, executeOptions, { session, attach }),
+    );
+    if (!ran) {
+      const busy = errorResponse(
+        codedError(
+          ErrorCodes.SESSION_BUSY,
+          'The session is running another request; a session runs one request at a time',
+        ),
+        0,
+      );
+      busy.body = { ...busy.body, session: stateOf(session) } as QueryResponseBody;
+      return { ...busy, timings: { poolWaitMs: 0, executionMs: 0 } };
+    }
+    const response = ran.value;
+    response.body = { ...response.body, session: stateOf(session) } as QueryResponseBody;
+    return response;
+  }
+
+  /** What an answer says of its session, as the session stands after the request. */
+  function stateOf(session: Session): SessionState {
+    if (session.ending || session.connection.broken) {
+      return { status: 'closed', reason: session.endedBy ?? 'broken' };
+    }
+    const idleEnd = deps.clock.date().getTime() + session.idleTimeoutMs;
+    return {
+      status: 'open',
+      transactionStatus: session.connection.transactionStatus(),
+      expiresAt: new Date(Math.min(idleEnd, session.lifetimeEndsAt)).toISOString(),
+    };
+  }
+
+  async function closeSession(
+    sessionId: string,
+  ): Promise<ServiceAnswer<{ closed: true; rolledBack: boolean }>> {
+    if (!deps.sessions.find(sessionId))
+      return sessionNotFound(deps.sessions.endReasonOf(sessionId));
+    const closed = await deps.sessions.end(sessionId, 'closed');
+    // Another close (or the session's expiry) won the race: it is closed all the same.
+    return { body: { closed: true, rolledBack: closed?.rolledBack ?? false } };
+  }
+
+  function cancelSessionQuery(sessionId: string): ServiceAnswer<{ cancelled: true }> {
+    const session = deps.sessions.find(sessionId);
+    if (!session) return sessionNotFound(deps.sessions.endReasonOf(sessionId));
+    if (!session.cancelRunning()) {
+      return errorResponse(
+        codedError(ErrorCodes.REQUEST_NOT_FOUND, 'Nothing runs in this session'),
+        0,
+      );
+    }
+    return { body: { cancelled: true } };
+  }
+
+  return { openSession, executeInSession, closeSession, cancelSessionQuery };
+}
+
+/** A controller aborted with `signal` (and at once when it already is), or by its own abort(). */
+function abortedWith(signal: AbortSignal | undefined): AbortController {
+  const controller = new AbortController();
+  if (signal?.aborted) controller.abort();
+  else signal?.addEventListener('abort', () => controller.abort(), { once: true });
+  return controller;
+}
+
+/** A request of a session: the session, and how the request's context joins it (cancel, close). */
+export interface SessionRun {
+  session: Session;
+  attach(context: ExecutionContext): void;
+}
+
+/** What a request naming an ended session is told, by why it ended. */
+const SESSION_ENDED: Record<SessionEnd, string> = {
+  closed: 'The session was closed (DELETE /api/sessions/{sessionId})',
+  idle: 'The session ended after its idleTimeoutMs without a request; any transaction it held was rolled back',
+  lifetime:
+    'The session reached SESSION_MAX_LIFETIME_MS and ended; any transaction it held was rolled back',
+  broken:
+    'The session ended: its connection to the database was lost (a restart, a terminated backend); any transaction it held was rolled back by the server',
+  shutdown: 'The session ended when the service shut down; any transaction it held was rolled back',
+};
+
+/** 404 for a session id, saying why when the session ended lately here. */
+function sessionNotFound(reason: SessionEnd | undefined): QueryResponse {
+  if (reason === undefined) {
+    return errorResponse(
+      codedError(
+        ErrorCodes.SESSION_NOT_FOUND,
+        'No open session has this id: it was closed, it expired, or another instance holds it',
+      ),
+      0,
+    );
+  }
+  const { body, failure } = errorResponse(
+    codedError(ErrorCodes.SESSION_NOT_FOUND, SESSION_ENDED[reason]),
+    0,
+  );
+  return { body: { ...body, session: { status: 'closed', reason } } as QueryResponseBody, failure };
+}
