@@ -36,6 +36,9 @@ const STATUS_BY_CODE: Record<string, number> = {
   [ErrorCodes.REQUEST_NOT_FOUND]: 404,
   [ErrorCodes.CANCEL_REFUSED]: 403,
   [ErrorCodes.SESSION_LIMIT]: 503,
+  // Permanent for this instance: retrying does not help, so no 503 and no Retry-After.
+  [ErrorCodes.SESSIONS_OFF]: 501,
+  [ErrorCodes.SHUTTING_DOWN]: 503,
 };
 
 /** 200 when nothing failed. */

@@ -40,6 +40,10 @@ export const ErrorCodes = {
   SESSION_BUSY: 'SESSION_BUSY',
   /** MAX_SESSIONS are open, or the target's pool lends as many sessions as it may. */
   SESSION_LIMIT: 'SESSION_LIMIT',
+  /** This instance opens no sessions (MAX_SESSIONS 0, or pools of one connection). */
+  SESSIONS_OFF: 'SESSIONS_OFF',
+  /** The service is shutting down and starts nothing new. */
+  SHUTTING_DOWN: 'SHUTTING_DOWN',
   /** Nothing with this request id runs here (POST /api/requests/{id}/cancel). */
   REQUEST_NOT_FOUND: 'REQUEST_NOT_FOUND',
   /** The request runs, but for other credentials than the canceller presented. */

@@ -394,11 +394,17 @@ export function parseSessionOpenRequest(
   refuseFields(fields, REFUSED_AT_SESSION_OPEN, 'when a session opens');
   requireFields(fields, TARGET_REQUIRED_FIELDS);
   const request: SessionOpenRequest = { target: parseConnectionTarget(fields) };
-  const idleTimeoutMs = optionalPositiveInteger(fields, 'idleTimeoutMs', MAX_TIMEOUT_MS);
-  if (idleTimeoutMs !== undefined) {
-    if (idleTimeoutMs > maxIdleTimeoutMs) {
+  const idleTimeoutMs = fields.idleTimeoutMs;
+  if (idleTimeoutMs !== undefined && idleTimeoutMs !== null) {
+    // Asking for more than the server allows is refused, never silently shortened.
+    if (
+      typeof idleTimeoutMs !== 'number' ||
+      !Number.isInteger(idleTimeoutMs) ||
+      idleTimeoutMs < 1 ||
+      idleTimeoutMs > maxIdleTimeoutMs
+    ) {
       throw invalid(
-        `'idleTimeoutMs' may be at most ${maxIdleTimeoutMs} (SESSION_IDLE_TIMEOUT_MS), not ${idleTimeoutMs}`,
+        `'idleTimeoutMs' must be an integer from 1 to ${maxIdleTimeoutMs} (SESSION_IDLE_TIMEOUT_MS), not ${JSON.stringify(idleTimeoutMs)}`,
       );
     }
     request.idleTimeoutMs = idleTimeoutMs;

@@ -372,9 +372,14 @@ export const ROUTES: readonly RouteSpec[] = [
         'The target refused the connection, is unreachable, failed TLS, or is shutting down.',
         connectionOrDatabase,
       ),
+      '501': json(
+        'This instance opens no sessions: MAX_SESSIONS is 0, or POOL_MAX is 1 (code SESSIONS_OFF).',
+        ErrorMessageSchema,
+      ),
       '503': json(
         'MAX_SESSIONS sessions are open, or POOL_MAX - 1 sessions hold connections of this pool (code ' +
-          'SESSION_LIMIT), or no pooled connection became free (POOL_EXHAUSTED), or too many connections (53300).',
+          'SESSION_LIMIT), or the service is shutting down (SHUTTING_DOWN), or no pooled connection became free ' +
+          '(POOL_EXHAUSTED), or too many connections (53300).',
         [ErrorMessageSchema, ...connectionOrDatabase],
         ['Retry-After'],
       ),

@@ -71,6 +71,8 @@ export class SessionRegistry {
   private readonly perPool = new Map<string, number>();
   /** Sessions being opened: counted against the limits while their connection is awaited. */
   private opening = 0;
+  /** Ends the waits of sessions being opened, at shutdown. */
+  private readonly openingAborts = new Set<AbortController>();
   private shuttingDown = false;
   private opened = 0;
   private readonly ended: Record<SessionEnd, number> = {
@@ -113,17 +115,20 @@ export class SessionRegistry {
     if (refusal) return { ok: false, error: refusal };
     this.opening += 1;
     this.perPool.set(poolId, (this.perPool.get(poolId) ?? 0) + 1);
+    // The wait ends when the caller goes away or cancels (`signal`), or at shutdown.
+    const wait = new AbortController();
+    const stopWaiting = () => wait.abort();
+    if (signal?.aborted) wait.abort();
+    else signal?.addEventListener('abort', stopWaiting, { once: true });
+    this.openingAborts.add(wait);
     let session: Session | undefined;
     try {
-      const acquired = await this.connections.acquire(target, signal ? { signal } : {});
-      if (!acquired.ok) return signal?.aborted ? { ok: false, error: callerGone() } : acquired;
-      if (this.shuttingDown || signal?.aborted) {
-        acquired.value.release({ resetSession: true });
-        return {
-          ok: false,
-          error: signal?.aborted ? callerGone() : shuttingDownError(),
-        };
-      }
+      const acquired = await this.connections.acquire(target, { signal: wait.signal });
+      const gaveUp = this.shuttingDown || wait.signal.aborted;
+      if (gaveUp && acquired.ok) acquired.value.release({ resetSession: true });
+      if (gaveUp)
+        return { ok: false, error: this.shuttingDown ? shuttingDownError() : callerGone() };
+      if (!acquired.ok) return acquired;
       const id = this.newId();
       const pinned = new PinnedConnection(acquired.value, () => void this.end(id, 'broken'));
       session = new Session(
@@ -141,6 +146,8 @@ export class SessionRegistry {
       return { ok: true, value: session };
     } finally {
       this.opening -= 1;
+      this.openingAborts.delete(wait);
+      signal?.removeEventListener('abort', stopWaiting);
       if (!session) this.releasePoolSlot(poolId);
     }
   }
@@ -213,6 +220,7 @@ export class SessionRegistry {
   /** Ends every session (shutdown): their transactions are rolled back. */
   async closeAll(): Promise<void> {
     this.shuttingDown = true;
+    for (const wait of this.openingAborts) wait.abort();
     // Those already ending (closed, expired) are awaited too.
     await Promise.all([...this.sessions.keys()].map((id) => this.end(id, 'shutdown')));
   }
@@ -236,10 +244,10 @@ export class SessionRegistry {
   private limitRefusal(poolId: string): RequestError | undefined {
     if (this.shuttingDown) return shuttingDownError();
     if (this.limits.maxSessions <= 0) {
-      return limitError('Sessions are off on this instance (MAX_SESSIONS is 0)');
+      return sessionsOff('Sessions are off on this instance (MAX_SESSIONS is 0)');
     }
     if (this.limits.maxPerPool <= 0) {
-      return limitError(
+      return sessionsOff(
         'Sessions are off on this instance: a pool of one connection (POOL_MAX 1) has none to lend to sessions',
       );
     }
@@ -274,6 +282,12 @@ function limitError(message: string): RequestError {
   return new RequestError(ErrorCodes.SESSION_LIMIT, message, { code: ErrorCodes.SESSION_LIMIT });
 }
 
+function sessionsOff(message: string): RequestError {
+  return new RequestError(ErrorCodes.SESSIONS_OFF, message, { code: ErrorCodes.SESSIONS_OFF });
+}
+
 function shuttingDownError(): RequestError {
-  return limitError('The service is shutting down');
+  return new RequestError(ErrorCodes.SHUTTING_DOWN, 'The service is shutting down', {
+    code: ErrorCodes.SHUTTING_DOWN,
+  });
 }

@@ -161,9 +161,12 @@ describe('sessions', () => {
     });
     for (const limits of [{ maxSessions: 0 }, { maxPerPool: 0 }]) {
       const off = setUp({ sessions: limits });
-      expect((await off.service.openSession(connectionFields)).body).toEqual({
-        error: expect.stringContaining('Sessions are off on this instance'),
-        code: 'SESSION_LIMIT',
+      expect(await off.service.openSession(connectionFields)).toEqual({
+        body: {
+          error: expect.stringContaining('Sessions are off on this instance'),
+          code: 'SESSIONS_OFF',
+        },
+        failure: { code: ErrorCodes.SESSIONS_OFF },
       });
     }
   });
@@ -198,7 +201,10 @@ describe('sessions', () => {
     const { service } = setUp({ sessions: { idleTimeoutMs: 1000 } });
     const answer = await service.openSession({ ...connectionFields, idleTimeoutMs: 1001 });
     expect(answer.failure).toEqual({ code: ErrorCodes.INVALID_REQUEST });
-    expect(answer.body).toMatchObject({ error: expect.stringContaining('at most 1000') });
+    expect(answer.body).toMatchObject({
+      error:
+        "'idleTimeoutMs' must be an integer from 1 to 1000 (SESSION_IDLE_TIMEOUT_MS), not 1001",
+    });
   });
 
   it('ends a session at its lifetime even while requests keep it busy, cancelling the one running', async () => {
@@ -338,8 +344,18 @@ describe('sessions', () => {
     ]);
     expect(service.sessionStatistics().ended.shutdown).toBe(2);
     expect((await service.openSession(connectionFields)).failure?.code).toBe(
-      ErrorCodes.SESSION_LIMIT,
+      ErrorCodes.SHUTTING_DOWN,
     );
+  });
+
+  it('shutdown gives up the opening of a session still waiting for its connection', async () => {
+    const { fake, service } = setUp();
+    fake.onAcquire({ waitForAbort: true });
+    const opening = service.openSession(connectionFields);
+    await sleep(20);
+    await service.closeSessions();
+    expect((await opening).failure).toEqual({ code: ErrorCodes.SHUTTING_DOWN });
+    expect(service.sessionStatistics()).toMatchObject({ open: 0, opened: 0 });
   });
 });
 
