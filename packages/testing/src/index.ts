@@ -1,7 +1,8 @@
 /**
  * A real PostgreSQL for tests: an existing one from TEST_DATABASE_URL, a testcontainers
  * container, or a throwaway local cluster with password authentication and TLS (or without TLS).
- * Also a fake PostgreSQL server that answers with seeded protocol faults, for fault tests.
+ * Also a fake PostgreSQL server that answers with seeded protocol faults, for fault tests, and a
+ * throwaway Redis server.
  */
 export type {
   StartTestDatabaseOptions,
@@ -15,6 +16,7 @@ export {
   type TestDatabaseAttempts,
 } from './start-test-database';
 export { startLocalCluster, type LocalCluster, type LocalClusterOptions } from './local-cluster';
+export { startLocalRedis, type LocalRedis, type LocalRedisOptions } from './local-redis';
 export {
   publishTestDatabase,
   testDatabaseFromEnvironment,

@@ -1,0 +1,169 @@
+/**
+ * A throwaway Redis for tests: `redis-server` from PATH on a free port of 127.0.0.1, keeping
+ * nothing on disk, in a temporary directory of its own. Tests never touch a shared Redis's data.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { cleanUpOnExit } from './exit-cleanup';
+import { findFreePort } from './free-port';
+
+export interface LocalRedisOptions {
+  /** The redis-server program; `redis-server` from PATH when omitted. */
+  binary?: string;
+  /** Receives progress lines. */
+  log?: (line: string) => void;
+}
+
+export interface LocalRedis {
+  host: string;
+  port: number;
+  /** `redis://127.0.0.1:<port>`. */
+  url: string;
+  /** Kills the server at once (SIGKILL), as a crash would: for fault tests. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port, empty (nothing is kept on disk). */
+  restart(): Promise<void>;
+  /** Stops the server and removes its directory. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const HOST = '127.0.0.1';
+/** A port found free can be taken before the server binds it; a few retries cover that race. */
+const START_ATTEMPTS = 3;
+const READY_TIMEOUT_MS = 10_000;
+const STOP_GRACE_MS = 2000;
+
+/**
+ * Starts a Redis server that only this test run uses.
+ *
+ * @example
+ * const redis = await startLocalRedis();
+ * // ... new Redis(redis.url) ...
+ * await redis.stop();
+ */
+export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<LocalRedis> {
+  const binary = options.binary ?? 'redis-server';
+  const log = options.log ?? (() => undefined);
+  const directory = await mkdtemp(path.join(os.tmpdir(), 'sqlgate-redis-'));
+  let child: ChildProcess | undefined;
+  let port = 0;
+  const forget = cleanUpOnExit(() => {
+    child?.kill('SIGKILL');
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  const launch = async (): Promise<void> => {
+    child = spawn(
+      binary,
+      [
+        '--port',
+        String(port),
+        '--bind',
+        HOST,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        directory,
+        '--daemonize',
+        'no',
+        '--loglevel',
+        'warning',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    await untilReady(child, port);
+  };
+
+  try {
+    for (let attempt = 1; ; attempt++) {
+      port = await findFreePort(HOST);
+      try {
+        await launch();
+        break;
+      } catch (error) {
+        child?.kill('SIGKILL');
+        if (attempt >= START_ATTEMPTS) throw error;
+        log(`redis-server did not start on port ${port} (${(error as Error).message}); retrying`);
+      }
+    }
+  } catch (error) {
+    forget();
+    await rm(directory, { recursive: true, force: true });
+    throw error;
+  }
+  log(`redis-server ready on ${HOST}:${port}`);
+
+  const halt = async (signal: NodeJS.Signals): Promise<void> => {
+    const running = child;
+    child = undefined;
+    if (!running || running.exitCode !== null || running.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
+    running.kill(signal);
+    const forced = setTimeout(() => running.kill('SIGKILL'), STOP_GRACE_MS);
+    await exited;
+    clearTimeout(forced);
+  };
+  let stopped: Promise<void> | undefined;
+  return {
+    host: HOST,
+    port,
+    url: `redis://${HOST}:${port}`,
+    kill: () => halt('SIGKILL'),
+    restart: async () => {
+      await halt('SIGTERM');
+      await launch();
+    },
+    stop: () =>
+      (stopped ??= (async () => {
+        await halt('SIGTERM');
+        forget();
+        await rm(directory, { recursive: true, force: true });
+      })()),
+  };
+}
+
+/** Resolves once the server answers PING; rejects if it exits or stays silent too long. */
+async function untilReady(child: ChildProcess, port: number): Promise<void> {
+  let output = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<never>((_resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, signal) =>
+      reject(new Error(`redis-server exited (${signal ?? code}): ${output.trim().slice(-500)}`)),
+    );
+  });
+  exited.catch(() => undefined);
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const answered = await Promise.race([ping(port), exited]);
+    if (answered) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`redis-server did not answer PING within ${READY_TIMEOUT_MS} ms: ${output}`);
+}
+
+/** True when a server on `port` answers PING with PONG. */
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: HOST, port });
+    let reply = '';
+    const done = (answer: boolean): void => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => {
+      reply += chunk.toString('latin1');
+      if (reply.includes('\r\n')) done(reply.startsWith('+PONG'));
+    });
+  });
+}
