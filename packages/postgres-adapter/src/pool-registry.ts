@@ -82,6 +82,8 @@ export class PoolRegistry {
         onReleased: () => {
           entry.lent--;
           entry.lastUsed = Date.now();
+          // Pools allowed over the limit while every pool was busy go as soon as they may.
+          if (this.pools.size > this.limits.maxPools) this.trimToLimit();
         },
         replace: () => this.liveClient(entry, options.signal),
         maxReplacements: this.limits.max,
@@ -227,6 +229,14 @@ export class PoolRegistry {
         );
       }
       throw toDomainError(error);
+    }
+  }
+
+  /** Over the limit, closes the least recently used pools that have nothing lent, down to it. */
+  private trimToLimit(): void {
+    for (const entry of [...this.pools.values()]) {
+      if (this.pools.size <= this.limits.maxPools) return;
+      if (entry.lent === 0 && entry.pool.waitingCount === 0) this.remove(entry);
     }
   }
 

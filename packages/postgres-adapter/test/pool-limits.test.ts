@@ -94,6 +94,20 @@ it('a pool with a connection lent is never closed to make room', async () => {
   }
 });
 
+it('pools opened over the limit while every pool was busy are closed once they are given back', async () => {
+  connections = createPostgresConnections({ maxPools: 2 });
+  const held = await Promise.all([0, 1, 2, 3].map((i) => orThrow(connections.acquire(asUser(i)))));
+  // Every pool had a connection lent: none could be closed to make room.
+  expect(connections.poolStats()).toHaveLength(4);
+  for (const connection of held.slice(0, 3)) connection.release();
+  // The two least recently used ones went back first and were closed; the one still lent stays.
+  expect(await until(() => connections.poolStats().length === 2, 2000)).toBe(true);
+  const ids = connections.poolStats().map((stat) => stat.poolId);
+  expect(ids).toContain(poolIdOf(asUser(3)));
+  held[3]?.release();
+  expect(connections.poolStats()).toHaveLength(2);
+});
+
 it('a pool with no clients for unusedPoolTtlMs is closed and removed; a pool in use is kept', async () => {
   connections = createPostgresConnections({ idleTimeoutMs: 50, unusedPoolTtlMs: 200 });
   await runOnce(connections, asUser(0));
