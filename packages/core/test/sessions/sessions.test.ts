@@ -270,7 +270,7 @@ describe('sessions', () => {
     const { fake, service, open } = setUp();
     slowCancels(fake, 150);
     // The timeout fires at 50 ms, just before the statement ends by itself at 60 ms.
-    fake.on('SELECT edge', { delayMs: 60, rows: [{ a: 1 }] }).on('SELECT next', { delayMs: 100 });
+    fake.on('SELECT edge', { delayMs: 60, rows: [{ a: 1 }] }).on('SELECT next', { delayMs: 400 });
     const id = await open();
     const answer = await service.executeInSession(id, {
       sql: 'SELECT edge; SELECT next',
@@ -283,19 +283,21 @@ describe('sessions', () => {
   it('a session closed while its CancelRequest travels goes back to the pool only after it arrived', async () => {
     const { fake, service, open } = setUp();
     slowCancels(fake, 150);
-    fake.on('SELECT slow', { delayMs: 5000 });
+    // The statement ends by itself at 60 ms, while the cancel sent at 30 ms is still on its way.
+    fake.on('SELECT edge', { delayMs: 60 });
     const id = await open();
-    const running = service.executeInSession(id, { sql: 'SELECT slow' });
-    await sleep(20);
+    const running = service.executeInSession(id, { sql: 'SELECT edge' });
+    await sleep(30);
     const closing = service.closeSession(id);
     // Shutdown meanwhile waits for the session already ending.
     await service.close();
     expect(fake.releases()).toEqual([expect.objectContaining({ connection: 1 })]);
-    expect(fake.calls.findIndex((call) => call.kind === 'cancel')).toBeLessThan(
-      fake.calls.findIndex((call) => call.kind === 'release'),
-    );
+    // The cancel reached the server (the fake) before the connection went back.
+    const kinds = fake.calls.map((call) => call.kind);
+    expect(kinds.indexOf('cancel')).toBeGreaterThan(-1);
+    expect(kinds.indexOf('cancel')).toBeLessThan(kinds.indexOf('release'));
     expect((await closing).body).toEqual({ closed: true, rolledBack: false });
-    expect((await running).failure).toEqual({ code: ErrorCodes.REQUEST_CANCELLED });
+    expect((await running).body).toMatchObject({ session: { status: 'closed', reason: 'closed' } });
   });
 
   it('a caller who goes away while the session connects gets no session', async () => {
@@ -386,6 +388,23 @@ describe('cancel by request id', () => {
     expect(service.cancelRequest('req-1', connectionFields).failure).toEqual({
       code: ErrorCodes.REQUEST_NOT_FOUND,
     });
+  });
+
+  it('a connection goes back to its pool only once the CancelRequest sent for it arrived', async () => {
+    const { fake, service } = setUp();
+    slowCancels(fake, 150);
+    fake.on('SELECT edge', { delayMs: 60 });
+    const running = service.execute(
+      { ...connectionFields, sql: 'SELECT edge' },
+      { requestId: 'edge' },
+    );
+    await sleep(30);
+    expect(service.cancelRequest('edge', connectionFields)).toEqual({ body: { cancelled: true } });
+    await running;
+    await sleep(200);
+    const kinds = fake.calls.map((call) => call.kind);
+    expect(kinds.indexOf('cancel')).toBeGreaterThan(-1);
+    expect(kinds.indexOf('cancel')).toBeLessThan(kinds.indexOf('release'));
   });
 
   it('a cancel stops a script: the statement running fails, the rest is never sent', async () => {
