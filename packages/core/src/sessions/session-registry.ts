@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ErrorCodes, RequestError } from '../errors';
+import type { CancelHandle } from '../execution/cancel-handle';
 import type { ExecutionContext } from '../execution/context';
 import type { Clock } from '../ports/clock';
 import { poolIdOf, type ConnectionProvider, type ConnectionTarget } from '../ports/connections';
@@ -109,6 +110,8 @@ export class SessionRegistry {
     idleTimeoutMs: number = this.limits.idleTimeoutMs,
     /** The caller went away: no session is opened for nobody. */
     signal?: AbortSignal,
+    /** A cancel by request id (docs/decisions.md 10.26) gives up the wait as well. */
+    cancel?: CancelHandle,
   ): Promise<Settled<Session>> {
     const poolId = poolIdOf(target);
     const refusal = this.limitRefusal(poolId);
@@ -121,6 +124,7 @@ export class SessionRegistry {
     if (signal?.aborted) wait.abort();
     else signal?.addEventListener('abort', stopWaiting, { once: true });
     this.openingAborts.add(wait);
+    cancel?.attach({ cancel: stopWaiting, cancelsSettled: () => undefined });
     let session: Session | undefined;
     try {
       const acquired = await this.connections.acquire(target, { signal: wait.signal });

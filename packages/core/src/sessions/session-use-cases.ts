@@ -63,13 +63,12 @@ export function createSessionUseCases(deps: SessionUseCaseDeps) {
       if (registered) registered.request.target = request.target;
       const checked = (await deps.targetPolicy?.check(request.target)) ?? request.target;
       // The wait for the session's connection ends when the caller goes away or cancels.
-      const stop = abortedWith(openOptions.signal);
-      registered?.request.attach({ cancel: () => stop.abort(), cancelsSettled: () => undefined });
       const opened = await deps.sessions.open(
         checked,
         request.target,
         request.idleTimeoutMs,
-        stop.signal,
+        openOptions.signal,
+        registered?.request,
       );
       if (!opened.ok) {
         const failure = registered?.request.cancelled
@@ -161,14 +160,6 @@ export function createSessionUseCases(deps: SessionUseCaseDeps) {
   }
 
   return { openSession, executeInSession, closeSession, cancelSessionQuery };
-}
-
-/** A controller aborted with `signal` (and at once when it already is), or by its own abort(). */
-function abortedWith(signal: AbortSignal | undefined): AbortController {
-  const controller = new AbortController();
-  if (signal?.aborted) controller.abort();
-  else signal?.addEventListener('abort', () => controller.abort(), { once: true });
-  return controller;
 }
 
 /** A request of a session: the session, and how the request's context joins it (cancel, close). */
