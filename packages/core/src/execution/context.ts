@@ -211,9 +211,12 @@ export class ExecutionContext {
     let wake!: () => void;
     const cancelled = new Promise<typeof CANCELLED>((resolve) => (wake = () => resolve(CANCELLED)));
     this.cancelWaiters.add(wake);
-    const acquired = await Promise.race([acquiring, cancelled]).finally(() =>
-      this.cancelWaiters.delete(wake),
-    );
+    let acquired: Settled<Connection> | typeof CANCELLED;
+    try {
+      acquired = await Promise.race([acquiring, cancelled]);
+    } finally {
+      this.cancelWaiters.delete(wake);
+    }
     if (acquired === CANCELLED) {
       void acquiring.then((late) => (late.ok ? late.value.release() : undefined));
       return ABORTED_BEFORE_START;
@@ -356,7 +359,7 @@ export class ExecutionContext {
   }
 
   private cancelActive(): void {
-    for (const connection of this.active) this.sendCancel(connection);
+    this.interruptRunning();
     // A server that ignores the cancel (frozen, or not PostgreSQL at all) would keep the
     // connection busy for ever: after a grace it is closed, and the request unwinds with that.
     const stillRunning = [...this.active];
