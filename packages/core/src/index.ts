@@ -51,7 +51,11 @@ export type {
   CacheStore,
   CachedResult,
   CacheUsage,
+  CounterTotals,
+  EntryPlace,
   InvalidationScope,
+  SharedCounters,
+  WriteMark,
 } from './ports/cache-store';
 export type { TargetPolicy } from './ports/target-policy';
 export * from './json';

@@ -22,8 +22,11 @@ const ISOLATION_LEVELS: readonly IsolationLevel[] = [
   'serializable',
 ];
 
-/** Per-request cache wish: off, on with the server's TTL, or on with a TTL of its own. */
-export type CacheRequest = false | { ttlMs?: number };
+/**
+ * Per-request cache wish: off, or on with the server's TTL or one of its own (`ttlMs`), and how
+ * long after that a stale entry may still be served while it is refreshed (`swrMs`).
+ */
+export type CacheRequest = false | { ttlMs?: number; swrMs?: number };
 
 export interface QueryOptions {
   params?: unknown[];
@@ -273,10 +276,22 @@ function parseCache(value: unknown): CacheRequest | undefined {
   if (value === true) return {};
   if (value === false) return false;
   if (typeof value === 'object' && !Array.isArray(value)) {
-    const ttlMs = optionalPositiveInteger(value as Body, 'ttlMs', MAX_TIMEOUT_MS);
-    return ttlMs === undefined ? {} : { ttlMs };
+    const fields = value as Body;
+    const unknown = Object.keys(fields).find((name) => name !== 'ttlMs' && name !== 'swrMs');
+    // A misspelt option would otherwise be ignored and the entry kept for the server's TTL.
+    if (unknown !== undefined) {
+      throw invalid(`'cache' has an unknown field '${unknown}': it accepts ttlMs and swrMs`);
+    }
+    const ttlMs = optionalPositiveInteger(fields, 'ttlMs', MAX_TIMEOUT_MS);
+    const swrMs = optionalPositiveInteger(fields, 'swrMs', MAX_TIMEOUT_MS);
+    return {
+      ...(ttlMs === undefined ? {} : { ttlMs }),
+      ...(swrMs === undefined ? {} : { swrMs }),
+    };
   }
-  throw invalid('\'cache\' must be true, false or {"ttlMs": <positive integer>}');
+  throw invalid(
+    '\'cache\' must be true, false or {"ttlMs": <positive integer>, "swrMs": <positive integer>}',
+  );
 }
 
 function parseRowMode(value: unknown): RowMode {

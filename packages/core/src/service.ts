@@ -13,7 +13,9 @@ import {
 } from './cache';
 import { ErrorCodes, RequestError, SqlgateError } from './errors';
 import { ExecutionContext, elapsed, type ExecutionSettings } from './execution/context';
-import { lazyCacheScope } from './execution/cache-attempt';
+import { lazyCacheScope, type RequestCacheScope } from './execution/cache-attempt';
+import { noteCacheBypasses, type RequestCacheUse } from './execution/cache-use';
+import { runAlone } from './execution/strategies/single';
 import { executePlan } from './execution/execute';
 import { isCopyFromStdin, runCopyFrom } from './execution/copy-from';
 import { planExecution, planSessionRequest, type StrategyName } from './execution/plan';
@@ -35,7 +37,7 @@ import { closingEvents } from './streaming/closing-events';
 import { copyOutOf, isCopyToStdout, type CopyOut } from './streaming/copy-out';
 import { EventChannel } from './streaming/event-channel';
 import type { StreamEvent } from './streaming/stream-events';
-import type { CacheStore, CacheUsage } from './ports/cache-store';
+import type { CacheStore, CacheUsage, SharedCounters } from './ports/cache-store';
 import type { TargetPolicy } from './ports/target-policy';
 import { systemClock, type Clock } from './ports/clock';
 import type {
@@ -46,11 +48,7 @@ import type {
   PoolStat,
 } from './ports/connections';
 import type { RequestObserver } from './ports/request-observer';
-import {
-  reportRequestFailure,
-  reportStatements,
-  type RequestCacheUse,
-} from './execution/report-to-observer';
+import { reportRequestFailure, reportStatements } from './execution/report-to-observer';
 import {
   connectionTestWarnings,
   missingFields,
@@ -71,7 +69,7 @@ import {
   type SessionRun,
 } from './sessions/session-use-cases';
 import { statementsForTarget } from './statements-for-target';
-import { QueryStatistics, type CacheStats } from './stats';
+import { cacheStatsOf, QueryStatistics, zeroTotals, type CacheStats } from './stats';
 
 export interface QueryServiceOptions {
   connections: ConnectionProvider;
@@ -94,6 +92,11 @@ export interface QueryServiceOptions {
   cacheMaxEntryBytes?: number;
   /** Cache reads of requests that do not say (QUERY_CACHE_DEFAULT=on). Default false. */
   cacheByDefault?: boolean;
+  /**
+   * Where GET /api/stats/cache's counters are kept: shared by every instance using it (Redis, or
+   * the primary of a cluster of workers). Default: this process only.
+   */
+  counters?: SharedCounters;
   /** Bytes of rows one request may return (MAX_RESULT_BYTES). Default 64 MiB. */
   maxResultBytes?: number;
   /**
@@ -259,7 +262,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
   };
   let closing: Promise<void> | undefined;
-  const statistics = new QueryStatistics();
+  const counters: SharedCounters = options.counters ?? new QueryStatistics();
   const parse = createParseMemo();
   const cache =
     options.cacheStore &&
@@ -464,7 +467,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         executeOptions.signal,
         // A session's reads may see its own uncommitted writes: never cached, never served.
         !session && !rowStream && cache && requestMayUseCache(statements)
-          ? { cache, scope }
+          ? { cache, scope, refresh: refresherFor(checked, request.options) }
           : undefined,
         rowStream,
         observer,
@@ -486,6 +489,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         }
       }
       if (context.cancelled) outcome = asCancelled(outcome);
+      noteCacheBypasses(outcome, cacheUse);
       const executionMs = elapsed(clock, started);
       const shaped = shapeResponse(plan, outcome, executionMs);
       if (context.cancelled) {
@@ -500,7 +504,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       // A request error of validation, or a defect (docs/decisions.md 10.21).
       return failed(error);
     } finally {
-      countStatements(statistics, statements, outcome);
+      countStatements(counters, statements, outcome);
       if (observer?.statementEnded && target) {
         reportStatements(observer, target, strategy ?? 'none', statements, outcome, cacheUse);
       }
@@ -508,6 +512,21 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         reportRequestFailure(observer, outcome.failure, context?.acquireFailures);
       }
     }
+  }
+
+  /**
+   * Reads a statement again for the cache, apart from any caller: the refresh of a stale entry
+   * (docs/decisions.md 10.27). It has the request's options (its time limit too), and nobody's
+   * signal: the caller it was served to already has the stale answer.
+   */
+  function refresherFor(
+    target: ConnectionTarget,
+    requestOptions: QueryOptions,
+  ): RequestCacheScope['refresh'] {
+    return async (statement, keep) => {
+      const detached = new ExecutionContext(connections, target, requestOptions, settings, clock);
+      await runAlone(detached, (lent) => detached.runStatement(lent, statement), keep);
+    };
   }
 
   async function checkConnection(body: unknown): Promise<ConnectionCheckResponse> {
@@ -555,7 +574,13 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     // Sessions first: each is ended and its connection given back to be cleaned (ROLLBACK,
     // DISCARD ALL) before the pools end. A store that fails to close must not keep the pools open.
     closing ??= closeSessions()
-      .then(() => Promise.all([connections.close(), cache?.close().catch(() => undefined)]))
+      .then(() =>
+        Promise.all([
+          connections.close(),
+          cache?.close().catch(() => undefined),
+          counters.close?.().catch(() => undefined),
+        ]),
+      )
       .then(() => undefined);
     return closing;
   }
@@ -566,10 +591,14 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     copyFrom,
     checkConnection,
     poolStats: () => connections.poolStats(),
-    cacheStatistics: async () => ({
-      stats: statistics.snapshot(cache ? await cache.size() : 0),
-      entries: cache ? await cache.recentEntries(10) : [],
-    }),
+    cacheStatistics: async () => {
+      const [totals, size, entries] = await Promise.all([
+        counters.totals(),
+        cache ? cache.size() : 0,
+        cache ? cache.recentEntries(10) : [],
+      ]);
+      return { stats: cacheStatsOf(totals, size), entries };
+    },
     clearCache: async () => {
       await cache?.clear();
     },
@@ -628,16 +657,26 @@ function timings(context: ExecutionContext | undefined, executionMs: number): Qu
 
 /** docs/decisions.md 8: every statement of a request is counted once, as a hit, as executed, or as not run. */
 function countStatements(
-  statistics: QueryStatistics,
+  counters: SharedCounters,
   statements: readonly ParsedStatement[],
   outcome: ExecutionOutcome | undefined,
 ): void {
+  if (statements.length === 0) return;
+  const delta = zeroTotals();
   const outcomes = outcome?.outcomes ?? [];
   for (const each of outcomes) {
-    if (each.ok && each.cached) statistics.recordCacheHit();
-    else statistics.recordExecuted(each.executionTime);
+    if (each.ok && each.cached) {
+      delta.hits += 1;
+      continue;
+    }
+    delta.misses += 1;
+    delta.executed += 1;
+    if (Number.isFinite(each.executionTime) && each.executionTime > 0) {
+      delta.executionMs += each.executionTime;
+    }
   }
-  for (let i = outcomes.length; i < statements.length; i++) statistics.recordNotExecuted();
+  delta.misses += Math.max(0, statements.length - outcomes.length);
+  counters.add(delta);
 }
 
 /**

@@ -1,6 +1,8 @@
 /**
- * What the result cache did for one statement (docs/decisions.md 10.25): served it (`hit`), looked
- * it up in vain and ran it (`miss`), or left it alone (`bypass`) for a reason.
+ * What the result cache did for one statement (docs/decisions.md 10.25, 10.27): served it (`hit`,
+ * also when it waited for an identical read already running), served an entry past its fresh time
+ * while a refresh runs (`stale`), looked it up in vain and ran it (`miss`), or left it alone
+ * (`bypass`) for a reason.
  */
 
 /**
@@ -14,4 +16,7 @@ export type CacheBypassReason =
   'disabled' | 'stream' | 'write' | 'transaction' | 'volatile' | 'oversize' | 'unavailable';
 
 export type CacheStatus =
-  { status: 'hit' } | { status: 'miss' } | { status: 'bypass'; reason: CacheBypassReason };
+  | { status: 'hit' }
+  | { status: 'stale' }
+  | { status: 'miss' }
+  | { status: 'bypass'; reason: CacheBypassReason };

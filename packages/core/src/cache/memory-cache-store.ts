@@ -4,10 +4,13 @@ import type {
   CacheEntryRecord,
   CacheStore,
   CacheUsage,
+  EntryPlace,
   InvalidationScope,
+  WriteMark,
 } from '../ports/cache-store';
 import { DEFAULT_CACHE_MAX_BYTES, DEFAULT_CACHE_MAX_ENTRIES } from './limits';
 import { readsAnyWritten } from './relation-names';
+import { ScopeWriteLog } from './scope-write-log';
 
 export interface MemoryCacheStoreOptions {
   /** Most entries kept; the least recently used is evicted first. Default 1000. */
@@ -44,6 +47,8 @@ export class MemoryCacheStore implements CacheStore {
   private sweepTime: number | undefined;
   /** Entries lru-cache removed for room (its `evict` disposals). */
   private evictions = 0;
+  /** When each database and server was last invalidated, so that `set` can refuse older reads. */
+  private readonly writes = new ScopeWriteLog();
 
   constructor(options: MemoryCacheStoreOptions = {}) {
     const clock = options.clock ?? performance;
@@ -79,24 +84,42 @@ export class MemoryCacheStore implements CacheStore {
     return { ...record };
   }
 
+  /** The sequence of invalidations so far: one counter for every place, so marks stay small. */
+  async mark(_place: EntryPlace): Promise<WriteMark> {
+    return String(this.writes.mark());
+  }
+
   /**
-   * Keeps `entry` for `ttlMs` milliseconds, as the newest entry. An entry that does not fit the
-   * byte bound, or a TTL that is not positive, removes any older entry under the same key instead:
-   * the caller's newer result must not be shadowed by an older one.
+   * Keeps `entry` for `ttlMs` milliseconds, as the newest entry, unless its database or server was
+   * invalidated after `mark`. An entry that does not fit the byte bound, or a TTL that is not
+   * positive, removes any older entry under the same key instead: the caller's newer result must
+   * not be shadowed by an older one.
    */
-  async set(entry: CacheEntryRecord, ttlMs: number): Promise<void> {
+  async set(entry: CacheEntryRecord, ttlMs: number, mark?: WriteMark): Promise<boolean> {
+    if (mark !== undefined && this.invalidatedSince(entry, Number(mark))) return false;
     if (!(ttlMs > 0)) {
       this.lru.delete(entry.key);
-      return;
+      return false;
     }
     // A copy, so counting hits never writes into the caller's object.
     this.lru.set(entry.key, { ...entry }, { ttl: Math.ceil(ttlMs) });
     // Re-adding moves a replaced key to the newest end (its dispose removed it); lru-cache refuses
     // an oversized entry, so only keys it holds are recorded.
-    if (this.lru.has(entry.key)) this.cachedOrder.add(entry.key);
+    if (!this.lru.has(entry.key)) return false;
+    this.cachedOrder.add(entry.key);
+    return true;
+  }
+
+  private invalidatedSince(place: EntryPlace, mark: number): boolean {
+    return (
+      this.writes.writtenSince(databaseKey(place.scope), mark) ||
+      this.writes.writtenSince(serverKey(place.server), mark)
+    );
   }
 
   async invalidate(where: InvalidationScope, relations: string[] | null): Promise<number> {
+    // Recorded before any entry goes, so a read finishing meanwhile is refused by `set`.
+    this.writes.recordWrite('server' in where ? serverKey(where.server) : databaseKey(where.scope));
     const doomed: string[] = [];
     for (const [key, record] of this.lru.entries()) {
       const covered =
@@ -149,4 +172,13 @@ export class MemoryCacheStore implements CacheStore {
   async close(): Promise<void> {
     await this.clear();
   }
+}
+
+/** Write-log keys: a database's and a server's invalidations are recorded apart. */
+function databaseKey(scope: string): string {
+  return `database\u0000${scope}`;
+}
+
+function serverKey(server: string): string {
+  return `server\u0000${server}`;
 }

@@ -1,6 +1,12 @@
 import type { Clock } from '../ports/clock';
 import { systemClock } from '../ports/clock';
-import type { CachedResult, CacheEntryRecord, CacheStore, CacheUsage } from '../ports/cache-store';
+import type {
+  CachedResult,
+  CacheEntryRecord,
+  CacheStore,
+  CacheUsage,
+  WriteMark,
+} from '../ports/cache-store';
 import type { CacheScope, RowMode, StatementResult } from '../ports/connections';
 import type { ParsedStatement } from '../parser/types';
 import type { CacheRequest } from '../request';
@@ -8,7 +14,7 @@ import { serializeResponse } from '../json/serialize-response';
 import { toCacheEntry, type CacheEntry } from './cache-entry';
 import { cacheKey } from './cache-key';
 import { isCacheableStatement, isCacheRequested } from './cacheability';
-import { ScopeWriteLog, type WriteMark } from './scope-write-log';
+import { ReadFlights } from './read-flights';
 
 export interface ResultCacheOptions {
   store: CacheStore;
@@ -38,8 +44,10 @@ export interface StoreResultArgs {
   result: StatementResult;
   /** Milliseconds the statement took in PostgreSQL. */
   executionTime: number;
-  /** The request's own TTL; absent: the default. */
+  /** The request's own TTL: how long the entry is fresh; absent: the default. */
   ttlMs?: number;
+  /** How long after that it may be served stale (the request's `swrMs`); absent: not at all. */
+  swrMs?: number;
   /**
    * From `markBeforeRead()`, taken before the statement ran. When given, a result that a write to
    * the same database (or server) may have overtaken is not stored: the write's invalidation has
@@ -48,8 +56,21 @@ export interface StoreResultArgs {
   readMark?: WriteMark;
 }
 
-/** What became of a result offered to the cache. */
-export type StoreVerdict = 'stored' | 'not-cacheable' | 'oversize' | 'overtaken';
+/**
+ * What became of a result offered to the cache: kept, or why not: the statement is not cacheable,
+ * the result is over the byte bound, or the store refused it (a write overtook the read, or the
+ * entry did not fit the store's own bounds).
+ */
+export type StoreVerdict = 'stored' | 'not-cacheable' | 'oversize' | 'refused';
+
+/** A cached entry found, and whether it is past its fresh time. */
+export interface FoundEntry {
+  record: CacheEntryRecord;
+  /** Past `freshMs`: serve it only to a request whose `swrMs` reaches this far. */
+  stale: boolean;
+  /** Milliseconds since it was cached. */
+  ageMs: number;
+}
 
 /**
  * The result-cache use case: which statements may be cached, under which key, and keeping the
@@ -61,7 +82,10 @@ export class ResultCache {
   private readonly maxEntryBytes: number;
   private readonly enabledByDefault: boolean;
   private readonly clock: Pick<Clock, 'date'>;
-  private readonly writes = new ScopeWriteLog();
+  /** Misses being read now, which identical misses wait for (single-flight, per instance). */
+  readonly flights = new ReadFlights<StatementResult>();
+  /** Keys whose stale entry is being refreshed by this instance: one refresh at a time each. */
+  private readonly refreshing = new Set<string>();
 
   constructor(options: ResultCacheOptions) {
     this.cacheStore = options.store;
@@ -100,26 +124,38 @@ export class ResultCache {
     return cacheKey(options.params === undefined ? parts : { ...parts, params: options.params });
   }
 
-  /** The cached entry (one more hit counted), or undefined. */
-  async lookup(key: string): Promise<CacheEntryRecord | undefined> {
-    return this.cacheStore.get(key);
+  /** The cached entry (one more hit counted) and its age, or undefined. */
+  async lookup(key: string): Promise<FoundEntry | undefined> {
+    const record = await this.cacheStore.get(key);
+    if (record === undefined) return undefined;
+    const ageMs = this.clock.date().getTime() - record.cachedAt.getTime();
+    return { record, ageMs, stale: ageMs > record.freshMs };
   }
 
   /** A point to pass as `readMark` to `store()`: take it before the statement runs. */
-  markBeforeRead(): WriteMark {
-    return this.writes.mark();
+  markBeforeRead(scope: CacheScope): Promise<WriteMark> {
+    return this.cacheStore.mark({ scope: scope.database, server: scope.server });
+  }
+
+  /**
+   * Starts `refresh` for `key` unless this instance already refreshes it: a stale entry served to
+   * many requests is read again once (docs/decisions.md 10.27). Failures are the refresh's own.
+   */
+  refreshOnce(key: string, refresh: () => Promise<void>): void {
+    if (this.refreshing.has(key)) return;
+    this.refreshing.add(key);
+    void refresh()
+      .catch(() => undefined)
+      .finally(() => this.refreshing.delete(key));
   }
 
   /**
    * Keeps a statement's result, and says whether it did: `stored`, or why not: the statement is
-   * not cacheable, the result is over the byte bound or cannot be measured (`oversize`), or a
-   * write to the scope happened since `readMark` (`overtaken`).
+   * not cacheable, the result is over the byte bound or cannot be measured (`oversize`), or the
+   * store refused it, above all because a write to the scope happened since `readMark`.
    */
   async store(args: StoreResultArgs): Promise<StoreVerdict> {
     if (!isCacheableStatement(args.statement)) return 'not-cacheable';
-    if (args.readMark !== undefined && this.writtenSince(args.scope, args.readMark)) {
-      return 'overtaken';
-    }
     const result: CachedResult = {
       rows: args.result.rows,
       fields: args.result.fields,
@@ -139,10 +175,15 @@ export class ResultCache {
       sizeBytes,
       executionTime: args.executionTime,
       cachedAt: this.clock.date(),
+      freshMs: args.ttlMs ?? this.defaultTtlMs,
       hits: 0,
     };
-    await this.cacheStore.set(record, args.ttlMs ?? this.defaultTtlMs);
-    return 'stored';
+    const kept = await this.cacheStore.set(
+      record,
+      record.freshMs + (args.swrMs ?? 0),
+      args.readMark,
+    );
+    return kept ? 'stored' : 'refused';
   }
 
   /**
@@ -153,20 +194,9 @@ export class ResultCache {
    * could prove otherwise. Resolves to the number removed.
    */
   async invalidate(scope: CacheScope, extent: 'database' | 'server'): Promise<number> {
-    // Recorded before the store is touched, so a read finishing meanwhile is refused by `store()`.
-    if (extent === 'server') {
-      this.writes.recordWrite(serverKey(scope));
-      return this.cacheStore.invalidate({ server: scope.server }, null);
-    }
-    this.writes.recordWrite(databaseKey(scope));
-    return this.cacheStore.invalidate({ scope: scope.database }, null);
-  }
-
-  private writtenSince(scope: CacheScope, mark: WriteMark): boolean {
-    return (
-      this.writes.writtenSince(databaseKey(scope), mark) ||
-      this.writes.writtenSince(serverKey(scope), mark)
-    );
+    // The store refuses, from now on, results of reads marked before this (docs/decisions.md 10.27).
+    const where = extent === 'server' ? { server: scope.server } : { scope: scope.database };
+    return this.cacheStore.invalidate(where, null);
   }
 
   /** The most recently cached entries, newest first, as GET /api/stats/cache lists them. */
@@ -175,7 +205,6 @@ export class ResultCache {
     return records.map(toCacheEntry);
   }
 
-  /** Live entries. */
   /** The store's usage; undefined when the store cannot tell. */
   usage(): Promise<CacheUsage> | undefined {
     return this.cacheStore.usage?.();
@@ -194,15 +223,6 @@ export class ResultCache {
   async close(): Promise<void> {
     await this.cacheStore.close?.();
   }
-}
-
-/** Write-log keys: a database's and a server's writes are recorded apart. */
-function databaseKey(scope: CacheScope): string {
-  return `database\u0000${scope.database}`;
-}
-
-function serverKey(scope: CacheScope): string {
-  return `server\u0000${scope.server}`;
 }
 
 /**

@@ -8,7 +8,7 @@
 const DEFAULT_MAX_SCOPES = 10_000;
 
 /** An opaque point in the sequence of writes, taken before a read runs. */
-export type WriteMark = number;
+export type WriteSequence = number;
 
 export class ScopeWriteLog {
   private sequence = 0;
@@ -20,7 +20,7 @@ export class ScopeWriteLog {
   constructor(private readonly maxScopes: number = DEFAULT_MAX_SCOPES) {}
 
   /** The current point; pass it to `writtenSince` after the read. */
-  mark(): WriteMark {
+  mark(): WriteSequence {
     return this.sequence;
   }
 
@@ -34,7 +34,7 @@ export class ScopeWriteLog {
   }
 
   /** Whether `scope` may have been written after `mark`. Errs towards yes for forgotten scopes. */
-  writtenSince(scope: string, mark: WriteMark): boolean {
+  writtenSince(scope: string, mark: WriteSequence): boolean {
     const last = this.lastWrite.get(scope) ?? this.forgottenUpTo;
     return last > mark;
   }

@@ -1,25 +1,33 @@
 /**
  * The result cache as one request sees it: serve a read from the cache when the request allows it,
- * else keep what the read produced. A failing store never fails the query: it counts as a miss.
+ * else keep what the read produced. A failing store never fails the query: it is bypassed
+ * (`unavailable`). docs/decisions.md 8, 10.27.
  */
-import type { ResultCache } from '../cache';
-import type { CacheBypassReason } from '../cache/cache-status';
+import type { ResultCache, StoreVerdict } from '../cache';
+import type { CacheBypassReason, CacheStatus } from '../cache/cache-status';
 import { isCacheableStatement } from '../cache/cacheability';
+import type { LeadFlight } from '../cache/read-flights';
 import type { ParsedStatement } from '../parser/types';
+import type { CachedResult, WriteMark } from '../ports/cache-store';
 import type { Clock } from '../ports/clock';
-import type { CacheScope } from '../ports/connections';
+import type { CacheScope, StatementResult } from '../ports/connections';
 import type { Settled } from '../ports/settled';
 import type { QueryOptions } from '../request';
 import type { StatementOutcome } from './outcome';
 
 export interface CacheAttempt {
-  /** The cached result, when there is one. */
+  /** The result to answer with, when the cache (or an identical read running) had one. */
   hit?: StatementOutcome;
   /** Keeps a fresh outcome (successful ones only), and notes on it what the cache did. */
   keep(outcome: StatementOutcome): Promise<void>;
+  /**
+   * Called once the statement is done with, however it ended: requests waiting for this read stop
+   * waiting (they run the statement themselves when it produced nothing to share).
+   */
+  settle(): void;
 }
 
-const NO_CACHE: CacheAttempt = { keep: async () => undefined };
+const NO_CACHE: CacheAttempt = { keep: async () => undefined, settle: () => undefined };
 
 /** The cache was not used for `reason`: the outcome says so. */
 function bypassed(reason: CacheBypassReason): CacheAttempt {
@@ -27,6 +35,7 @@ function bypassed(reason: CacheBypassReason): CacheAttempt {
     keep: async (outcome) => {
       outcome.cache = { status: 'bypass', reason };
     },
+    settle: NO_CACHE.settle,
   };
 }
 
@@ -38,6 +47,16 @@ export interface RequestCacheScope {
    * database cannot be identified (its name did not resolve).
    */
   scope: () => Promise<CacheScope | undefined>;
+  /**
+   * Runs `statement` again apart from the request, on a connection of its own, and hands its
+   * outcome to `keep` (the refresh of a stale entry). Without it, stale entries are never served.
+   */
+  refresh?: (
+    statement: ParsedStatement,
+    keep: (outcome: StatementOutcome) => Promise<void>,
+  ) => Promise<void>;
+  /** `promise`'s value, or undefined once the request is cancelled or its caller goes away. */
+  unlessCancelled: <T>(promise: Promise<T>) => Promise<T | undefined>;
   options: QueryOptions;
   maxRows: number;
   clock: Clock;
@@ -52,6 +71,11 @@ export function lazyCacheScope(
 ): () => Promise<CacheScope | undefined> {
   let scope: Promise<CacheScope | undefined> | undefined;
   return () => (scope ??= resolve().then((settled) => (settled.ok ? settled.value : undefined)));
+}
+
+/** The request's `cache` object: its TTL and stale-while-revalidate window, when it names them. */
+function cacheTimes(options: QueryOptions): { ttlMs?: number; swrMs?: number } {
+  return typeof options.cache === 'object' ? options.cache : {};
 }
 
 export async function attemptCache(
@@ -74,43 +98,112 @@ export async function attemptCache(
     ...(options.params ? { params: options.params } : {}),
   });
   const started = clock.now();
-  let storeFailed = false;
-  const entry = await cache.lookup(key).catch(() => {
-    storeFailed = true;
-    return undefined;
-  });
-  if (storeFailed) return bypassed('unavailable');
-  if (entry) {
-    const executionTime = Math.round((clock.now() - started) * 1000) / 1000;
-    const result = { ...entry.result, fields: entry.result.fields as never };
-    return {
-      hit: { ok: true, statement, result, executionTime, cached: true, cache: { status: 'hit' } },
-      keep: NO_CACHE.keep,
-    };
+  const entry = await orFailed(cache.lookup(key));
+  if (entry === STORE_FAILED) return bypassed('unavailable');
+  const { swrMs = 0 } = cacheTimes(options);
+  if (entry && (!entry.stale || (request.refresh && entry.ageMs <= entry.record.freshMs + swrMs))) {
+    if (entry.stale) refreshInBackground(request, statement, key, scope);
+    const status: CacheStatus = entry.stale ? { status: 'stale' } : { status: 'hit' };
+    return served(statement, entry.record.result, clock.now() - started, status);
   }
   // Taken before the read runs: a write that overtakes it keeps its stale result out of the cache.
-  const readMark = cache.markBeforeRead();
-  const ttl =
-    typeof options.cache === 'object' && options.cache.ttlMs !== undefined
-      ? { ttlMs: options.cache.ttlMs }
-      : {};
+  const readMark = await orFailed(cache.markBeforeRead(scope));
+  if (readMark === STORE_FAILED) return bypassed('unavailable');
+  // Identical options read identically; a request with another time limit reads for itself.
+  const flightKey = `${key}\u0000${options.timeoutMs ?? ''}`;
+  const running = cache.flights.join(flightKey, readMark);
+  if (running) {
+    const shared = await request.unlessCancelled(running);
+    if (shared) return served(statement, shared, clock.now() - started, { status: 'hit' });
+    // The read it waited for failed, or this request was cancelled: it runs (or stops) by itself.
+  }
+  return keepAfterRead(request, key, scope, readMark, cache.flights.lead(flightKey, readMark));
+}
+
+/** The cache served `result`: nothing runs. */
+function served(
+  statement: ParsedStatement,
+  result: CachedResult | StatementResult,
+  waitedMs: number,
+  cache: CacheStatus,
+): CacheAttempt {
+  const executionTime = Math.round(waitedMs * 1000) / 1000;
+  const hit: StatementOutcome = {
+    ok: true,
+    statement,
+    result: { ...result, fields: result.fields as never },
+    executionTime,
+    cached: true,
+    cache,
+  };
+  return { hit, keep: NO_CACHE.keep, settle: NO_CACHE.settle };
+}
+
+/** A miss: the request reads, keeps the result, and shares it with identical misses meanwhile. */
+function keepAfterRead(
+  request: RequestCacheScope,
+  key: string,
+  scope: CacheScope,
+  readMark: WriteMark,
+  flight: LeadFlight<StatementResult>,
+): CacheAttempt {
   return {
     keep: async (outcome) => {
       outcome.cache = { status: 'miss' };
       if (!outcome.ok) return;
-      const verdict = await cache
-        .store({
-          key,
-          scope,
-          statement,
-          result: outcome.result,
-          executionTime: outcome.executionTime,
-          readMark,
-          ...ttl,
-        })
-        .catch(() => 'failed' as const);
+      flight.land(outcome.result);
+      const verdict = await orFailed(storeRead(request, key, scope, readMark, outcome));
       if (verdict === 'oversize') outcome.cache = { status: 'bypass', reason: 'oversize' };
-      if (verdict === 'failed') outcome.cache = { status: 'bypass', reason: 'unavailable' };
+      if (verdict === STORE_FAILED) outcome.cache = { status: 'bypass', reason: 'unavailable' };
     },
+    settle: () => flight.land(undefined),
   };
+}
+
+/**
+ * Reads a stale entry's statement again, once per instance at a time, apart from the request that
+ * was served it; its mark is taken before it reads, like any miss's.
+ */
+function refreshInBackground(
+  request: RequestCacheScope,
+  statement: ParsedStatement,
+  key: string,
+  scope: CacheScope,
+): void {
+  const { cache, refresh } = request;
+  if (!refresh) return;
+  cache.refreshOnce(key, async () => {
+    const readMark = await cache.markBeforeRead(scope);
+    await refresh(statement, async (outcome) => {
+      if (outcome.ok) await storeRead(request, key, scope, readMark, outcome);
+    });
+  });
+}
+
+/** Offers a successful read to the cache, with the request's TTL and stale window. */
+function storeRead(
+  request: RequestCacheScope,
+  key: string,
+  scope: CacheScope,
+  readMark: WriteMark,
+  outcome: Extract<StatementOutcome, { ok: true }>,
+): Promise<StoreVerdict> {
+  const { ttlMs, swrMs } = cacheTimes(request.options);
+  return request.cache.store({
+    key,
+    scope,
+    statement: outcome.statement,
+    result: outcome.result,
+    executionTime: outcome.executionTime,
+    readMark,
+    ...(ttlMs === undefined ? {} : { ttlMs }),
+    ...(swrMs === undefined ? {} : { swrMs }),
+  });
+}
+
+/** What a store call that rejected resolves to here: the cache is bypassed, the query goes on. */
+const STORE_FAILED = Symbol('store failed');
+
+function orFailed<T>(promise: Promise<T>): Promise<T | typeof STORE_FAILED> {
+  return promise.catch(() => STORE_FAILED);
 }

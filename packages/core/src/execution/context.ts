@@ -111,7 +111,7 @@ export class ExecutionContext {
     readonly settings: ExecutionSettings,
     readonly clock: Clock,
     private readonly signal?: AbortSignal,
-    private readonly cacheScope?: Omit<RequestCacheScope, 'options' | 'maxRows' | 'clock'>,
+    private readonly cacheScope?: Pick<RequestCacheScope, 'cache' | 'scope' | 'refresh'>,
     /** Rows go here as they arrive (a streamed request, docs/decisions.md 10.22). */
     private readonly rowStream?: RowStream,
     /** Told of every pooled connection asked for (docs/decisions.md 10.25). */
@@ -191,8 +191,24 @@ export class ExecutionContext {
       options: this.options,
       maxRows: this.runOptions.maxRows,
       clock: this.clock,
+      unlessCancelled: <T>(promise: Promise<T>) => this.unlessCancelled(promise),
     };
     return attemptCache(scope, statement);
+  }
+
+  /** `promise`'s value, or undefined as soon as the request is cancelled or its caller goes away. */
+  async unlessCancelled<T>(promise: Promise<T>): Promise<T | undefined> {
+    if (this.aborted) return undefined;
+    let wake!: () => void;
+    const cancelled = new Promise<undefined>((resolve) => (wake = () => resolve(undefined)));
+    this.cancelWaiters.add(wake);
+    this.signal?.addEventListener('abort', wake, { once: true });
+    try {
+      return await Promise.race([promise, cancelled]);
+    } finally {
+      this.cancelWaiters.delete(wake);
+      this.signal?.removeEventListener('abort', wake);
+    }
   }
 
   /**

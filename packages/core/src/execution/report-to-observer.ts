@@ -2,7 +2,7 @@
  * What the service tells a request's observer once the request has run (docs/decisions.md 10.25):
  * how each statement ended, with what the result cache did, and a failure no statement carries.
  */
-import type { CacheBypassReason, CacheStatus } from '../cache/cache-status';
+import type { CacheStatus } from '../cache/cache-status';
 import { DatabaseError, ErrorCodes } from '../errors';
 import type { ParsedStatement } from '../parser';
 import { withLiteralsAsParameters } from '../parser/literals-as-parameters';
@@ -15,6 +15,7 @@ import type {
 import type { PortFailure } from '../ports/settled';
 import type { ExecutionFailure, ExecutionOutcome } from './outcome';
 import type { StrategyName } from './plan';
+import { bypassReasonOf, type RequestCacheUse } from './cache-use';
 
 /** Literal-free texts of statements seen: the parse memo hands out the same objects again. */
 const literalFreeTexts = new WeakMap<ParsedStatement, string>();
@@ -54,30 +55,6 @@ class StatementReport implements StatementEvent {
     }
     return text;
   }
-}
-
-/** What decides, for a statement that never reached the cache, why it did not. */
-export interface RequestCacheUse {
-  /** There is a cache, and the request asked for it (or the server caches by default). */
-  requested: boolean;
-  /** Its rows were streamed, or it is a COPY: nothing to keep. */
-  streamed: boolean;
-}
-
-/**
- * Why a statement that never reached the cache (cache-attempt.ts notes the others) skipped it:
- * the request did not ask, streamed, or wrote; or, a read itself, it shared its request with a
- * write or a session change (requestMayUseCache).
- */
-function bypassReasonOf(
-  statement: ParsedStatement,
-  cacheUse: RequestCacheUse | undefined,
-): CacheBypassReason {
-  if (!cacheUse?.requested) return 'disabled';
-  if (cacheUse.streamed) return 'stream';
-  if (statement.statementClass !== 'read') return 'write';
-  if (statement.callsVolatileFunction || statement.changesSession) return 'volatile';
-  return 'transaction';
 }
 
 /** Tells the observer how each statement of the request ended, in statement order. */

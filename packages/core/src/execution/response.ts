@@ -12,6 +12,7 @@ import {
   type DatabaseErrorFields,
   type ErrorCode,
 } from '../errors';
+import type { CacheBypassReason, CacheStatus } from '../cache/cache-status';
 import type { ParsedStatement } from '../parser/types';
 import type { FieldDescription } from '../ports/connections';
 import type { PortFailure } from '../ports/settled';
@@ -41,6 +42,10 @@ export interface QueryExecutionResult {
   truncatedBy?: 'rows' | 'bytes';
   /** Served from the result cache. */
   cached?: boolean;
+  /** What the result cache did for the statement (docs/decisions.md 10.27). */
+  cacheStatus?: CacheStatus['status'];
+  /** Why the cache was bypassed, when `cacheStatus` is `bypass`. */
+  cacheReason?: CacheBypassReason;
   /** Nothing the request did was kept (dryRun, or a transaction left open). */
   rolledBack?: boolean;
   error?: string;
@@ -158,12 +163,15 @@ export function statementText(statement: ParsedStatement): string {
 
 function executionResult(outcome: StatementOutcome): QueryExecutionResult {
   if (!outcome.ok) {
-    return {
-      error: outcome.error.message,
-      executionTime: outcome.executionTime,
-      statement: statementText(outcome.statement),
-      cause: statementErrorObject(outcome.error, outcome.executionTime, outcome.statement),
-    };
+    return withCacheStatus(
+      {
+        error: outcome.error.message,
+        executionTime: outcome.executionTime,
+        statement: statementText(outcome.statement),
+        cause: statementErrorObject(outcome.error, outcome.executionTime, outcome.statement),
+      },
+      outcome.cache,
+    );
   }
   const { result } = outcome;
   const shaped: QueryExecutionResult = {
@@ -179,6 +187,16 @@ function executionResult(outcome: StatementOutcome): QueryExecutionResult {
     if (result.truncatedBy) shaped.truncatedBy = result.truncatedBy;
   }
   if (outcome.cached) shaped.cached = true;
+  return withCacheStatus(shaped, outcome.cache);
+}
+
+function withCacheStatus(
+  shaped: QueryExecutionResult,
+  cache: CacheStatus | undefined,
+): QueryExecutionResult {
+  if (cache === undefined) return shaped;
+  shaped.cacheStatus = cache.status;
+  if (cache.status === 'bypass') shaped.cacheReason = cache.reason;
   return shaped;
 }
 

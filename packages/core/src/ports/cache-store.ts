@@ -1,6 +1,10 @@
 /**
  * The result-cache port. Asynchronous so that a store shared by several instances (Redis) can
  * implement it without touching core. The default implementation is in-memory (lru-cache).
+ *
+ * A store keeps the cache coherent with writes (docs/decisions.md 10.27): once `invalidate` has
+ * resolved, no instance sharing the store serves an entry it covers, and no read that began before
+ * it (its `mark` taken earlier) can put an older result back.
  */
 
 /** A cached statement result, as the response shows it. */
@@ -12,13 +16,17 @@ export interface CachedResult {
   truncated: boolean;
 }
 
-export interface CacheEntryRecord {
-  /** The full cache key (credential-scoped target, statement, params, rowMode, maxRows). */
-  key: string;
+/** Where an entry belongs: the database reached and its server (`CacheScope`). */
+export interface EntryPlace {
   /** The database reached (`CacheScope.database`): a write invalidates every user's entries of it. */
   scope: string;
   /** The server reached (`CacheScope.server`): some writes invalidate every database of it. */
   server: string;
+}
+
+export interface CacheEntryRecord extends EntryPlace {
+  /** The full cache key (credential-scoped target, statement, params, rowMode, maxRows). */
+  key: string;
   /** Normalised statement text, as shown in GET /api/stats/cache. */
   query: string;
   /** Relations the statement reads; null when unknown (then any write to the scope invalidates it). */
@@ -29,6 +37,11 @@ export interface CacheEntryRecord {
   /** Milliseconds the statement took in PostgreSQL. */
   executionTime: number;
   cachedAt: Date;
+  /**
+   * Milliseconds after `cachedAt` during which the entry is fresh. It may live longer (the TTL given
+   * to `set`): from then on it is stale, served only to a request that accepts it (`swrMs`).
+   */
+  freshMs: number;
   /** Times it was served. */
   hits: number;
 }
@@ -43,22 +56,61 @@ export interface CacheUsage {
 /** Which entries an invalidation covers: one database's, or every database's of one server. */
 export type InvalidationScope = { scope: string } | { server: string };
 
+/**
+ * A point in the sequence of invalidations a store has seen for one place, taken before a read
+ * runs; opaque to core, and compared for equality only.
+ */
+export type WriteMark = string;
+
 export interface CacheStore {
-  /** The entry, counting one more hit; undefined when absent or expired. */
+  /** The entry, counting one more hit; undefined when absent, expired or invalidated. */
   get(key: string): Promise<CacheEntryRecord | undefined>;
-  set(entry: CacheEntryRecord, ttlMs: number): Promise<void>;
+  /** The current point in the invalidations of `place`'s database and server. */
+  mark(place: EntryPlace): Promise<WriteMark>;
+  /**
+   * Keeps `entry` for `ttlMs` milliseconds and resolves true. With `mark`, it is kept only when no
+   * invalidation covering it ran since `mark` was taken, by any instance sharing the store; else
+   * nothing is kept and it resolves false. A TTL that is not positive, or an entry over the store's
+   * bounds, removes any older entry under the key instead (resolving false).
+   */
+  set(entry: CacheEntryRecord, ttlMs: number, mark?: WriteMark): Promise<boolean>;
   /**
    * Removes the entries of a database (`{ scope }`: records with that `scope`) or of a whole server
-   * (`{ server }`) that read any of `relations`, or all of them when `relations` is null. Resolves
-   * to the number removed.
+   * (`{ server }`) that read any of `relations`, or all of them when `relations` is null, and
+   * advances the marks of what it covers. Resolves, to the number removed, once no instance sharing
+   * the store will serve them.
    */
   invalidate(where: InvalidationScope, relations: string[] | null): Promise<number>;
   clear(): Promise<void>;
-  /** Live entries. */
+  /** Live entries (of every instance sharing the store). */
   size(): Promise<number>;
   /** The most recently cached entries, newest first. */
   recent(limit: number): Promise<CacheEntryRecord[]>;
   /** Live entries, their bytes, and entries evicted for room so far (metrics). Optional. */
   usage?(): Promise<CacheUsage>;
+  close?(): Promise<void>;
+}
+
+/** What GET /api/stats/cache counts (docs/decisions.md 8), as sums that instances can add up. */
+export interface CounterTotals {
+  /** Statements served from the result cache. */
+  hits: number;
+  /** Every other statement handled. */
+  misses: number;
+  /** Statements that ran in PostgreSQL (a subset of `misses`). */
+  executed: number;
+  /** Milliseconds those statements took, summed. */
+  executionMs: number;
+}
+
+/**
+ * Counters kept where every instance can read them (docs/decisions.md 10.27). `add` is called on
+ * the request path and must not wait for anything: implementations batch.
+ */
+export interface SharedCounters {
+  /** Adds one request's counts. Never throws; counts that cannot be sent yet are kept and sent later. */
+  add(delta: CounterTotals): void;
+  /** The totals of every instance, this one's pending counts included. Rejects when unreadable. */
+  totals(): Promise<CounterTotals>;
   close?(): Promise<void>;
 }

@@ -104,20 +104,32 @@ export const QueryRequestSchema = Type.Object(
       OneOf(
         [
           Type.Boolean(),
-          Type.Object({
-            ttlMs: Type.Optional(
-              Type.Integer({
-                minimum: 1,
-                maximum: MAX_INT4,
-                description: 'Time to live of the cached result in milliseconds.',
-              }),
-            ),
-          }),
+          Type.Object(
+            {
+              ttlMs: Type.Optional(
+                Type.Integer({
+                  minimum: 1,
+                  maximum: MAX_INT4,
+                  description: 'Milliseconds the cached result is fresh.',
+                }),
+              ),
+              swrMs: Type.Optional(
+                Type.Integer({
+                  minimum: 1,
+                  maximum: MAX_INT4,
+                  description:
+                    'Milliseconds after ttlMs during which a stale result is still served (cacheStatus "stale") ' +
+                    'while one refresh runs in the background.',
+                }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
         ],
         {
           description:
             'Whether a read statement may be served from, and stored in, the result cache. true: with the server TTL ' +
-            '(QUERY_CACHE_TTL_MS); {ttlMs}: with this TTL; false: never. Absent: the server default (QUERY_CACHE_DEFAULT).',
+            '(QUERY_CACHE_TTL_MS); {ttlMs, swrMs}: with this TTL, then stale-while-revalidate for swrMs; false: never. Absent: the server default (QUERY_CACHE_DEFAULT).',
         },
       ),
     ),

@@ -12,6 +12,7 @@ import {
   NullableInteger,
   NullableString,
   OneOf,
+  StringEnum,
 } from './helpers';
 
 /** Unknown request fields, named with a suggestion; on every answer of POST /api/query after the body was read. */
@@ -128,6 +129,38 @@ export const FieldDescriptionSchema = Type.Object(
 const presentAs = (description: string) =>
   Type.Optional(Type.Literal(true, { description: `Present when ${description}.` }));
 
+/** What the result cache did for one statement (docs/decisions.md 10.27). */
+const cacheStatusFields = {
+  cacheStatus: Type.Optional(
+    StringEnum(['hit', 'stale', 'miss', 'bypass'] as const, {
+      description:
+        'What the result cache did: served the result (hit, also when it waited for an identical read ' +
+        'already running), served it past its ttlMs while one refresh runs (stale), looked it up in vain ' +
+        'and ran the statement (miss), or was not used (bypass, with cacheReason).',
+    }),
+  ),
+  cacheReason: Type.Optional(
+    StringEnum(
+      [
+        'disabled',
+        'stream',
+        'write',
+        'transaction',
+        'volatile',
+        'oversize',
+        'unavailable',
+      ] as const,
+      {
+        description:
+          'With cacheStatus bypass: the request did not ask for the cache or there is none (disabled), its rows ' +
+          'were streamed (stream), the statement writes (write), it is a read sharing its request with a write ' +
+          'or a session change (transaction), it calls a volatile function or changes the session (volatile), ' +
+          'its result was over the byte bound (oversize), or the cache store could not be reached (unavailable).',
+      },
+    ),
+  ),
+};
+
 export const QueryExecutionResultSchema = Type.Object(
   {
     rows: RowsSchema,
@@ -154,6 +187,7 @@ export const QueryExecutionResultSchema = Type.Object(
       }),
     ),
     cached: presentAs('the result was served from the result cache'),
+    ...cacheStatusFields,
     rolledBack: presentAs(
       'nothing the request did was kept (dryRun, or a transaction the statement left open)',
     ),
@@ -212,6 +246,7 @@ export const FailedStatementResultSchema = Type.Object(
     executionTime: NonNegativeNumber('Milliseconds elapsed until the failure.'),
     statement: Type.String({ description: 'The statement text, as in QueryExecutionResult.' }),
     cause: QueryErrorObjectSchema,
+    ...cacheStatusFields,
   },
   {
     $id: 'FailedStatementResult',

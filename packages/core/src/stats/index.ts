@@ -1,1 +1,7 @@
-export { QueryStatistics, ZERO_CACHE_STATS, type CacheStats } from './query-statistics';
+export {
+  QueryStatistics,
+  ZERO_CACHE_STATS,
+  cacheStatsOf,
+  zeroTotals,
+  type CacheStats,
+} from './query-statistics';

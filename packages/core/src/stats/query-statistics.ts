@@ -1,3 +1,5 @@
+import type { CounterTotals, SharedCounters } from '../ports/cache-store';
+
 /**
  * Counters behind GET /api/stats/cache (CacheStats in docs/interface.md, docs/decisions.md 8). Pure: the service
  * tells it what happened to each statement and asks for a snapshot.
@@ -34,15 +36,31 @@ function roundTo(value: number, decimals: number): number {
   return Math.round(value * factor) / factor;
 }
 
+/** `GET /api/stats/cache`'s figures from summed counts and the cache's live entries. */
+export function cacheStatsOf(totals: CounterTotals, cacheSize: number): CacheStats {
+  const totalQueries = totals.hits + totals.misses;
+  return {
+    totalQueries,
+    cacheHits: totals.hits,
+    cacheMisses: totals.misses,
+    hitRate: totalQueries === 0 ? 0 : roundTo((totals.hits / totalQueries) * 100, 2),
+    avgExecutionTime: totals.executed === 0 ? 0 : roundTo(totals.executionMs / totals.executed, 3),
+    cacheSize,
+  };
+}
+
+/** No statement counted yet. */
+export function zeroTotals(): CounterTotals {
+  return { hits: 0, misses: 0, executed: 0, executionMs: 0 };
+}
+
 /**
- * Counts statements and keeps a running mean of execution times. Memory stays constant however
- * many statements are recorded: no samples are kept.
+ * Counts statements in one process: the default `SharedCounters`, shared by nobody. Memory stays
+ * constant however many statements are recorded: only sums are kept (a float64 sum of
+ * milliseconds stays exact to the microsecond for centuries of execution time).
  */
-export class QueryStatistics {
-  private cacheHits = 0;
-  private cacheMisses = 0;
-  private executed = 0;
-  private meanExecutionTime = 0;
+export class QueryStatistics implements SharedCounters {
+  private readonly counts = zeroTotals();
 
   /**
    * A statement that ran in PostgreSQL (successfully or not). It counts as a miss: only results
@@ -50,16 +68,12 @@ export class QueryStatistics {
    * A negative or non-finite time counts as 0, so one bad measurement cannot poison the mean.
    */
   recordExecuted(executionTimeMs: number): void {
-    const time = Number.isFinite(executionTimeMs) && executionTimeMs > 0 ? executionTimeMs : 0;
-    this.cacheMisses += 1;
-    this.executed += 1;
-    // Incremental mean: exact enough for milliseconds and needs no running sum that could grow large.
-    this.meanExecutionTime += (time - this.meanExecutionTime) / this.executed;
+    this.add({ hits: 0, misses: 1, executed: 1, executionMs: executionTimeMs });
   }
 
   /** A statement whose result came from the cache: it did not run, so the mean is untouched. */
   recordCacheHit(): void {
-    this.cacheHits += 1;
+    this.add({ hits: 1, misses: 0, executed: 0, executionMs: 0 });
   }
 
   /**
@@ -67,19 +81,23 @@ export class QueryStatistics {
    * request was cancelled): handled, so it is a miss, but it has no execution time to average.
    */
   recordNotExecuted(): void {
-    this.cacheMisses += 1;
+    this.add({ hits: 0, misses: 1, executed: 0, executionMs: 0 });
+  }
+
+  add(delta: CounterTotals): void {
+    this.counts.hits += delta.hits;
+    this.counts.misses += delta.misses;
+    this.counts.executed += delta.executed;
+    const time = delta.executionMs;
+    if (Number.isFinite(time) && time > 0) this.counts.executionMs += time;
+  }
+
+  async totals(): Promise<CounterTotals> {
+    return { ...this.counts };
   }
 
   /** The counters now, with the cache's current number of live entries. */
   snapshot(cacheSize: number): CacheStats {
-    const totalQueries = this.cacheHits + this.cacheMisses;
-    return {
-      totalQueries,
-      cacheHits: this.cacheHits,
-      cacheMisses: this.cacheMisses,
-      hitRate: totalQueries === 0 ? 0 : roundTo((this.cacheHits / totalQueries) * 100, 2),
-      avgExecutionTime: this.executed === 0 ? 0 : roundTo(this.meanExecutionTime, 3),
-      cacheSize,
-    };
+    return cacheStatsOf(this.counts, cacheSize);
   }
 }

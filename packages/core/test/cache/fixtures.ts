@@ -45,6 +45,7 @@ export function record(key: string, overrides: Partial<CacheEntryRecord> = {}): 
     sizeBytes: 10,
     executionTime: 1.5,
     cachedAt: new Date('2024-01-01T00:00:00.000Z'),
+    freshMs: 60_000,
     hits: 0,
     ...overrides,
   };

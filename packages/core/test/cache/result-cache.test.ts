@@ -158,8 +158,8 @@ describe('ResultCache.store and lookup', () => {
       result: selectResult([{ id: 7 }]),
       executionTime: 4.2,
     });
-    const first = await cache.lookup(key);
-    const second = await cache.lookup(key);
+    const first = (await cache.lookup(key))?.record;
+    const second = (await cache.lookup(key))?.record;
 
     expect(stored).toBe('stored');
     expect(first).toMatchObject({
@@ -310,7 +310,7 @@ describe('ResultCache.invalidate', () => {
     const statement = readStatement('SELECT * FROM t');
     const key = cache.keyFor(SCOPE, statement, { rowMode: 'object', maxRows: 100 });
 
-    const readMark = cache.markBeforeRead();
+    const readMark = await cache.markBeforeRead(SCOPE);
     await cache.invalidate(OTHER_USER, 'database'); // a write commits while the read runs
     const stored = await cache.store({
       key,
@@ -321,14 +321,14 @@ describe('ResultCache.invalidate', () => {
       readMark,
     });
 
-    expect(stored).toBe('overtaken');
+    expect(stored).toBe('refused');
     expect(await cache.lookup(key)).toBeUndefined();
   });
 
   it('does not store a read that a write to its whole server may have overtaken', async () => {
     const cache = resultCache();
     const statement = readStatement('SELECT * FROM t');
-    const readMark = cache.markBeforeRead();
+    const readMark = await cache.markBeforeRead(SCOPE);
     await cache.invalidate(OTHER_DATABASE, 'server');
 
     expect(
@@ -340,13 +340,13 @@ describe('ResultCache.invalidate', () => {
         executionTime: 1,
         readMark,
       }),
-    ).toBe('overtaken');
+    ).toBe('refused');
   });
 
   it('still stores a read when only another scope was written meanwhile', async () => {
     const cache = resultCache();
     const statement = readStatement('SELECT * FROM t');
-    const readMark = cache.markBeforeRead();
+    const readMark = await cache.markBeforeRead(SCOPE);
     await cache.invalidate(OTHER_DATABASE, 'database');
 
     expect(
@@ -409,9 +409,11 @@ describe('ResultCache statistics helpers', () => {
 function recordingStore(sets: CacheEntryRecord[], ttls: number[] = []): CacheStore {
   return {
     get: async () => undefined,
+    mark: async () => '0',
     set: async (entry, ttlMs) => {
       sets.push(entry);
       ttls.push(ttlMs);
+      return true;
     },
     invalidate: async () => 0,
     clear: async () => undefined,

@@ -197,6 +197,7 @@ describe('what the cache did, per statement', () => {
   it('bypasses when the store fails, and the query still answers', async () => {
     const failing: CacheStore = {
       get: () => Promise.reject(new Error('store down')),
+      mark: () => Promise.reject(new Error('store down')),
       set: () => Promise.reject(new Error('store down')),
       invalidate: () => Promise.reject(new Error('store down')),
       clear: () => Promise.reject(new Error('store down')),

@@ -56,6 +56,7 @@ describe('requests refused before they run', () => {
 describe('a cache store that fails', () => {
   const failing: CacheStore = {
     get: () => Promise.reject(new Error('store down')),
+    mark: () => Promise.reject(new Error('store down')),
     set: () => Promise.reject(new Error('store down')),
     invalidate: () => Promise.reject(new Error('store down')),
     clear: () => Promise.reject(new Error('store down')),
@@ -151,7 +152,8 @@ describe('executePlan without the service', () => {
     fake.on('SELECT * FROM t', { error: databaseError('42501', 'permission denied') });
     const store: CacheStore = {
       get: async () => undefined,
-      set: jest.fn(async () => undefined),
+      mark: async () => '0',
+      set: jest.fn(async () => true),
       invalidate: async () => 0,
       clear: async () => undefined,
       size: async () => 0,

@@ -127,7 +127,7 @@ describe('the result cache with RawJson values', () => {
     const value = new RawJson('{"n": 12345678901234567890123, "pad": "' + 'x'.repeat(100) + '"}');
     const result = selectResult([{ v: value }]);
     await cache.store({ key, scope, statement, result, executionTime: 1 });
-    const record = await cache.lookup(key);
+    const record = (await cache.lookup(key))?.record;
     expect(record?.result.rows[0]).toEqual({ v: value });
     expect((record?.result.rows[0] as { v: unknown }).v).toBeInstanceOf(RawJson);
     expect(serializeResponse(record?.result.rows)).toBe(`[{"v":${value.text}}]`);

@@ -17,7 +17,10 @@ async function runRead(
   const cache = await context.cacheAttempt(statement);
   if (cache.hit) return cache.hit;
   const lent = await context.acquire();
-  if (!(lent instanceof LentConnection)) return lent;
+  if (!(lent instanceof LentConnection)) {
+    cache.settle();
+    return lent;
+  }
   try {
     const { outcomes, failure } = await runInTransaction(context, lent, mode, [statement]);
     if (failure && failure.kind !== 'transaction') return failure;
@@ -27,6 +30,7 @@ async function runRead(
     await cache.keep(outcome);
     return outcome;
   } finally {
+    cache.settle();
     lent.release();
   }
 }

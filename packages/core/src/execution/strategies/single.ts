@@ -15,11 +15,15 @@ export async function runSingle(
   const cache = await context.cacheAttempt(statement);
   if (cache.hit)
     return { strategy: 'single', outcomes: [cache.hit], transactionUsed: false, rolledBack: false };
-  return runAlone(
-    context,
-    (lent) => context.runStatement(lent, statement),
-    (outcome) => cache.keep(outcome),
-  );
+  try {
+    return await runAlone(
+      context,
+      (lent) => context.runStatement(lent, statement),
+      (outcome) => cache.keep(outcome),
+    );
+  } finally {
+    cache.settle();
+  }
 }
 
 /**

@@ -1,0 +1,52 @@
+/**
+ * Single-flight for cache misses (docs/decisions.md 10.27): while one request reads a statement
+ * for the cache, identical requests that missed at the same point in the writes wait for its
+ * result instead of sending the statement again.
+ */
+import type { WriteMark } from '../ports/cache-store';
+
+interface Flight<T> {
+  /** The store's mark when the read began: a later write changes the mark, so nobody joins. */
+  mark: WriteMark;
+  result: Promise<T | undefined>;
+}
+
+/** The read a request leads: `land` it with its result (or undefined when it failed), always. */
+export interface LeadFlight<T> {
+  land(result: T | undefined): void;
+}
+
+export class ReadFlights<T> {
+  private readonly flights = new Map<string, Flight<T>>();
+
+  /**
+   * The result of the read running for `key`, when one began at `mark`; undefined when none did
+   * (then the caller reads and should `lead`).
+   */
+  join(key: string, mark: WriteMark): Promise<T | undefined> | undefined {
+    const flight = this.flights.get(key);
+    return flight !== undefined && flight.mark === mark ? flight.result : undefined;
+  }
+
+  /** Registers the caller's read of `key`, begun at `mark`; others may join until it lands. */
+  lead(key: string, mark: WriteMark): LeadFlight<T> {
+    let land!: (result: T | undefined) => void;
+    const flight: Flight<T> = { mark, result: new Promise((resolve) => (land = resolve)) };
+    // A newer read replaces an older one for the same key: later requests join the newer mark.
+    this.flights.set(key, flight);
+    let landed = false;
+    return {
+      land: (result) => {
+        if (landed) return;
+        landed = true;
+        if (this.flights.get(key) === flight) this.flights.delete(key);
+        land(result);
+      },
+    };
+  }
+
+  /** Reads in flight (tests). */
+  get size(): number {
+    return this.flights.size;
+  }
+}
