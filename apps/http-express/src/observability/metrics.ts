@@ -103,7 +103,7 @@ export class ServiceMetrics {
   );
   private readonly cacheHits = new SeriesCounter(
     'sqlgate_cache_hits_total',
-    'Statements served from the result cache (cacheHits of GET /api/stats/cache).',
+    'Statements served from the result cache, stale ones included (cacheHits of GET /api/stats/cache).',
   );
   private readonly cacheMisses = new SeriesCounter(
     'sqlgate_cache_misses_total',
@@ -196,7 +196,8 @@ export class ServiceMetrics {
       this.statementDuration.observe(series.time, event.durationMs / 1000);
     }
     const { cache } = event;
-    if (cache?.status === 'hit') this.cacheHits.series().value += 1;
+    // A stale entry is served from the cache too (cacheHits of GET /api/stats/cache counts it).
+    if (cache?.status === 'hit' || cache?.status === 'stale') this.cacheHits.series().value += 1;
     else if (cache?.status === 'miss') this.cacheMisses.series().value += 1;
     else if (cache?.status === 'bypass') this.cacheBypasses.series(cache.reason).value += 1;
     if (event.sqlState !== undefined) {
