@@ -12,6 +12,7 @@ import {
   machineLines,
   markdownTable,
   median,
+  cacheSectionOf,
   memorySectionOf,
   observabilitySectionOf,
   streamSectionOf,
@@ -586,6 +587,7 @@ await runMain(async () => {
     memorySectionOf(readDocs()),
     streamSectionOf(readDocs()),
     observabilitySectionOf(readDocs()),
+    cacheSectionOf(readDocs()),
   ].filter(Boolean);
   await writeDocs([...doc, ...kept.flatMap((section) => [section, ''])].join('\n'));
   log('wrote docs/benchmarks.md');

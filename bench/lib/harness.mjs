@@ -324,6 +324,14 @@ export function observabilitySectionOf(text) {
   return sectionOf(text, OBSERVABILITY_START, OBSERVABILITY_END);
 }
 
+/** bench/cache.mjs's section, kept by bench/http.mjs like the memory section. */
+export const CACHE_START = '<!-- cache:start -->';
+export const CACHE_END = '<!-- cache:end -->';
+
+export function cacheSectionOf(text) {
+  return sectionOf(text, CACHE_START, CACHE_END);
+}
+
 /** Replaces a section (start and end markers included) of docs/benchmarks.md, or appends it. */
 export async function writeSection(section, sectionOfText) {
   const current = readDocs();
