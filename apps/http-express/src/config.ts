@@ -43,6 +43,15 @@ export interface ServerConfig {
   queryCacheTtlMs: number;
   queryCacheMaxEntries: number;
   queryCacheMaxBytes: number;
+  /**
+   * A Redis shared by every instance for cached results and the statistics' counters
+   * (QUERY_CACHE_REDIS_URL, docs/decisions.md 10.27); unset: this process's memory.
+   */
+  queryCacheRedisUrl?: string;
+  /** Longest wait for one Redis call (QUERY_CACHE_REDIS_TIMEOUT_MS); past it the cache is bypassed. */
+  queryCacheRedisTimeoutMs: number;
+  /** Prefix of sqlgate's Redis keys (QUERY_CACHE_REDIS_PREFIX), so deployments can share a Redis. */
+  queryCacheRedisPrefix: string;
   /** Contents of SSL_ROOT_CERT, for sslMode verify-full. */
   sslRootCertificate?: string;
   /** ALLOWED_TARGETS as given; unset: any target. */
@@ -93,6 +102,9 @@ const VARIABLE_OF: Record<keyof ServerConfig, string> = {
   queryCacheTtlMs: 'QUERY_CACHE_TTL_MS',
   queryCacheMaxEntries: 'QUERY_CACHE_MAX_ENTRIES',
   queryCacheMaxBytes: 'QUERY_CACHE_MAX_BYTES',
+  queryCacheRedisUrl: 'QUERY_CACHE_REDIS_URL',
+  queryCacheRedisTimeoutMs: 'QUERY_CACHE_REDIS_TIMEOUT_MS',
+  queryCacheRedisPrefix: 'QUERY_CACHE_REDIS_PREFIX',
   sslRootCertificate: 'SSL_ROOT_CERT',
   allowedTargets: 'ALLOWED_TARGETS',
   statsToken: 'STATS_TOKEN',
@@ -192,6 +204,8 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     queryCacheTtlMs: integer(env, 'QUERY_CACHE_TTL_MS', 60_000, 1),
     queryCacheMaxEntries: integer(env, 'QUERY_CACHE_MAX_ENTRIES', 1000, 1),
     queryCacheMaxBytes: integer(env, 'QUERY_CACHE_MAX_BYTES', 64 * 1024 * 1024, 1),
+    queryCacheRedisTimeoutMs: integer(env, 'QUERY_CACHE_REDIS_TIMEOUT_MS', 50, 1, 60_000),
+    queryCacheRedisPrefix: redisKeyPrefix(env),
     metrics: oneOf(env, 'METRICS', ['on', 'off'] as const, 'on') === 'on',
     tracing: oneOf(env, 'TRACING', ['on', 'off'] as const, 'on') === 'on',
     traceStatementText:
@@ -220,7 +234,42 @@ export function loadConfig(env: Env = process.env): ServerConfig {
   if (corsOrigins) config.corsOrigins = corsOrigins;
   const allowedHosts = list(env, 'ALLOWED_HOSTS', normaliseHostName);
   if (allowedHosts) config.allowedHosts = allowedHosts;
+  const redisUrl = redisUrlOf(env);
+  if (redisUrl) config.queryCacheRedisUrl = redisUrl;
   const sslRootCertificate = fileContents(env, 'SSL_ROOT_CERT');
   if (sslRootCertificate) config.sslRootCertificate = sslRootCertificate;
   return config;
+}
+
+/**
+ * QUERY_CACHE_REDIS_URL: redis:// or rediss:// (TLS). The error never repeats the value, which may
+ * hold a password.
+ */
+function redisUrlOf(env: Env): string | undefined {
+  const raw = env.QUERY_CACHE_REDIS_URL?.trim();
+  if (!raw) return undefined;
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(raw).protocol;
+  } catch {
+    protocol = undefined;
+  }
+  if (protocol !== 'redis:' && protocol !== 'rediss:') {
+    throw new ConfigError(
+      'QUERY_CACHE_REDIS_URL must be a redis:// or rediss:// URL, e.g. redis://:password@127.0.0.1:6379/0',
+    );
+  }
+  return raw;
+}
+
+/** QUERY_CACHE_REDIS_PREFIX: printable ASCII without spaces, so keys stay readable in redis-cli. */
+function redisKeyPrefix(env: Env): string {
+  const raw = env.QUERY_CACHE_REDIS_PREFIX;
+  if (raw === undefined || raw === '') return 'sqlgate:';
+  if (!/^[\x21-\x7e]{1,64}$/.test(raw)) {
+    throw new ConfigError(
+      'QUERY_CACHE_REDIS_PREFIX must be 1 to 64 printable ASCII characters without spaces',
+    );
+  }
+  return raw;
 }
