@@ -69,7 +69,7 @@ import {
   type SessionRun,
 } from './sessions/session-use-cases';
 import { statementsForTarget } from './statements-for-target';
-import { cacheStatsOf, QueryStatistics, zeroTotals, type CacheStats } from './stats';
+import { cacheStatsOf, countableMs, QueryStatistics, zeroTotals, type CacheStats } from './stats';
 
 export interface QueryServiceOptions {
   connections: ConnectionProvider;
@@ -109,6 +109,9 @@ export interface QueryServiceOptions {
 
 /** docs/decisions.md 10.2. */
 export const DEFAULT_MAX_RESULT_BYTES = 64 * 1024 * 1024;
+
+/** How long the refresh of a stale entry may take when its request named no `timeoutMs` (10.27). */
+const REFRESH_TIMEOUT_MS = 30_000;
 
 /** GET /api/stats/cache. */
 export interface CacheStatistics {
@@ -271,6 +274,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       defaultTtlMs: options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS,
       maxEntryBytes: options.cacheMaxEntryBytes ?? DEFAULT_CACHE_MAX_BYTES,
       enabledByDefault: options.cacheByDefault ?? false,
+      clock,
     });
   const running = new RunningRequests();
   const sessions = new SessionRegistry(
@@ -455,6 +459,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         streamed: rowStream !== undefined || copySource !== undefined,
       };
       const scope = lazyCacheScope(() => connections.scopeOf(checked));
+      if (rowStream && cache)
+        holdStreamedWriteEnds(rowStream, cache, scope, writeExtentOf(statements));
       // A streamed request runs its reads one after another, so that each statement's rows stay
       // together, and never uses the cache (its rows are not kept).
       context = new ExecutionContext(
@@ -524,8 +530,26 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     requestOptions: QueryOptions,
   ): RequestCacheScope['refresh'] {
     return async (statement, keep) => {
-      const detached = new ExecutionContext(connections, target, requestOptions, settings, clock);
-      await runAlone(detached, (lent) => detached.runStatement(lent, statement), keep);
+      // A deadline of its own, so that a refresh the server never answers cannot hold a pooled
+      // connection, or the key's only refresh, for ever.
+      const deadline = new AbortController();
+      const timer = setTimeout(
+        () => deadline.abort(),
+        requestOptions.timeoutMs ?? REFRESH_TIMEOUT_MS,
+      );
+      const detached = new ExecutionContext(
+        connections,
+        target,
+        requestOptions,
+        settings,
+        clock,
+        deadline.signal,
+      );
+      try {
+        await runAlone(detached, (lent) => detached.runStatement(lent, statement), keep);
+      } finally {
+        clearTimeout(timer);
+      }
     };
   }
 
@@ -671,12 +695,30 @@ function countStatements(
     }
     delta.misses += 1;
     delta.executed += 1;
-    if (Number.isFinite(each.executionTime) && each.executionTime > 0) {
-      delta.executionMs += each.executionTime;
-    }
+    delta.executionMs += countableMs(each.executionTime);
   }
   delta.misses += Math.max(0, statements.length - outcomes.length);
   counters.add(delta);
+}
+
+/**
+ * A streamed request's statement that may have written, or committed writes, has its `end` event
+ * held until the cache dropped what the request may have changed (docs/decisions.md 10.27): the
+ * caller must not learn of a commit while the cache still serves what it replaced. The request
+ * invalidates once more when it ends, for what commits with it.
+ */
+function holdStreamedWriteEnds(
+  channel: EventChannel,
+  cache: ResultCache,
+  scope: () => Promise<CacheScope | undefined>,
+  extent: WriteExtent,
+): void {
+  if (extent === 'none') return;
+  channel.holdEnds((statement) =>
+    statement.statementClass === 'read' && !statement.changesSession
+      ? undefined
+      : invalidateWritten(cache, scope, extent),
+  );
 }
 
 /**

@@ -5,6 +5,7 @@ import type {
   CacheStore,
   CacheUsage,
   EntryPlace,
+  Freshness,
   InvalidationScope,
   WriteMark,
 } from '../ports/cache-store';
@@ -77,14 +78,21 @@ export class MemoryCacheStore implements CacheStore {
   }
 
   /** The entry with one more hit counted, or undefined when absent or expired. A copy: the caller cannot alter the store. */
-  async get(key: string): Promise<CacheEntryRecord | undefined> {
+  async get(key: string, freshness?: Freshness): Promise<CacheEntryRecord | undefined> {
+    // peek first: an entry too old for this caller is not a use, and must not move up the LRU.
+    const peeked = this.lru.peek(key);
+    if (peeked === undefined || (freshness && !servable(peeked, freshness))) return undefined;
     const record = this.lru.get(key);
     if (record === undefined) return undefined;
     record.hits += 1;
     return { ...record };
   }
 
-  /** The sequence of invalidations so far: one counter for every place, so marks stay small. */
+  /**
+   * The sequence of invalidations so far. One counter for every place, deliberately: a mark then
+   * changes with any invalidation, which only makes identical misses share a read less often
+   * (single-flight compares marks), never serves anything stale, and keeps the log small.
+   */
   async mark(_place: EntryPlace): Promise<WriteMark> {
     return String(this.writes.mark());
   }
@@ -181,4 +189,9 @@ function databaseKey(scope: string): string {
 
 function serverKey(server: string): string {
   return `server\u0000${server}`;
+}
+
+/** Whether `record` is young enough for a lookup with `freshness`. */
+function servable(record: CacheEntryRecord, freshness: Freshness): boolean {
+  return freshness.nowMs - record.cachedAt.getTime() <= record.freshMs + freshness.staleAcceptedMs;
 }

@@ -16,6 +16,9 @@ export interface LeadFlight<T> {
   land(result: T | undefined): void;
 }
 
+/** The flight of a read nobody can join. */
+const UNREGISTERED: LeadFlight<never> = { land: () => undefined };
+
 export class ReadFlights<T> {
   private readonly flights = new Map<string, Flight<T>>();
 
@@ -28,11 +31,16 @@ export class ReadFlights<T> {
     return flight !== undefined && flight.mark === mark ? flight.result : undefined;
   }
 
-  /** Registers the caller's read of `key`, begun at `mark`; others may join until it lands. */
+  /**
+   * Registers the caller's read of `key`, begun at `mark`; others may join until it lands. A read
+   * already running at the same mark stays the one to join (the caller then reads unregistered,
+   * e.g. after the read it waited for failed); one at another mark is replaced, since later
+   * requests take the newer mark.
+   */
   lead(key: string, mark: WriteMark): LeadFlight<T> {
+    if (this.flights.get(key)?.mark === mark) return UNREGISTERED;
     let land!: (result: T | undefined) => void;
     const flight: Flight<T> = { mark, result: new Promise((resolve) => (land = resolve)) };
-    // A newer read replaces an older one for the same key: later requests join the newer mark.
     this.flights.set(key, flight);
     let landed = false;
     return {

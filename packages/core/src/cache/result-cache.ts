@@ -5,6 +5,7 @@ import type {
   CacheEntryRecord,
   CacheStore,
   CacheUsage,
+  InvalidationScope,
   WriteMark,
 } from '../ports/cache-store';
 import type { CacheScope, RowMode, StatementResult } from '../ports/connections';
@@ -15,6 +16,12 @@ import { toCacheEntry, type CacheEntry } from './cache-entry';
 import { cacheKey } from './cache-key';
 import { isCacheableStatement, isCacheRequested } from './cacheability';
 import { ReadFlights } from './read-flights';
+import { ScopeWriteLog } from './scope-write-log';
+
+/** Refreshes of stale entries running at once in this instance; more wait for a later request. */
+const MAX_REFRESHES = 4;
+/** How often an invalidation the store did not confirm is sent again. */
+const INVALIDATION_RETRY_MS = 100;
 
 export interface ResultCacheOptions {
   store: CacheStore;
@@ -66,10 +73,8 @@ export type StoreVerdict = 'stored' | 'not-cacheable' | 'oversize' | 'refused';
 /** A cached entry found, and whether it is past its fresh time. */
 export interface FoundEntry {
   record: CacheEntryRecord;
-  /** Past `freshMs`: serve it only to a request whose `swrMs` reaches this far. */
+  /** Past `freshMs`, within the `swrMs` of the request that looked it up. */
   stale: boolean;
-  /** Milliseconds since it was cached. */
-  ageMs: number;
 }
 
 /**
@@ -84,8 +89,19 @@ export class ResultCache {
   private readonly clock: Pick<Clock, 'date'>;
   /** Misses being read now, which identical misses wait for (single-flight, per instance). */
   readonly flights = new ReadFlights<StatementResult>();
-  /** Keys whose stale entry is being refreshed by this instance: one refresh at a time each. */
+  /** Stale entries being refreshed by this instance: one refresh at a time each. */
   private readonly refreshing = new Set<string>();
+  /**
+   * This instance's writes, recorded before the store is asked to invalidate: a read marked before
+   * one is neither kept nor joined, even when the store's own invalidation failed.
+   */
+  private readonly writes = new ScopeWriteLog();
+  /**
+   * Invalidations the store did not confirm (it failed or timed out), by write-log key, sent again
+   * until it does. Meanwhile this instance neither serves nor keeps entries of those places.
+   */
+  private readonly unconfirmed = new Map<string, InvalidationScope>();
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: ResultCacheOptions) {
     this.cacheStore = options.store;
@@ -124,17 +140,28 @@ export class ResultCache {
     return cacheKey(options.params === undefined ? parts : { ...parts, params: options.params });
   }
 
-  /** The cached entry (one more hit counted) and its age, or undefined. */
-  async lookup(key: string): Promise<FoundEntry | undefined> {
-    const record = await this.cacheStore.get(key);
-    if (record === undefined) return undefined;
-    const ageMs = this.clock.date().getTime() - record.cachedAt.getTime();
-    return { record, ageMs, stale: ageMs > record.freshMs };
+  /**
+   * The cached entry (one more hit counted), fresh or at most `staleAcceptedMs` past its fresh
+   * time; undefined when there is none, or while an invalidation of its place is unconfirmed.
+   */
+  async lookup(key: string, staleAcceptedMs = 0): Promise<FoundEntry | undefined> {
+    const nowMs = this.clock.date().getTime();
+    const record = await this.cacheStore.get(key, { nowMs, staleAcceptedMs });
+    if (record === undefined || this.awaitsInvalidation(record.scope, record.server)) {
+      return undefined;
+    }
+    return { record, stale: nowMs - record.cachedAt.getTime() > record.freshMs };
   }
 
-  /** A point to pass as `readMark` to `store()`: take it before the statement runs. */
-  markBeforeRead(scope: CacheScope): Promise<WriteMark> {
-    return this.cacheStore.mark({ scope: scope.database, server: scope.server });
+  /**
+   * A point to pass as `readMark` to `store()`: take it before the statement runs. It holds this
+   * instance's own write sequence and the store's mark, so that a local write the store failed
+   * to record still refuses older reads.
+   */
+  async markBeforeRead(scope: CacheScope): Promise<WriteMark> {
+    const local = this.writes.mark();
+    const stored = await this.cacheStore.mark({ scope: scope.database, server: scope.server });
+    return `${local}/${stored}`;
   }
 
   /**
@@ -142,9 +169,11 @@ export class ResultCache {
    * many requests is read again once (docs/decisions.md 10.27). Failures are the refresh's own.
    */
   refreshOnce(key: string, refresh: () => Promise<void>): void {
-    if (this.refreshing.has(key)) return;
+    if (this.refreshing.has(key) || this.refreshing.size >= MAX_REFRESHES) return;
     this.refreshing.add(key);
-    void refresh()
+    // Started from a resolved promise, so that even a synchronous throw clears the key.
+    void Promise.resolve()
+      .then(refresh)
       .catch(() => undefined)
       .finally(() => this.refreshing.delete(key));
   }
@@ -156,12 +185,25 @@ export class ResultCache {
    */
   async store(args: StoreResultArgs): Promise<StoreVerdict> {
     if (!isCacheableStatement(args.statement)) return 'not-cacheable';
+    // Cut by the request's byte budget, which other statements of the request shared: another
+    // request would have been answered more rows.
+    if (args.result.truncatedBy === 'bytes') return 'oversize';
+    const { scope } = args;
+    if (this.awaitsInvalidation(scope.database, scope.server)) return 'refused';
+    let storeMark: WriteMark | undefined;
+    if (args.readMark !== undefined) {
+      const separator = args.readMark.indexOf('/');
+      const local = Number(args.readMark.slice(0, separator));
+      if (this.writtenSince(scope, local)) return 'refused';
+      storeMark = args.readMark.slice(separator + 1);
+    }
     const result: CachedResult = {
       rows: args.result.rows,
       fields: args.result.fields,
       rowCount: args.result.rowCount,
       command: args.result.command,
       truncated: args.result.truncated,
+      ...(args.result.truncatedBy ? { truncatedBy: args.result.truncatedBy } : {}),
     };
     const sizeBytes = byteLengthOfJson(result);
     if (sizeBytes === undefined || sizeBytes > this.maxEntryBytes) return 'oversize';
@@ -178,11 +220,7 @@ export class ResultCache {
       freshMs: args.ttlMs ?? this.defaultTtlMs,
       hits: 0,
     };
-    const kept = await this.cacheStore.set(
-      record,
-      record.freshMs + (args.swrMs ?? 0),
-      args.readMark,
-    );
+    const kept = await this.cacheStore.set(record, record.freshMs + (args.swrMs ?? 0), storeMark);
     return kept ? 'stored' : 'refused';
   }
 
@@ -194,9 +232,58 @@ export class ResultCache {
    * could prove otherwise. Resolves to the number removed.
    */
   async invalidate(scope: CacheScope, extent: 'database' | 'server'): Promise<number> {
-    // The store refuses, from now on, results of reads marked before this (docs/decisions.md 10.27).
-    const where = extent === 'server' ? { server: scope.server } : { scope: scope.database };
-    return this.cacheStore.invalidate(where, null);
+    const where: InvalidationScope =
+      extent === 'server' ? { server: scope.server } : { scope: scope.database };
+    const logKey = extent === 'server' ? serverKey(scope.server) : databaseKey(scope.database);
+    // Recorded first: from now on this instance keeps no result of a read marked before it.
+    this.writes.recordWrite(logKey);
+    try {
+      const removed = await this.cacheStore.invalidate(where, null);
+      // A confirmed invalidation of the place covers an earlier one the store missed.
+      this.unconfirmed.delete(logKey);
+      return removed;
+    } catch (error) {
+      // Other instances may still serve what the write changed until the store confirms
+      // (docs/decisions.md 10.27); this one stops serving the place at once.
+      this.unconfirmed.set(logKey, where);
+      this.scheduleRetry();
+      throw error;
+    }
+  }
+
+  private awaitsInvalidation(database: string, server: string): boolean {
+    if (this.unconfirmed.size === 0) return false;
+    return this.unconfirmed.has(databaseKey(database)) || this.unconfirmed.has(serverKey(server));
+  }
+
+  private writtenSince(scope: CacheScope, mark: number): boolean {
+    return (
+      this.writes.writtenSince(databaseKey(scope.database), mark) ||
+      this.writes.writtenSince(serverKey(scope.server), mark)
+    );
+  }
+
+  /** Sends the unconfirmed invalidations again, until the store confirms each. */
+  private scheduleRetry(): void {
+    if (this.retryTimer !== undefined) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      const pending = [...this.unconfirmed];
+      void Promise.all(
+        pending.map(async ([logKey, where]) => {
+          try {
+            await this.cacheStore.invalidate(where, null);
+            if (this.unconfirmed.get(logKey) === where) this.unconfirmed.delete(logKey);
+          } catch {
+            // Still unreachable: tried again on the next round.
+          }
+        }),
+      ).then(() => {
+        if (this.unconfirmed.size > 0) this.scheduleRetry();
+      });
+    }, INVALIDATION_RETRY_MS);
+    // A retry must not keep a process alive that has nothing else to do.
+    this.retryTimer.unref?.();
   }
 
   /** The most recently cached entries, newest first, as GET /api/stats/cache lists them. */
@@ -219,10 +306,22 @@ export class ResultCache {
     await this.cacheStore.clear();
   }
 
-  /** Releases the store. */
+  /** Releases the store. Unconfirmed invalidations are given up: nothing serves from here again. */
   async close(): Promise<void> {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.unconfirmed.clear();
     await this.cacheStore.close?.();
   }
+}
+
+/** Write-log keys: a database's and a server's writes are recorded apart. */
+function databaseKey(database: string): string {
+  return `database\u0000${database}`;
+}
+
+function serverKey(server: string): string {
+  return `server\u0000${server}`;
 }
 
 /**

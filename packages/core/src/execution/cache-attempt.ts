@@ -13,6 +13,7 @@ import type { Clock } from '../ports/clock';
 import type { CacheScope, StatementResult } from '../ports/connections';
 import type { Settled } from '../ports/settled';
 import type { QueryOptions } from '../request';
+import { elapsed } from './context';
 import type { StatementOutcome } from './outcome';
 
 export interface CacheAttempt {
@@ -55,8 +56,8 @@ export interface RequestCacheScope {
     statement: ParsedStatement,
     keep: (outcome: StatementOutcome) => Promise<void>,
   ) => Promise<void>;
-  /** `promise`'s value, or undefined once the request is cancelled or its caller goes away. */
-  unlessCancelled: <T>(promise: Promise<T>) => Promise<T | undefined>;
+  /** `{value}` of `promise`, or undefined once the request is cancelled or its caller goes away. */
+  unlessCancelled: <T>(promise: Promise<T>) => Promise<{ value: T } | undefined>;
   options: QueryOptions;
   maxRows: number;
   clock: Clock;
@@ -98,13 +99,14 @@ export async function attemptCache(
     ...(options.params ? { params: options.params } : {}),
   });
   const started = clock.now();
-  const entry = await orFailed(cache.lookup(key));
+  // A stale entry is served only where it can be refreshed.
+  const staleAcceptedMs = request.refresh ? (cacheTimes(options).swrMs ?? 0) : 0;
+  const entry = await orFailed(cache.lookup(key, staleAcceptedMs));
   if (entry === STORE_FAILED) return bypassed('unavailable');
-  const { swrMs = 0 } = cacheTimes(options);
-  if (entry && (!entry.stale || (request.refresh && entry.ageMs <= entry.record.freshMs + swrMs))) {
-    if (entry.stale) refreshInBackground(request, statement, key, scope);
+  if (entry) {
+    if (entry.stale) refreshInBackground(request, statement, key, scope, entry.record.cachedAt);
     const status: CacheStatus = entry.stale ? { status: 'stale' } : { status: 'hit' };
-    return served(statement, entry.record.result, clock.now() - started, status);
+    return served(statement, entry.record.result, elapsed(clock, started), status);
   }
   // Taken before the read runs: a write that overtakes it keeps its stale result out of the cache.
   const readMark = await orFailed(cache.markBeforeRead(scope));
@@ -113,9 +115,12 @@ export async function attemptCache(
   const flightKey = `${key}\u0000${options.timeoutMs ?? ''}`;
   const running = cache.flights.join(flightKey, readMark);
   if (running) {
-    const shared = await request.unlessCancelled(running);
-    if (shared) return served(statement, shared, clock.now() - started, { status: 'hit' });
-    // The read it waited for failed, or this request was cancelled: it runs (or stops) by itself.
+    const waited = await request.unlessCancelled(running);
+    // Cancelled while waiting: the request stops without reading, and leads nothing.
+    if (waited === undefined) return NO_CACHE;
+    const shared = waited.value;
+    if (shared) return served(statement, shared, elapsed(clock, started), { status: 'hit' });
+    // The read it waited for failed: this request reads for itself.
   }
   return keepAfterRead(request, key, scope, readMark, cache.flights.lead(flightKey, readMark));
 }
@@ -124,10 +129,9 @@ export async function attemptCache(
 function served(
   statement: ParsedStatement,
   result: CachedResult | StatementResult,
-  waitedMs: number,
+  executionTime: number,
   cache: CacheStatus,
 ): CacheAttempt {
-  const executionTime = Math.round(waitedMs * 1000) / 1000;
   const hit: StatementOutcome = {
     ok: true,
     statement,
@@ -151,7 +155,9 @@ function keepAfterRead(
     keep: async (outcome) => {
       outcome.cache = { status: 'miss' };
       if (!outcome.ok) return;
-      flight.land(outcome.result);
+      // Rows cut by this request's own byte budget are not another request's answer. A request
+      // that joined before a write may get rows the write overtook: it overlapped the write.
+      if (outcome.result.truncatedBy !== 'bytes') flight.land(outcome.result);
       const verdict = await orFailed(storeRead(request, key, scope, readMark, outcome));
       if (verdict === 'oversize') outcome.cache = { status: 'bypass', reason: 'oversize' };
       if (verdict === STORE_FAILED) outcome.cache = { status: 'bypass', reason: 'unavailable' };
@@ -169,10 +175,13 @@ function refreshInBackground(
   statement: ParsedStatement,
   key: string,
   scope: CacheScope,
+  cachedAt: Date,
 ): void {
   const { cache, refresh } = request;
   if (!refresh) return;
-  cache.refreshOnce(key, async () => {
+  // One refresh per entry: an entry cached anew (after a write) is refreshed even while an older
+  // refresh of the key still waits for its deadline.
+  cache.refreshOnce(`${key}\u0000${cachedAt.getTime()}`, async () => {
     const readMark = await cache.markBeforeRead(scope);
     await refresh(statement, async (outcome) => {
       if (outcome.ok) await storeRead(request, key, scope, readMark, outcome);

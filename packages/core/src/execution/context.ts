@@ -196,15 +196,15 @@ export class ExecutionContext {
     return attemptCache(scope, statement);
   }
 
-  /** `promise`'s value, or undefined as soon as the request is cancelled or its caller goes away. */
-  async unlessCancelled<T>(promise: Promise<T>): Promise<T | undefined> {
+  /** `{value}` of `promise`, or undefined as soon as the request is cancelled or its caller goes away. */
+  async unlessCancelled<T>(promise: Promise<T>): Promise<{ value: T } | undefined> {
     if (this.aborted) return undefined;
     let wake!: () => void;
     const cancelled = new Promise<undefined>((resolve) => (wake = () => resolve(undefined)));
     this.cancelWaiters.add(wake);
     this.signal?.addEventListener('abort', wake, { once: true });
     try {
-      return await Promise.race([promise, cancelled]);
+      return await Promise.race([promise.then((value) => ({ value })), cancelled]);
     } finally {
       this.cancelWaiters.delete(wake);
       this.signal?.removeEventListener('abort', wake);

@@ -14,6 +14,8 @@ export interface CachedResult {
   rowCount: number | null;
   command: string | null;
   truncated: boolean;
+  /** With `truncated`: the limit that cut the rows (only `maxRows` ever is, for a kept result). */
+  truncatedBy?: 'rows' | 'bytes';
 }
 
 /** Where an entry belongs: the database reached and its server (`CacheScope`). */
@@ -62,9 +64,20 @@ export type InvalidationScope = { scope: string } | { server: string };
  */
 export type WriteMark = string;
 
+/** When a lookup happens, and how far past its fresh time an entry may be served to it. */
+export interface Freshness {
+  /** Now, in milliseconds since the epoch, by the clock that set `cachedAt`. */
+  nowMs: number;
+  /** An entry is served while `nowMs - cachedAt <= freshMs + staleAcceptedMs`. */
+  staleAcceptedMs: number;
+}
+
 export interface CacheStore {
-  /** The entry, counting one more hit; undefined when absent, expired or invalidated. */
-  get(key: string): Promise<CacheEntryRecord | undefined>;
+  /**
+   * The entry, counting one more hit; undefined when absent, expired or invalidated, or (with
+   * `freshness`) older than that accepts, which counts no hit.
+   */
+  get(key: string, freshness?: Freshness): Promise<CacheEntryRecord | undefined>;
   /** The current point in the invalidations of `place`'s database and server. */
   mark(place: EntryPlace): Promise<WriteMark>;
   /**

@@ -2,6 +2,7 @@ export {
   QueryStatistics,
   ZERO_CACHE_STATS,
   cacheStatsOf,
+  countableMs,
   zeroTotals,
   type CacheStats,
 } from './query-statistics';

@@ -1,8 +1,9 @@
 import type { CounterTotals, SharedCounters } from '../ports/cache-store';
 
 /**
- * Counters behind GET /api/stats/cache (CacheStats in docs/interface.md, docs/decisions.md 8). Pure: the service
- * tells it what happened to each statement and asks for a snapshot.
+ * Counters behind GET /api/stats/cache (CacheStats in docs/interface.md, docs/decisions.md 8), kept
+ * as sums that instances can add together (10.27). Pure: the service adds each request's counts
+ * and asks for the totals.
  */
 
 /** CacheStats (docs/interface.md), as GET /api/stats/cache returns it under `stats`. */
@@ -49,6 +50,11 @@ export function cacheStatsOf(totals: CounterTotals, cacheSize: number): CacheSta
   };
 }
 
+/** A measured time as counted: a negative or non-finite one (a clock's glitch) counts as 0. */
+export function countableMs(ms: number): number {
+  return Number.isFinite(ms) && ms > 0 ? ms : 0;
+}
+
 /** No statement counted yet. */
 export function zeroTotals(): CounterTotals {
   return { hits: 0, misses: 0, executed: 0, executionMs: 0 };
@@ -88,8 +94,7 @@ export class QueryStatistics implements SharedCounters {
     this.counts.hits += delta.hits;
     this.counts.misses += delta.misses;
     this.counts.executed += delta.executed;
-    const time = delta.executionMs;
-    if (Number.isFinite(time) && time > 0) this.counts.executionMs += time;
+    this.counts.executionMs += countableMs(delta.executionMs);
   }
 
   async totals(): Promise<CounterTotals> {

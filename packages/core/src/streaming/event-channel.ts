@@ -38,6 +38,10 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
   readonly started: Promise<void>;
   /** Whether any event was queued. */
   hasStarted = false;
+  /** Says which statements' `end` events must wait, and for what (`holdEnds`). */
+  private endGate: ((statement: ParsedStatement) => Promise<void> | undefined) | undefined;
+  /** `end` events held until their promise settles. */
+  private readonly held = new WeakMap<StreamEvent, Promise<void>>();
 
   /**
    * `acceptsCopy`: the request is a COPY ... TO STDOUT, whose data this channel carries; for any
@@ -48,6 +52,15 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
     private readonly acceptsCopy = false,
   ) {
     this.started = new Promise((resolve) => (this.firstEvent = resolve));
+  }
+
+  /**
+   * Holds each statement's `end` event until `gate`'s promise for it settles (none: not held). A
+   * streamed write's end is how its caller learns it happened, so the result cache must have
+   * dropped what it changed first (docs/decisions.md 10.27).
+   */
+  holdEnds(gate: (statement: ParsedStatement) => Promise<void> | undefined): void {
+    this.endGate = gate;
   }
 
   sinkFor(statements: readonly ParsedStatement[]): RowSink {
@@ -77,9 +90,10 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
       complete: (position, result: StatementResult) => {
         // A statement without rows (INSERT, SET) sent no description: its header comes now.
         if (!described.has(position)) header(position, result.fields);
-        this.push({
+        const statement = statements[position] as ParsedStatement;
+        const end: StreamEvent = {
           type: 'end',
-          index: (statements[position] as ParsedStatement).index,
+          index: statement.index,
           command: result.command,
           rowCount: result.rowCount,
           executionTime: result.durationMs ?? 0,
@@ -89,7 +103,14 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
                 ...(result.truncatedBy ? { truncatedBy: result.truncatedBy } : {}),
               }
             : {}),
-        });
+        };
+        const gate = this.endGate?.(statement);
+        if (gate)
+          this.held.set(
+            end,
+            gate.catch(() => undefined),
+          );
+        this.push(end);
       },
     };
   }
@@ -130,6 +151,8 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
         const event = this.queue.shift();
         if (event) {
           if (event.type === 'rows' || event.type === 'copy') this.taken(event);
+          const held = this.held.get(event);
+          if (held) await held;
           yield event;
           continue;
         }

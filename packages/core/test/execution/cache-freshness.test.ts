@@ -4,6 +4,7 @@
  * sharing one read (single-flight) unless a write came between them.
  */
 import { MemoryCacheStore } from '../../src/cache';
+import type { Clock } from '../../src/ports/clock';
 import type { CacheEntryRecord, CacheStore } from '../../src/ports/cache-store';
 import { databaseError } from '../fakes/fake-connections';
 import { harness, sleep } from './service-harness';
@@ -11,14 +12,14 @@ import { harness, sleep } from './service-harness';
 const READ = 'SELECT * FROM items';
 const WRITE = 'UPDATE items SET name = name';
 
-/** A memory store whose entries are `ageMs` older than they are: time moves without waiting. */
-class AgingStore extends MemoryCacheStore {
-  ageMs = 0;
-  override async get(key: string): Promise<CacheEntryRecord | undefined> {
-    const record = await super.get(key);
-    if (record === undefined) return undefined;
-    return { ...record, cachedAt: new Date(record.cachedAt.getTime() - this.ageMs) };
-  }
+/** The service's wall clock, moved forward by `shiftMs`: cached entries age without waiting. */
+function shiftedClock(): Clock & { shiftMs: number } {
+  const clock = {
+    shiftMs: 0,
+    now: () => performance.now(),
+    date: () => new Date(Date.now() + clock.shiftMs),
+  };
+  return clock;
 }
 
 function resultsOf(body: unknown): Record<string, unknown>[] {
@@ -92,14 +93,14 @@ describe('cacheStatus on every result', () => {
 
 describe('stale-while-revalidate', () => {
   it('serves a stale entry within swrMs while exactly one refresh runs, then the fresh one', async () => {
-    const store = new AgingStore();
-    const { fake, query } = harness({ cacheStore: store });
+    const time = shiftedClock();
+    const { fake, query } = harness({ cacheStore: new MemoryCacheStore(), clock: time });
     let version = 0;
     fake.on(READ, () => ({ rows: [{ version: ++version }], delayMs: 30 }));
     const cache = { ttlMs: 1000, swrMs: 60_000 };
 
     await query(READ, { cache });
-    store.ageMs = 5000; // past ttlMs, within swrMs
+    time.shiftMs = 5000; // past ttlMs, within swrMs
     const stale = await Promise.all([1, 2, 3].map(() => query(READ, { cache })));
 
     for (const each of stale) {
@@ -110,7 +111,7 @@ describe('stale-while-revalidate', () => {
       });
     }
     await sleep(100); // the refresh reads in the background
-    store.ageMs = 0;
+    time.shiftMs = 0;
     const refreshed = await query(READ, { cache });
 
     expect(refreshed.body).toMatchObject({ rows: [{ version: 2 }], cacheStatus: 'hit' });
@@ -119,13 +120,13 @@ describe('stale-while-revalidate', () => {
   });
 
   it('does not serve an entry older than ttlMs + swrMs: the request reads', async () => {
-    const store = new AgingStore();
-    const { fake, query } = harness({ cacheStore: store });
+    const time = shiftedClock();
+    const { fake, query } = harness({ cacheStore: new MemoryCacheStore(), clock: time });
     let version = 0;
     fake.on(READ, () => ({ rows: [{ version: ++version }] }));
 
     await query(READ, { cache: { ttlMs: 1000, swrMs: 60_000 } });
-    store.ageMs = 5000;
+    time.shiftMs = 5000;
     // This request accepts 2 s of staleness only.
     const response = await query(READ, { cache: { ttlMs: 1000, swrMs: 1000 } });
 
@@ -133,26 +134,26 @@ describe('stale-while-revalidate', () => {
   });
 
   it('never serves a stale entry to a request without swrMs', async () => {
-    const store = new AgingStore();
-    const { fake, query } = harness({ cacheStore: store });
+    const time = shiftedClock();
+    const { fake, query } = harness({ cacheStore: new MemoryCacheStore(), clock: time });
     let version = 0;
     fake.on(READ, () => ({ rows: [{ version: ++version }] }));
 
     await query(READ, { cache: { ttlMs: 1000, swrMs: 60_000 } });
-    store.ageMs = 1500;
+    time.shiftMs = 1500;
     const response = await query(READ, { cache: { ttlMs: 1000 } });
 
     expect(response.body).toMatchObject({ rows: [{ version: 2 }], cacheStatus: 'miss' });
   });
 
   it('keeps the stale entry when the refresh fails, and refreshes again on a later request', async () => {
-    const store = new AgingStore();
-    const { fake, query } = harness({ cacheStore: store });
+    const time = shiftedClock();
+    const { fake, query } = harness({ cacheStore: new MemoryCacheStore(), clock: time });
     fake.on(READ, { rows: [{ version: 1 }] });
     const cache = { ttlMs: 1000, swrMs: 60_000 };
 
     await query(READ, { cache });
-    store.ageMs = 5000;
+    time.shiftMs = 5000;
     fake.once(READ, { error: databaseError('57P01', 'terminating connection') });
     await query(READ, { cache });
     await sleep(20);

@@ -16,22 +16,23 @@ async function runRead(
 ): Promise<StatementOutcome | StartFailure> {
   const cache = await context.cacheAttempt(statement);
   if (cache.hit) return cache.hit;
-  const lent = await context.acquire();
-  if (!(lent instanceof LentConnection)) {
-    cache.settle();
-    return lent;
-  }
   try {
-    const { outcomes, failure } = await runInTransaction(context, lent, mode, [statement]);
-    if (failure && failure.kind !== 'transaction') return failure;
-    const outcome: StatementOutcome = failure
-      ? { ok: false, statement, error: failure.error, executionTime: failure.executionTime }
-      : (outcomes[0] as StatementOutcome);
-    await cache.keep(outcome);
-    return outcome;
+    const lent = await context.acquire();
+    if (!(lent instanceof LentConnection)) return lent;
+    try {
+      const { outcomes, failure } = await runInTransaction(context, lent, mode, [statement]);
+      if (failure && failure.kind !== 'transaction') return failure;
+      const outcome: StatementOutcome = failure
+        ? { ok: false, statement, error: failure.error, executionTime: failure.executionTime }
+        : (outcomes[0] as StatementOutcome);
+      await cache.keep(outcome);
+      return outcome;
+    } finally {
+      lent.release();
+    }
   } finally {
+    // However the read ended, even by a defect: requests waiting for it stop waiting.
     cache.settle();
-    lent.release();
   }
 }
 
