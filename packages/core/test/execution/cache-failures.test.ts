@@ -5,7 +5,7 @@
  */
 import { MemoryCacheStore } from '../../src/cache';
 import type { Clock } from '../../src/ports/clock';
-import type { CacheEntryRecord, InvalidationScope } from '../../src/ports/cache-store';
+import type { InvalidationScope } from '../../src/ports/cache-store';
 import { databaseError, fakeTarget } from '../fakes/fake-connections';
 import { harness, sleep } from './service-harness';
 
