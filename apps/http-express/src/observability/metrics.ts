@@ -289,12 +289,18 @@ export class ServiceMetrics {
         }
       },
     });
-    // One read of the store per scrape feeds the three cache gauges.
-    let usage: ReturnType<QueryService['cacheUsage']> | undefined;
-    const readUsage = (): ReturnType<QueryService['cacheUsage']> => {
-      usage ??= service.cacheUsage().finally(() => {
-        usage = undefined;
-      });
+        // One read of the store per scrape feeds the three cache gauges. A store that cannot answer
+    // (Redis down) leaves them as they were: the rest of the scrape must still succeed, since
+    // that is when operators look.
+    type Usage = Awaited<ReturnType<QueryService['cacheUsage']>>;
+    let usage: Promise<Usage | undefined> | undefined;
+    const readUsage = (): Promise<Usage | undefined> => {
+      usage ??= service
+        .cacheUsage()
+        .catch(() => undefined)
+        .finally(() => {
+          usage = undefined;
+        });
       return usage;
     };
     const cacheGauge = (name: string, help: string, pick: 'entries' | 'bytes') =>
@@ -302,8 +308,9 @@ export class ServiceMetrics {
         name,
         help,
         registers,
-        async collect() {
-          this.set((await readUsage())[pick]);
+                async collect() {
+          const current = await readUsage();
+          if (current) this.set(current[pick]);
         },
       });
     cacheGauge('sqlgate_cache_entries', 'Live entries of the result cache.', 'entries');
@@ -315,7 +322,7 @@ export class ServiceMetrics {
       help: 'Entries removed from the result cache to make room.',
       registers,
       async collect() {
-        const { evictions } = await readUsage();
+                const evictions = (await readUsage())?.evictions ?? evictionsSeen;
         if (evictions > evictionsSeen) this.inc(evictions - evictionsSeen);
         evictionsSeen = Math.max(evictionsSeen, evictions);
       },
