@@ -25,10 +25,12 @@ const CONNECT_TIMEOUT_MS = 2000;
 /** The longest wait between reconnect attempts. */
 const MAX_RECONNECT_DELAY_MS = 1000;
 /**
- * A connection that receives nothing for this long while commands wait is taken for dead and
- * replaced (a network partition sends no reset). Longer than any pause a busy Redis makes.
+ * A connection that receives nothing for this many command timeouts (and at least a second) while
+ * commands wait is taken for dead and replaced: a network partition sends no reset, and without
+ * this every call would time out until TCP keepalive noticed, minutes later.
  */
-const SOCKET_SILENCE_MS = 5000;
+const SILENT_TIMEOUTS_BEFORE_RECONNECT = 20;
+const MIN_SOCKET_SILENCE_MS = 1000;
 
 /** Statuses in which a connection is being made, so a call may wait for it. */
 const CONNECTING = new Set(['wait', 'connecting', 'connect']);
@@ -51,7 +53,7 @@ export class RedisConnection {
       autoResendUnfulfilledCommands: false,
       connectTimeout: CONNECT_TIMEOUT_MS,
       disconnectTimeout: Math.max(timeoutMs, 100),
-      socketTimeout: SOCKET_SILENCE_MS,
+      socketTimeout: Math.max(MIN_SOCKET_SILENCE_MS, SILENT_TIMEOUTS_BEFORE_RECONNECT * timeoutMs),
       retryStrategy: (attempt) => Math.min(25 * 2 ** Math.min(attempt, 10), MAX_RECONNECT_DELAY_MS),
       connectionName: 'sqlgate-cache',
     };
