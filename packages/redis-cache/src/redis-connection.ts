@@ -55,7 +55,6 @@ export class RedisConnection {
       disconnectTimeout: Math.max(timeoutMs, 100),
       socketTimeout: Math.max(MIN_SOCKET_SILENCE_MS, SILENT_TIMEOUTS_BEFORE_RECONNECT * timeoutMs),
       retryStrategy: (attempt) => Math.min(25 * 2 ** Math.min(attempt, 10), MAX_RECONNECT_DELAY_MS),
-      connectionName: 'sqlgate-cache',
     };
     this.client = new Redis(url, options);
     // Failures reach the callers of each command; an 'error' event without a listener would be
@@ -84,19 +83,19 @@ export class RedisConnection {
       throw new RedisCacheUnavailableError(`Redis is not connected (${status})`);
     }
     let timer: NodeJS.Timeout | undefined;
+    let givenUp = false;
     // Ref'd on purpose: a caller awaiting this call keeps the process up until it settles, which
     // the bound keeps short.
     const expired = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            new RedisCacheUnavailableError(`Redis did not answer within ${this.timeoutMs} ms`),
-          ),
-        this.timeoutMs,
-      );
+      timer = setTimeout(() => {
+        givenUp = true;
+        reject(new RedisCacheUnavailableError(`Redis did not answer within ${this.timeoutMs} ms`));
+      }, this.timeoutMs);
     });
     const attempt = (async () => {
       if (this.client.status !== 'ready') await this.ready();
+      // A command whose caller was already told it failed is not sent once connected.
+      if (givenUp) throw new RedisCacheUnavailableError('Given up before Redis was connected');
       return command(this.client);
     })();
     try {
