@@ -3,6 +3,8 @@
  * marks and counters; the keys they leave are those of the documented layout, and indexes shrink
  * as entries expire.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { startLocalRedis, type LocalRedis } from '@sqlgate/testing';
 import { placeHash } from '../src/key-layout';
 import {
@@ -221,6 +223,45 @@ describe('entries', () => {
     expect(await cache.store.recent(10)).toEqual([]);
     expect(await cache.store.get('k')).toBeUndefined();
     expect(await cache.store.size()).toBe(0);
+  });
+});
+
+describe('a user restricted by ACL', () => {
+  it('can make every call with the permissions the README lists', async () => {
+    const readme = readFileSync(path.join(__dirname, '..', 'README.md'), 'utf8');
+    const block = /Permissions[\s\S]*?```\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    const commands = block.split(/\s+/).filter((word) => word.startsWith('+'));
+    expect(commands.length).toBeGreaterThan(20);
+    const prefix = freshPrefix('acl');
+    const user = `readme${Date.now()}`;
+    await command(
+      redis.port,
+      'ACL',
+      'SETUSER',
+      user,
+      'on',
+      '>pw',
+      `~${prefix}*`,
+      '-@all',
+      ...commands,
+    );
+    const cache = caches.make(`redis://${user}:pw@127.0.0.1:${redis.port}/0`, {
+      prefix,
+      ...TIMEOUT,
+    });
+
+    await eventually(async () => {
+      await cache.store.size();
+    });
+    const mark = await cache.store.mark(placeA);
+    expect(await cache.store.set(entry('k'), 60_000, mark)).toBe(true);
+    expect(await cache.store.get('k')).toBeDefined();
+    expect(await cache.store.recent(5)).toHaveLength(1);
+    expect(await cache.store.usage?.()).toMatchObject({ entries: 1 });
+    expect(await cache.store.invalidate({ server: placeA.server }, null)).toBe(1);
+    await cache.store.clear();
+    cache.counters.add(counts(1, 1));
+    expect(await cache.counters.totals()).toMatchObject({ hits: 1, misses: 1 });
   });
 });
 
