@@ -35,8 +35,6 @@ const MIN_SOCKET_SILENCE_MS = 1000;
 /** Statuses in which a connection is being made, so a call may wait for it. */
 const CONNECTING = new Set(['wait', 'connecting', 'connect']);
 
-export type ScriptRunner = (name: ScriptName, args: (string | number)[]) => Promise<unknown>;
-
 export class RedisConnection {
   readonly client: Redis;
   private closed = false;
@@ -57,8 +55,8 @@ export class RedisConnection {
       retryStrategy: (attempt) => Math.min(25 * 2 ** Math.min(attempt, 10), MAX_RECONNECT_DELAY_MS),
     };
     this.client = new Redis(url, options);
-    // Failures reach the callers of each command; an 'error' event without a listener would be
-    // printed by ioredis, and one on an EventEmitter of our own would crash the process.
+    // Failures reach the callers of each command as rejections; without a listener, ioredis
+    // would print every 'error' event (each failed reconnect) to the console.
     this.client.on('error', () => undefined);
     this.client.on('connect', () => this.client.stream?.unref?.());
     this.client.on('reconnecting', () => unrefReconnectTimer(this.client));
