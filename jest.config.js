@@ -8,6 +8,7 @@ const moduleNameMapper = {
   '^@sqlgate/core$': sourceOf('packages/core'),
   '^@sqlgate/testing$': sourceOf('packages/testing'),
   '^@sqlgate/postgres-adapter$': sourceOf('packages/postgres-adapter'),
+  '^@sqlgate/redis-cache$': sourceOf('packages/redis-cache'),
   '^@sqlgate/http-express$': sourceOf('apps/http-express'),
 };
 
@@ -29,6 +30,7 @@ module.exports = {
     project('packages/core'),
     project('packages/testing'),
     project('packages/postgres-adapter'),
+    project('packages/redis-cache'),
     // Every HTTP test's response bodies pass one check: no internal message reaches a caller.
     project('apps/http-express', { setupFilesAfterEnv: ['<rootDir>/test/setup-after-env.ts'] }),
   ],

@@ -27,6 +27,14 @@ export interface LocalRedis {
   kill(): Promise<void>;
   /** Starts it again on the same port, empty (nothing is kept on disk). */
   restart(): Promise<void>;
+  /**
+   * Suspends the server (SIGSTOP): connections stay open and connecting still succeeds (the
+   * kernel accepts), but nothing is answered, as with a Redis stuck on a slow command or a paused
+   * VM. For "slow Redis" tests.
+   */
+  freeze(): Promise<void>;
+  /** Resumes a frozen server (SIGCONT); it answers what it was sent meanwhile. */
+  thaw(): Promise<void>;
   /** Stops the server and removes its directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -99,12 +107,18 @@ export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<
   }
   log(`redis-server ready on ${HOST}:${port}`);
 
+  let frozen = false;
+  const isRunning = (process: ChildProcess | undefined): process is ChildProcess =>
+    process !== undefined && process.exitCode === null && process.signalCode === null;
   const halt = async (signal: NodeJS.Signals): Promise<void> => {
     const running = child;
     child = undefined;
-    if (!running || running.exitCode !== null || running.signalCode !== null) return;
+    if (!isRunning(running)) return;
     const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
     running.kill(signal);
+    // A stopped process keeps a SIGTERM pending until it runs again.
+    if (frozen) running.kill('SIGCONT');
+    frozen = false;
     const forced = setTimeout(() => running.kill('SIGKILL'), STOP_GRACE_MS);
     await exited;
     clearTimeout(forced);
@@ -115,6 +129,16 @@ export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<
     port,
     url: `redis://${HOST}:${port}`,
     kill: () => halt('SIGKILL'),
+    freeze: async () => {
+      if (!isRunning(child)) throw new Error('redis-server is not running');
+      child.kill('SIGSTOP');
+      frozen = true;
+    },
+    thaw: async () => {
+      if (!isRunning(child) || !frozen) return;
+      child.kill('SIGCONT');
+      frozen = false;
+    },
     restart: async () => {
       await halt('SIGTERM');
       await launch();

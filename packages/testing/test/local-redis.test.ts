@@ -61,6 +61,41 @@ describe('startLocalRedis', () => {
     expect(await command(first.port, 'GET', 'kept')).toBe('$-1\r\n');
   }, 30_000);
 
+  it('freeze() leaves a server that accepts connections but answers nothing until thaw()', async () => {
+    await first.freeze();
+    const socket = connect({ host: '127.0.0.1', port: first.port });
+    try {
+      let reply = '';
+      socket.on('data', (chunk) => (reply += chunk.toString()));
+      await new Promise<void>((resolve, reject) => {
+        socket.once('connect', resolve);
+        socket.once('error', reject);
+      });
+      socket.write('PING\r\n');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(reply).toBe('');
+
+      await first.thaw();
+      const deadline = Date.now() + 5000;
+      while (reply === '' && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(reply).toBe('+PONG\r\n');
+    } finally {
+      socket.destroy();
+      await first.thaw();
+    }
+  });
+
+  it('stops a frozen server without waiting for it to be thawed', async () => {
+    const redis = await startLocalRedis();
+    await redis.freeze();
+    const started = Date.now();
+    await redis.stop();
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(await command(redis.port, 'PING')).toBe('ECONNREFUSED');
+  }, 30_000);
+
   it('stop() ends the server and removes its directory, and may be called twice', async () => {
     const redis = await startLocalRedis();
     const directory = (await command(redis.port, 'CONFIG', 'GET', 'dir')).split(

@@ -7,6 +7,7 @@ export {
   type FoundEntry,
 } from './result-cache';
 export { MemoryCacheStore, type MemoryCacheStoreOptions } from './memory-cache-store';
+export { decodeCacheRecord, encodeCacheRecord } from './cached-result-codec';
 export { toCacheEntry, type CacheEntry } from './cache-entry';
 export { cacheKey, type CacheKeyParts } from './cache-key';
 export { isCacheableStatement, isCacheRequested, requestMayUseCache } from './cacheability';

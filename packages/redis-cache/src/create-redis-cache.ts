@@ -1,0 +1,40 @@
+import type { CacheStore, SharedCounters } from '@sqlgate/core';
+import { resolveOptions, type RedisCacheOptions } from './options';
+import { RedisCacheStore } from './redis-cache-store';
+import { RedisConnection } from './redis-connection';
+import { RedisCounters } from './redis-counters';
+
+export interface RedisCache {
+  /** The result cache, shared by every instance using the same Redis and prefix. */
+  store: CacheStore;
+  /** The statistics counters, summed over those instances. */
+  counters: SharedCounters;
+  /**
+   * Sends pending counts and retries pending invalidations once (each within the command
+   * timeout), then closes the connection. Idempotent; `store.close()` and `counters.close()` do
+   * the same, since both share the connection.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * A result cache and statistics counters kept in Redis, for several sqlgate instances to share.
+ * Give `store` to `createQueryService` as `cacheStore` and `counters` as `counters`.
+ *
+ * @example
+ * const redis = createRedisCache({ url: 'redis://127.0.0.1:6379' });
+ * const service = createQueryService({ connections, cacheStore: redis.store, counters: redis.counters });
+ */
+export function createRedisCache(options: RedisCacheOptions): RedisCache {
+  const resolved = resolveOptions(options);
+  const connection = new RedisConnection(resolved.url, resolved.commandTimeoutMs);
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      await Promise.all([store.stop(), counters.stop()]);
+      await connection.close();
+    })());
+  const store = new RedisCacheStore(connection, resolved, close);
+  const counters = new RedisCounters(connection, resolved.prefix, resolved.counterFlushMs, close);
+  return { store, counters, close };
+}

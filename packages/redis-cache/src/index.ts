@@ -1,0 +1,7 @@
+/**
+ * sqlgate's result cache and statistics counters in Redis, shared by several instances
+ * (README.md): the `CacheStore` and `SharedCounters` ports of `@sqlgate/core`.
+ */
+export { createRedisCache, type RedisCache } from './create-redis-cache';
+export type { RedisCacheOptions } from './options';
+export { RedisCacheUnavailableError } from './redis-connection';

@@ -1,0 +1,122 @@
+/**
+ * Invalidations that could not reach Redis, retried in the background until one succeeds.
+ *
+ * A write has already happened when its invalidation fails, so forgetting it would leave stale
+ * entries in the cache until they expire. Until a retry succeeds, this instance treats the place's
+ * entries as absent and keeps none of them; other instances cannot know, which is the window the
+ * README documents.
+ *
+ * Retries are coalesced per place: one pending invalidation covers any number of failed ones, as
+ * an invalidation removes everything of its place. A success clears a pending one only if it began
+ * after the failed one began: the failed one's write came before that, so a later invalidation
+ * covers it, while one that began earlier may have run in Redis before the write.
+ */
+
+/** A database (`d`) or server (`s`) by its hash. */
+export interface PlaceRef {
+  kind: 'd' | 's';
+  hash: string;
+}
+
+export type InvalidationAttempt = (place: PlaceRef) => Promise<unknown>;
+
+export const RETRY_INTERVAL_MS = 100;
+
+interface Pending {
+  place: PlaceRef;
+  /** When the latest failed attempt began (in attempts): only an attempt begun later clears it. */
+  begun: number;
+}
+
+export class PendingInvalidations {
+  private readonly pending = new Map<string, Pending>();
+  /** Counts attempts begun, so that each knows which failures it postdates. */
+  private attempts = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private retrying = false;
+  private stopped = false;
+
+  constructor(private readonly attempt: InvalidationAttempt) {}
+
+  /** Runs an invalidation; on failure it stays pending (retried) and the failure is rethrown. */
+  async run<T>(place: PlaceRef, invalidate: () => Promise<T>): Promise<T> {
+    const begun = ++this.attempts;
+    try {
+      const result = await invalidate();
+      this.succeeded(place, begun);
+      return result;
+    } catch (error) {
+      this.failed(place, begun);
+      throw error;
+    }
+  }
+
+  /** Whether a database or server of these hashes has an invalidation still to reach Redis. */
+  covers(databaseHash: string, serverHash: string): boolean {
+    return (
+      this.pending.size > 0 &&
+      (this.pending.has(id({ kind: 'd', hash: databaseHash })) ||
+        this.pending.has(id({ kind: 's', hash: serverHash })))
+    );
+  }
+
+  /** The hashes pending, as the scripts take them: comma-separated databases, then servers. */
+  lists(): [databases: string, servers: string] {
+    if (this.pending.size === 0) return ['', ''];
+    const databases: string[] = [];
+    const servers: string[] = [];
+    for (const { place } of this.pending.values()) {
+      (place.kind === 'd' ? databases : servers).push(place.hash);
+    }
+    return [databases.join(','), servers.join(',')];
+  }
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /** Tries every pending invalidation once, now; resolves when all attempts have settled. */
+  async retryAll(): Promise<void> {
+    await Promise.all(
+      [...this.pending.values()].map(({ place }) =>
+        this.run(place, () => this.attempt(place)).catch(() => undefined),
+      ),
+    );
+  }
+
+  /** No more background retries (closing). */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private failed(place: PlaceRef, begun: number): void {
+    const latest = Math.max(begun, this.pending.get(id(place))?.begun ?? 0);
+    this.pending.set(id(place), { place, begun: latest });
+    this.schedule();
+  }
+
+  private succeeded(place: PlaceRef, begun: number): void {
+    const waiting = this.pending.get(id(place));
+    if (waiting && begun > waiting.begun) this.pending.delete(id(place));
+  }
+
+  private schedule(): void {
+    if (this.timer || this.retrying || this.stopped || this.pending.size === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.retrying = true;
+      void this.retryAll().finally(() => {
+        this.retrying = false;
+        this.schedule();
+      });
+    }, RETRY_INTERVAL_MS);
+    // A pending invalidation must not keep the process alive: it is lost with the process anyway.
+    this.timer.unref();
+  }
+}
+
+function id(place: PlaceRef): string {
+  return `${place.kind}:${place.hash}`;
+}

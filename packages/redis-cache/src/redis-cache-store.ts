@@ -1,0 +1,201 @@
+/**
+ * The result cache in Redis, shared by every instance that uses the same Redis and prefix.
+ *
+ * Coherence with writes rests on generations: each database and each server has a counter that
+ * every invalidation of it increments, in the same script that deletes its entries. A mark is
+ * `epoch:databaseGeneration:serverGeneration`; `set` keeps an entry only while the current point
+ * equals its mark, and each entry remembers the point it was kept at, which `get` checks again.
+ * The epoch is a random id created once: a Redis that restarted empty starts its generations at 0
+ * again, and the new epoch keeps an older mark from matching them by chance.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  decodeCacheRecord,
+  encodeCacheRecord,
+  type CacheEntryRecord,
+  type CacheStore,
+  type CacheUsage,
+  type EntryPlace,
+  type InvalidationScope,
+  type WriteMark,
+} from '@sqlgate/core';
+import { KeyLayout, placeHash } from './key-layout';
+import { PendingInvalidations, type PlaceRef } from './pending-invalidations';
+import type { RedisConnection } from './redis-connection';
+
+export interface RedisCacheStoreOptions {
+  prefix: string;
+  maxEntryBytes: number;
+}
+
+export class RedisCacheStore implements CacheStore {
+  private readonly layout: KeyLayout;
+  private readonly pending: PendingInvalidations;
+
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly options: RedisCacheStoreOptions,
+    /** Closes the whole RedisCache: the store shares its client with the counters. */
+    private readonly closeAll: () => Promise<void>,
+  ) {
+    this.layout = new KeyLayout(options.prefix);
+    this.pending = new PendingInvalidations((place) => this.invalidateInRedis(place));
+  }
+
+  /** The entry with one more hit counted in Redis; undefined when absent, expired or invalidated. */
+  async get(key: string): Promise<CacheEntryRecord | undefined> {
+    const [databases, servers] = this.pending.lists();
+    const reply = (await this.script('sqlgateGet', [key, databases, servers])) as
+      [string, number] | null;
+    if (reply === null) return undefined;
+    return decodedWithHits(reply[0], reply[1]);
+  }
+
+  async mark(place: EntryPlace): Promise<WriteMark> {
+    const mark = await this.script('sqlgateMark', [
+      placeHash(place.scope),
+      placeHash(place.server),
+      newEpoch(),
+    ]);
+    return String(mark);
+  }
+
+  /**
+   * Keeps `entry` unless an invalidation of its database or server ran since `mark` (in Redis, or
+   * still pending here). A TTL that is not positive, or an entry whose encoded form is over
+   * `maxEntryBytes`, removes the older entry under the key instead.
+   */
+  async set(entry: CacheEntryRecord, ttlMs: number, mark?: WriteMark): Promise<boolean> {
+    const databaseHash = placeHash(entry.scope);
+    const serverHash = placeHash(entry.server);
+    if (this.pending.covers(databaseHash, serverHash)) return false;
+    let ttl = ttlMs > 0 ? Math.ceil(ttlMs) : 0;
+    let text = '';
+    if (ttl > 0) {
+      text = encodeCacheRecord(entry);
+      if (Buffer.byteLength(text) > this.options.maxEntryBytes) {
+        ttl = 0;
+        text = '';
+      }
+    }
+    const kept = await this.script('sqlgateSet', [
+      entry.key,
+      databaseHash,
+      serverHash,
+      mark ?? '',
+      ttl,
+      text,
+      wholeOrZero(entry.hits),
+      wholeOrZero(entry.sizeBytes),
+      finiteOrZero(entry.cachedAt.getTime()),
+      newEpoch(),
+    ]);
+    return kept === 1;
+  }
+
+  /**
+   * Removes every entry of the database (or of every database of the server) and advances its
+   * generation, atomically. `relations` is not used: the whole place is invalidated, which is
+   * correct, only less precise. When Redis cannot be reached, the invalidation rejects and stays
+   * pending here, retried in the background until it succeeds.
+   */
+  async invalidate(where: InvalidationScope, _relations: string[] | null): Promise<number> {
+    const place: PlaceRef =
+      'server' in where
+        ? { kind: 's', hash: placeHash(where.server) }
+        : { kind: 'd', hash: placeHash(where.scope) };
+    return this.pending.run(place, () => this.invalidateInRedis(place));
+  }
+
+  private async invalidateInRedis(place: PlaceRef): Promise<number> {
+    const script = place.kind === 's' ? 'sqlgateInvalidateServer' : 'sqlgateInvalidateDatabase';
+    return Number(await this.script(script, [place.hash]));
+  }
+
+  /**
+   * Removes every entry and index under the prefix, never the generations or the epoch: a mark
+   * taken before `clear` must still be refused after a later invalidation. SCAN and UNLINK in
+   * batches, each within the bound, so a large cache is cleared without blocking Redis.
+   */
+  async clear(): Promise<void> {
+    await this.script('sqlgateDropFixedIndexes', []);
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.connection.run((client) =>
+        client.scan(cursor, 'MATCH', this.layout.entriesAndIndexesPattern(), 'COUNT', 1000),
+      );
+      if (keys.length > 0) await this.connection.run((client) => client.unlink(...keys));
+      cursor = next;
+    } while (cursor !== '0');
+  }
+
+  async size(): Promise<number> {
+    return (await this.usage()).entries;
+  }
+
+  /** Live entries across instances and the sum of their `sizeBytes`; Redis evicts nothing for room here. */
+  async usage(): Promise<CacheUsage> {
+    const [entries, bytes] = (await this.script('sqlgateUsage', [])) as [number, number];
+    return { entries: Number(entries), bytes: Number(bytes), evictions: 0 };
+  }
+
+  /** Up to `limit` live entries of every instance, most recently cached first. */
+  async recent(limit: number): Promise<CacheEntryRecord[]> {
+    if (!(limit > 0)) return [];
+    const [databases, servers] = this.pending.lists();
+    const reply = (await this.script('sqlgateRecent', [Math.floor(limit), databases, servers])) as (
+      string | number
+    )[];
+    const records: CacheEntryRecord[] = [];
+    for (let index = 0; index + 1 < reply.length; index += 2) {
+      const record = decodedWithHits(String(reply[index]), Number(reply[index + 1]));
+      if (record) records.push(record);
+    }
+    return records;
+  }
+
+  /** Invalidations still to reach Redis. */
+  get pendingInvalidations(): number {
+    return this.pending.size;
+  }
+
+  /** One last try of the pending invalidations, then no more retries. For RedisCache.close(). */
+  async stop(): Promise<void> {
+    this.pending.stop();
+    await this.pending.retryAll();
+  }
+
+  /** Closes the RedisCache this store belongs to (its counters too: they share one client). */
+  close(): Promise<void> {
+    return this.closeAll();
+  }
+
+  private script(name: Parameters<RedisConnection['script']>[0], args: (string | number)[]) {
+    return this.connection.script(name, [this.options.prefix, ...args]);
+  }
+}
+
+/** The record stored as `text`, with the hits Redis counted; undefined if it cannot be decoded. */
+function decodedWithHits(text: string, hits: number): CacheEntryRecord | undefined {
+  try {
+    const record = decodeCacheRecord(text);
+    record.hits = Number(hits);
+    return record;
+  } catch {
+    // Written by another format version, or damaged: a miss, replaced by the next set.
+    return undefined;
+  }
+}
+
+/** A random epoch, offered to Redis in case it has none yet (SET NX keeps the first). */
+function newEpoch(): string {
+  return randomBytes(12).toString('hex');
+}
+
+function wholeOrZero(value: number): number {
+  return Number.isFinite(value) && value > 0 ? Math.round(value) : 0;
+}
+
+function finiteOrZero(value: number): number {
+  return Number.isFinite(value) ? value : 0;
+}

@@ -1,0 +1,231 @@
+/**
+ * What the Redis cache does when Redis fails: every call settles within commandTimeoutMs (50 ms
+ * here, the default) whether Redis is gone, frozen or refusing, nothing is lost or counted twice,
+ * and it recovers by itself. Bounds are checked with slack for a loaded machine.
+ */
+import { startLocalRedis, type LocalRedis } from '@sqlgate/testing';
+import { RedisCacheUnavailableError, type RedisCache } from '../src';
+import { placeHash } from '../src/key-layout';
+import type { RedisCacheStore } from '../src/redis-cache-store';
+import {
+  Caches,
+  command,
+  counts,
+  entry,
+  eventually,
+  freshPrefix,
+  pause,
+  placeA,
+  placeB,
+  settle,
+} from './support';
+
+const BOUND_MS = 50;
+/** Timer and scheduling delays of a loaded CI machine. */
+const SLACK_MS = 250;
+
+let redis: LocalRedis;
+const caches = new Caches();
+
+beforeAll(async () => {
+  redis = await startLocalRedis();
+}, 30_000);
+afterEach(async () => {
+  await redis.thaw();
+  await caches.closeAll();
+});
+afterAll(() => redis?.stop());
+
+/** Every call of both ports, each started fresh. */
+function everyCall(cache: RedisCache): [string, () => Promise<unknown>][] {
+  return [
+    ['get', () => cache.store.get('k')],
+    ['mark', () => cache.store.mark(placeA)],
+    ['set', () => cache.store.set(entry('k'), 60_000)],
+    ['set with a mark', () => cache.store.set(entry('k'), 60_000, 'epoch:0:0')],
+    ['invalidate', () => cache.store.invalidate({ scope: placeB.scope }, null)],
+    ['clear', () => cache.store.clear()],
+    ['size', () => cache.store.size()],
+    ['recent', () => cache.store.recent(10)],
+    ['usage', () => cache.store.usage!()],
+    ['totals', () => cache.counters.totals()],
+  ];
+}
+
+async function expectEveryCallToFailInTime(cache: RedisCache): Promise<void> {
+  for (const [name, call] of everyCall(cache)) {
+    const outcome = await settle(call());
+    expect({ name, ok: outcome.ok }).toEqual({ name, ok: false });
+    expect(outcome.error).toBeInstanceOf(RedisCacheUnavailableError);
+    expect({ name, inTime: outcome.ms < BOUND_MS + SLACK_MS }).toEqual({ name, inTime: true });
+  }
+}
+
+/** Waits until the cache answers again (it reconnects by itself). */
+async function untilAnswering(cache: RedisCache): Promise<void> {
+  await eventually(async () => {
+    await cache.store.size();
+  }, 10_000);
+}
+
+describe('Redis killed', () => {
+  afterEach(async () => {
+    await redis.restart();
+  });
+
+  it('makes every call reject within the bound, and the cache recovers by itself on restart', async () => {
+    const cache = caches.make(redis.url);
+    await untilAnswering(cache);
+    await redis.kill();
+
+    await expectEveryCallToFailInTime(cache);
+    expect(() => cache.counters.add(counts(1, 1))).not.toThrow();
+
+    await redis.restart();
+    await untilAnswering(cache);
+    expect(await cache.store.set(entry('k'), 60_000)).toBe(true);
+    expect((await cache.store.get('k'))?.hits).toBe(1);
+  });
+
+  it('keeps a failed invalidation pending and retries it once Redis is back', async () => {
+    const prefix = freshPrefix('retry');
+    const cache = caches.make(redis.url, { prefix });
+    await untilAnswering(cache);
+    await redis.kill();
+
+    const outcome = await settle(cache.store.invalidate({ scope: placeA.scope }, null));
+    expect(outcome.ok).toBe(false);
+    expect(outcome.ms).toBeLessThan(BOUND_MS + SLACK_MS);
+    expect((cache.store as RedisCacheStore).pendingInvalidations).toBe(1);
+    // Meanwhile this instance keeps nothing of that database (whose write it could not announce).
+    expect(await cache.store.set(entry('k'), 60_000)).toBe(false);
+
+    await redis.restart();
+    await eventually(async () => {
+      expect(await command(redis.port, 'GET', `${prefix}g:d:${placeHash(placeA.scope)}`)).toBe('1');
+    });
+    await eventually(() => expect((cache.store as RedisCacheStore).pendingInvalidations).toBe(0));
+    expect(await cache.store.set(entry('k'), 60_000)).toBe(true);
+  });
+
+  it('refuses marks taken before Redis restarted empty: a new epoch', async () => {
+    const cache = caches.make(redis.url);
+    await untilAnswering(cache);
+    const before = await cache.store.mark(placeA);
+
+    await redis.kill();
+    await redis.restart();
+    await untilAnswering(cache);
+
+    // The generations are back at 0, as when the mark was taken; only the epoch differs.
+    expect(before).toMatch(/^[0-9a-f]+:0:0$/);
+    expect(await cache.store.set(entry('k'), 60_000, before)).toBe(false);
+    const after = await cache.store.mark(placeA);
+    expect(after).not.toBe(before);
+    expect(await cache.store.set(entry('k'), 60_000, after)).toBe(true);
+  });
+
+  it('counts what was added while Redis was down exactly once when it returns', async () => {
+    const prefix = freshPrefix('counts');
+    const cache = caches.make(redis.url, { prefix });
+    await untilAnswering(cache);
+    await redis.kill();
+
+    for (let index = 0; index < 10; index++) {
+      cache.counters.add(counts(1, 2, 0.5));
+      await pause(30); // flushes keep failing meanwhile
+    }
+    const outcome = await settle(cache.counters.totals());
+    expect(outcome.ok).toBe(false);
+    expect(outcome.ms).toBeLessThan(BOUND_MS + SLACK_MS);
+
+    await redis.restart();
+    const expected = { hits: 10, misses: 20, executed: 20, executionMs: 5 };
+    await eventually(async () => expect(await cache.counters.totals()).toEqual(expected), 10_000);
+    await pause(300); // several more flushes
+    const other = caches.make(redis.url, { prefix });
+    await untilAnswering(other);
+    expect(await other.counters.totals()).toEqual(expected);
+  });
+});
+
+describe('Redis frozen (SIGSTOP)', () => {
+  it('makes every call reject within the bound, and the cache answers again after thaw', async () => {
+    const prefix = freshPrefix('frozen');
+    const cache = caches.make(redis.url, { prefix });
+    await untilAnswering(cache);
+    await redis.freeze();
+
+    await expectEveryCallToFailInTime(cache);
+    // A cache created meanwhile connects (the kernel accepts) but gets no answer either.
+    const late = caches.make(redis.url, { prefix });
+    const outcome = await settle(late.store.get('k'));
+    expect(outcome.ok).toBe(false);
+    expect(outcome.ms).toBeLessThan(BOUND_MS + SLACK_MS);
+
+    await redis.thaw();
+    await untilAnswering(cache);
+    await untilAnswering(late);
+    expect(await cache.store.set(entry('k'), 60_000)).toBe(true);
+    expect(await late.store.get('k')).toBeDefined();
+  });
+
+  it('does not count twice a batch whose reply timed out but that Redis applied after thaw', async () => {
+    const prefix = freshPrefix('frozen-counts');
+    const cache = caches.make(redis.url, { prefix });
+    await untilAnswering(cache);
+    cache.counters.add(counts(3, 4, 1.25));
+    await redis.freeze();
+    // Several flushes are sent into the frozen server and time out here; Redis still has them.
+    await pause(400);
+    cache.counters.add(counts(1, 0));
+
+    await redis.thaw();
+    const expected = { hits: 4, misses: 4, executed: 4, executionMs: 1.25 };
+    await eventually(async () => expect(await cache.counters.totals()).toEqual(expected));
+    await pause(300);
+    expect(await cache.counters.totals()).toEqual(expected);
+  });
+});
+
+describe('an invalidation Redis refuses (an ACL that lets the generations be read, not written)', () => {
+  it('leaves this instance serving and keeping nothing of that database until a retry succeeds', async () => {
+    const prefix = freshPrefix('acl');
+    const user = `app${Date.now()}`;
+    const writable = ['e:*', 'i:*', 'epoch', 'stats*', 'g:s:*'].map((name) => `~${prefix}${name}`);
+    await command(
+      redis.port,
+      'ACL',
+      'SETUSER',
+      user,
+      'on',
+      '>secret',
+      '%R~*',
+      ...writable,
+      '+@all',
+    );
+    const limited = caches.make(`redis://${user}:secret@127.0.0.1:${redis.port}`, { prefix });
+    const other = caches.make(redis.url, { prefix });
+    await untilAnswering(limited);
+    await limited.store.set(entry('a1', placeA), 60_000);
+    await limited.store.set(entry('b1', placeB), 60_000);
+
+    await expect(limited.store.invalidate({ scope: placeA.scope }, null)).rejects.toThrow(
+      RedisCacheUnavailableError,
+    );
+
+    expect(await limited.store.get('a1')).toBeUndefined();
+    expect(await limited.store.get('b1')).toBeDefined();
+    expect(await limited.store.set(entry('a2', placeA), 60_000)).toBe(false);
+    expect((await limited.store.recent(10)).map((each) => each.key)).toEqual(['b1']);
+    // The window the README documents: another instance cannot know of the failed invalidation.
+    expect(await other.store.get('a1')).toBeDefined();
+
+    await command(redis.port, 'ACL', 'SETUSER', user, `~${prefix}g:d:*`);
+
+    await eventually(async () => expect(await other.store.get('a1')).toBeUndefined());
+    await eventually(() => expect((limited.store as RedisCacheStore).pendingInvalidations).toBe(0));
+    expect(await limited.store.set(entry('a2', placeA), 60_000)).toBe(true);
+    expect(await limited.store.get('b1')).toBeDefined();
+  });
+});

@@ -1,0 +1,86 @@
+/** The bookkeeping of invalidations that failed: what stays pending, what clears it, the retries. */
+import {
+  PendingInvalidations,
+  RETRY_INTERVAL_MS,
+  type PlaceRef,
+} from '../src/pending-invalidations';
+import { eventually } from './support';
+
+const database: PlaceRef = { kind: 'd', hash: 'aaa' };
+const server: PlaceRef = { kind: 's', hash: 'sss' };
+
+const fail = () => Promise.reject(new Error('Redis is away'));
+
+/** A promise settled from outside, to order attempts by hand. */
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  let reject!: (error: Error) => void;
+  const promise = new Promise<T>((yes, no) => {
+    resolve = yes;
+    reject = no;
+  });
+  return { promise, resolve, reject };
+}
+
+describe('PendingInvalidations', () => {
+  let redisAnswers = false;
+  let pending: PendingInvalidations;
+
+  beforeEach(() => {
+    redisAnswers = false;
+    pending = new PendingInvalidations(() => (redisAnswers ? Promise.resolve(0) : fail()));
+  });
+  afterEach(() => pending.stop());
+
+  it('passes a success through and keeps nothing', async () => {
+    expect(await pending.run(database, async () => 3)).toBe(3);
+    expect(pending.size).toBe(0);
+    expect(pending.covers('aaa', 'sss')).toBe(false);
+  });
+
+  it('keeps a failed one, coalesced per place, and rethrows the failure', async () => {
+    await expect(pending.run(database, fail)).rejects.toThrow('Redis is away');
+    await expect(pending.run(database, fail)).rejects.toThrow();
+    await expect(pending.run(server, fail)).rejects.toThrow();
+
+    expect(pending.size).toBe(2);
+    expect(pending.covers('aaa', 'other')).toBe(true);
+    expect(pending.covers('other', 'sss')).toBe(true);
+    expect(pending.covers('other', 'other')).toBe(false);
+    expect(pending.lists()).toEqual(['aaa', 'sss']);
+  });
+
+  it('is cleared by an invalidation begun after the failed one, not by one begun before', async () => {
+    const earlier = deferred<number>();
+    const earlierRun = pending.run(database, () => earlier.promise);
+    await expect(pending.run(database, fail)).rejects.toThrow();
+
+    // Began first, so it may have run in Redis before the failed one's write: it does not count.
+    earlier.resolve(1);
+    await earlierRun;
+    expect(pending.size).toBe(1);
+
+    await pending.run(database, async () => 0);
+    expect(pending.size).toBe(0);
+  });
+
+  it('retries in the background until Redis answers', async () => {
+    await expect(pending.run(database, fail)).rejects.toThrow();
+    await new Promise((resolve) => setTimeout(resolve, RETRY_INTERVAL_MS * 3));
+    expect(pending.size).toBe(1);
+
+    redisAnswers = true;
+    await eventually(() => expect(pending.size).toBe(0), RETRY_INTERVAL_MS * 20);
+  });
+
+  it('stops retrying once stopped, and retryAll() still tries once', async () => {
+    await expect(pending.run(database, fail)).rejects.toThrow();
+    pending.stop();
+    redisAnswers = true;
+    await new Promise((resolve) => setTimeout(resolve, RETRY_INTERVAL_MS * 3));
+    expect(pending.size).toBe(1);
+
+    await pending.retryAll();
+    expect(pending.size).toBe(0);
+  });
+});
