@@ -52,6 +52,11 @@ export interface ServerConfig {
   queryCacheRedisTimeoutMs: number;
   /** Prefix of sqlgate's Redis keys (QUERY_CACHE_REDIS_PREFIX), so deployments can share a Redis. */
   queryCacheRedisPrefix: string;
+  /**
+   * The key under which cache keys name callers' passwords (QUERY_CACHE_SECRET): the same on every
+   * instance sharing a Redis cache, which needs one.
+   */
+  queryCacheSecret?: string;
   /** Contents of SSL_ROOT_CERT, for sslMode verify-full. */
   sslRootCertificate?: string;
   /** ALLOWED_TARGETS as given; unset: any target. */
@@ -105,6 +110,7 @@ const VARIABLE_OF: Record<keyof ServerConfig, string> = {
   queryCacheRedisUrl: 'QUERY_CACHE_REDIS_URL',
   queryCacheRedisTimeoutMs: 'QUERY_CACHE_REDIS_TIMEOUT_MS',
   queryCacheRedisPrefix: 'QUERY_CACHE_REDIS_PREFIX',
+  queryCacheSecret: 'QUERY_CACHE_SECRET',
   sslRootCertificate: 'SSL_ROOT_CERT',
   allowedTargets: 'ALLOWED_TARGETS',
   statsToken: 'STATS_TOKEN',
@@ -236,6 +242,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
   if (allowedHosts) config.allowedHosts = allowedHosts;
   const redisUrl = redisUrlOf(env);
   if (redisUrl) config.queryCacheRedisUrl = redisUrl;
+  if (env.QUERY_CACHE_SECRET) config.queryCacheSecret = cacheSecretOf(env.QUERY_CACHE_SECRET);
   const sslRootCertificate = fileContents(env, 'SSL_ROOT_CERT');
   if (sslRootCertificate) config.sslRootCertificate = sslRootCertificate;
   return config;
@@ -272,4 +279,17 @@ function redisKeyPrefix(env: Env): string {
     );
   }
   return raw;
+}
+
+/** Shortest QUERY_CACHE_SECRET: an HMAC key guessed is every password in the cache's keys exposed. */
+const MIN_CACHE_SECRET_LENGTH = 32;
+
+/** QUERY_CACHE_SECRET, checked; the error never repeats it. */
+export function cacheSecretOf(secret: string): string {
+  if (secret.length < MIN_CACHE_SECRET_LENGTH) {
+    throw new ConfigError(
+      `QUERY_CACHE_SECRET must be at least ${MIN_CACHE_SECRET_LENGTH} characters, e.g. the output of: openssl rand -base64 32`,
+    );
+  }
+  return secret;
 }

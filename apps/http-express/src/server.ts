@@ -4,14 +4,26 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createQueryService, MemoryCacheStore, type QueryService } from '@sqlgate/core';
+import {
+  createQueryService,
+  MemoryCacheStore,
+  type QueryService,
+  type QueryServiceOptions,
+} from '@sqlgate/core';
 import { createPostgresConnections } from '@sqlgate/postgres-adapter';
+import { createRedisCache } from '@sqlgate/redis-cache';
 import pino, { type Logger } from 'pino';
 import { createAllowedTargets } from './allowed-targets';
 import { answerClientErrorsInJson } from './client-errors';
 import { createApp } from './app';
 import { withDirectQueryPath } from './direct-query-path';
-import { environmentWithout, loadConfig, type ServerConfig } from './config';
+import {
+  cacheSecretOf,
+  ConfigError,
+  environmentWithout,
+  loadConfig,
+  type ServerConfig,
+} from './config';
 import { createObservability } from './observability';
 
 export interface StartServerOptions extends Partial<ServerConfig> {
@@ -45,6 +57,7 @@ export function createServiceFromConfig(config: ServerConfig, logger?: Logger): 
     ...(config.sslRootCertificate ? { rootCertificate: config.sslRootCertificate } : {}),
     // json values reach HTTP callers as PostgreSQL's own text (docs/decisions.md 10.13).
     rawJson: true,
+    ...(config.queryCacheSecret ? { credentialKey: config.queryCacheSecret } : {}),
   });
   return createQueryService({
     connections,
@@ -53,10 +66,7 @@ export function createServiceFromConfig(config: ServerConfig, logger?: Logger): 
     maxResultBytes: config.maxResultBytes,
     maxStatements: config.maxStatements,
     alwaysResetSession: config.sessionReset === 'always',
-    cacheStore: new MemoryCacheStore({
-      maxEntries: config.queryCacheMaxEntries,
-      maxBytes: config.queryCacheMaxBytes,
-    }),
+    ...resultCacheOf(config),
     cacheTtlMs: config.queryCacheTtlMs,
     cacheMaxEntryBytes: config.queryCacheMaxBytes,
     cacheByDefault: config.queryCacheDefault,
@@ -68,6 +78,36 @@ export function createServiceFromConfig(config: ServerConfig, logger?: Logger): 
       maxLifetimeMs: config.sessionMaxLifetimeMs,
     },
   });
+}
+
+/**
+ * Where cached results and the statistics' counters live: a Redis shared by every instance
+ * (QUERY_CACHE_REDIS_URL, docs/decisions.md 10.27), or this process's memory.
+ */
+function resultCacheOf(config: ServerConfig): Pick<QueryServiceOptions, 'cacheStore' | 'counters'> {
+  if (config.queryCacheRedisUrl) {
+    // Without one shared key, each instance would name callers' credentials its own way, and no
+    // instance would ever serve another's entries.
+    if (config.queryCacheSecret === undefined) {
+      throw new ConfigError(
+        'QUERY_CACHE_REDIS_URL needs QUERY_CACHE_SECRET: the same secret of at least 32 characters on every instance sharing the Redis',
+      );
+    }
+    cacheSecretOf(config.queryCacheSecret);
+    const redis = createRedisCache({
+      url: config.queryCacheRedisUrl,
+      prefix: config.queryCacheRedisPrefix,
+      commandTimeoutMs: config.queryCacheRedisTimeoutMs,
+      maxEntryBytes: config.queryCacheMaxBytes,
+    });
+    return { cacheStore: redis.store, counters: redis.counters };
+  }
+  return {
+    cacheStore: new MemoryCacheStore({
+      maxEntries: config.queryCacheMaxEntries,
+      maxBytes: config.queryCacheMaxBytes,
+    }),
+  };
 }
 
 /**

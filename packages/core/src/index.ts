@@ -53,6 +53,7 @@ export type {
   CacheUsage,
   CounterTotals,
   EntryPlace,
+  Freshness,
   InvalidationScope,
   SharedCounters,
   WriteMark,

@@ -19,6 +19,8 @@ export interface CacheScopesOptions {
   /** Names remembered at once; the oldest is forgotten first. */
   maxNames?: number;
   now?: () => number;
+  /** Key of the password digests in scopes; random per process when absent (`PasswordDigests`). */
+  credentialKey?: Uint8Array | string;
 }
 
 const systemResolve: ResolveFirst = async (host) => (await lookup(host)).address;
@@ -55,9 +57,10 @@ export class CacheScopes {
   private readonly now: () => number;
   private readonly names = new Map<string, Remembered>();
   /** Keyed password hashes: the scope never reveals a password, even to someone holding the cache. */
-  private readonly digests = new PasswordDigests();
+  private readonly digests: PasswordDigests;
 
   constructor(options: CacheScopesOptions = {}) {
+    this.digests = new PasswordDigests(options.credentialKey);
     this.resolve = options.resolve ?? systemResolve;
     this.ttlMs = options.ttlMs ?? 5_000;
     this.maxNames = options.maxNames ?? 1_000;

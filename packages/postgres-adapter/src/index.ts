@@ -30,6 +30,12 @@ export interface PostgresConnectionsOptions extends Partial<PoolLimits> {
    * resolver when absent. Injectable for tests.
    */
   resolveHost?: ResolveFirst;
+  /**
+   * The key under which cache scopes name callers' passwords (an HMAC, never the password).
+   * Instances sharing a result cache (Redis) must use the same one, or each keys its entries
+   * apart; random per process when absent (docs/decisions.md 10.27).
+   */
+  credentialKey?: Uint8Array | string;
 }
 
 export const DEFAULT_POOL_LIMITS: PoolLimits = {
@@ -56,8 +62,11 @@ export interface PostgresConnections extends ConnectionProvider {
 export function createPostgresConnections(
   options: PostgresConnectionsOptions = {},
 ): PostgresConnections {
-  const { rootCertificate, log, rawJson = false, resolveHost, ...limits } = options;
-  const scopes = new CacheScopes(resolveHost ? { resolve: resolveHost } : {});
+  const { rootCertificate, log, rawJson = false, resolveHost, credentialKey, ...limits } = options;
+  const scopes = new CacheScopes({
+    ...(resolveHost ? { resolve: resolveHost } : {}),
+    ...(credentialKey !== undefined ? { credentialKey } : {}),
+  });
   const tls = rootCertificate ? { rootCertificate } : {};
   const registry = new PoolRegistry({ ...DEFAULT_POOL_LIMITS, ...definedOnly(limits) }, tls, log);
   const connectTimeoutMs = limits.connectTimeoutMs ?? DEFAULT_POOL_LIMITS.connectTimeoutMs;

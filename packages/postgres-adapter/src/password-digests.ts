@@ -1,15 +1,20 @@
 /**
- * Keyed hashes of passwords (HMAC-SHA-256 under a per-process random key), remembered: pool keys
- * and cache scopes need one on every request, and an HMAC costs more than the rest of a cached
- * read. The passwords are held in memory anyway, by the pools that connect with them.
+ * Keyed hashes of passwords (HMAC-SHA-256), remembered: pool keys and cache scopes need one on
+ * every request, and an HMAC costs more than the rest of a cached read. The passwords are held in
+ * memory anyway, by the pools that connect with them. The key is random per process unless one is
+ * given: instances sharing a result cache must name callers' credentials alike.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 
 const MAX_REMEMBERED = 1000;
 
 export class PasswordDigests {
-  private readonly key = randomBytes(32);
+  private readonly key: Uint8Array | string;
   private readonly remembered = new Map<string, string>();
+
+  constructor(key?: Uint8Array | string) {
+    this.key = key ?? randomBytes(32);
+  }
 
   /** The digest of `password`, base64. */
   of(password: string): string {

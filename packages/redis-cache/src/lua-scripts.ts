@@ -83,19 +83,24 @@ return current_mark(ARGV[2], ARGV[3], ARGV[4])
 `;
 
 /**
- * ARGV: prefix, cache key, pending db hashes, pending server hashes (comma-separated). Returns
- * {record, hits} with the hit counted, or nil when absent, pending invalidation, or older than its
+ * ARGV: prefix, cache key, pending db hashes, pending server hashes (comma-separated), now ms ('':
+ * any age), stale accepted ms. Returns {record, hits} with the hit counted, or nil when absent,
+ * older than the caller accepts (no hit counted), pending invalidation, or older than its
  * database's or server's last invalidation (then it is removed: an invalidation normally removes
  * it itself, this covers an entry its indexes lost, e.g. one set while clear() ran).
  */
 const GET = `${PRELUDE}
 local key = ARGV[2]
 local entry = k('e:' .. key)
-local f = redis.call('HMGET', entry, 'r', 'd', 's', 'm')
+local f = redis.call('HMGET', entry, 'r', 'd', 's', 'm', 'c', 'f')
 if not f[1] then return false end
 if listed(ARGV[3], f[2]) or listed(ARGV[4], f[3]) then return false end
 if current_mark(f[2], f[3], nil) ~= f[4] then
   drop(key)
+  return false
+end
+-- Too stale for this caller: not served, so no hit is counted.
+if ARGV[5] ~= '' and tonumber(ARGV[5]) - tonumber(f[5]) > tonumber(f[6]) + tonumber(ARGV[6]) then
   return false
 end
 return {f[1], redis.call('HINCRBY', entry, 'h', 1)}
@@ -108,7 +113,8 @@ const SWEEP_ON_SIZE = 1000;
 
 /**
  * ARGV: prefix, cache key, db hash, server hash, mark ('' for none), ttl ms (0: remove instead),
- * record, hits, sizeBytes, cachedAt ms, new epoch. Returns 1 when kept, 0 when refused or removed.
+ * record, hits, sizeBytes, cachedAt ms, new epoch, freshMs. Returns 1 when kept, 0 when refused or
+ * removed.
  */
 const SET = `${PRELUDE}
 local key, db, server, mark, ttl = ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])
@@ -125,7 +131,8 @@ local previous_db = redis.call('HGET', entry, 'd')
 if previous_db and previous_db ~= db then redis.call('ZREM', k('i:d:' .. previous_db), key) end
 unindex(key)
 redis.call('DEL', entry)
-redis.call('HSET', entry, 'r', ARGV[7], 'h', ARGV[8], 'd', db, 's', server, 'm', current)
+redis.call('HSET', entry, 'r', ARGV[7], 'h', ARGV[8], 'd', db, 's', server, 'm', current,
+  'c', ARGV[10], 'f', ARGV[12])
 redis.call('PEXPIRE', entry, ttl)
 redis.call('ZADD', k('i:all'), expires, key)
 redis.call('ZADD', k('i:recent'), ARGV[10], key)

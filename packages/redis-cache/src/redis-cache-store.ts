@@ -16,6 +16,7 @@ import {
   type CacheStore,
   type CacheUsage,
   type EntryPlace,
+  type Freshness,
   type InvalidationScope,
   type WriteMark,
 } from '@sqlgate/core';
@@ -42,11 +43,19 @@ export class RedisCacheStore implements CacheStore {
     this.pending = new PendingInvalidations((place) => this.invalidateInRedis(place));
   }
 
-  /** The entry with one more hit counted in Redis; undefined when absent, expired or invalidated. */
-  async get(key: string): Promise<CacheEntryRecord | undefined> {
+  /**
+   * The entry with one more hit counted in Redis; undefined when absent, expired, invalidated or
+   * older than `freshness` accepts (then no hit is counted).
+   */
+  async get(key: string, freshness?: Freshness): Promise<CacheEntryRecord | undefined> {
     const [databases, servers] = this.pending.lists();
-    const reply = (await this.script('sqlgateGet', [key, databases, servers])) as
-      [string, number] | null;
+    const reply = (await this.script('sqlgateGet', [
+      key,
+      databases,
+      servers,
+      freshness ? finiteOrZero(freshness.nowMs) : '',
+      freshness ? finiteOrZero(freshness.staleAcceptedMs) : 0,
+    ])) as [string, number] | null;
     if (reply === null) return undefined;
     return decodedWithHits(reply[0], reply[1]);
   }
@@ -89,6 +98,7 @@ export class RedisCacheStore implements CacheStore {
       wholeOrZero(entry.sizeBytes),
       finiteOrZero(entry.cachedAt.getTime()),
       newEpoch(),
+      finiteOrZero(entry.freshMs),
     ]);
     return kept === 1;
   }

@@ -289,7 +289,7 @@ export class ServiceMetrics {
         }
       },
     });
-        // One read of the store per scrape feeds the three cache gauges. A store that cannot answer
+    // One read of the store per scrape feeds the three cache gauges. A store that cannot answer
     // (Redis down) leaves them as they were: the rest of the scrape must still succeed, since
     // that is when operators look.
     type Usage = Awaited<ReturnType<QueryService['cacheUsage']>>;
@@ -308,7 +308,7 @@ export class ServiceMetrics {
         name,
         help,
         registers,
-                async collect() {
+        async collect() {
           const current = await readUsage();
           if (current) this.set(current[pick]);
         },
@@ -322,7 +322,7 @@ export class ServiceMetrics {
       help: 'Entries removed from the result cache to make room.',
       registers,
       async collect() {
-                const evictions = (await readUsage())?.evictions ?? evictionsSeen;
+        const evictions = (await readUsage())?.evictions ?? evictionsSeen;
         if (evictions > evictionsSeen) this.inc(evictions - evictionsSeen);
         evictionsSeen = Math.max(evictionsSeen, evictions);
       },

@@ -150,7 +150,10 @@ export class ResultCache {
     if (record === undefined || this.awaitsInvalidation(record.scope, record.server)) {
       return undefined;
     }
-    return { record, stale: nowMs - record.cachedAt.getTime() > record.freshMs };
+    const ageMs = nowMs - record.cachedAt.getTime();
+    // The store should not have returned it; a store that ignores `freshness` must not serve it.
+    if (ageMs > record.freshMs + staleAcceptedMs) return undefined;
+    return { record, stale: ageMs > record.freshMs };
   }
 
   /**

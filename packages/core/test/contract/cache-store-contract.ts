@@ -193,6 +193,28 @@ export function describeCacheStoreContract(
       );
     });
 
+    describe('freshness', () => {
+      it('serves an entry past its fresh time only to a lookup that accepts that much staleness, counting only those hits', async () => {
+        const entry = contractRecord('aging', placeA, { freshMs: 1000 });
+        await store.set(entry, LONG_TTL_MS);
+        const fiveSecondsLater = entry.cachedAt.getTime() + 5000;
+
+        expect(await store.get('aging', { nowMs: fiveSecondsLater, staleAcceptedMs: 0 })).toBe(
+          undefined,
+        );
+        expect(await store.get('aging', { nowMs: fiveSecondsLater, staleAcceptedMs: 3999 })).toBe(
+          undefined,
+        );
+        const served = await store.get('aging', { nowMs: fiveSecondsLater, staleAcceptedMs: 4000 });
+        expect(served?.hits).toBe(1);
+        expect(
+          (await store.get('aging', { nowMs: entry.cachedAt.getTime() + 500, staleAcceptedMs: 0 }))
+            ?.hits,
+        ).toBe(2);
+        expect((await store.recent(1))[0]?.hits).toBe(2);
+      });
+    });
+
     describe('marks', () => {
       it('keeps an entry set with a mark when nothing was invalidated since', async () => {
         const mark = await store.mark(placeA);
