@@ -601,8 +601,12 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       .then(() =>
         Promise.all([
           connections.close(),
-          cache?.close().catch(() => undefined),
-          counters.close?.().catch(() => undefined),
+          // The cache first: its last try of unconfirmed invalidations may share the counters'
+          // connection (Redis).
+          (cache?.close() ?? Promise.resolve())
+            .catch(() => undefined)
+            .then(() => counters.close?.())
+            .catch(() => undefined),
         ]),
       )
       .then(() => undefined);

@@ -10,8 +10,7 @@ export interface RedisCache {
   /** The statistics counters, summed over those instances. */
   counters: SharedCounters;
   /**
-   * Sends pending counts and retries pending invalidations once (each within the command
-   * timeout), then closes the connection. Idempotent; `store.close()` and `counters.close()` do
+   * Sends pending counts once (within the command timeout), then closes the connection. Idempotent; `store.close()` and `counters.close()` do
    * the same, since both share the connection.
    */
   close(): Promise<void>;
@@ -31,7 +30,7 @@ export function createRedisCache(options: RedisCacheOptions): RedisCache {
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
-      await Promise.all([store.stop(), counters.stop()]);
+      await counters.stop();
       await connection.close();
     })());
   const store = new RedisCacheStore(connection, resolved, close);

@@ -34,11 +34,6 @@ local function current_mark(db, server, new_epoch)
     (redis.call('GET', k('g:s:' .. server)) or '0')
 end
 
--- Whether a hash is in a comma-separated list (the places this instance still has to invalidate).
-local function listed(list, hash)
-  return hash and list ~= '' and string.find(',' .. list .. ',', ',' .. hash .. ',', 1, true) ~= nil
-end
-
 -- Forgets a cache key in the indexes every entry is in.
 local function unindex(key)
   redis.call('ZREM', k('i:all'), key)
@@ -83,9 +78,8 @@ return current_mark(ARGV[2], ARGV[3], ARGV[4])
 `;
 
 /**
- * ARGV: prefix, cache key, pending db hashes, pending server hashes (comma-separated), now ms ('':
- * any age), stale accepted ms. Returns {record, hits} with the hit counted, or nil when absent,
- * older than the caller accepts (no hit counted), pending invalidation, or older than its
+ * ARGV: prefix, cache key, now ms ('': any age), stale accepted ms. Returns {record, hits} with the
+ * hit counted, or nil when absent, older than the caller accepts (no hit counted), or older than its
  * database's or server's last invalidation (then it is removed: an invalidation normally removes
  * it itself, this covers an entry its indexes lost, e.g. one set while clear() ran).
  */
@@ -94,13 +88,12 @@ local key = ARGV[2]
 local entry = k('e:' .. key)
 local f = redis.call('HMGET', entry, 'r', 'd', 's', 'm', 'c', 'f')
 if not f[1] then return false end
-if listed(ARGV[3], f[2]) or listed(ARGV[4], f[3]) then return false end
 if current_mark(f[2], f[3], nil) ~= f[4] then
   drop(key)
   return false
 end
 -- Too stale for this caller: not served, so no hit is counted.
-if ARGV[5] ~= '' and tonumber(ARGV[5]) - tonumber(f[5]) > tonumber(f[6]) + tonumber(ARGV[6]) then
+if ARGV[3] ~= '' and tonumber(ARGV[3]) - tonumber(f[5]) > tonumber(f[6]) + tonumber(ARGV[4]) then
   return false
 end
 return {f[1], redis.call('HINCRBY', entry, 'h', 1)}
@@ -187,7 +180,7 @@ return removed
 `;
 
 /**
- * ARGV: prefix, limit, pending db hashes, pending server hashes. Returns {record, hits, ...} of up
+ * ARGV: prefix, limit. Returns {record, hits, ...} of up
  * to limit live entries, most recently cached first; forgets the keys it finds gone.
  */
 const RECENT = `${PRELUDE}
@@ -201,14 +194,12 @@ while #found < 2 * limit do
     local f = redis.call('HMGET', k('e:' .. key), 'r', 'h', 'd', 's', 'm')
     if not f[1] then
       table.insert(gone, key)
-    elseif not (listed(ARGV[3], f[3]) or listed(ARGV[4], f[4])) then
-      if current_mark(f[3], f[4], nil) ~= f[5] then
-        table.insert(stale, key)
-      else
-        table.insert(found, f[1])
-        table.insert(found, f[2])
-        if #found >= 2 * limit then break end
-      end
+    elseif current_mark(f[3], f[4], nil) ~= f[5] then
+      table.insert(stale, key)
+    else
+      table.insert(found, f[1])
+      table.insert(found, f[2])
+      if #found >= 2 * limit then break end
     end
   end
   start = start + page

@@ -21,7 +21,6 @@ import {
   type WriteMark,
 } from '@sqlgate/core';
 import { KeyLayout, placeHash } from './key-layout';
-import { PendingInvalidations, type PlaceRef } from './pending-invalidations';
 import type { RedisConnection } from './redis-connection';
 
 export interface RedisCacheStoreOptions {
@@ -31,7 +30,6 @@ export interface RedisCacheStoreOptions {
 
 export class RedisCacheStore implements CacheStore {
   private readonly layout: KeyLayout;
-  private readonly pending: PendingInvalidations;
 
   constructor(
     private readonly connection: RedisConnection,
@@ -40,7 +38,6 @@ export class RedisCacheStore implements CacheStore {
     private readonly closeAll: () => Promise<void>,
   ) {
     this.layout = new KeyLayout(options.prefix);
-    this.pending = new PendingInvalidations((place) => this.invalidateInRedis(place));
   }
 
   /**
@@ -48,11 +45,8 @@ export class RedisCacheStore implements CacheStore {
    * older than `freshness` accepts (then no hit is counted).
    */
   async get(key: string, freshness?: Freshness): Promise<CacheEntryRecord | undefined> {
-    const [databases, servers] = this.pending.lists();
     const reply = (await this.script('sqlgateGet', [
       key,
-      databases,
-      servers,
       freshness ? finiteOrZero(freshness.nowMs) : '',
       freshness ? finiteOrZero(freshness.staleAcceptedMs) : 0,
     ])) as [string, number] | null;
@@ -70,14 +64,13 @@ export class RedisCacheStore implements CacheStore {
   }
 
   /**
-   * Keeps `entry` unless an invalidation of its database or server ran since `mark` (in Redis, or
-   * still pending here). A TTL that is not positive, or an entry whose encoded form is over
+   * Keeps `entry` unless an invalidation of its database or server ran since `mark`. A TTL that is not positive, or an entry whose encoded form is over
    * `maxEntryBytes`, removes the older entry under the key instead.
    */
   async set(entry: CacheEntryRecord, ttlMs: number, mark?: WriteMark): Promise<boolean> {
     const databaseHash = placeHash(entry.scope);
     const serverHash = placeHash(entry.server);
-    if (this.pending.covers(databaseHash, serverHash)) return false;
+
     let ttl = ttlMs > 0 ? Math.ceil(ttlMs) : 0;
     let text = '';
     if (ttl > 0) {
@@ -106,20 +99,15 @@ export class RedisCacheStore implements CacheStore {
   /**
    * Removes every entry of the database (or of every database of the server) and advances its
    * generation, atomically. `relations` is not used: the whole place is invalidated, which is
-   * correct, only less precise. When Redis cannot be reached, the invalidation rejects and stays
-   * pending here, retried in the background until it succeeds.
+   * correct, only less precise. When Redis cannot be reached, the invalidation rejects within the
+   * bound; the result cache (core) keeps it pending and retries it.
    */
   async invalidate(where: InvalidationScope, _relations: string[] | null): Promise<number> {
-    const place: PlaceRef =
+    const [script, hash] =
       'server' in where
-        ? { kind: 's', hash: placeHash(where.server) }
-        : { kind: 'd', hash: placeHash(where.scope) };
-    return this.pending.run(place, () => this.invalidateInRedis(place));
-  }
-
-  private async invalidateInRedis(place: PlaceRef): Promise<number> {
-    const script = place.kind === 's' ? 'sqlgateInvalidateServer' : 'sqlgateInvalidateDatabase';
-    return Number(await this.script(script, [place.hash]));
+        ? (['sqlgateInvalidateServer', placeHash(where.server)] as const)
+        : (['sqlgateInvalidateDatabase', placeHash(where.scope)] as const);
+    return Number(await this.script(script, [hash]));
   }
 
   /**
@@ -152,27 +140,13 @@ export class RedisCacheStore implements CacheStore {
   /** Up to `limit` live entries of every instance, most recently cached first. */
   async recent(limit: number): Promise<CacheEntryRecord[]> {
     if (!(limit > 0)) return [];
-    const [databases, servers] = this.pending.lists();
-    const reply = (await this.script('sqlgateRecent', [Math.floor(limit), databases, servers])) as (
-      string | number
-    )[];
+    const reply = (await this.script('sqlgateRecent', [Math.floor(limit)])) as (string | number)[];
     const records: CacheEntryRecord[] = [];
     for (let index = 0; index + 1 < reply.length; index += 2) {
       const record = decodedWithHits(String(reply[index]), Number(reply[index + 1]));
       if (record) records.push(record);
     }
     return records;
-  }
-
-  /** Invalidations still to reach Redis. */
-  get pendingInvalidations(): number {
-    return this.pending.size;
-  }
-
-  /** One last try of the pending invalidations, then no more retries. For RedisCache.close(). */
-  async stop(): Promise<void> {
-    this.pending.stop();
-    await this.pending.retryAll();
   }
 
   /** Closes the RedisCache this store belongs to (its counters too: they share one client). */

@@ -6,7 +6,7 @@
 import { startLocalRedis, type LocalRedis } from '@sqlgate/testing';
 import { RedisCacheUnavailableError, type RedisCache } from '../src';
 import { placeHash } from '../src/key-layout';
-import type { RedisCacheStore } from '../src/redis-cache-store';
+import { ResultCache, type CacheScope } from '@sqlgate/core';
 import {
   Caches,
   command,
@@ -62,6 +62,19 @@ async function expectEveryCallToFailInTime(cache: RedisCache): Promise<void> {
 }
 
 /** Waits until the cache answers again (it reconnects by itself). */
+/** The result cache of core over this Redis cache, as the service builds it. */
+function resultCacheOver(cache: RedisCache): ResultCache {
+  return new ResultCache({
+    store: cache.store,
+    defaultTtlMs: 60_000,
+    maxEntryBytes: 1024 * 1024,
+    enabledByDefault: true,
+  });
+}
+
+/** placeA as a request's cache scope. */
+const scopeA: CacheScope = { server: placeA.server, database: placeA.scope, credentials: 'tester' };
+
 async function untilAnswering(cache: RedisCache): Promise<void> {
   await eventually(async () => {
     await cache.store.size();
@@ -87,25 +100,24 @@ describe('Redis killed', () => {
     expect((await cache.store.get('k'))?.hits).toBe(1);
   });
 
-  it('keeps a failed invalidation pending and retries it once Redis is back', async () => {
+  it('fails an invalidation in time; the result cache keeps it pending and retries it once Redis is back', async () => {
     const prefix = freshPrefix('retry');
     const cache = caches.make(redis.url, { prefix });
+    const results = resultCacheOver(cache);
     await untilAnswering(cache);
     await redis.kill();
 
-    const outcome = await settle(cache.store.invalidate({ scope: placeA.scope }, null));
+    const outcome = await settle(results.invalidate(scopeA, 'database'));
     expect(outcome.ok).toBe(false);
     expect(outcome.ms).toBeLessThan(BOUND_MS + SLACK_MS);
-    expect((cache.store as RedisCacheStore).pendingInvalidations).toBe(1);
-    // Meanwhile this instance keeps nothing of that database (whose write it could not announce).
-    expect(await cache.store.set(entry('k'), 60_000)).toBe(false);
+    expect(results.unconfirmedInvalidations).toBe(1);
 
     await redis.restart();
     await eventually(async () => {
       expect(await command(redis.port, 'GET', `${prefix}g:d:${placeHash(placeA.scope)}`)).toBe('1');
     });
-    await eventually(() => expect((cache.store as RedisCacheStore).pendingInvalidations).toBe(0));
-    expect(await cache.store.set(entry('k'), 60_000)).toBe(true);
+    await eventually(() => expect(results.unconfirmedInvalidations).toBe(0));
+    await results.close();
   });
 
   it('refuses marks taken before Redis restarted empty: a new epoch', async () => {
@@ -210,22 +222,26 @@ describe('an invalidation Redis refuses (an ACL that lets the generations be rea
     await limited.store.set(entry('a1', placeA), 60_000);
     await limited.store.set(entry('b1', placeB), 60_000);
 
-    await expect(limited.store.invalidate({ scope: placeA.scope }, null)).rejects.toThrow(
+    const results = resultCacheOver(limited);
+
+    await expect(results.invalidate(scopeA, 'database')).rejects.toThrow(
       RedisCacheUnavailableError,
     );
 
-    expect(await limited.store.get('a1')).toBeUndefined();
-    expect(await limited.store.get('b1')).toBeDefined();
-    expect(await limited.store.set(entry('a2', placeA), 60_000)).toBe(false);
-    expect((await limited.store.recent(10)).map((each) => each.key)).toEqual(['b1']);
-    // The window the README documents: another instance cannot know of the failed invalidation.
+    // This instance serves nothing of the database whose write it could not announce.
+    expect(await limited.store.get('a1')).toBeDefined();
+    expect(await results.lookup('a1')).toBeUndefined();
+    expect(await results.lookup('b1')).toBeDefined();
+    // The window docs/decisions.md 10.27 documents: another instance cannot know of it yet.
     expect(await other.store.get('a1')).toBeDefined();
 
     await command(redis.port, 'ACL', 'SETUSER', user, `~${prefix}g:d:*`);
 
     await eventually(async () => expect(await other.store.get('a1')).toBeUndefined());
-    await eventually(() => expect((limited.store as RedisCacheStore).pendingInvalidations).toBe(0));
+    await eventually(() => expect(results.unconfirmedInvalidations).toBe(0));
     expect(await limited.store.set(entry('a2', placeA), 60_000)).toBe(true);
-    expect(await limited.store.get('b1')).toBeDefined();
+    expect(await results.lookup('a2')).toBeDefined();
+    expect(await results.lookup('b1')).toBeDefined();
+    await results.close();
   });
 });

@@ -15,13 +15,12 @@ import { serializeResponse } from '../json/serialize-response';
 import { toCacheEntry, type CacheEntry } from './cache-entry';
 import { cacheKey } from './cache-key';
 import { isCacheableStatement, isCacheRequested } from './cacheability';
+import { PendingInvalidations } from './pending-invalidations';
 import { ReadFlights } from './read-flights';
 import { ScopeWriteLog } from './scope-write-log';
 
 /** Refreshes of stale entries running at once in this instance; more wait for a later request. */
 const MAX_REFRESHES = 4;
-/** How often an invalidation the store did not confirm is sent again. */
-const INVALIDATION_RETRY_MS = 100;
 
 export interface ResultCacheOptions {
   store: CacheStore;
@@ -97,11 +96,12 @@ export class ResultCache {
    */
   private readonly writes = new ScopeWriteLog();
   /**
-   * Invalidations the store did not confirm (it failed or timed out), by write-log key, sent again
-   * until it does. Meanwhile this instance neither serves nor keeps entries of those places.
+   * Invalidations the store did not confirm (it failed or timed out), sent again until it does.
+   * Meanwhile this instance neither serves nor keeps entries of those places.
    */
-  private readonly unconfirmed = new Map<string, InvalidationScope>();
-  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly unconfirmed = new PendingInvalidations((where) =>
+    this.cacheStore.invalidate(where, null),
+  );
 
   constructor(options: ResultCacheOptions) {
     this.cacheStore = options.store;
@@ -240,23 +240,18 @@ export class ResultCache {
     const logKey = extent === 'server' ? serverKey(scope.server) : databaseKey(scope.database);
     // Recorded first: from now on this instance keeps no result of a read marked before it.
     this.writes.recordWrite(logKey);
-    try {
-      const removed = await this.cacheStore.invalidate(where, null);
-      // A confirmed invalidation of the place covers an earlier one the store missed.
-      this.unconfirmed.delete(logKey);
-      return removed;
-    } catch (error) {
-      // Other instances may still serve what the write changed until the store confirms
-      // (docs/decisions.md 10.27); this one stops serving the place at once.
-      this.unconfirmed.set(logKey, where);
-      this.scheduleRetry();
-      throw error;
-    }
+    // A failure stays pending, retried; other instances may still serve what the write changed
+    // until the store confirms (docs/decisions.md 10.27), this one stops serving the place at once.
+    return this.unconfirmed.run(where, () => this.cacheStore.invalidate(where, null));
+  }
+
+  /** Invalidations the store has not confirmed yet. */
+  get unconfirmedInvalidations(): number {
+    return this.unconfirmed.size;
   }
 
   private awaitsInvalidation(database: string, server: string): boolean {
-    if (this.unconfirmed.size === 0) return false;
-    return this.unconfirmed.has(databaseKey(database)) || this.unconfirmed.has(serverKey(server));
+    return this.unconfirmed.covers(database, server);
   }
 
   private writtenSince(scope: CacheScope, mark: number): boolean {
@@ -264,29 +259,6 @@ export class ResultCache {
       this.writes.writtenSince(databaseKey(scope.database), mark) ||
       this.writes.writtenSince(serverKey(scope.server), mark)
     );
-  }
-
-  /** Sends the unconfirmed invalidations again, until the store confirms each. */
-  private scheduleRetry(): void {
-    if (this.retryTimer !== undefined) return;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      const pending = [...this.unconfirmed];
-      void Promise.all(
-        pending.map(async ([logKey, where]) => {
-          try {
-            await this.cacheStore.invalidate(where, null);
-            if (this.unconfirmed.get(logKey) === where) this.unconfirmed.delete(logKey);
-          } catch {
-            // Still unreachable: tried again on the next round.
-          }
-        }),
-      ).then(() => {
-        if (this.unconfirmed.size > 0) this.scheduleRetry();
-      });
-    }, INVALIDATION_RETRY_MS);
-    // A retry must not keep a process alive that has nothing else to do.
-    this.retryTimer.unref?.();
   }
 
   /** The most recently cached entries, newest first, as GET /api/stats/cache lists them. */
@@ -309,11 +281,10 @@ export class ResultCache {
     await this.cacheStore.clear();
   }
 
-  /** Releases the store. Unconfirmed invalidations are given up: nothing serves from here again. */
+  /** Tries the unconfirmed invalidations once more, then releases the store. */
   async close(): Promise<void> {
-    clearTimeout(this.retryTimer);
-    this.retryTimer = undefined;
-    this.unconfirmed.clear();
+    this.unconfirmed.stop();
+    await this.unconfirmed.retryAll();
     await this.cacheStore.close?.();
   }
 }

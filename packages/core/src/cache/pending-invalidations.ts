@@ -1,29 +1,26 @@
 /**
- * Invalidations that could not reach Redis, retried in the background until one succeeds.
+ * Invalidations the cache store did not confirm (it failed or timed out: Redis away), retried in
+ * the background until one succeeds (docs/decisions.md 10.27).
  *
  * A write has already happened when its invalidation fails, so forgetting it would leave stale
  * entries in the cache until they expire. Until a retry succeeds, this instance treats the place's
- * entries as absent and keeps none of them; other instances cannot know, which is the window the
- * README documents.
+ * entries as absent and keeps none of them; other instances sharing the store cannot know, which
+ * is the window the decision documents.
  *
  * Retries are coalesced per place: one pending invalidation covers any number of failed ones, as
  * an invalidation removes everything of its place. A success clears a pending one only if it began
  * after the failed one began: the failed one's write came before that, so a later invalidation
- * covers it, while one that began earlier may have run in Redis before the write.
+ * covers it, while one that began earlier may have run in the store before the write.
  */
 
-/** A database (`d`) or server (`s`) by its hash. */
-export interface PlaceRef {
-  kind: 'd' | 's';
-  hash: string;
-}
+import type { InvalidationScope } from '../ports/cache-store';
 
-export type InvalidationAttempt = (place: PlaceRef) => Promise<unknown>;
+export type InvalidationAttempt = (place: InvalidationScope) => Promise<unknown>;
 
 export const RETRY_INTERVAL_MS = 100;
 
 interface Pending {
-  place: PlaceRef;
+  place: InvalidationScope;
   /** When the latest failed attempt began (in attempts): only an attempt begun later clears it. */
   begun: number;
 }
@@ -39,7 +36,7 @@ export class PendingInvalidations {
   constructor(private readonly attempt: InvalidationAttempt) {}
 
   /** Runs an invalidation; on failure it stays pending (retried) and the failure is rethrown. */
-  async run<T>(place: PlaceRef, invalidate: () => Promise<T>): Promise<T> {
+  async run<T>(place: InvalidationScope, invalidate: () => Promise<T>): Promise<T> {
     const begun = ++this.attempts;
     try {
       const result = await invalidate();
@@ -51,24 +48,12 @@ export class PendingInvalidations {
     }
   }
 
-  /** Whether a database or server of these hashes has an invalidation still to reach Redis. */
-  covers(databaseHash: string, serverHash: string): boolean {
+  /** Whether this database, or its server, has an invalidation the store has not confirmed. */
+  covers(database: string, server: string): boolean {
     return (
       this.pending.size > 0 &&
-      (this.pending.has(id({ kind: 'd', hash: databaseHash })) ||
-        this.pending.has(id({ kind: 's', hash: serverHash })))
+      (this.pending.has(id({ scope: database })) || this.pending.has(id({ server })))
     );
-  }
-
-  /** The hashes pending, as the scripts take them: comma-separated databases, then servers. */
-  lists(): [databases: string, servers: string] {
-    if (this.pending.size === 0) return ['', ''];
-    const databases: string[] = [];
-    const servers: string[] = [];
-    for (const { place } of this.pending.values()) {
-      (place.kind === 'd' ? databases : servers).push(place.hash);
-    }
-    return [databases.join(','), servers.join(',')];
   }
 
   get size(): number {
@@ -91,13 +76,13 @@ export class PendingInvalidations {
     this.timer = undefined;
   }
 
-  private failed(place: PlaceRef, begun: number): void {
+  private failed(place: InvalidationScope, begun: number): void {
     const latest = Math.max(begun, this.pending.get(id(place))?.begun ?? 0);
     this.pending.set(id(place), { place, begun: latest });
     this.schedule();
   }
 
-  private succeeded(place: PlaceRef, begun: number): void {
+  private succeeded(place: InvalidationScope, begun: number): void {
     const waiting = this.pending.get(id(place));
     if (waiting && begun > waiting.begun) this.pending.delete(id(place));
   }
@@ -117,6 +102,6 @@ export class PendingInvalidations {
   }
 }
 
-function id(place: PlaceRef): string {
-  return `${place.kind}:${place.hash}`;
+function id(place: InvalidationScope): string {
+  return 'server' in place ? `server\u0000${place.server}` : `database\u0000${place.scope}`;
 }
