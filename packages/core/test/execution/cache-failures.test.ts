@@ -4,10 +4,10 @@
  * by another statement's byte budget, and hit counts of entries not served.
  */
 import { MemoryCacheStore } from '../../src/cache';
-import type { Clock } from '../../src/ports/clock';
 import type { InvalidationScope } from '../../src/ports/cache-store';
 import { databaseError, fakeTarget } from '../fakes/fake-connections';
 import { harness, sleep } from './service-harness';
+import { shiftedClock, resultsOf } from './cache-support';
 
 const READ = 'SELECT * FROM items';
 const OTHER = 'SELECT * FROM other';
@@ -16,21 +16,6 @@ const WRITE = 'UPDATE items SET name = name';
 /** Resolves to `promise`'s value, or to 'still waiting' after `ms`. */
 function within<T>(promise: Promise<T>, ms: number): Promise<T | 'still waiting'> {
   return Promise.race([promise, sleep(ms).then(() => 'still waiting' as const)]);
-}
-
-function resultsOf(body: unknown): Record<string, unknown>[] {
-  const shaped = body as { results?: Record<string, unknown>[] };
-  return shaped.results ?? [body as Record<string, unknown>];
-}
-
-/** The service's wall clock, moved forward by `shiftMs`: cached entries age without waiting. */
-function shiftedClock(): Clock & { shiftMs: number } {
-  const clock = {
-    shiftMs: 0,
-    now: () => performance.now(),
-    date: () => new Date(Date.now() + clock.shiftMs),
-  };
-  return clock;
 }
 
 describe('coherence', () => {

@@ -4,28 +4,12 @@
  * sharing one read (single-flight) unless a write came between them.
  */
 import { MemoryCacheStore } from '../../src/cache';
-import type { Clock } from '../../src/ports/clock';
-import type { CacheStore } from '../../src/ports/cache-store';
 import { databaseError } from '../fakes/fake-connections';
 import { harness, sleep } from './service-harness';
+import { failingStore, resultsOf, shiftedClock } from './cache-support';
 
 const READ = 'SELECT * FROM items';
 const WRITE = 'UPDATE items SET name = name';
-
-/** The service's wall clock, moved forward by `shiftMs`: cached entries age without waiting. */
-function shiftedClock(): Clock & { shiftMs: number } {
-  const clock = {
-    shiftMs: 0,
-    now: () => performance.now(),
-    date: () => new Date(Date.now() + clock.shiftMs),
-  };
-  return clock;
-}
-
-function resultsOf(body: unknown): Record<string, unknown>[] {
-  const shaped = body as { results?: Record<string, unknown>[] };
-  return shaped.results ?? [body as Record<string, unknown>];
-}
 
 describe('cacheStatus on every result', () => {
   it('says miss, then hit, for a cached read', async () => {
@@ -59,15 +43,7 @@ describe('cacheStatus on every result', () => {
   });
 
   it('says bypass/unavailable when the store fails, and the read still answers', async () => {
-    const failing: CacheStore = {
-      get: () => Promise.reject(new Error('store down')),
-      mark: () => Promise.reject(new Error('store down')),
-      set: () => Promise.reject(new Error('store down')),
-      invalidate: () => Promise.reject(new Error('store down')),
-      clear: () => Promise.reject(new Error('store down')),
-      size: () => Promise.reject(new Error('store down')),
-      recent: () => Promise.reject(new Error('store down')),
-    };
+    const failing = failingStore();
     const { fake, query } = harness({ cacheStore: failing });
     fake.on(READ, { rows: [{ id: 1 }] });
 

@@ -13,6 +13,7 @@ import type {
   StatementEvent,
 } from '../../src/ports/request-observer';
 import { connectionLost, databaseError } from '../fakes/fake-connections';
+import { failingStore } from './cache-support';
 import { harness } from './service-harness';
 
 function recorder(): RequestObserver & {
@@ -195,15 +196,7 @@ describe('what the cache did, per statement', () => {
   });
 
   it('bypasses when the store fails, and the query still answers', async () => {
-    const failing: CacheStore = {
-      get: () => Promise.reject(new Error('store down')),
-      mark: () => Promise.reject(new Error('store down')),
-      set: () => Promise.reject(new Error('store down')),
-      invalidate: () => Promise.reject(new Error('store down')),
-      clear: () => Promise.reject(new Error('store down')),
-      size: () => Promise.reject(new Error('store down')),
-      recent: () => Promise.reject(new Error('store down')),
-    };
+    const failing = failingStore();
     expect(await cacheOf('SELECT a FROM t', cached, undefined, failing)).toEqual([
       { status: 'bypass', reason: 'unavailable' },
     ]);

@@ -13,6 +13,7 @@ import { systemClock } from '../../src/ports/clock';
 import type { CacheStore } from '../../src/ports/cache-store';
 import { databaseError, FakeConnectionProvider, fakeTarget } from '../fakes/fake-connections';
 import { defaults, script, statement } from './fixtures';
+import { failingStore } from './cache-support';
 import { harness } from './service-harness';
 
 const settings: ExecutionSettings = {
@@ -54,15 +55,7 @@ describe('requests refused before they run', () => {
 });
 
 describe('a cache store that fails', () => {
-  const failing: CacheStore = {
-    get: () => Promise.reject(new Error('store down')),
-    mark: () => Promise.reject(new Error('store down')),
-    set: () => Promise.reject(new Error('store down')),
-    invalidate: () => Promise.reject(new Error('store down')),
-    clear: () => Promise.reject(new Error('store down')),
-    size: () => Promise.resolve(0),
-    recent: () => Promise.resolve([]),
-  };
+  const failing = failingStore({ size: async () => 0, recent: async () => [] });
 
   it('never fails the query: every lookup is a miss, every write to it is dropped', async () => {
     const { fake, query } = harness({ cacheStore: failing });
