@@ -50,6 +50,13 @@ export interface ServerConfig {
   queryCacheRedisUrl?: string;
   /** Longest wait for one Redis call (QUERY_CACHE_REDIS_TIMEOUT_MS); past it the cache is bypassed. */
   queryCacheRedisTimeoutMs: number;
+  /**
+   * Longest wait for an invalidation after a write (QUERY_CACHE_REDIS_INVALIDATE_TIMEOUT_MS): the
+   * write is answered once it reached Redis, or after this long.
+   */
+  queryCacheRedisInvalidateTimeoutMs: number;
+  /** Largest result kept in Redis (QUERY_CACHE_REDIS_MAX_ENTRY_BYTES): Redis serves one call at a time. */
+  queryCacheRedisMaxEntryBytes: number;
   /** Prefix of sqlgate's Redis keys (QUERY_CACHE_REDIS_PREFIX), so deployments can share a Redis. */
   queryCacheRedisPrefix: string;
   /**
@@ -109,6 +116,8 @@ const VARIABLE_OF: Record<keyof ServerConfig, string> = {
   queryCacheMaxBytes: 'QUERY_CACHE_MAX_BYTES',
   queryCacheRedisUrl: 'QUERY_CACHE_REDIS_URL',
   queryCacheRedisTimeoutMs: 'QUERY_CACHE_REDIS_TIMEOUT_MS',
+  queryCacheRedisInvalidateTimeoutMs: 'QUERY_CACHE_REDIS_INVALIDATE_TIMEOUT_MS',
+  queryCacheRedisMaxEntryBytes: 'QUERY_CACHE_REDIS_MAX_ENTRY_BYTES',
   queryCacheRedisPrefix: 'QUERY_CACHE_REDIS_PREFIX',
   queryCacheSecret: 'QUERY_CACHE_SECRET',
   sslRootCertificate: 'SSL_ROOT_CERT',
@@ -211,6 +220,20 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     queryCacheMaxEntries: integer(env, 'QUERY_CACHE_MAX_ENTRIES', 1000, 1),
     queryCacheMaxBytes: integer(env, 'QUERY_CACHE_MAX_BYTES', 64 * 1024 * 1024, 1),
     queryCacheRedisTimeoutMs: integer(env, 'QUERY_CACHE_REDIS_TIMEOUT_MS', 50, 1, 60_000),
+    queryCacheRedisInvalidateTimeoutMs: integer(
+      env,
+      'QUERY_CACHE_REDIS_INVALIDATE_TIMEOUT_MS',
+      1000,
+      1,
+      60_000,
+    ),
+    queryCacheRedisMaxEntryBytes: integer(
+      env,
+      'QUERY_CACHE_REDIS_MAX_ENTRY_BYTES',
+      1024 * 1024,
+      1,
+      512 * 1024 * 1024,
+    ),
     queryCacheRedisPrefix: redisKeyPrefix(env),
     metrics: oneOf(env, 'METRICS', ['on', 'off'] as const, 'on') === 'on',
     tracing: oneOf(env, 'TRACING', ['on', 'off'] as const, 'on') === 'on',

@@ -66,9 +66,9 @@ export function createServiceFromConfig(config: ServerConfig, logger?: Logger): 
     maxResultBytes: config.maxResultBytes,
     maxStatements: config.maxStatements,
     alwaysResetSession: config.sessionReset === 'always',
+    cacheMaxEntryBytes: config.queryCacheMaxBytes,
     ...resultCacheOf(config),
     cacheTtlMs: config.queryCacheTtlMs,
-    cacheMaxEntryBytes: config.queryCacheMaxBytes,
     cacheByDefault: config.queryCacheDefault,
     sessions: {
       maxSessions: config.maxSessions,
@@ -84,7 +84,9 @@ export function createServiceFromConfig(config: ServerConfig, logger?: Logger): 
  * Where cached results and the statistics' counters live: a Redis shared by every instance
  * (QUERY_CACHE_REDIS_URL, docs/decisions.md 10.27), or this process's memory.
  */
-function resultCacheOf(config: ServerConfig): Pick<QueryServiceOptions, 'cacheStore' | 'counters'> {
+function resultCacheOf(
+  config: ServerConfig,
+): Pick<QueryServiceOptions, 'cacheStore' | 'counters' | 'cacheMaxEntryBytes'> {
   if (config.queryCacheRedisUrl) {
     // Without one shared key, each instance would name callers' credentials its own way, and no
     // instance would ever serve another's entries.
@@ -98,9 +100,15 @@ function resultCacheOf(config: ServerConfig): Pick<QueryServiceOptions, 'cacheSt
       url: config.queryCacheRedisUrl,
       prefix: config.queryCacheRedisPrefix,
       commandTimeoutMs: config.queryCacheRedisTimeoutMs,
-      maxEntryBytes: config.queryCacheMaxBytes,
+      invalidationTimeoutMs: config.queryCacheRedisInvalidateTimeoutMs,
+      maxEntryBytes: config.queryCacheRedisMaxEntryBytes,
     });
-    return { cacheStore: redis.store, counters: redis.counters };
+    return {
+      cacheStore: redis.store,
+      counters: redis.counters,
+      // Refused before it is encoded and sent: answered `oversize`, not `unavailable`.
+      cacheMaxEntryBytes: Math.min(config.queryCacheMaxBytes, config.queryCacheRedisMaxEntryBytes),
+    };
   }
   return {
     cacheStore: new MemoryCacheStore({

@@ -47,7 +47,8 @@ export type {
 export * from './cache';
 export * from './stats';
 export type {
-  CacheEntryRecord,
+    CacheEntryRecord,
+  CacheEntrySummary,
   CacheStore,
   CachedResult,
   CacheUsage,

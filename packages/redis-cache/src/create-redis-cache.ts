@@ -27,13 +27,16 @@ export interface RedisCache {
 export function createRedisCache(options: RedisCacheOptions): RedisCache {
   const resolved = resolveOptions(options);
   const connection = new RedisConnection(resolved.url, resolved.commandTimeoutMs);
+  // Invalidations wait longer than the rest (options.ts), on a connection of their own so that
+  // no other call's bound changes.
+  const invalidations = new RedisConnection(resolved.url, resolved.invalidationTimeoutMs);
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       await counters.stop();
-      await connection.close();
+      await Promise.all([connection.close(), invalidations.close()]);
     })());
-  const store = new RedisCacheStore(connection, resolved, close);
+  const store = new RedisCacheStore({ calls: connection, invalidations }, resolved, close);
   const counters = new RedisCounters(connection, resolved.prefix, resolved.counterFlushMs, close);
   return { store, counters, close };
 }

@@ -106,8 +106,8 @@ const SWEEP_ON_SIZE = 1000;
 
 /**
  * ARGV: prefix, cache key, db hash, server hash, mark ('' for none), ttl ms (0: remove instead),
- * record, hits, sizeBytes, cachedAt ms, new epoch, freshMs. Returns 1 when kept, 0 when refused or
- * removed.
+ * record, hits, sizeBytes, cachedAt ms, new epoch, freshMs, summary (what recent lists). Returns 1
+ * when kept, 0 when refused or removed.
  */
 const SET = `${PRELUDE}
 local key, db, server, mark, ttl = ARGV[2], ARGV[3], ARGV[4], ARGV[5], tonumber(ARGV[6])
@@ -125,7 +125,7 @@ if previous_db and previous_db ~= db then redis.call('ZREM', k('i:d:' .. previou
 unindex(key)
 redis.call('DEL', entry)
 redis.call('HSET', entry, 'r', ARGV[7], 'h', ARGV[8], 'd', db, 's', server, 'm', current,
-  'c', ARGV[10], 'f', ARGV[12])
+  'c', ARGV[10], 'f', ARGV[12], 'q', ARGV[13])
 redis.call('PEXPIRE', entry, ttl)
 redis.call('ZADD', k('i:all'), expires, key)
 redis.call('ZADD', k('i:recent'), ARGV[10], key)
@@ -180,7 +180,7 @@ return removed
 `;
 
 /**
- * ARGV: prefix, limit. Returns {record, hits, ...} of up
+ * ARGV: prefix, limit. Returns {summary, hits, ...} (never the rows, which may be large) of up
  * to limit live entries, most recently cached first; forgets the keys it finds gone.
  */
 const RECENT = `${PRELUDE}
@@ -191,7 +191,7 @@ while #found < 2 * limit do
   local keys = redis.call('ZREVRANGE', k('i:recent'), start, start + page - 1)
   if #keys == 0 then break end
   for _, key in ipairs(keys) do
-    local f = redis.call('HMGET', k('e:' .. key), 'r', 'h', 'd', 's', 'm')
+        local f = redis.call('HMGET', k('e:' .. key), 'q', 'h', 'd', 's', 'm')
     if not f[1] then
       table.insert(gone, key)
     elseif current_mark(f[3], f[4], nil) ~= f[5] then

@@ -1,19 +1,23 @@
-import { DEFAULT_CACHE_MAX_BYTES } from '@sqlgate/core';
-
 export interface RedisCacheOptions {
   /** `redis://[user:pass@]host:port[/db]` (or `rediss://` for TLS). */
   url: string;
   /** Prepended to every key this package writes; several deployments may share one Redis. Default `sqlgate:`. */
   prefix?: string;
-  /** Every call to Redis settles (resolves or rejects) within this many milliseconds. Default 50. */
+  /** Every call to Redis but invalidations settles within this many milliseconds. Default 50. */
   commandTimeoutMs?: number;
+  /**
+   * An invalidation (after a write) settles within this many milliseconds. Default 1000. Longer
+   * than the other calls on purpose: the write is answered once it settles, and answering before
+   * the invalidation reached a stalled Redis would let another instance, served first when Redis
+   * resumes, read what the write replaced.
+   */
+  invalidationTimeoutMs?: number;
   /** How often counted statements are sent to Redis, in milliseconds. Default 100. */
   counterFlushMs?: number;
   /**
    * Entries whose encoded form is larger than this many bytes are not kept (`set` resolves false).
-   * Default 64 MiB, the in-memory store's byte bound. An entry must reach Redis within
-   * `commandTimeoutMs`, so with the default timeout, entries of more than a few MiB are refused by
-   * the deadline anyway on most networks.
+   * Default 1 MiB: Redis runs one command at a time, and storing or serving a large entry holds
+   * every instance's calls for as long as it takes.
    */
   maxEntryBytes?: number;
 }
@@ -23,12 +27,15 @@ export interface ResolvedOptions {
   url: string;
   prefix: string;
   commandTimeoutMs: number;
+  invalidationTimeoutMs: number;
   counterFlushMs: number;
   maxEntryBytes: number;
 }
 
 export const DEFAULT_PREFIX = 'sqlgate:';
 export const DEFAULT_COMMAND_TIMEOUT_MS = 50;
+export const DEFAULT_INVALIDATION_TIMEOUT_MS = 1000;
+export const DEFAULT_MAX_ENTRY_BYTES = 1024 * 1024;
 export const DEFAULT_COUNTER_FLUSH_MS = 100;
 
 function positive(value: number, name: string): number {
@@ -51,7 +58,11 @@ export function resolveOptions(options: RedisCacheOptions): ResolvedOptions {
       options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
       'commandTimeoutMs',
     ),
+    invalidationTimeoutMs: positive(
+      options.invalidationTimeoutMs ?? DEFAULT_INVALIDATION_TIMEOUT_MS,
+      'invalidationTimeoutMs',
+    ),
     counterFlushMs: positive(options.counterFlushMs ?? DEFAULT_COUNTER_FLUSH_MS, 'counterFlushMs'),
-    maxEntryBytes: positive(options.maxEntryBytes ?? DEFAULT_CACHE_MAX_BYTES, 'maxEntryBytes'),
+    maxEntryBytes: positive(options.maxEntryBytes ?? DEFAULT_MAX_ENTRY_BYTES, 'maxEntryBytes'),
   };
 }

@@ -13,6 +13,7 @@ import {
   decodeCacheRecord,
   encodeCacheRecord,
   type CacheEntryRecord,
+  type CacheEntrySummary,
   type CacheStore,
   type CacheUsage,
   type EntryPlace,
@@ -28,11 +29,17 @@ export interface RedisCacheStoreOptions {
   maxEntryBytes: number;
 }
 
+/** The store's connections to Redis: one for invalidations, which wait longer, and one for the rest. */
+export interface StoreConnections {
+  calls: RedisConnection;
+  invalidations: RedisConnection;
+}
+
 export class RedisCacheStore implements CacheStore {
   private readonly layout: KeyLayout;
 
   constructor(
-    private readonly connection: RedisConnection,
+    private readonly connections: StoreConnections,
     private readonly options: RedisCacheStoreOptions,
     /** Closes the whole RedisCache: the store shares its client with the counters. */
     private readonly closeAll: () => Promise<void>,
@@ -92,6 +99,7 @@ export class RedisCacheStore implements CacheStore {
       finiteOrZero(entry.cachedAt.getTime()),
       newEpoch(),
       finiteOrZero(entry.freshMs),
+      ttl > 0 ? encodeSummary(entry) : '',
     ]);
     return kept === 1;
   }
@@ -107,7 +115,7 @@ export class RedisCacheStore implements CacheStore {
       'server' in where
         ? (['sqlgateInvalidateServer', placeHash(where.server)] as const)
         : (['sqlgateInvalidateDatabase', placeHash(where.scope)] as const);
-    return Number(await this.script(script, [hash]));
+    return Number(await this.connections.invalidations.script(script, [this.options.prefix, hash]));
   }
 
   /**
@@ -119,10 +127,10 @@ export class RedisCacheStore implements CacheStore {
     await this.script('sqlgateDropFixedIndexes', []);
     let cursor = '0';
     do {
-      const [next, keys] = await this.connection.run((client) =>
+      const [next, keys] = await this.connections.calls.run((client) =>
         client.scan(cursor, 'MATCH', this.layout.entriesAndIndexesPattern(), 'COUNT', 1000),
       );
-      if (keys.length > 0) await this.connection.run((client) => client.unlink(...keys));
+      if (keys.length > 0) await this.connections.calls.run((client) => client.unlink(...keys));
       cursor = next;
     } while (cursor !== '0');
   }
@@ -138,15 +146,15 @@ export class RedisCacheStore implements CacheStore {
   }
 
   /** Up to `limit` live entries of every instance, most recently cached first. */
-  async recent(limit: number): Promise<CacheEntryRecord[]> {
+  async recent(limit: number): Promise<CacheEntrySummary[]> {
     if (!(limit > 0)) return [];
     const reply = (await this.script('sqlgateRecent', [Math.floor(limit)])) as (string | number)[];
-    const records: CacheEntryRecord[] = [];
+    const summaries: CacheEntrySummary[] = [];
     for (let index = 0; index + 1 < reply.length; index += 2) {
-      const record = decodedWithHits(String(reply[index]), Number(reply[index + 1]));
-      if (record) records.push(record);
+      const summary = decodedSummary(String(reply[index]), Number(reply[index + 1]));
+      if (summary) summaries.push(summary);
     }
-    return records;
+    return summaries;
   }
 
   /** Closes the RedisCache this store belongs to (its counters too: they share one client). */
@@ -155,11 +163,31 @@ export class RedisCacheStore implements CacheStore {
   }
 
   private script(name: Parameters<RedisConnection['script']>[0], args: (string | number)[]) {
-    return this.connection.script(name, [this.options.prefix, ...args]);
+    return this.connections.calls.script(name, [this.options.prefix, ...args]);
   }
 }
 
 /** The record stored as `text`, with the hits Redis counted; undefined if it cannot be decoded. */
+/** What `recent` lists of an entry, kept beside it so that listing never fetches the rows. */
+function encodeSummary(entry: CacheEntryRecord): string {
+  return JSON.stringify([entry.key, entry.query, entry.executionTime, entry.cachedAt.getTime()]);
+}
+
+function decodedSummary(text: string, hits: number): CacheEntrySummary | undefined {
+  try {
+    const [key, query, executionTime, cachedAtMs] = JSON.parse(text) as [
+      string,
+      string,
+      number,
+      number,
+    ];
+    return { key, query, executionTime, cachedAt: new Date(cachedAtMs), hits: Number(hits) };
+  } catch {
+    // Written by another version, or damaged: left out of the list, like an entry gone.
+    return undefined;
+  }
+}
+
 function decodedWithHits(text: string, hits: number): CacheEntryRecord | undefined {
   try {
     const record = decodeCacheRecord(text);

@@ -36,28 +36,35 @@ afterEach(async () => {
 });
 afterAll(() => redis?.stop());
 
-/** Every call of both ports, each started fresh. */
-function everyCall(cache: RedisCache): [string, () => Promise<unknown>][] {
+/** An invalidation's own bound (the default): it may wait out a short stall. */
+const INVALIDATION_BOUND_MS = 1000;
+
+/** Every call of both ports, each started fresh, with its bound. */
+function everyCall(cache: RedisCache): [string, () => Promise<unknown>, number][] {
   return [
-    ['get', () => cache.store.get('k')],
-    ['mark', () => cache.store.mark(placeA)],
-    ['set', () => cache.store.set(entry('k'), 60_000)],
-    ['set with a mark', () => cache.store.set(entry('k'), 60_000, 'epoch:0:0')],
-    ['invalidate', () => cache.store.invalidate({ scope: placeB.scope }, null)],
-    ['clear', () => cache.store.clear()],
-    ['size', () => cache.store.size()],
-    ['recent', () => cache.store.recent(10)],
-    ['usage', () => cache.store.usage!()],
-    ['totals', () => cache.counters.totals()],
+    ['get', () => cache.store.get('k'), BOUND_MS],
+    ['mark', () => cache.store.mark(placeA), BOUND_MS],
+    ['set', () => cache.store.set(entry('k'), 60_000), BOUND_MS],
+    ['set with a mark', () => cache.store.set(entry('k'), 60_000, 'epoch:0:0'), BOUND_MS],
+    [
+      'invalidate',
+      () => cache.store.invalidate({ scope: placeB.scope }, null),
+      INVALIDATION_BOUND_MS,
+    ],
+    ['clear', () => cache.store.clear(), BOUND_MS],
+    ['size', () => cache.store.size(), BOUND_MS],
+    ['recent', () => cache.store.recent(10), BOUND_MS],
+    ['usage', () => cache.store.usage!(), BOUND_MS],
+    ['totals', () => cache.counters.totals(), BOUND_MS],
   ];
 }
 
 async function expectEveryCallToFailInTime(cache: RedisCache): Promise<void> {
-  for (const [name, call] of everyCall(cache)) {
+  for (const [name, call, bound] of everyCall(cache)) {
     const outcome = await settle(call());
     expect({ name, ok: outcome.ok }).toEqual({ name, ok: false });
     expect(outcome.error).toBeInstanceOf(RedisCacheUnavailableError);
-    expect({ name, inTime: outcome.ms < BOUND_MS + SLACK_MS }).toEqual({ name, inTime: true });
+    expect({ name, inTime: outcome.ms < bound + SLACK_MS }).toEqual({ name, inTime: true });
   }
 }
 
@@ -162,6 +169,41 @@ describe('Redis killed', () => {
 });
 
 describe('Redis frozen (SIGSTOP)', () => {
+  it('lets an invalidation wait out a stall shorter than its bound: another instance asking after it is answered never gets the entry', async () => {
+    const prefix = freshPrefix('stall');
+    const writer = caches.make(redis.url, { prefix });
+    const reader = caches.make(redis.url, { prefix });
+    await untilAnswering(writer);
+    await untilAnswering(reader);
+    await reader.store.set(entry('k'), 60_000);
+    await redis.freeze();
+
+    const invalidated = settle(writer.store.invalidate({ scope: placeA.scope }, null));
+    await pause(200);
+    // Asked during the stall: it fails in its own bound, and asks again.
+    const during = settle(reader.store.get('k'));
+    await pause(5);
+    await redis.thaw();
+
+    const outcome = await invalidated;
+    expect(outcome.ok).toBe(true);
+    expect(outcome.ms).toBeLessThan(1000 + SLACK_MS);
+    await during;
+    expect(await reader.store.get('k')).toBeUndefined();
+  });
+
+  it('gives an invalidation up at its own bound when the stall outlasts it', async () => {
+    const writer = caches.make(redis.url, { invalidationTimeoutMs: 300 });
+    await untilAnswering(writer);
+    await redis.freeze();
+
+    const outcome = await settle(writer.store.invalidate({ scope: placeA.scope }, null));
+
+    expect(outcome.ok).toBe(false);
+    expect(outcome.ms).toBeGreaterThanOrEqual(290);
+    expect(outcome.ms).toBeLessThan(300 + SLACK_MS);
+  });
+
   it('makes every call reject within the bound, and the cache answers again after thaw', async () => {
     const prefix = freshPrefix('frozen');
     const cache = caches.make(redis.url, { prefix });

@@ -108,6 +108,25 @@ describe('two instances on one Redis', () => {
   });
 });
 
+describe('large entries', () => {
+  it('are listed by recent() within the default bound: the listing never fetches the rows', async () => {
+    const cache = caches.make(redis.url);
+    const rows = [{ text: 'x'.repeat(1000 * 1000) }];
+    for (let index = 0; index < 10; index += 1) {
+      const big = entry(`big-${index}`);
+      await cache.store.set(
+        { ...big, result: { ...big.result, rows }, sizeBytes: 1_000_020 },
+        60_000,
+      );
+    }
+
+    const listed = await cache.store.recent(10);
+
+    expect(listed.map((each) => each.key)).toHaveLength(10);
+    expect(listed[0]).not.toHaveProperty('result');
+  });
+});
+
 describe('keys in Redis', () => {
   it('are those of the documented layout, and clear() leaves only generations, epoch and counters', async () => {
     const cache = caches.make(redis.url, TIMEOUT);
@@ -207,7 +226,7 @@ describe('entries', () => {
     const prefix = freshPrefix('damaged');
     const cache = caches.make(redis.url, { prefix, ...TIMEOUT });
     await cache.store.set(entry('k'), 60_000);
-    await command(redis.port, 'HSET', `${prefix}e:k`, 'r', '[99,{}]');
+    await command(redis.port, 'HSET', `${prefix}e:k`, 'r', '[99,{}]', 'q', '{damaged');
 
     expect(await cache.store.get('k')).toBeUndefined();
     expect(await cache.store.recent(10)).toEqual([]);

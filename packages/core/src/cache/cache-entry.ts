@@ -1,4 +1,4 @@
-import type { CacheEntryRecord } from '../ports/cache-store';
+import type { CacheEntrySummary } from '../ports/cache-store';
 
 /** CacheEntry (docs/interface.md): one element of `entries` in GET /api/stats/cache. */
 export interface CacheEntry {
@@ -13,7 +13,7 @@ export interface CacheEntry {
 }
 
 /** What the statistics endpoint shows of a record: never the rows, the key or the scope. */
-export function toCacheEntry(record: CacheEntryRecord): CacheEntry {
+export function toCacheEntry(record: CacheEntrySummary): CacheEntry {
   return {
     query: record.query,
     executionTime: record.executionTime,

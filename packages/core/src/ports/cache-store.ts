@@ -48,6 +48,12 @@ export interface CacheEntryRecord extends EntryPlace {
   hits: number;
 }
 
+/** What GET /api/stats/cache lists of an entry. */
+export type CacheEntrySummary = Pick<
+  CacheEntryRecord,
+  'key' | 'query' | 'executionTime' | 'cachedAt' | 'hits'
+>;
+
 export interface CacheUsage {
   entries: number;
   bytes: number;
@@ -97,8 +103,11 @@ export interface CacheStore {
   clear(): Promise<void>;
   /** Live entries (of every instance sharing the store). */
   size(): Promise<number>;
-  /** The most recently cached entries, newest first. */
-  recent(limit: number): Promise<CacheEntryRecord[]>;
+    /**
+   * The most recently cached entries, newest first: what the statistics show of them, never their
+   * rows (a store need not fetch a large result to list it).
+   */
+  recent(limit: number): Promise<CacheEntrySummary[]>;
   /** Live entries, their bytes, and entries evicted for room so far (metrics). Optional. */
   usage?(): Promise<CacheUsage>;
   close?(): Promise<void>;

@@ -11,7 +11,12 @@
  */
 import { RawJson } from '../../src/json';
 import { serializeResponse } from '../../src/json';
-import type { CacheEntryRecord, CacheStore, EntryPlace } from '../../src/ports/cache-store';
+import type {
+  CacheEntryRecord,
+  CacheEntrySummary,
+  CacheStore,
+  EntryPlace,
+} from '../../src/ports/cache-store';
 
 export interface CacheStoreContractOptions {
   /**
@@ -61,7 +66,7 @@ export function contractRecord(
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const keysOf = (records: CacheEntryRecord[]) => records.map((each) => each.key);
+const keysOf = (records: CacheEntrySummary[]) => records.map((each) => each.key);
 
 /**
  * Declares the contract tests for one store. `makeStore` is called before each test and must give
@@ -346,6 +351,20 @@ export function describeCacheStoreContract(
     });
 
     describe('size, recent, usage and clear', () => {
+      it('lists what the statistics show of an entry: key, query, execution time, caching time, hits', async () => {
+        const entry = contractRecord('listed');
+        await store.set(entry, LONG_TTL_MS);
+        await store.get('listed');
+
+        expect((await store.recent(1))[0]).toMatchObject({
+          key: 'listed',
+          query: entry.query,
+          executionTime: entry.executionTime,
+          cachedAt: entry.cachedAt,
+          hits: 1,
+        });
+      });
+
       it('lists the most recently cached entries first, up to the limit', async () => {
         for (const key of ['a', 'b', 'c', 'd']) await store.set(contractRecord(key), LONG_TTL_MS);
 
