@@ -30,6 +30,22 @@ beforeEach(async () => {
 });
 afterEach(() => testApp.close());
 
+// The test database listens on one loopback address; 127.0.0.3 is this machine too.
+(database.host === '127.0.0.1' ? it : it.skip)(
+  'never serves what one loopback address answered for another, where nothing may listen',
+  async () => {
+    await query({ sql: 'SELECT id FROM cache_t', cache: true }).expect(200);
+    const elsewhere = await query({
+      sql: 'SELECT id FROM cache_t',
+      cache: true,
+      host: '127.0.0.3',
+    });
+
+    expect(elsewhere.body).not.toHaveProperty('rows');
+    expect(elsewhere.body).not.toHaveProperty('cached');
+  },
+);
+
 it('serves a repeated read from the cache, marked cached: true', async () => {
   const first = await query({ sql: 'SELECT id FROM cache_t', cache: true }).expect(200);
   expect(first.body).not.toHaveProperty('cached');

@@ -47,7 +47,7 @@ export type {
 export * from './cache';
 export * from './stats';
 export type {
-    CacheEntryRecord,
+  CacheEntryRecord,
   CacheEntrySummary,
   CacheStore,
   CachedResult,

@@ -30,18 +30,26 @@ const LOOPBACK = 'loopback';
 
 /**
  * One spelling per address: IPv4-mapped IPv6 as IPv4, IPv6 in its compressed lower-case form,
- * every loopback address as one.
+ * every loopback address as one (for invalidation: a write through `localhost` must reach what
+ * was cached through `127.0.0.1`).
  */
 export function canonicalAddress(address: string): string {
+  const exact = exactAddress(address);
+  const family = isIP(exact);
+  if (family === 4 && exact.startsWith('127.')) return LOOPBACK;
+  if (family === 6 && exact === '::1') return LOOPBACK;
+  return exact;
+}
+
+/**
+ * One spelling per address, loopback addresses kept apart: 127.0.0.2 may be another server than
+ * 127.0.0.1 (a proxy, a second cluster), so what one answered is never served for the other.
+ */
+export function exactAddress(address: string): string {
   let text = address.toLowerCase();
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (mapped) text = mapped[1]!;
-  const family = isIP(text);
-  if (family === 4) return text.startsWith('127.') ? LOOPBACK : text;
-  if (family === 6) {
-    const compressed = new URL(`http://[${text}]/`).hostname.slice(1, -1);
-    return compressed === '::1' ? LOOPBACK : compressed;
-  }
+  if (isIP(text) === 6) return new URL(`http://[${text}]/`).hostname.slice(1, -1);
   return text;
 }
 
@@ -73,11 +81,13 @@ export class CacheScopes {
    * the name does not resolve.
    */
   async scopeOf(target: ConnectionTarget): Promise<CacheScope> {
-    const address = canonicalAddress(target.address ?? (await this.addressOf(target.host)));
+    const resolved = target.address ?? (await this.addressOf(target.host));
+    const address = canonicalAddress(resolved);
     const server = JSON.stringify([address, target.port]);
     const database = JSON.stringify([address, target.port, target.database]);
+    const endpoint = JSON.stringify([exactAddress(resolved), target.port, target.database]);
     const password = target.password === undefined ? '-' : `+${this.digests.of(target.password)}`;
-    return { server, database, credentials: JSON.stringify([target.user, password]) };
+    return { server, database, endpoint, credentials: JSON.stringify([target.user, password]) };
   }
 
   private async addressOf(host: string): Promise<string> {

@@ -48,8 +48,24 @@ describe('CacheScopes', () => {
       byName,
     );
     const loopback = await scopes.scopeOf({ ...target, host: 'localhost' });
-    expect(await scopes.scopeOf({ ...target, host: '127.0.0.1' })).toEqual(loopback);
+    const ipv4Loopback = await scopes.scopeOf({ ...target, host: '127.0.0.1' });
+    expect(ipv4Loopback.database).toEqual(loopback.database);
+    expect(ipv4Loopback.server).toEqual(loopback.server);
     expect(loopback.database).not.toEqual(byName.database);
+  });
+
+  it('serves entries only to the exact address: each loopback address is an endpoint of its own', async () => {
+    const scopes = new CacheScopes({ resolve: resolver({ localhost: '127.0.0.1' }).resolve });
+    const first = await scopes.scopeOf({ ...target, host: '127.0.0.1' });
+    const byName = await scopes.scopeOf({ ...target, host: 'localhost' });
+    const second = await scopes.scopeOf({ ...target, host: '127.0.0.2' });
+    const ipv6 = await scopes.scopeOf({ ...target, host: '::1' });
+
+    expect(byName.endpoint).toBe(first.endpoint);
+    expect(second.endpoint).not.toBe(first.endpoint);
+    expect(ipv6.endpoint).not.toBe(first.endpoint);
+    // Invalidated together all the same: one machine may serve on all of them.
+    expect(new Set([first.database, second.database, ipv6.database]).size).toBe(1);
   });
 
   it('tells apart ports, databases and credentials', async () => {

@@ -127,12 +127,13 @@ export class ResultCache {
 
   /**
    * The key of `statement` run on `scope` with these options. Same inputs, same key. The key holds
-   * the database reached and the credentials, not the host's spelling or the sslMode: every way of
-   * naming one database shares its entries, and so does their invalidation (docs/decisions.md 10.20).
+   * the endpoint reached and the credentials, not the host's spelling or the sslMode: every way of
+   * naming one address shares its entries (docs/decisions.md 10.20); invalidation goes by the
+   * database, which may cover several endpoints (every loopback address).
    */
   keyFor(scope: CacheScope, statement: ParsedStatement, options: CacheKeyOptions): string {
     const parts = {
-      scope: `${scope.database}\u0000${scope.credentials}`,
+      scope: `${scope.endpoint ?? scope.database}\u0000${scope.credentials}`,
       text: statement.text,
       rowMode: options.rowMode,
       maxRows: options.maxRows,

@@ -103,7 +103,7 @@ export interface CacheStore {
   clear(): Promise<void>;
   /** Live entries (of every instance sharing the store). */
   size(): Promise<number>;
-    /**
+  /**
    * The most recently cached entries, newest first: what the statistics show of them, never their
    * rows (a store need not fetch a large result to list it).
    */

@@ -34,8 +34,14 @@ export interface ConnectionTarget {
 export interface CacheScope {
   /** The server reached: its resolved address (every loopback address is one) and port. */
   server: string;
-  /** The database reached: `server` and the database name. */
+  /** The database reached: `server` and the database name. Writes invalidate by it. */
   database: string;
+  /**
+   * The exact address, port and database connected to, where `database` names several as one
+   * (every loopback address is one server for invalidation, but 127.0.0.2 may be another server
+   * than 127.0.0.1): entries are served only to the same endpoint. Absent: `database`.
+   */
+  endpoint?: string;
   /** The user and a keyed hash of the password; never the password itself. */
   credentials: string;
 }
