@@ -4,21 +4,30 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createQueryService, MemoryCacheStore, type QueryService } from '@sqlgate/core';
+import {
+  createQueryService,
+  MemoryCacheStore,
+  type QueryService,
+  type QueryServiceOptions,
+} from '@sqlgate/core';
 import { createPostgresConnections } from '@sqlgate/postgres-adapter';
 import pino, { type Logger } from 'pino';
 import { createAllowedTargets } from './allowed-targets';
 import { answerClientErrorsInJson } from './client-errors';
-import { createApp } from './app';
+import { createApp, type ClusterStatistics } from './app';
 import { withDirectQueryPath } from './direct-query-path';
 import { environmentWithout, loadConfig, type ServerConfig } from './config';
-import { createObservability } from './observability';
+import { createObservability, type AppObservability } from './observability';
 
 export interface StartServerOptions extends Partial<ServerConfig> {
   /** Use this service instead of building one from the configuration. */
   service?: QueryService;
   /** Where request lines and warnings go. Default: a pino logger at `logLevel` on stdout. */
   logger?: Logger;
+  /** Use these metrics and spans instead of building them (they must observe `service`). */
+  observability?: AppObservability;
+  /** Answer the statistics of every process serving together (a worker of WORKERS=n). */
+  clusterStatistics?: ClusterStatistics;
 }
 
 export interface RunningServer {
@@ -29,8 +38,15 @@ export interface RunningServer {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** The query service of a configuration: the composition root. */
-export function createServiceFromConfig(config: ServerConfig, logger?: Logger): QueryService {
+/**
+ * The query service of a configuration: the composition root. `shared` replaces the process's own
+ * result cache and counters with ones it shares with others (a worker of WORKERS=n).
+ */
+export function createServiceFromConfig(
+  config: ServerConfig,
+  logger?: Logger,
+  shared: Pick<QueryServiceOptions, 'cacheStore' | 'counters'> = {},
+): QueryService {
   const connections = createPostgresConnections({
     // Connections that fail outside any request (an idle one dropped by the server) are only noted.
     ...(logger
@@ -53,10 +69,13 @@ export function createServiceFromConfig(config: ServerConfig, logger?: Logger): 
     maxResultBytes: config.maxResultBytes,
     maxStatements: config.maxStatements,
     alwaysResetSession: config.sessionReset === 'always',
-    cacheStore: new MemoryCacheStore({
-      maxEntries: config.queryCacheMaxEntries,
-      maxBytes: config.queryCacheMaxBytes,
-    }),
+    cacheStore:
+      shared.cacheStore ??
+      new MemoryCacheStore({
+        maxEntries: config.queryCacheMaxEntries,
+        maxBytes: config.queryCacheMaxBytes,
+      }),
+    ...(shared.counters ? { counters: shared.counters } : {}),
     cacheTtlMs: config.queryCacheTtlMs,
     cacheMaxEntryBytes: config.queryCacheMaxBytes,
     cacheByDefault: config.queryCacheDefault,
@@ -78,7 +97,13 @@ export function createServiceFromConfig(config: ServerConfig, logger?: Logger): 
  * await fetch(`${server.url}/api/query`, { method: 'POST', body: JSON.stringify({ ... }) });
  */
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
-  const { service: givenService, logger: givenLogger, ...overrides } = options;
+  const {
+    service: givenService,
+    logger: givenLogger,
+    observability: givenObservability,
+    clusterStatistics,
+    ...overrides
+  } = options;
   const given = definedOnly(overrides);
   const config: ServerConfig = { ...loadConfig(environmentWithout(process.env, given)), ...given };
   const logger = givenLogger ?? pino({ level: config.logLevel });
@@ -87,10 +112,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
     ...(config.allowedHosts ? { allowedHosts: config.allowedHosts } : {}),
   };
-  const observability = createObservability(service, logger, config);
+  const observability = givenObservability ?? createObservability(service, logger, config);
   const app = createApp({
     service,
     observability,
+    ...(clusterStatistics ? { clusterStatistics } : {}),
     ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
     maxBodyBytes: config.maxBodyBytes,
     maxCopyBytes: config.maxCopyBytes,
