@@ -3,7 +3,6 @@
  * `sqlgate`: the standalone server. SIGTERM / SIGINT stop it gracefully. With WORKERS above 1 this
  * process is the primary of that many workers sharing the port (docs/decisions.md 10.28).
  */
-import cluster from 'node:cluster';
 import pino from 'pino';
 import { ConfigError, loadConfig, type ServerConfig } from './config';
 import { processRole } from './cluster/process-role';
@@ -15,7 +14,8 @@ function configOrExit(): { config: ServerConfig; role: ReturnType<typeof process
     const config = loadConfig();
     const role = processRole(config.workers, {
       env: process.env,
-      isClusterPrimary: cluster.isPrimary,
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      isClusterPrimary: () => (require('node:cluster') as import('node:cluster').Cluster).isPrimary,
       parentPid: process.ppid,
     });
     return { config, role };

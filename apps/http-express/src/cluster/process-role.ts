@@ -14,16 +14,21 @@ export type ProcessRole = 'single' | 'primary' | 'worker';
 
 export interface ProcessFacts {
   env: Record<string, string | undefined>;
-  /** `cluster.isPrimary`: not a worker of any node:cluster primary. */
-  isClusterPrimary: boolean;
+  /**
+   * `cluster.isPrimary`: not a worker of any node:cluster primary. Asked only when it matters, so
+   * that WORKERS=1 does not even load node:cluster.
+   */
+  isClusterPrimary: () => boolean;
   parentPid: number;
 }
 
 export function processRole(workers: number, facts: ProcessFacts): ProcessRole {
   const primaryPid = facts.env[PRIMARY_PID_VARIABLE];
-  if (!facts.isClusterPrimary && primaryPid === String(facts.parentPid)) return 'worker';
+  if (primaryPid !== undefined && primaryPid === String(facts.parentPid)) {
+    if (!facts.isClusterPrimary()) return 'worker';
+  }
   if (workers === 1) return 'single';
-  if (!facts.isClusterPrimary) {
+  if (!facts.isClusterPrimary()) {
     // Another cluster manager (pm2's cluster mode) forked this process: it cannot fork its own.
     throw new ConfigError(
       `WORKERS must be 1 when sqlgate runs as a worker of another cluster manager, got '${workers}'`,

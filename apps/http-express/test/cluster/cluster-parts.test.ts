@@ -74,12 +74,22 @@ describe('RestartBackoff', () => {
 describe('processRole', () => {
   const facts = (env: Record<string, string>, isClusterPrimary: boolean, parentPid = 100) => ({
     env,
-    isClusterPrimary,
+    isClusterPrimary: () => isClusterPrimary,
     parentPid,
   });
 
   it('is the single server with WORKERS=1, and the primary above', () => {
     expect(processRole(1, facts({}, true))).toBe('single');
+    // WORKERS=1 does not need to know (nor load node:cluster to learn).
+    expect(
+      processRole(1, {
+        env: {},
+        parentPid: 1,
+        isClusterPrimary: () => {
+          throw new Error('asked');
+        },
+      }),
+    ).toBe('single');
     expect(processRole(4, facts({}, true))).toBe('primary');
   });
 
