@@ -144,7 +144,7 @@ export class ClusterHub {
           if (!target.channel.closed) {
             this.options.logger.error(
               { workerPid: target.pid, err: error },
-              'worker did not acknowledge a cache invalidation in time; killing it',
+              'worker did not acknowledge a cache invalidation or clear; killing it',
             );
           }
           await this.options.evict(target);

@@ -82,12 +82,16 @@ describe('ClusterHub', () => {
     expect(evicted).toEqual([]);
   });
 
-  it('evicts a worker that does not acknowledge, and answers only once it is gone', async () => {
+  it.each([
+    ['does not acknowledge in time', new IpcError('timeout', 'no answer in 1000 ms')],
+    ['dies during the relay', new IpcError('closed', 'worker 2 exited')],
+    ['fails to apply it', new IpcError('remote', 'applyInvalidation: failed')],
+  ])('evicts a worker that %s, and answers only once it is gone', async (_what, failure) => {
     const evicted: number[] = [];
     const hub = hubWith(evicted, 30);
     const writer = fakeWorker(1, acknowledging);
     const frozen = fakeWorker(2, async () => {
-      throw new IpcError('timeout', 'applyInvalidation: no answer in 1000 ms');
+      throw failure;
     });
     await join(hub, writer, frozen);
     await hub.handlersFor(writer).invalidate(invalidation);
