@@ -9,6 +9,7 @@ import {
   routePathOf,
   serializeResponse,
   ZERO_CACHE_STATS,
+  type PoolStat,
   type QueryService,
   type ServiceAnswer,
 } from '@sqlgate/core';
@@ -42,6 +43,17 @@ import { requestLog } from './request-log';
 import { requireStatsToken } from './stats-token';
 import { createObservability, DEFAULT_OBSERVABILITY, type AppObservability } from './observability';
 
+/**
+ * The statistics of every process serving together (WORKERS, docs/decisions.md 10.28), answered
+ * instead of this process's own by GET /api/stats/pools and GET /metrics.
+ */
+export interface ClusterStatistics {
+  /** Every process's pools, merged by pool id. */
+  poolStats(): Promise<PoolStat[]>;
+  /** The Prometheus exposition of every process's metrics, aggregated. */
+  metrics(): Promise<string>;
+}
+
 export interface AppOptions {
   service: QueryService;
   /** Largest accepted request body in bytes (MAX_BODY_BYTES). Default 1 MiB. */
@@ -66,6 +78,8 @@ export interface AppOptions {
   observability?: AppObservability;
   /** When set, GET /metrics requires `Authorization: Bearer <metricsToken>` (METRICS_TOKEN). */
   metricsToken?: string;
+  /** Statistics of several processes to answer instead of this one's. Default: this one's. */
+  clusterStatistics?: ClusterStatistics;
 }
 
 /** Sends a JSON body with its status; a 503 also says when to come back. */
@@ -136,7 +150,7 @@ function bodyAlreadyRead(req: Request): boolean {
 }
 
 export function createApp(options: AppOptions): express.Express {
-  const { service } = options;
+  const { service, clusterStatistics } = options;
   const logger = options.logger ?? pino({ level: 'silent' });
   const observability =
     options.observability ?? createObservability(service, logger, DEFAULT_OBSERVABILITY);
@@ -207,13 +221,22 @@ export function createApp(options: AppOptions): express.Express {
       const result = await service.checkConnection(req.body);
       sendJson(res, 'failure' in result ? httpStatusFor(result.failure) : 200, result.body);
     },
-    getPoolStatistics: (_req, res) => {
-      try {
-        sendJson(res, 200, { stats: service.poolStats() });
-      } catch {
-        sendJson(res, 500, { error: 'Failed to retrieve pool statistics', stats: [] });
-      }
-    },
+    // A single process answers at once, as it always did; workers ask their primary.
+    getPoolStatistics: clusterStatistics
+      ? async (_req, res) => {
+          try {
+            sendJson(res, 200, { stats: await clusterStatistics.poolStats() });
+          } catch {
+            sendJson(res, 500, { error: 'Failed to retrieve pool statistics', stats: [] });
+          }
+        }
+      : (_req, res) => {
+          try {
+            sendJson(res, 200, { stats: service.poolStats() });
+          } catch {
+            sendJson(res, 500, { error: 'Failed to retrieve pool statistics', stats: [] });
+          }
+        },
     getCacheStatistics: async (_req, res) => {
       try {
         sendJson(res, 200, await service.cacheStatistics());
@@ -248,7 +271,9 @@ export function createApp(options: AppOptions): express.Express {
         sendJson(res, 404, { error: `Not found: ${req.method} ${req.path}` });
         return;
       }
-      const exposition = await metrics.registry.metrics();
+      const exposition = clusterStatistics
+        ? await clusterStatistics.metrics()
+        : await metrics.registry.metrics();
       res.status(200).type(metrics.registry.contentType).send(exposition);
     },
   };

@@ -81,9 +81,18 @@ export interface ServerConfig {
   /** Statements slower than this many milliseconds are logged at warn (SLOW_QUERY_MS). */
   slowQueryMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * Processes the standalone server (the bin) serves with (WORKERS), docs/decisions.md 10.28. With
+   * more than one, a primary process forks them and they share the port; `startServer` always
+   * serves in its own process.
+   */
+  workers: number;
 }
 
 export class ConfigError extends Error {}
+
+/** Most processes WORKERS may ask for. */
+export const MAX_WORKERS = 1024;
 
 type Env = Record<string, string | undefined>;
 
@@ -129,6 +138,7 @@ const VARIABLE_OF: Record<keyof ServerConfig, string> = {
   traceStatementText: 'OTEL_SQLGATE_STATEMENT',
   slowQueryMs: 'SLOW_QUERY_MS',
   logLevel: 'LOG_LEVEL',
+  workers: 'WORKERS',
 };
 
 /**
@@ -246,6 +256,8 @@ export function loadConfig(env: Env = process.env): ServerConfig {
       ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
       'info',
     ),
+    // A bound, so that a typo cannot fork thousands of processes.
+    workers: integer(env, 'WORKERS', 1, 1, MAX_WORKERS),
   };
   if (env.ALLOWED_TARGETS) {
     try {

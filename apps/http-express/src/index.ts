@@ -1,5 +1,5 @@
 /** @sqlgate/http-express: sqlgate's HTTP JSON service on Express. */
-export { createApp, type AppOptions } from './app';
+export { createApp, type AppOptions, type ClusterStatistics } from './app';
 export {
   startServer,
   createServiceFromConfig,

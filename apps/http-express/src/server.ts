@@ -15,7 +15,7 @@ import { createRedisCache } from '@sqlgate/redis-cache';
 import pino, { type Logger } from 'pino';
 import { createAllowedTargets } from './allowed-targets';
 import { answerClientErrorsInJson } from './client-errors';
-import { createApp } from './app';
+import { createApp, type ClusterStatistics } from './app';
 import { withDirectQueryPath } from './direct-query-path';
 import {
   cacheSecretOf,
@@ -24,13 +24,17 @@ import {
   loadConfig,
   type ServerConfig,
 } from './config';
-import { createObservability } from './observability';
+import { createObservability, type AppObservability } from './observability';
 
 export interface StartServerOptions extends Partial<ServerConfig> {
   /** Use this service instead of building one from the configuration. */
   service?: QueryService;
   /** Where request lines and warnings go. Default: a pino logger at `logLevel` on stdout. */
   logger?: Logger;
+  /** Use these metrics and spans instead of building them (they must observe `service`). */
+  observability?: AppObservability;
+  /** Answer the statistics of every process serving together (a worker of WORKERS=n). */
+  clusterStatistics?: ClusterStatistics;
 }
 
 export interface RunningServer {
@@ -41,8 +45,15 @@ export interface RunningServer {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** The query service of a configuration: the composition root. */
-export function createServiceFromConfig(config: ServerConfig, logger?: Logger): QueryService {
+/**
+ * The query service of a configuration: the composition root. `shared` replaces the process's own
+ * result cache and counters with ones it shares with others (a worker of WORKERS=n).
+ */
+export function createServiceFromConfig(
+  config: ServerConfig,
+  logger?: Logger,
+  shared: Pick<QueryServiceOptions, 'cacheStore' | 'counters'> = {},
+): QueryService {
   const connections = createPostgresConnections({
     // Connections that fail outside any request (an idle one dropped by the server) are only noted.
     ...(logger
@@ -67,7 +78,7 @@ export function createServiceFromConfig(config: ServerConfig, logger?: Logger): 
     maxStatements: config.maxStatements,
     alwaysResetSession: config.sessionReset === 'always',
     cacheMaxEntryBytes: config.queryCacheMaxBytes,
-    ...resultCacheOf(config),
+    ...resultCacheOf(config, shared),
     cacheTtlMs: config.queryCacheTtlMs,
     cacheByDefault: config.queryCacheDefault,
     sessions: {
@@ -86,6 +97,7 @@ export function createServiceFromConfig(config: ServerConfig, logger?: Logger): 
  */
 function resultCacheOf(
   config: ServerConfig,
+  shared: Pick<QueryServiceOptions, 'cacheStore' | 'counters'>,
 ): Pick<QueryServiceOptions, 'cacheStore' | 'counters' | 'cacheMaxEntryBytes'> {
   if (config.queryCacheRedisUrl) {
     // Without one shared key, each instance would name callers' credentials its own way, and no
@@ -110,6 +122,8 @@ function resultCacheOf(
       cacheMaxEntryBytes: Math.min(config.queryCacheMaxBytes, config.queryCacheRedisMaxEntryBytes),
     };
   }
+  // A worker of WORKERS=n without Redis: its own memory, kept coherent with the other workers'.
+  if (shared.cacheStore) return shared;
   return {
     cacheStore: new MemoryCacheStore({
       maxEntries: config.queryCacheMaxEntries,
@@ -126,7 +140,13 @@ function resultCacheOf(
  * await fetch(`${server.url}/api/query`, { method: 'POST', body: JSON.stringify({ ... }) });
  */
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
-  const { service: givenService, logger: givenLogger, ...overrides } = options;
+  const {
+    service: givenService,
+    logger: givenLogger,
+    observability: givenObservability,
+    clusterStatistics,
+    ...overrides
+  } = options;
   const given = definedOnly(overrides);
   const config: ServerConfig = { ...loadConfig(environmentWithout(process.env, given)), ...given };
   const logger = givenLogger ?? pino({ level: config.logLevel });
@@ -135,10 +155,11 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
     ...(config.allowedHosts ? { allowedHosts: config.allowedHosts } : {}),
   };
-  const observability = createObservability(service, logger, config);
+  const observability = givenObservability ?? createObservability(service, logger, config);
   const app = createApp({
     service,
     observability,
+    ...(clusterStatistics ? { clusterStatistics } : {}),
     ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
     maxBodyBytes: config.maxBodyBytes,
     maxCopyBytes: config.maxCopyBytes,

@@ -19,6 +19,11 @@ export interface ObservabilitySettings {
   traceStatementText: boolean;
   /** Statements slower than this many milliseconds are logged at warn (SLOW_QUERY_MS). */
   slowQueryMs: number;
+  /**
+   * A result cache shared by every process (QUERY_CACHE_REDIS_URL): the workers of WORKERS=n
+   * report the same entries, so their cache gauges are not added up.
+   */
+  queryCacheRedisUrl?: string;
 }
 
 export const DEFAULT_OBSERVABILITY: ObservabilitySettings = {
@@ -39,7 +44,9 @@ export function createObservability(
   logger: Logger,
   settings: ObservabilitySettings,
 ): AppObservability {
-  const metrics = settings.metrics ? new ServiceMetrics(service) : undefined;
+  const metrics = settings.metrics
+    ? new ServiceMetrics(service, { sharedCache: settings.queryCacheRedisUrl !== undefined })
+    : undefined;
   return {
     ...(metrics ? { metrics } : {}),
     watcher: new Observability({

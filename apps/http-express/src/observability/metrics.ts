@@ -132,7 +132,7 @@ export class ServiceMetrics {
   private readonly statementSeries = new Map<string, CountedAndTimed>();
   private readonly poolWaitSeries = this.poolWait.series();
 
-  constructor(service: QueryService) {
+  constructor(service: QueryService, options: { sharedCache?: boolean } = {}) {
     collectDefaultMetrics({ register: this.registry });
     // prom-client also names three gauges `_total`, which promtool rejects (a gauge is no counter);
     // their per-type twins (nodejs_active_handles and the like) stay, so nothing is lost.
@@ -158,7 +158,7 @@ export class ServiceMetrics {
     for (const counter of [this.poolAcquireTimeouts, this.cacheHits, this.cacheMisses]) {
       counter.series();
     }
-    this.addServiceGauges(service, [this.registry]);
+    this.addServiceGauges(service, [this.registry], options.sharedCache ?? false);
   }
 
   httpRequest(route: string, method: string | undefined, status: number, seconds: number): void {
@@ -219,7 +219,11 @@ export class ServiceMetrics {
   }
 
   /** Gauges read from the service at each scrape: pools as they are now, the cache's usage. */
-  private addServiceGauges(service: QueryService, registers: Registry[]): void {
+  private addServiceGauges(
+    service: QueryService,
+    registers: Registry[],
+    sharedCache: boolean,
+  ): void {
     // One reading of the pools per scrape feeds both pool gauges (their ids may be long).
     let pools: { label: string; stat: PoolStat }[] | undefined;
     const readPools = () => {
@@ -308,6 +312,8 @@ export class ServiceMetrics {
         name,
         help,
         registers,
+        // Aggregated over workers (WORKERS=n): their own caches add up, a shared one does not.
+        aggregator: sharedCache ? 'max' : 'sum',
         async collect() {
           const current = await readUsage();
           if (current) this.set(current[pick]);
