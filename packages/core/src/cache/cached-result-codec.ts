@@ -24,8 +24,17 @@
 import { RawJson } from '../json/raw-json';
 import type { CacheEntryRecord } from '../ports/cache-store';
 
-/** The first element of every encoded record: a change of format changes it. */
+/**
+ * The first element of every encoded record: a change of format changes it. Records in which no
+ * value needed a tag (most: text, numbers, booleans, nulls) are written as plain JSON under their
+ * own version, and read back by JSON.parse alone, several times faster than with a reviver, which
+ * a cache hit in Redis would otherwise pay for every value of every row.
+ */
 const FORMAT_VERSION = 1;
+const PLAIN_FORMAT_VERSION = 2;
+
+/** Set by `encodeValue` when it tagged or escaped anything in the record being encoded. */
+let encodingNeededTags = false;
 
 const TAG = '$';
 
@@ -45,7 +54,11 @@ interface Tagged {
 
 /** `record` as text that `decodeCacheRecord` turns back into an equal record. */
 export function encodeCacheRecord(record: CacheEntryRecord): string {
-  return JSON.stringify([FORMAT_VERSION, record], encodeValue);
+  // cachedAt travels as milliseconds, outside the tags: every record has one.
+  const fields = { ...record, cachedAt: record.cachedAt.getTime() };
+  encodingNeededTags = false;
+  const body = JSON.stringify(fields, encodeValue);
+  return `[${encodingNeededTags ? FORMAT_VERSION : PLAIN_FORMAT_VERSION},${body}]`;
 }
 
 /**
@@ -53,11 +66,17 @@ export function encodeCacheRecord(record: CacheEntryRecord): string {
  * format version, or a record missing a field), so a store can treat such an entry as absent.
  */
 export function decodeCacheRecord(text: string): CacheEntryRecord {
-  const decoded: unknown = JSON.parse(text, decodeValue);
-  if (!Array.isArray(decoded) || decoded.length !== 2 || decoded[0] !== FORMAT_VERSION) {
+  const plain = text.startsWith(`[${PLAIN_FORMAT_VERSION},`);
+  const decoded: unknown = plain ? JSON.parse(text) : JSON.parse(text, decodeValue);
+  const version = plain ? PLAIN_FORMAT_VERSION : FORMAT_VERSION;
+  if (!Array.isArray(decoded) || decoded.length !== 2 || decoded[0] !== version) {
     throw new TypeError('Not a cache record of this format');
   }
-  return checkedRecord(decoded[1]);
+  const record = decoded[1] as Record<string, unknown> | null;
+  if (typeof record === 'object' && record !== null && typeof record.cachedAt === 'number') {
+    record.cachedAt = new Date(record.cachedAt);
+  }
+  return checkedRecord(record);
 }
 
 /**
@@ -87,6 +106,7 @@ function encodeValue(this: unknown, key: string, value: unknown): unknown {
 }
 
 function tagged(tag: Tag, value: unknown): Tagged {
+  encodingNeededTags = true;
   return { $: tag, v: value };
 }
 
@@ -94,6 +114,7 @@ function tagged(tag: Tag, value: unknown): Tagged {
 function withKeysEscaped(object: object): object {
   const keys = Object.keys(object);
   if (!keys.some(startsWithTag)) return object;
+  encodingNeededTags = true;
   return Object.fromEntries(
     keys.map((key) => [
       startsWithTag(key) ? TAG + key : key,

@@ -147,9 +147,26 @@ describe('encodeCacheRecord / decodeCacheRecord', () => {
     expect(Buffer.isBuffer(bytes)).toBe(true);
   });
 
+  it('writes a record that needs no tag as plain JSON, and reads either form back alike', () => {
+    const plain = record('plain');
+    const withJson = record('json');
+    withJson.result.rows = [{ doc: new RawJson('{"n": 1.10}') }];
+
+    const plainText = encodeCacheRecord(plain);
+    const taggedText = encodeCacheRecord(withJson);
+
+    expect(plainText.startsWith('[2,')).toBe(true);
+    expect(JSON.parse(plainText)[1].result).toEqual(plain.result);
+    expect(taggedText.startsWith('[1,')).toBe(true);
+    expect(decodeCacheRecord(plainText)).toEqual(plain);
+    const back = decodeCacheRecord(taggedText);
+    expect(back.cachedAt).toEqual(withJson.cachedAt);
+    expect(serializeResponse(back.result)).toBe(serializeResponse(withJson.result));
+  });
+
   it('refuses a text it did not write', () => {
     const encoded = encodeCacheRecord(record('k'));
-    expect(() => decodeCacheRecord(encoded.replace(/^\[1,/, '[2,'))).toThrow(TypeError);
+    expect(() => decodeCacheRecord(encoded.replace(/^\[\d+,/, '[9,'))).toThrow(TypeError);
     expect(() => decodeCacheRecord('{"key":"k"}')).toThrow(TypeError);
     expect(() => decodeCacheRecord(encoded.replace('"scope":', '"scopes":'))).toThrow(TypeError);
     expect(() => decodeCacheRecord('[1,{"$":"z","v":1}]')).toThrow(TypeError);
