@@ -52,7 +52,7 @@ await runMain(async () => {
     startServerProcess('sqlgate-server.mjs', { name: 'memory cache' }),
     startServerProcess('sqlgate-server.mjs', {
       name: 'Redis cache',
-            env: {
+      env: {
         QUERY_CACHE_REDIS_URL: redis.url,
         QUERY_CACHE_SECRET: 'a bench secret of at least thirty-two characters',
       },

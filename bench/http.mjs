@@ -13,6 +13,7 @@ import {
   markdownTable,
   median,
   cacheSectionOf,
+  workersSectionOf,
   memorySectionOf,
   observabilitySectionOf,
   streamSectionOf,
@@ -588,6 +589,7 @@ await runMain(async () => {
     streamSectionOf(readDocs()),
     observabilitySectionOf(readDocs()),
     cacheSectionOf(readDocs()),
+    workersSectionOf(readDocs()),
   ].filter(Boolean);
   await writeDocs([...doc, ...kept.flatMap((section) => [section, ''])].join('\n'));
   log('wrote docs/benchmarks.md');

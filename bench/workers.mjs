@@ -22,8 +22,13 @@ import {
   repoRoot,
   runMain,
   startDatabase,
+  markdownTable,
   targetOf,
   textTable,
+  WORKERS_END,
+  WORKERS_START,
+  workersSectionOf,
+  writeSection,
 } from './lib/harness.mjs';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 5);
@@ -214,6 +219,37 @@ await runMain(async () => {
       ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
     ),
   );
+  const header = [
+    'workload',
+    'conns',
+    'WORKERS=1 req/s',
+    'WORKERS=2 req/s',
+    '2/1',
+    'WORKERS=1 CPU/req',
+    'WORKERS=2 CPU/req',
+  ];
+  const section = [
+    WORKERS_START,
+    '## WORKERS',
+    '',
+    `\`npm run bench\` (bench/workers.mjs): the built \`sqlgate\` command with \`WORKERS=2\` against \`WORKERS=1\`, alternating runs, medians; CPU per request counts all of a server's processes. ${os.cpus().length} CPUs shared with PostgreSQL and the load generator: a second worker can only help as far as a core is free.`,
+    '',
+    markdownTable(
+      header,
+      rows.map((r) => [
+        r.workload.label,
+        String(r.connections),
+        fmt(r.one.reqPerSec),
+        fmt(r.two.reqPerSec),
+        ratioText(r.ratio),
+        us(r.one.cpuUsPerReq),
+        us(r.two.cpuUsPerReq),
+      ]),
+      ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
+    ),
+    WORKERS_END,
+  ].join('\n');
+  await writeSection(section, workersSectionOf);
   const bad = rows.filter((r) => r.one.bad > 0 || r.two.bad > 0);
   if (bad.length) {
     console.log(

@@ -332,6 +332,14 @@ export function cacheSectionOf(text) {
   return sectionOf(text, CACHE_START, CACHE_END);
 }
 
+/** bench/workers.mjs's section, kept by bench/http.mjs like the memory section. */
+export const WORKERS_START = '<!-- workers:start -->';
+export const WORKERS_END = '<!-- workers:end -->';
+
+export function workersSectionOf(text) {
+  return sectionOf(text, WORKERS_START, WORKERS_END);
+}
+
 /** Replaces a section (start and end markers included) of docs/benchmarks.md, or appends it. */
 export async function writeSection(section, sectionOfText) {
   const current = readDocs();
