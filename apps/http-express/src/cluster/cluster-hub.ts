@@ -8,6 +8,7 @@ import { QueryStatistics } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import type { NoticeHandlers, RequestHandlers } from './ipc-channel';
 import { aggregateMetrics } from './aggregate-metrics';
+import { SharedReading } from './shared-reading';
 import { mergePoolStats, newestEntries } from './merge-statistics';
 import type { WorkerNotices, WorkerRequests } from './protocol';
 import type { ChannelToWorker } from './worker-channel';
@@ -20,6 +21,11 @@ export const ACKNOWLEDGE_TIMEOUT_MS = 1_000;
 
 /** How long a worker has to answer for statistics; one that does not is left out of them. */
 export const GATHER_TIMEOUT_MS = 500;
+/**
+ * How long one gathering of pool statistics or metrics answers every asker: a scrape sees figures
+ * at most this old, and a flood of scrapes cannot keep the workers busy.
+ */
+export const READING_REUSE_MS = 1000;
 
 /** One worker as the hub sees it. */
 export interface WorkerLink {
@@ -42,6 +48,19 @@ export class ClusterHub {
    */
   private readonly members = new Set<WorkerLink>();
   private readonly sums = new QueryStatistics();
+  /** Pool statistics and metrics are gathered at most once per READING_REUSE_MS, however often asked. */
+  private readonly poolStats = new SharedReading(async () => {
+    const pools = await this.gather((member) =>
+      member.channel.request('localPoolStats', {}, GATHER_TIMEOUT_MS),
+    );
+    return { pools: mergePoolStats(pools.map((each) => each.pools)) };
+  }, READING_REUSE_MS);
+  private readonly metrics = new SharedReading(async () => {
+    const metrics = await this.gather((member) =>
+      member.channel.request('localMetrics', {}, GATHER_TIMEOUT_MS),
+    );
+    return { exposition: await aggregateMetrics(metrics.map((each) => each.metrics)) };
+  }, READING_REUSE_MS);
 
   constructor(private readonly options: ClusterHubOptions) {}
 
@@ -85,18 +104,8 @@ export class ClusterHub {
           ),
         };
       },
-      poolStats: async () => {
-        const pools = await this.gather((member) =>
-          member.channel.request('localPoolStats', {}, GATHER_TIMEOUT_MS),
-        );
-        return { pools: mergePoolStats(pools.map((each) => each.pools)) };
-      },
-      metrics: async () => {
-        const metrics = await this.gather((member) =>
-          member.channel.request('localMetrics', {}, GATHER_TIMEOUT_MS),
-        );
-        return { exposition: await aggregateMetrics(metrics.map((each) => each.metrics)) };
-      },
+      poolStats: () => this.poolStats.get(),
+      metrics: () => this.metrics.get(),
     };
   }
 
