@@ -36,8 +36,9 @@ const LOOPBACK = 'loopback';
 export function canonicalAddress(address: string): string {
   const exact = exactAddress(address);
   const family = isIP(exact);
-  if (family === 4 && exact.startsWith('127.')) return LOOPBACK;
-  if (family === 6 && exact === '::1') return LOOPBACK;
+  // The unspecified address (0.0.0.0, ::) reaches this machine too when connected to.
+  if (family === 4 && (exact.startsWith('127.') || exact === '0.0.0.0')) return LOOPBACK;
+  if (family === 6 && (exact === '::1' || exact === '::')) return LOOPBACK;
   return exact;
 }
 
@@ -46,11 +47,15 @@ export function canonicalAddress(address: string): string {
  * 127.0.0.1 (a proxy, a second cluster), so what one answered is never served for the other.
  */
 export function exactAddress(address: string): string {
-  let text = address.toLowerCase();
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (mapped) text = mapped[1]!;
-  if (isIP(text) === 6) return new URL(`http://[${text}]/`).hostname.slice(1, -1);
-  return text;
+  const text = address.toLowerCase();
+  if (isIP(text) !== 6) return text;
+  const compressed = new URL(`http://[${text}]/`).hostname.slice(1, -1);
+  // IPv4-mapped, in either spelling (::ffff:127.0.0.1 compresses to ::ffff:7f00:1): the IPv4 address.
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(compressed);
+  if (!mapped) return compressed;
+  const high = parseInt(mapped[1]!, 16);
+  const low = parseInt(mapped[2]!, 16);
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
 }
 
 interface Remembered {

@@ -54,6 +54,19 @@ describe('CacheScopes', () => {
     expect(loopback.database).not.toEqual(byName.database);
   });
 
+  it('counts every spelling of this machine as loopback for invalidation: 0.0.0.0, ::, mapped forms', async () => {
+    const scopes = new CacheScopes({ resolve: resolver({}).resolve });
+    const loopback = await scopes.scopeOf({ ...target, host: '127.0.0.1' });
+    for (const host of ['0.0.0.0', '::', '::ffff:7f00:1', '::ffff:127.0.0.1', '127.1.2.3', '::1']) {
+      expect({ host, database: (await scopes.scopeOf({ ...target, host })).database }).toEqual({
+        host,
+        database: loopback.database,
+      });
+    }
+    const mapped = await scopes.scopeOf({ ...target, host: '::ffff:7f00:1' });
+    expect(mapped.endpoint).toBe(loopback.endpoint);
+  });
+
   it('serves entries only to the exact address: each loopback address is an endpoint of its own', async () => {
     const scopes = new CacheScopes({ resolve: resolver({ localhost: '127.0.0.1' }).resolve });
     const first = await scopes.scopeOf({ ...target, host: '127.0.0.1' });
