@@ -486,8 +486,10 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
           ? await runCopyFrom(context, statements[0] as ParsedStatement, copySource)
           : await executePlan(context, plan, statements);
       } finally {
-        // Also when execution failed: a write may have committed before the failure.
-        if (cache) {
+        // Also when execution failed: a write may have committed before the failure. Not when a
+        // request outside a session never had a connection: it sent nothing (10.27). A session's
+        // own bookkeeping decides for it.
+        if (cache && (session || context.connected)) {
           const extent = session
             ? session.writesToInvalidate(statements, statusBefore ?? 'idle')
             : writeExtentOf(statements);

@@ -92,6 +92,11 @@ export class ExecutionContext {
   readonly controlOptions: RunOptions;
   private readonly budget: ResultBudget;
   private readonly active = new Set<Connection>();
+  /**
+   * A connection was lent at least once: something may have been sent. A request that never got
+   * one wrote nothing, so it has nothing to invalidate (a refused login invalidates no cache).
+   */
+  connected = false;
   /** Set by `cancel()`: stop as when the caller goes away, but the caller still reads the answer. */
   private cancelRequested = false;
   /** End the waits for pooled connections when the request is cancelled. */
@@ -244,6 +249,7 @@ export class ExecutionContext {
       this.acquireFailures.add(acquired.error);
       return this.aborted ? ABORTED_BEFORE_START : { kind: 'request', error: acquired.error };
     }
+    this.connected = true;
     return new LentConnection(acquired.value, this);
   }
 

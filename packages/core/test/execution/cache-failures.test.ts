@@ -212,3 +212,28 @@ describe('counts', () => {
     expect(entries[0]?.hits).toBe(0);
   });
 });
+
+describe('requests that never reached the database', () => {
+  it('invalidate nothing: a write refused at login leaves the cache as it was', async () => {
+    const store = new MemoryCacheStore();
+    const invalidations: unknown[] = [];
+    const original = store.invalidate.bind(store);
+    store.invalidate = async (where, relations) => {
+      invalidations.push(where);
+      return original(where, relations);
+    };
+    const { fake, query } = harness({ cacheStore: store });
+    fake.on(READ, { rows: [{ id: 1 }] });
+    await query(READ, { cache: true });
+    fake.onAcquire({
+      error: databaseError('28P01', 'password authentication failed for user "app"'),
+    });
+
+    const refused = await query(WRITE);
+    const again = await query(READ, { cache: true });
+
+    expect(refused.failure).toBeDefined();
+    expect(invalidations).toEqual([]);
+    expect(again.body).toMatchObject({ cacheStatus: 'hit' });
+  });
+});
