@@ -41,6 +41,10 @@ export function featuresFromTokens(context: StatementContext, from = 0): TokenFe
   };
   for (let i = from; i < context.length; i++) {
     const kind = context.kind(i);
+    if (kind === 'string' || kind === 'dollar-string') {
+      if (namesTheClock(context, i)) features.mentionsVolatileWord = true;
+      continue;
+    }
     if (kind === 'word') {
       const keyword = featureKeywordAt(context, i);
       if (keyword === 'for') {
@@ -70,6 +74,23 @@ export function featuresFromTokens(context: StatementContext, from = 0): TokenFe
   }
   if (features.modifiesData) features.needsTree = true;
   return features;
+}
+
+/** The longest literal `namesTheClock` looks into: `'  yesterday  '` and its quotes fit. */
+const LONGEST_CLOCK_LITERAL = 32;
+const CLOCK_STRING = /^[a-z&]*'\s*(?:now|today|tomorrow|yesterday)\s*'$/i;
+const CLOCK_DOLLAR_STRING = /^(\$[^$]*\$)\s*(?:now|today|tomorrow|yesterday)\s*\1$/i;
+
+/**
+ * Whether the literal at `i` is one of the date/time inputs read from the clock when the
+ * statement runs (`'now'::timestamptz`, `date 'today'`): such a result must never be cached, as
+ * `now()`'s is not (docs/decisions.md 8). Any literal spelled so counts, cast or not: a text
+ * column compared with 'today' only costs a cache miss.
+ */
+function namesTheClock(context: StatementContext, i: number): boolean {
+  if (context.tokenLength(i) > LONGEST_CLOCK_LITERAL) return false;
+  const text = context.tokenText(i);
+  return CLOCK_STRING.test(text) || CLOCK_DOLLAR_STRING.test(text);
 }
 
 /**

@@ -372,6 +372,12 @@ describe('callsVolatileFunction', () => {
     ['TABLESAMPLE', 'SELECT * FROM t TABLESAMPLE BERNOULLI (10)'],
     ['EXPLAIN ANALYZE (its timings)', 'EXPLAIN ANALYZE SELECT 1'],
     ['SHOW (settings belong to the connection)', 'SHOW work_mem'],
+    ["'now' read as a time", "SELECT 'now'::timestamptz"],
+    ["date 'today'", "SELECT date 'today'"],
+    ["'Tomorrow' with spaces", "SELECT * FROM t WHERE d < ' Tomorrow '::date"],
+    ["E'yesterday'", "SELECT E'yesterday'::date"],
+    ['a dollar-quoted now', 'SELECT $$now$$::timestamp'],
+    ['a tagged dollar-quoted now', 'SELECT $x$NOW$x$::timestamp'],
   ])('is true for %s', (_name, sql) => {
     expect(parseOne(sql).callsVolatileFunction).toBe(true);
   });
@@ -388,6 +394,8 @@ describe('callsVolatileFunction', () => {
     ['a CTE column list', 'WITH c(a) AS (SELECT 1) SELECT a FROM c'],
     ['window clauses', 'SELECT count(*) FILTER (WHERE a > 1) OVER (PARTITION BY b) FROM t'],
     ['EXPLAIN without ANALYZE', 'EXPLAIN SELECT now()'],
+    ["other text literals, 'now' within them", "SELECT 'nowhere', 'snow', 'today is' FROM t"],
+    ['a fixed date', "SELECT date '2024-01-01', 'epoch'::timestamptz"],
   ])('is false for %s', (_name, sql) => {
     expect(parseOne(sql).callsVolatileFunction).toBe(false);
   });
