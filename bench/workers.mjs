@@ -192,33 +192,6 @@ await runMain(async () => {
       `load generator and PostgreSQL on the same machine`,
   );
   console.log('');
-  console.log(
-    textTable(
-      [
-        'workload',
-        'conns',
-        'WORKERS=1 req/s',
-        'WORKERS=2 req/s',
-        '2/1',
-        'WORKERS=1 CPU/req',
-        'WORKERS=2 CPU/req',
-        'WORKERS=1 p99',
-        'WORKERS=2 p99',
-      ],
-      rows.map((r) => [
-        r.workload.label,
-        r.connections,
-        fmt(r.one.reqPerSec),
-        fmt(r.two.reqPerSec),
-        ratioText(r.ratio),
-        us(r.one.cpuUsPerReq),
-        us(r.two.cpuUsPerReq),
-        ms(r.one.p99),
-        ms(r.two.p99),
-      ]),
-      ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
-    ),
-  );
   const header = [
     'workload',
     'conns',
@@ -227,26 +200,29 @@ await runMain(async () => {
     '2/1',
     'WORKERS=1 CPU/req',
     'WORKERS=2 CPU/req',
+    'WORKERS=1 p99',
+    'WORKERS=2 p99',
   ];
+  const cells = rows.map((r) => [
+    r.workload.label,
+    String(r.connections),
+    fmt(r.one.reqPerSec),
+    fmt(r.two.reqPerSec),
+    ratioText(r.ratio),
+    us(r.one.cpuUsPerReq),
+    us(r.two.cpuUsPerReq),
+    ms(r.one.p99),
+    ms(r.two.p99),
+  ]);
+  const align = ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'];
+  console.log(textTable(header, cells, align));
   const section = [
     WORKERS_START,
     '## WORKERS',
     '',
     `\`npm run bench\` (bench/workers.mjs): the built \`sqlgate\` command with \`WORKERS=2\` against \`WORKERS=1\`, alternating runs, medians; CPU per request counts all of a server's processes. ${os.cpus().length} CPUs shared with PostgreSQL and the load generator: a second worker can only help as far as a core is free.`,
     '',
-    markdownTable(
-      header,
-      rows.map((r) => [
-        r.workload.label,
-        String(r.connections),
-        fmt(r.one.reqPerSec),
-        fmt(r.two.reqPerSec),
-        ratioText(r.ratio),
-        us(r.one.cpuUsPerReq),
-        us(r.two.cpuUsPerReq),
-      ]),
-      ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
-    ),
+    markdownTable(header, cells, align),
     WORKERS_END,
   ].join('\n');
   await writeSection(section, workersSectionOf);
