@@ -88,6 +88,9 @@ function drainRest(req: IncomingMessage, res: ServerResponse): void {
 }
 
 /** Answers a refused upload. */
+/** How long a stalled upload's 408 may take to be written (its COPY failing first) before the socket closes anyway. */
+const IDLE_ANSWER_GRACE_MS = 5_000;
+
 function refuse(req: IncomingMessage, res: ServerResponse, status: number, error: string): void {
   if (res.headersSent || res.destroyed) return;
   drainRest(req, res);
@@ -133,13 +136,19 @@ export function answerCopy(
   // began, fails and loads nothing. Once the body is read, the statement's own timeoutMs rules.
   req.socket.setTimeout(limits.idleTimeoutMs);
   const onIdle = (): void => {
+    // The caller is answered 408 (at once, or once the COPY under way has failed) and the
+    // connection closed after it, since the rest of the body will not come.
+    res.setHeader('connection', 'close');
+    res.once('finish', () => req.socket.destroy());
+    setTimeout(() => res.destroy(), IDLE_ANSWER_GRACE_MS).unref();
     fail(new UploadRefused(408, `No data moved for ${limits.idleTimeoutMs} ms`));
-    res.destroy();
   };
-  req.socket.once('timeout', onIdle);
+    // On the request, not the socket: Node's server destroys a timed-out socket unless the request
+  // (or the response, or the server) listens for 'timeout', which would leave no room for the 408.
+  req.once('timeout', onIdle);
   const stopIdleTimer = (): void => {
     req.socket.setTimeout(0);
-    req.socket.off('timeout', onIdle);
+    req.off('timeout', onIdle);
   };
   res.once('close', stopIdleTimer);
   let body: unknown;

@@ -251,18 +251,35 @@ describe('malformed and hostile uploads', () => {
     expect(await rowsInTable()).toBe(0);
   });
 
-  it('ends a request that stalls before its data part', async () => {
-    const closed = new Promise<number>((resolve) => {
-      const started = Date.now();
-      const client = openUpload();
-      client.on('error', () => resolve(Date.now() - started));
-      client.on('response', (response) => {
-        response.resume();
-        response.on('close', () => resolve(Date.now() - started));
-      });
-      client.write('--XB\r\nContent-Disposition: form-data; name="request"\r\n\r\n{"ho');
-    });
-    // BODY_TIMEOUT_MS is 1500 here.
-    expect(await closed).toBeLessThan(6000);
-  }, 20_000);
+  it.each([
+    ['before its data part', '--XB\r\nContent-Disposition: form-data; name="request"\r\n\r\n{"ho'],
+    ['inside its data part', () => requestPart() + dataHead + '1,a\n'],
+  ])(
+    'answers 408 in JSON, then closes, an upload that stalls %s',
+    async (_where, sent) => {
+      const answer = new Promise<{ status: number; text: string; ms: number }>(
+        (resolve, reject) => {
+          const started = Date.now();
+          const client = openUpload();
+          client.on('error', reject);
+          client.on('response', (response) => {
+            let text = '';
+            response.setEncoding('utf8');
+            response.on('data', (chunk: string) => (text += chunk));
+            response.on('end', () =>
+              resolve({ status: response.statusCode ?? 0, text, ms: Date.now() - started }),
+            );
+          });
+          client.write(typeof sent === 'function' ? sent() : sent);
+        },
+      );
+      const { status, text, ms } = await answer;
+      expect(status).toBe(408);
+      // BODY_TIMEOUT_MS is 1500 here.
+      expect(JSON.parse(text)).toEqual({ error: 'No data moved for 1500 ms' });
+      expect(ms).toBeLessThan(6000);
+      expect(await rowsInTable()).toBe(0);
+    },
+    20_000,
+  );
 });
