@@ -1,7 +1,7 @@
 /**
  * The names of every Redis key this package uses, under the configured prefix P. The Lua scripts
- * (lua-scripts.ts) build the same names from P; this module is their single description, and what
- * `clear()` and the tests use.
+ * (lua-scripts.ts) build the names from P; this module describes them, and gives `clear()` its
+ * SCAN pattern.
  *
  * | key                 | type   | holds                                                         | TTL  |
  * | ------------------- | ------ | ------------------------------------------------------------- | ---- |
@@ -32,46 +32,15 @@ export function placeHash(place: string): string {
   return createHash('sha256').update(place).digest('hex');
 }
 
-export class KeyLayout {
-  constructor(readonly prefix: string) {}
-
-  epoch(): string {
-    return `${this.prefix}epoch`;
-  }
-
-  databaseGeneration(databaseHash: string): string {
-    return `${this.prefix}g:d:${databaseHash}`;
-  }
-
-  serverGeneration(serverHash: string): string {
-    return `${this.prefix}g:s:${serverHash}`;
-  }
-
-  entry(cacheKey: string): string {
-    return `${this.prefix}e:${cacheKey}`;
-  }
-
-  stats(): string {
-    return `${this.prefix}stats`;
-  }
-
-  /**
-   * A SCAN pattern matching every entry (`e:`) and index (`i:`) key and nothing else: not the
-   * generations, the epoch or the counters, which `clear()` must keep.
-   */
-  entriesAndIndexesPattern(): string {
-    return `${escapeGlob(this.prefix)}[ei]:*`;
-  }
-
-  /** The index keys whose names are fixed (the per-database and per-server ones are found by SCAN). */
-  fixedIndexes(): string[] {
-    return ['i:all', 'i:recent', 'i:size', 'i:bytes', 'i:dbs', 'i:servers'].map(
-      (name) => this.prefix + name,
-    );
-  }
+/**
+ * A SCAN pattern matching every entry (`e:`) and index (`i:`) key under `prefix` and nothing
+ * else: not the generations, the epoch or the counters, which `clear()` must keep.
+ */
+export function entriesAndIndexesPattern(prefix: string): string {
+  return `${escapeGlob(prefix)}[ei]:*`;
 }
 
 /** `text` with the characters a Redis glob pattern gives a meaning to escaped. */
-export function escapeGlob(text: string): string {
+function escapeGlob(text: string): string {
   return text.replace(/[*?[\]\\]/g, (character) => `\\${character}`);
 }

@@ -54,6 +54,21 @@ local function drop(key)
   return redis.call('UNLINK', entry)
 end
 
+-- Drops up to budget (at least 1) entries of a database; when none is left, its index goes too.
+-- Returns the live entries removed, the entries looked at, and whether any are left.
+local function drop_database(db, budget)
+  local index = k('i:d:' .. db)
+  local keys = redis.call('ZRANGE', index, 0, math.max(budget, 1) - 1)
+  local removed = 0
+  for _, key in ipairs(keys) do
+    removed = removed + drop(key)
+    redis.call('ZREM', index, key)
+  end
+  if redis.call('EXISTS', index) == 1 then return removed, #keys, true end
+  redis.call('ZREM', k('i:dbs'), db)
+  return removed, #keys, false
+end
+
 -- Forgets up to limit expired entries, and the indexes of databases and servers whose entries all
 -- expired, so that indexes do not grow with entries Redis has already dropped.
 local function sweep(now, limit)
@@ -101,6 +116,8 @@ return {f[1], redis.call('HINCRBY', entry, 'h', 1)}
 
 /** How many expired entries a set forgets at most: more than it adds, so the backlog drains. */
 const SWEEP_ON_SET = 16;
+/** Pages of `i:recent` one `recent()` looks through at most. */
+const RECENT_PAGES = 10;
 /** How many `size()` forgets at most, so one call never blocks Redis for long. */
 const SWEEP_ON_SIZE = 1000;
 
@@ -141,42 +158,38 @@ sweep(now, ${SWEEP_ON_SET})
 return 1
 `;
 
-/** ARGV: prefix, db hash. Returns the number of live entries removed. */
+/**
+ * ARGV: prefix, db hash, '1' to advance the generation (the first call of an invalidation), the
+ * most entries to drop. Returns {live entries removed, 1 when entries are left to drop}. The
+ * generation alone keeps the promise (get, set and recent compare marks), so the entries are
+ * dropped in batches, and Redis serves other clients between them however large the cache.
+ */
 const INVALIDATE_DATABASE = `${PRELUDE}
 local db = ARGV[2]
-redis.call('INCR', k('g:d:' .. db))
-local index = k('i:d:' .. db)
-local removed = 0
-for _, key in ipairs(redis.call('ZRANGE', index, 0, -1)) do
-  removed = removed + drop(key)
-end
-redis.call('UNLINK', index)
-redis.call('ZREM', k('i:dbs'), db)
-return removed
+if ARGV[3] == '1' then redis.call('INCR', k('g:d:' .. db)) end
+local removed, _, left = drop_database(db, tonumber(ARGV[4]))
+return {removed, left and 1 or 0}
 `;
 
-/** ARGV: prefix, server hash. Returns the number of live entries removed. */
+/** ARGV: prefix, server hash, '1' to advance the generation, budget; as INVALIDATE_DATABASE. */
 const INVALIDATE_SERVER = `${PRELUDE}
 local server = ARGV[2]
-redis.call('INCR', k('g:s:' .. server))
+if ARGV[3] == '1' then redis.call('INCR', k('g:s:' .. server)) end
 local databases = k('i:s:' .. server)
+local budget = tonumber(ARGV[4])
 local removed = 0
+-- A database's scope names its server, so every entry of these indexes is this server's.
 for _, db in ipairs(redis.call('ZRANGE', databases, 0, -1)) do
-  local index = k('i:d:' .. db)
-  for _, key in ipairs(redis.call('ZRANGE', index, 0, -1)) do
-    local owner = redis.call('HGET', k('e:' .. key), 's')
-    if owner == server then
-      removed = removed + drop(key)
-    elseif not owner then
-      redis.call('ZREM', index, key)
-      unindex(key)
-    end
-  end
-  if redis.call('EXISTS', index) == 0 then redis.call('ZREM', k('i:dbs'), db) end
+  if budget <= 0 then break end
+    local dropped, looked_at, left = drop_database(db, budget)
+  removed = removed + dropped
+  budget = budget - looked_at
+  if left then break end
+  redis.call('ZREM', databases, db)
 end
-redis.call('UNLINK', databases)
+if redis.call('EXISTS', databases) == 1 then return {removed, 1} end
 redis.call('ZREM', k('i:servers'), server)
-return removed
+return {removed, 0}
 `;
 
 /**
@@ -187,7 +200,11 @@ const RECENT = `${PRELUDE}
 local limit = tonumber(ARGV[2])
 local found, gone, stale = {}, {}, {}
 local start, page = 0, math.max(limit, 16)
-while #found < 2 * limit do
+-- At most RECENT_PAGES pages: after a quiet spell many keys may be gone, and one call must not
+-- walk them all (set and size() sweep them).
+local pages = 0
+while #found < 2 * limit and pages < ${RECENT_PAGES} do
+  pages = pages + 1
   local keys = redis.call('ZREVRANGE', k('i:recent'), start, start + page - 1)
   if #keys == 0 then break end
   for _, key in ipairs(keys) do

@@ -21,7 +21,7 @@ import {
   type InvalidationScope,
   type WriteMark,
 } from '@sqlgate/core';
-import { KeyLayout, placeHash } from './key-layout';
+import { entriesAndIndexesPattern, placeHash } from './key-layout';
 import type { RedisConnection } from './redis-connection';
 
 export interface RedisCacheStoreOptions {
@@ -35,17 +35,21 @@ export interface StoreConnections {
   invalidations: RedisConnection;
 }
 
+/** Entries one invalidation script drops at most, so that it never holds Redis for long. */
+const INVALIDATION_BATCH = 500;
+/** Place hashes remembered at once. */
+const MAX_REMEMBERED_PLACES = 1000;
+
 export class RedisCacheStore implements CacheStore {
-  private readonly layout: KeyLayout;
+  /** Hashes of the places seen, so that a miss does not hash its place for each call. */
+  private readonly hashes = new Map<string, string>();
 
   constructor(
     private readonly connections: StoreConnections,
     private readonly options: RedisCacheStoreOptions,
     /** Closes the whole RedisCache: the store shares its client with the counters. */
     private readonly closeAll: () => Promise<void>,
-  ) {
-    this.layout = new KeyLayout(options.prefix);
-  }
+  ) {}
 
   /**
    * The entry with one more hit counted in Redis; undefined when absent, expired, invalidated or
@@ -63,8 +67,8 @@ export class RedisCacheStore implements CacheStore {
 
   async mark(place: EntryPlace): Promise<WriteMark> {
     const mark = await this.script('sqlgateMark', [
-      placeHash(place.scope),
-      placeHash(place.server),
+      this.hashOf(place.scope),
+      this.hashOf(place.server),
       newEpoch(),
     ]);
     return String(mark);
@@ -75,8 +79,8 @@ export class RedisCacheStore implements CacheStore {
    * `maxEntryBytes`, removes the older entry under the key instead.
    */
   async set(entry: CacheEntryRecord, ttlMs: number, mark?: WriteMark): Promise<boolean> {
-    const databaseHash = placeHash(entry.scope);
-    const serverHash = placeHash(entry.server);
+    const databaseHash = this.hashOf(entry.scope);
+    const serverHash = this.hashOf(entry.server);
 
     let ttl = ttlMs > 0 ? Math.ceil(ttlMs) : 0;
     let text = '';
@@ -113,9 +117,29 @@ export class RedisCacheStore implements CacheStore {
   async invalidate(where: InvalidationScope, _relations: string[] | null): Promise<number> {
     const [script, hash] =
       'server' in where
-        ? (['sqlgateInvalidateServer', placeHash(where.server)] as const)
-        : (['sqlgateInvalidateDatabase', placeHash(where.scope)] as const);
-    return Number(await this.connections.invalidations.script(script, [this.options.prefix, hash]));
+        ? (['sqlgateInvalidateServer', this.hashOf(where.server)] as const)
+        : (['sqlgateInvalidateDatabase', this.hashOf(where.scope)] as const);
+    const run = (advance: '1' | '0') =>
+      this.connections.invalidations.script(script, [
+        this.options.prefix,
+        hash,
+        advance,
+        INVALIDATION_BATCH,
+      ]) as Promise<[number, number]>;
+    // The first call advances the generation: from then on nothing it covers is served or kept.
+    let [removed, left] = await run('1');
+    // The rest only drops what is already refused, a batch at a time so that Redis serves other
+    // clients between batches. A batch that fails leaves entries that expire by their TTL.
+    try {
+      while (Number(left) === 1) {
+        const [more, stillLeft] = await run('0');
+        removed += Number(more);
+        left = stillLeft;
+      }
+    } catch {
+      // The invalidation itself happened with the first call.
+    }
+    return Number(removed);
   }
 
   /**
@@ -128,7 +152,7 @@ export class RedisCacheStore implements CacheStore {
     let cursor = '0';
     do {
       const [next, keys] = await this.connections.calls.run((client) =>
-        client.scan(cursor, 'MATCH', this.layout.entriesAndIndexesPattern(), 'COUNT', 1000),
+        client.scan(cursor, 'MATCH', entriesAndIndexesPattern(this.options.prefix), 'COUNT', 1000),
       );
       if (keys.length > 0) await this.connections.calls.run((client) => client.unlink(...keys));
       cursor = next;
@@ -155,6 +179,17 @@ export class RedisCacheStore implements CacheStore {
       if (summary) summaries.push(summary);
     }
     return summaries;
+  }
+
+  private hashOf(place: string): string {
+    let hash = this.hashes.get(place);
+    if (hash === undefined) {
+      hash = placeHash(place);
+      // Few places are reached; a flood of new ones only costs the memo.
+      if (this.hashes.size >= MAX_REMEMBERED_PLACES) this.hashes.clear();
+      this.hashes.set(place, hash);
+    }
+    return hash;
   }
 
   /** Closes the RedisCache this store belongs to (its counters too: they share one client). */
@@ -199,15 +234,19 @@ function decodedWithHits(text: string, hits: number): CacheEntryRecord | undefin
   }
 }
 
-/** A random epoch, offered to Redis in case it has none yet (SET NX keeps the first). */
-function newEpoch(): string {
-  return randomBytes(12).toString('hex');
-}
-
 function wholeOrZero(value: number): number {
   return Number.isFinite(value) && value > 0 ? Math.round(value) : 0;
 }
 
 function finiteOrZero(value: number): number {
   return Number.isFinite(value) ? value : 0;
+}
+
+/**
+ * A random epoch, offered to Redis in case it has none (SET NX keeps the first). A new one on
+ * every call: an epoch this store offered before may be the one a Redis restarted empty lost, and
+ * offering it again would let marks taken before the restart match.
+ */
+function newEpoch(): string {
+  return randomBytes(12).toString('hex');
 }

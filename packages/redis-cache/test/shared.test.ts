@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startLocalRedis, type LocalRedis } from '@sqlgate/testing';
 import { placeHash } from '../src/key-layout';
+import { RedisConnection } from '../src/redis-connection';
 import {
   Caches,
   command,
@@ -120,11 +121,43 @@ describe('large entries', () => {
       );
     }
 
+    const scripts = jest.spyOn(RedisConnection.prototype, 'script');
     const listed = await cache.store.recent(10);
+    const reply = await scripts.mock.results.at(-1)?.value;
+    scripts.mockRestore();
 
     expect(listed.map((each) => each.key)).toHaveLength(10);
-    expect(listed[0]).not.toHaveProperty('result');
+    // Ten summaries came over the wire, not ten megabytes of rows.
+    expect(JSON.stringify(reply).length).toBeLessThan(10_000);
   });
+});
+
+describe('invalidating many entries', () => {
+  it.each([
+    ['a database', { scope: placeA.scope }],
+    ['a server', { server: placeA.server }],
+  ])(
+    'drops every entry of %s in batches, so Redis serves others between them',
+    async (_what, where) => {
+      const cache = caches.make(redis.url, TIMEOUT);
+      for (let index = 0; index < 1200; index += 1) {
+        await cache.store.set(entry(`many-${index}`, index % 2 === 0 ? placeA : placeB), 60_000);
+      }
+      const scripts = jest.spyOn(RedisConnection.prototype, 'script');
+
+      const removed = await cache.store.invalidate(where, null);
+      const calls = scripts.mock.calls.filter(([name]) =>
+        String(name).startsWith('sqlgateInvalidate'),
+      );
+      scripts.mockRestore();
+
+      const expected = 'server' in where ? 1200 : 600;
+      expect(removed).toBe(expected);
+      expect(calls.length).toBeGreaterThanOrEqual(Math.ceil(expected / 500));
+      expect(await cache.store.size()).toBe(1200 - expected);
+      expect(await cache.store.get('many-0')).toBeUndefined();
+    },
+  );
 });
 
 describe('keys in Redis', () => {

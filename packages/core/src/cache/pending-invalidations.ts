@@ -15,7 +15,8 @@
 
 import type { InvalidationScope } from '../ports/cache-store';
 
-export type InvalidationAttempt = (place: InvalidationScope) => Promise<unknown>;
+/** Asks the store to invalidate `place`; resolves to the entries removed. */
+export type InvalidationAttempt = (place: InvalidationScope) => Promise<number>;
 
 export const RETRY_INTERVAL_MS = 100;
 
@@ -36,10 +37,10 @@ export class PendingInvalidations {
   constructor(private readonly attempt: InvalidationAttempt) {}
 
   /** Runs an invalidation; on failure it stays pending (retried) and the failure is rethrown. */
-  async run<T>(place: InvalidationScope, invalidate: () => Promise<T>): Promise<T> {
+  async run(place: InvalidationScope): Promise<number> {
     const begun = ++this.attempts;
     try {
-      const result = await invalidate();
+      const result = await this.attempt(place);
       this.succeeded(place, begun);
       return result;
     } catch (error) {
@@ -52,7 +53,7 @@ export class PendingInvalidations {
   covers(database: string, server: string): boolean {
     return (
       this.pending.size > 0 &&
-      (this.pending.has(id({ scope: database })) || this.pending.has(id({ server })))
+      (this.pending.has(placeKey({ scope: database })) || this.pending.has(placeKey({ server })))
     );
   }
 
@@ -63,9 +64,7 @@ export class PendingInvalidations {
   /** Tries every pending invalidation once, now; resolves when all attempts have settled. */
   async retryAll(): Promise<void> {
     await Promise.all(
-      [...this.pending.values()].map(({ place }) =>
-        this.run(place, () => this.attempt(place)).catch(() => undefined),
-      ),
+      [...this.pending.values()].map(({ place }) => this.run(place).catch(() => undefined)),
     );
   }
 
@@ -77,14 +76,14 @@ export class PendingInvalidations {
   }
 
   private failed(place: InvalidationScope, begun: number): void {
-    const latest = Math.max(begun, this.pending.get(id(place))?.begun ?? 0);
-    this.pending.set(id(place), { place, begun: latest });
+    const latest = Math.max(begun, this.pending.get(placeKey(place))?.begun ?? 0);
+    this.pending.set(placeKey(place), { place, begun: latest });
     this.schedule();
   }
 
   private succeeded(place: InvalidationScope, begun: number): void {
-    const waiting = this.pending.get(id(place));
-    if (waiting && begun > waiting.begun) this.pending.delete(id(place));
+    const waiting = this.pending.get(placeKey(place));
+    if (waiting && begun > waiting.begun) this.pending.delete(placeKey(place));
   }
 
   private schedule(): void {
@@ -102,6 +101,7 @@ export class PendingInvalidations {
   }
 }
 
-function id(place: InvalidationScope): string {
+/** One text per database or server, for maps and logs keyed by place. */
+export function placeKey(place: InvalidationScope): string {
   return 'server' in place ? `server\u0000${place.server}` : `database\u0000${place.scope}`;
 }

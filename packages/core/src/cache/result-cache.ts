@@ -15,7 +15,7 @@ import { serializeResponse } from '../json/serialize-response';
 import { toCacheEntry, type CacheEntry } from './cache-entry';
 import { cacheKey } from './cache-key';
 import { isCacheableStatement, isCacheRequested } from './cacheability';
-import { PendingInvalidations } from './pending-invalidations';
+import { PendingInvalidations, placeKey } from './pending-invalidations';
 import { ReadFlights } from './read-flights';
 import { ScopeWriteLog } from './scope-write-log';
 
@@ -238,12 +238,11 @@ export class ResultCache {
   async invalidate(scope: CacheScope, extent: 'database' | 'server'): Promise<number> {
     const where: InvalidationScope =
       extent === 'server' ? { server: scope.server } : { scope: scope.database };
-    const logKey = extent === 'server' ? serverKey(scope.server) : databaseKey(scope.database);
     // Recorded first: from now on this instance keeps no result of a read marked before it.
-    this.writes.recordWrite(logKey);
+    this.writes.recordWrite(placeKey(where));
     // A failure stays pending, retried; other instances may still serve what the write changed
     // until the store confirms (docs/decisions.md 10.27), this one stops serving the place at once.
-    return this.unconfirmed.run(where, () => this.cacheStore.invalidate(where, null));
+    return this.unconfirmed.run(where);
   }
 
   /** Invalidations the store has not confirmed yet. */
@@ -257,8 +256,8 @@ export class ResultCache {
 
   private writtenSince(scope: CacheScope, mark: number): boolean {
     return (
-      this.writes.writtenSince(databaseKey(scope.database), mark) ||
-      this.writes.writtenSince(serverKey(scope.server), mark)
+      this.writes.writtenSince(placeKey({ scope: scope.database }), mark) ||
+      this.writes.writtenSince(placeKey({ server: scope.server }), mark)
     );
   }
 
@@ -288,15 +287,6 @@ export class ResultCache {
     await this.unconfirmed.retryAll();
     await this.cacheStore.close?.();
   }
-}
-
-/** Write-log keys: a database's and a server's writes are recorded apart. */
-function databaseKey(database: string): string {
-  return `database\u0000${database}`;
-}
-
-function serverKey(server: string): string {
-  return `server\u0000${server}`;
 }
 
 /**
