@@ -5,7 +5,7 @@
  * the totals (so a worker always sees its own requests counted).
  */
 import type { CounterTotals, SharedCounters } from '@sqlgate/core';
-import { zeroTotals } from '@sqlgate/core';
+import { countableMs, zeroTotals } from '@sqlgate/core';
 import { STATISTICS_TIMEOUT_MS, type PrimaryLink } from './worker-channel';
 
 /** How long counts may wait before they are sent; other workers see them this much later. */
@@ -21,9 +21,7 @@ export class ClusterCounters implements SharedCounters {
     this.pending.hits += delta.hits;
     this.pending.misses += delta.misses;
     this.pending.executed += delta.executed;
-    if (Number.isFinite(delta.executionMs) && delta.executionMs > 0) {
-      this.pending.executionMs += delta.executionMs;
-    }
+    this.pending.executionMs += countableMs(delta.executionMs);
     // One timer per batch, none while idle; it never keeps the process alive.
     if (this.flushTimer === undefined) {
       this.flushTimer = setTimeout(() => void this.flush(), COUNTER_FLUSH_MS);

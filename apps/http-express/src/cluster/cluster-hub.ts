@@ -8,6 +8,7 @@ import { QueryStatistics } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import type { NoticeHandlers, RequestHandlers } from './ipc-channel';
 import { aggregateMetrics } from './aggregate-metrics';
+import type { CacheEntryOnTheWire } from './protocol';
 import { SharedReading } from './shared-reading';
 import { mergePoolStats, newestEntries } from './merge-statistics';
 import type { WorkerNotices, WorkerRequests } from './protocol';
@@ -22,8 +23,8 @@ export const ACKNOWLEDGE_TIMEOUT_MS = 1_000;
 /** How long a worker has to answer for statistics; one that does not is left out of them. */
 export const GATHER_TIMEOUT_MS = 500;
 /**
- * How long one gathering of pool statistics or metrics answers every asker: a scrape sees figures
- * at most this old, and a flood of scrapes cannot keep the workers busy.
+ * How long one gathering of statistics (cache size and entries, pools, metrics) answers every
+ * asker: a reader sees figures at most this old, and a flood of reads cannot keep the workers busy.
  */
 export const READING_REUSE_MS = 1000;
 
@@ -55,6 +56,14 @@ export class ClusterHub {
     );
     return { pools: mergePoolStats(pools.map((each) => each.pools)) };
   }, READING_REUSE_MS);
+  private readonly cacheSize = new SharedReading(async () => {
+    const sizes = await this.gather((member) =>
+      member.channel.request('localCacheSize', {}, GATHER_TIMEOUT_MS),
+    );
+    return { entries: sizes.reduce((sum, size) => sum + size.entries, 0) };
+  }, READING_REUSE_MS);
+  /** By limit: GET /api/stats/cache always asks for 10, so there is one. */
+  private readonly recent = new Map<number, SharedReading<{ entries: CacheEntryOnTheWire[] }>>();
   private readonly metrics = new SharedReading(async () => {
     const metrics = await this.gather((member) =>
       member.channel.request('localMetrics', {}, GATHER_TIMEOUT_MS),
@@ -81,29 +90,17 @@ export class ClusterHub {
         await this.relay(link, (target) =>
           target.channel.request('clearLocalCache', {}, ACKNOWLEDGE_TIMEOUT_MS),
         );
+        // A read of the statistics after the clear was answered must show it.
+        this.cacheSize.forget();
+        this.recent.clear();
         return {};
       },
       counterTotals: ({ pending }) => {
         this.sums.add(pending);
         return this.sums.totals();
       },
-      cacheSize: async () => {
-        const sizes = await this.gather((member) =>
-          member.channel.request('localCacheSize', {}, GATHER_TIMEOUT_MS),
-        );
-        return { entries: sizes.reduce((sum, size) => sum + size.entries, 0) };
-      },
-      recentEntries: async ({ limit }) => {
-        const recent = await this.gather((member) =>
-          member.channel.request('localRecentEntries', { limit }, GATHER_TIMEOUT_MS),
-        );
-        return {
-          entries: newestEntries(
-            recent.map((each) => each.entries),
-            limit,
-          ),
-        };
-      },
+      cacheSize: () => this.cacheSize.get(),
+      recentEntries: ({ limit }) => this.recentReading(limit).get(),
       poolStats: () => this.poolStats.get(),
       metrics: () => this.metrics.get(),
     };
@@ -160,6 +157,27 @@ export class ClusterHub {
         }
       }),
     );
+  }
+
+  private recentReading(limit: number): SharedReading<{ entries: CacheEntryOnTheWire[] }> {
+    let reading = this.recent.get(limit);
+    if (reading === undefined) {
+      reading = new SharedReading(async () => {
+        const recent = await this.gather((member) =>
+          member.channel.request('localRecentEntries', { limit }, GATHER_TIMEOUT_MS),
+        );
+        return {
+          entries: newestEntries(
+            recent.map((each) => each.entries),
+            limit,
+          ),
+        };
+      }, READING_REUSE_MS);
+      // A caller asking with ever new limits costs one reading each, and forgets the others.
+      if (this.recent.size >= 4) this.recent.clear();
+      this.recent.set(limit, reading);
+    }
+    return reading;
   }
 
   /** Asks every member; those that fail or are too slow are left out. */

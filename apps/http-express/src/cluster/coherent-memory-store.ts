@@ -11,8 +11,8 @@
  * `invalidate` resolve, so the write's response is sent after that.
  */
 import type {
-  CachedResult,
   CacheEntryRecord,
+  CacheEntrySummary,
   CacheStore,
   CacheUsage,
   EntryPlace,
@@ -20,20 +20,8 @@ import type {
   MemoryCacheStore,
   WriteMark,
 } from '@sqlgate/core';
-import type { CacheEntrySummary } from './protocol';
+import type { CacheEntryOnTheWire } from './protocol';
 import { CONFIRMATION_TIMEOUT_MS, STATISTICS_TIMEOUT_MS, type PrimaryLink } from './worker-channel';
-
-/**
- * The `result` of the records `recent()` gathers from the workers: their rows stay in their
- * worker (they can be megabytes), and the statistics show only text, time, hits and age.
- */
-const ROWS_NOT_GATHERED: Readonly<CachedResult> = Object.freeze({
-  rows: [],
-  fields: [],
-  rowCount: null,
-  command: null,
-  truncated: false,
-});
 
 export class CoherentMemoryStore implements CacheStore {
   /**
@@ -88,8 +76,8 @@ export class CoherentMemoryStore implements CacheStore {
     return (await this.primary.request('cacheSize', {}, STATISTICS_TIMEOUT_MS)).entries;
   }
 
-  /** The most recently cached entries of every worker, newest first, without their rows. */
-  async recent(limit: number): Promise<CacheEntryRecord[]> {
+  /** The most recently cached entries of every worker, newest first. */
+  async recent(limit: number): Promise<CacheEntrySummary[]> {
     const { entries } = await this.primary.request(
       'recentEntries',
       { limit: Math.max(0, Math.floor(limit)) },
@@ -98,7 +86,6 @@ export class CoherentMemoryStore implements CacheStore {
     return entries.map(({ cachedAtMs, ...summary }) => ({
       ...summary,
       cachedAt: new Date(cachedAtMs),
-      result: ROWS_NOT_GATHERED,
     }));
   }
 
@@ -128,17 +115,12 @@ export class CoherentMemoryStore implements CacheStore {
   }
 
   /** This worker's most recently cached entries, as the primary gathers them. */
-  async localRecent(limit: number): Promise<CacheEntrySummary[]> {
+  async localRecent(limit: number): Promise<CacheEntryOnTheWire[]> {
     return (await this.local.recent(limit)).map((record) => ({
       key: record.key,
-      scope: record.scope,
-      server: record.server,
       query: record.query,
-      reads: record.reads,
-      sizeBytes: record.sizeBytes,
       executionTime: record.executionTime,
       cachedAtMs: record.cachedAt.getTime(),
-      freshMs: record.freshMs,
       hits: record.hits,
     }));
   }

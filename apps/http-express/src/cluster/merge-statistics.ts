@@ -3,7 +3,7 @@
  * the primary on what the workers answered.
  */
 import type { PoolStat } from '@sqlgate/core';
-import type { CacheEntrySummary } from './protocol';
+import type { CacheEntryOnTheWire } from './protocol';
 
 /**
  * The pools of every worker, one entry per pool id (first seen first). Every PoolStat field is a
@@ -30,9 +30,9 @@ export function mergePoolStats(perWorker: readonly (readonly PoolStat[])[]): Poo
 
 /** The `limit` most recently cached entries of all workers, newest first. */
 export function newestEntries(
-  perWorker: readonly (readonly CacheEntrySummary[])[],
+  perWorker: readonly (readonly CacheEntryOnTheWire[])[],
   limit: number,
-): CacheEntrySummary[] {
+): CacheEntryOnTheWire[] {
   return perWorker
     .flat()
     .sort((a, b) => b.cachedAtMs - a.cachedAtMs)

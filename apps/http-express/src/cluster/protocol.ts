@@ -2,7 +2,7 @@
  * The messages between the primary and its workers (docs/decisions.md 10.28), each with the guard
  * its receiver checks it with. Requests are answered (`result`); notices are not.
  */
-import type { CacheEntryRecord, CounterTotals, InvalidationScope, PoolStat } from '@sqlgate/core';
+import type { CacheEntrySummary, CounterTotals, InvalidationScope, PoolStat } from '@sqlgate/core';
 import {
   count,
   either,
@@ -67,20 +67,13 @@ const poolStat: Guard<PoolStat> = objectOf({
  * What the statistics show of a worker's cache entry, without its rows: they can be megabytes,
  * and GET /api/stats/cache lists only the text, time, hits and age.
  */
-export type CacheEntrySummary = Omit<CacheEntryRecord, 'result' | 'cachedAt'> & {
-  cachedAtMs: number;
-};
+export type CacheEntryOnTheWire = Omit<CacheEntrySummary, 'cachedAt'> & { cachedAtMs: number };
 
-const cacheEntrySummary: Guard<CacheEntrySummary> = objectOf({
+const cacheEntryOnTheWire: Guard<CacheEntryOnTheWire> = objectOf({
   key: text,
-  scope: text,
-  server: text,
   query: text,
-  reads: nullable(listOf(text)),
-  sizeBytes: count,
   executionTime: nonNegative,
   cachedAtMs: nonNegative,
-  freshMs: nonNegative,
   hits: count,
 });
 
@@ -143,7 +136,7 @@ export const WORKER_REQUESTS = {
   cacheSize: request(empty, entries),
   recentEntries: request(
     objectOf({ limit: count }),
-    objectOf({ entries: listOf(cacheEntrySummary) }),
+    objectOf({ entries: listOf(cacheEntryOnTheWire) }),
   ),
   poolStats: request(empty, objectOf({ pools: listOf(poolStat) })),
   /** Prometheus exposition of every worker's metrics, aggregated. */
@@ -157,7 +150,7 @@ export const PRIMARY_REQUESTS = {
   localCacheSize: request(empty, entries),
   localRecentEntries: request(
     objectOf({ limit: count }),
-    objectOf({ entries: listOf(cacheEntrySummary) }),
+    objectOf({ entries: listOf(cacheEntryOnTheWire) }),
   ),
   localPoolStats: request(empty, objectOf({ pools: listOf(poolStat) })),
   localMetrics: request(empty, objectOf({ metrics: listOf(metricJson) })),

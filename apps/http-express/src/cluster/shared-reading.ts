@@ -16,6 +16,11 @@ export class SharedReading<T> {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
+  /** The next caller reads afresh (what was read is known to be out of date). */
+  forget(): void {
+    this.reading = undefined;
+  }
+
   get(): Promise<T> {
     const shared =
       this.reading !== undefined &&

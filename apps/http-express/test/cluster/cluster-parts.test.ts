@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config';
 import { mergePoolStats, newestEntries } from '../../src/cluster/merge-statistics';
 import { PRIMARY_PID_VARIABLE, processRole } from '../../src/cluster/process-role';
 import { RestartBackoff } from '../../src/cluster/restart-backoff';
-import type { CacheEntrySummary } from '../../src/cluster/protocol';
+import type { CacheEntryOnTheWire } from '../../src/cluster/protocol';
 
 describe('mergePoolStats', () => {
   it('sums every field of pools that share an id, keeping the first-seen order', () => {
@@ -33,16 +33,11 @@ describe('mergePoolStats', () => {
 
 describe('newestEntries', () => {
   it('takes the most recently cached of all workers, newest first', () => {
-    const summary = (query: string, cachedAtMs: number): CacheEntrySummary => ({
+    const summary = (query: string, cachedAtMs: number): CacheEntryOnTheWire => ({
       key: query,
-      scope: 's',
-      server: 'v',
       query,
-      reads: null,
-      sizeBytes: 1,
       executionTime: 1,
       cachedAtMs,
-      freshMs: 1,
       hits: 0,
     });
     const newest = newestEntries(
