@@ -46,6 +46,36 @@ afterEach(() => testApp.close());
   },
 );
 
+it('runs identical concurrent misses once against PostgreSQL: one miss, the others hits', async () => {
+  // About a tenth of a second of work, and no volatile function: cacheable.
+  const slow = 'SELECT count(*) AS n FROM generate_series(1, 2000000)';
+  const answers = await Promise.all(
+    [1, 2, 3, 4].map(() => query({ sql: slow, cache: true }).expect(200)),
+  );
+
+  const statuses = answers.map((answer) => answer.body.cacheStatus).sort();
+  expect(statuses).toEqual(['hit', 'hit', 'hit', 'miss']);
+  for (const answer of answers) expect(answer.body.rows).toEqual([{ n: '2000000' }]);
+});
+
+it('serves a stale entry within swrMs while it is refreshed from PostgreSQL', async () => {
+  const cache = { ttlMs: 100, swrMs: 60_000 };
+  const read = () => query({ sql: 'SELECT count(*) AS n FROM cache_t', cache }).expect(200);
+  expect((await read()).body).toMatchObject({ cacheStatus: 'miss', rows: [{ n: '1' }] });
+  await sql('INSERT INTO cache_t VALUES (2)'); // behind the service's back
+  await new Promise((resolve) => setTimeout(resolve, 200));
+
+  expect((await read()).body).toMatchObject({ cacheStatus: 'stale', rows: [{ n: '1' }] });
+  let refreshed: unknown;
+  for (let attempt = 0; attempt < 40 && refreshed === undefined; attempt += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    const { body } = await read();
+    if ((body.rows as { n: string }[])[0]?.n === '2') refreshed = body.cacheStatus;
+  }
+  // The refresh kept the new rows, served from the cache (fresh, or stale again past 100 ms).
+  expect(['hit', 'stale']).toContain(refreshed);
+});
+
 it('serves a repeated read from the cache, marked cached: true', async () => {
   const first = await query({ sql: 'SELECT id FROM cache_t', cache: true }).expect(200);
   expect(first.body).not.toHaveProperty('cached');
