@@ -64,6 +64,7 @@ await runMain(async () => {
     [shared, { ...targetOf(database), sql: READ, cache: { ttlMs: 600_000 } }],
   ]);
   const sides = [plain, memory, shared];
+  /* global fetch -- a Node.js 20 global */
   for (const server of sides) {
     const answer = await fetch(`${server.url}/api/query`, {
       method: 'POST',

@@ -137,12 +137,19 @@ export async function connectClient(database) {
 // Server child processes: each prints one JSON line {url} once listening, and exits when told to
 // (SIGTERM) or when its stdin closes (the bench process died).
 
-export async function startServerProcess(script, { env = {}, name = path.basename(script) } = {}) {
-  const child = spawn(process.execPath, [path.join(repoRoot, 'bench', 'servers', script)], {
-    cwd: repoRoot,
-    env: { ...process.env, ...env },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+export async function startServerProcess(
+  script,
+  { env = {}, name = path.basename(script), nodeArgs = [] } = {},
+) {
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, path.join(repoRoot, 'bench', 'servers', script)],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, ...env },
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   const exited = new Promise((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );

@@ -1,0 +1,33 @@
+// Preloaded into a bench server (`node --import`) by bench/profile.mjs: the first SIGUSR2 starts
+// V8's CPU profiler, the second stops it and writes the profile to PROFILE_FILE, so the profile
+// covers the measured run only (not start-up, compilation or the warm-up).
+import fs from 'node:fs';
+import { Session } from 'node:inspector';
+import process from 'node:process';
+
+const session = new Session();
+session.connect();
+const post = (method, params = {}) =>
+  new Promise((resolve, reject) =>
+    session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))),
+  );
+
+let running = false;
+process.on('SIGUSR2', () => {
+  if (!running) {
+    running = true;
+    post('Profiler.enable')
+      .then(() => post('Profiler.setSamplingInterval', { interval: 100 }))
+      .then(() => post('Profiler.start'))
+      .catch((error) => console.error(`profiler did not start: ${error.message}`));
+    return;
+  }
+  running = false;
+  post('Profiler.stop')
+    .then(({ profile }) => {
+      const file = process.env.PROFILE_FILE;
+      fs.writeFileSync(`${file}.tmp`, JSON.stringify(profile));
+      fs.renameSync(`${file}.tmp`, file);
+    })
+    .catch((error) => console.error(`profiler did not stop: ${error.message}`));
+});
