@@ -7,6 +7,7 @@
 //   npm run bench:profile -- [workload] [server]        workload: select1 (default), rows100,
 //                                                        reads3, write5, cached; server: sqlgate
 //   PROFILE_SECONDS=10 PROFILE_CONNECTIONS=10            (default), fast, baseline
+//   PROFILE_KIND=heap: bytes allocated per request by function instead of CPU time
 import fs from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import path from 'node:path';
@@ -23,6 +24,8 @@ import { flameGraphSvg } from './lib/flame-graph.mjs';
 import { prepareBenchTables, WORKLOADS } from './lib/workloads.mjs';
 
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
+/** PROFILE_KIND=heap: where memory is allocated, in bytes per request, instead of CPU time. */
+const HEAP = process.env.PROFILE_KIND === 'heap';
 const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 10);
 const [workloadId = 'select1', side = 'sqlgate'] = process.argv.slice(2);
 const SCRIPTS = {
@@ -167,15 +170,15 @@ await runMain(async () => {
 
   const directory = path.join(repoRoot, 'bench', 'profiles');
   fs.mkdirSync(directory, { recursive: true });
-  const name = `${workloadId}-${side}-c${CONNECTIONS}`;
+  const name = `${workloadId}-${side}-c${CONNECTIONS}${HEAP ? '-heap' : ''}`;
   for (const old of fs.readdirSync(directory).filter((f) => f.startsWith(`${name}.`))) {
     fs.rmSync(path.join(directory, old));
   }
-  const file = path.join(directory, `${name}.cpuprofile`);
+  const file = path.join(directory, `${name}.${HEAP ? 'heapprofile' : 'cpuprofile'}`);
   const server = await startServerProcess(SCRIPTS[side], {
     name: side,
     nodeArgs: ['--import', path.join(repoRoot, 'bench', 'lib', 'profile-on-signal.mjs')],
-    env: { PROFILE_FILE: file },
+    env: { PROFILE_FILE: file, PROFILE_KIND: HEAP ? 'heap' : 'cpu' },
   });
   const target = targetOf(database);
   const { sslMode, ...plainTarget } = target;
@@ -192,6 +195,10 @@ await runMain(async () => {
   await server.stop();
   const profile = JSON.parse(fs.readFileSync(file, 'utf8'));
   const requests = measured.ok + measured.bad;
+  if (HEAP) {
+    printAllocations(profile, requests, measured);
+    return;
+  }
   const summary = summarize(profile, requests);
 
   fs.writeFileSync(
@@ -228,3 +235,23 @@ await runMain(async () => {
     console.log(`${num(summary.perRequest(us), 7)} µs  ${fn}`);
   }
 });
+
+/** Bytes allocated per request by each function (a sampling heap profile, garbage included). */
+function printAllocations(profile, requests, measured) {
+  const bySite = new Map();
+  const visit = (node) => {
+    if (node.selfSize) {
+      const name = frameName(node.callFrame);
+      bySite.set(name, (bySite.get(name) ?? 0) + node.selfSize);
+    }
+    for (const child of node.children) visit(child);
+  };
+  visit(profile.head);
+  const total = [...bySite.values()].reduce((sum, bytes) => sum + bytes, 0);
+  console.log(
+    `${Math.round(measured.reqPerSec)} req/s; ${Math.round(total / requests)} bytes allocated per request (sampled)\n`,
+  );
+  for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, 50)) {
+    console.log(`${String(Math.round(bytes / requests)).padStart(7)} B  ${site}`);
+  }
+}

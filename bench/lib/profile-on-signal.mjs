@@ -1,6 +1,7 @@
 // Preloaded into a bench server (`node --import`) by bench/profile.mjs: the first SIGUSR2 starts
-// V8's CPU profiler, the second stops it and writes the profile to PROFILE_FILE, so the profile
-// covers the measured run only (not start-up, compilation or the warm-up).
+// V8's CPU profiler (or, with PROFILE_KIND=heap, its sampling heap profiler: where memory is
+// allocated), the second stops it and writes the profile to PROFILE_FILE, so the profile covers the
+// measured run only (not start-up, compilation or the warm-up).
 import fs from 'node:fs';
 import { Session } from 'node:inspector';
 import process from 'node:process';
@@ -12,18 +13,32 @@ const post = (method, params = {}) =>
     session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))),
   );
 
+const heap = process.env.PROFILE_KIND === 'heap';
+const start = heap
+  ? () =>
+      post('HeapProfiler.enable').then(() =>
+        post('HeapProfiler.startSampling', {
+          samplingInterval: 256,
+          // Garbage too: what a request allocates and drops is what costs scavenges.
+          includeObjectsCollectedByMajorGC: true,
+          includeObjectsCollectedByMinorGC: true,
+        }),
+      )
+  : () =>
+      post('Profiler.enable')
+        .then(() => post('Profiler.setSamplingInterval', { interval: 100 }))
+        .then(() => post('Profiler.start'));
+const stop = heap ? () => post('HeapProfiler.stopSampling') : () => post('Profiler.stop');
+
 let running = false;
 process.on('SIGUSR2', () => {
   if (!running) {
     running = true;
-    post('Profiler.enable')
-      .then(() => post('Profiler.setSamplingInterval', { interval: 100 }))
-      .then(() => post('Profiler.start'))
-      .catch((error) => console.error(`profiler did not start: ${error.message}`));
+    start().catch((error) => console.error(`profiler did not start: ${error.message}`));
     return;
   }
   running = false;
-  post('Profiler.stop')
+  stop()
     .then(({ profile }) => {
       const file = process.env.PROFILE_FILE;
       fs.writeFileSync(`${file}.tmp`, JSON.stringify(profile));

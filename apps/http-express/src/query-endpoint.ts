@@ -16,18 +16,10 @@ import { httpStatusFor, RETRY_AFTER_SECONDS } from './http-status';
 import { writeStream } from './stream-endpoint';
 import { streamFormatOf } from './stream-formats';
 import { observerOf } from './observability/request-observation';
+import { abortOnDisconnect } from './disconnect-signal';
 
 function serverTiming(poolWaitMs: number, executionMs: number, serialisationMs: number): string {
   return `pool;dur=${poolWaitMs.toFixed(3)}, exec;dur=${executionMs.toFixed(3)}, ser;dur=${serialisationMs.toFixed(3)}`;
-}
-
-/** Aborts when the client goes away before the response was sent: the statement is cancelled. */
-export function abortOnDisconnect(res: ServerResponse): AbortSignal {
-  const controller = new AbortController();
-  res.once('close', () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  return controller.signal;
 }
 
 /**

@@ -29,6 +29,7 @@ export * from './errors';
 export * from './parser';
 export * from './ports/connections';
 export * from './ports/settled';
+export type { AbortSignalLike } from './ports/abort-signal';
 export { systemClock, type Clock } from './ports/clock';
 export { parseQueryRequest, parseConnectionTarget, parsePort, MAX_ROWS_LIMIT } from './request';
 export type { CacheRequest, IsolationLevel, QueryOptions, QueryRequest } from './request';

@@ -11,6 +11,7 @@ import {
   writeExtentOf,
   type WriteExtent,
 } from './cache';
+import type { AbortSignalLike } from './ports/abort-signal';
 import { ErrorCodes, RequestError, SqlgateError } from './errors';
 import { ExecutionContext, elapsed, type ExecutionSettings } from './execution/context';
 import { lazyCacheScope, type RequestCacheScope } from './execution/cache-attempt';
@@ -122,7 +123,7 @@ export interface CacheStatistics {
 
 export interface ExecuteOptions {
   /** Aborting cancels the statements still running in PostgreSQL. */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
   /** Told what the request does as it does it: parse, pool waits, statements (10.25). */
   observer?: RequestObserver;
   /**

@@ -11,6 +11,7 @@
  */
 import { UnterminatedTextError, type ParseFunction, type ParsedStatement } from './parser';
 import type { ConnectionProvider, ConnectionTarget } from './ports/connections';
+import type { AbortSignalLike } from './ports/abort-signal';
 import type { Settled } from './ports/settled';
 
 export interface StatementsForTargetOptions {
@@ -21,7 +22,7 @@ export interface StatementsForTargetOptions {
    */
   connections: Pick<ConnectionProvider, 'acquire' | 'serverSettings'>;
   /** Aborting gives up waiting for that connection. */
-  signal?: AbortSignal | undefined;
+  signal?: AbortSignalLike | undefined;
 }
 
 /**

@@ -89,6 +89,7 @@ export function createPostgresConnections(
       const standardConformingStrings = registry.standardConformingStrings(target);
       return standardConformingStrings === undefined ? undefined : { standardConformingStrings };
     },
+    spareConnections: (target) => registry.spareConnections(target),
     close,
     [Symbol.asyncDispose]: close,
   };

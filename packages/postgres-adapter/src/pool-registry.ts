@@ -3,7 +3,7 @@
  * database, sslMode and an HMAC of the password under a per-process random key: a caller who knows
  * everything but the password never borrows a connection someone else opened.
  */
-import type { AcquireOptions, ConnectionTarget, PoolStat } from '@sqlgate/core';
+import type { AbortSignalLike, AcquireOptions, ConnectionTarget, PoolStat } from '@sqlgate/core';
 import { ConnectionError, ErrorCodes, poolIdOf } from '@sqlgate/core';
 import pg from 'pg';
 import { clientClass, clientConfig, type SqlgateClient } from './client';
@@ -122,6 +122,17 @@ export class PoolRegistry {
     return this.pools.get(this.keyOf(target))?.standardConformingStrings;
   }
 
+  /**
+   * Connections the target's pool could lend now without a wait: idle ones plus those it may still
+   * open; none while requests wait for one. A target without a pool yet could have them all.
+   */
+  spareConnections(target: ConnectionTarget): number {
+    const pool = this.pools.get(this.keyOf(target))?.pool;
+    if (!pool) return this.limits.max;
+    if (pool.waitingCount > 0) return 0;
+    return pool.idleCount + Math.max(0, this.limits.max - pool.totalCount);
+  }
+
   /** Number of pools held (several may share one poolId). */
   get size(): number {
     return this.pools.size;
@@ -200,7 +211,7 @@ export class PoolRegistry {
    * A client from the pool that has not already seen its connection end: one whose backend was
    * terminated while idle is dropped here, before any statement is sent on it.
    */
-  private async liveClient(entry: PoolEntry, signal?: AbortSignal): Promise<PooledClient> {
+  private async liveClient(entry: PoolEntry, signal?: AbortSignalLike): Promise<PooledClient> {
     for (let dropped = 0; ; dropped++) {
       const client = await this.connect(entry, signal);
       const { serverSocket } = client;
@@ -215,7 +226,7 @@ export class PoolRegistry {
     }
   }
 
-  private async connect(entry: PoolEntry, signal?: AbortSignal): Promise<PooledClient> {
+  private async connect(entry: PoolEntry, signal?: AbortSignalLike): Promise<PooledClient> {
     try {
       // Every client of the pool is made by clientClass: a SqlgateClient.
       return (await abortable(entry.pool.connect(), signal)) as PooledClient;
@@ -277,7 +288,10 @@ export class PoolRegistry {
 export type PooledClient = pg.PoolClient & SqlgateClient;
 
 /** Resolves like `promise`, or rejects when `signal` aborts first; a client that arrives late is released. */
-function abortable(promise: Promise<pg.PoolClient>, signal?: AbortSignal): Promise<pg.PoolClient> {
+function abortable(
+  promise: Promise<pg.PoolClient>,
+  signal?: AbortSignalLike,
+): Promise<pg.PoolClient> {
   if (!signal) return promise;
   if (signal.aborted) {
     void promise.then(

@@ -4,6 +4,7 @@
  */
 import { ConnectionError, DatabaseError, ErrorCodes } from '../errors';
 import type { ParsedStatement } from '../parser/types';
+import type { AbortSignalLike } from '../ports/abort-signal';
 import type { Clock } from '../ports/clock';
 import { poolIdOf } from '../ports/connections';
 import type {
@@ -110,12 +111,12 @@ export class ExecutionContext {
 
   constructor(
     /** Where connections come from: the pools, or one session's own connection. */
-    private readonly provider: Pick<ConnectionProvider, 'acquire'>,
+    private readonly provider: Pick<ConnectionProvider, 'acquire' | 'spareConnections'>,
     readonly target: ConnectionTarget,
     readonly options: QueryOptions,
     readonly settings: ExecutionSettings,
     readonly clock: Clock,
-    private readonly signal?: AbortSignal,
+    private readonly signal?: AbortSignalLike,
     private readonly cacheScope?: Pick<RequestCacheScope, 'cache' | 'scope' | 'refresh'>,
     /** Rows go here as they arrive (a streamed request, docs/decisions.md 10.22). */
     private readonly rowStream?: RowStream,
@@ -187,6 +188,11 @@ export class ExecutionContext {
     const sent = connection.cancel().catch(() => undefined);
     this.cancelsInFlight.add(sent);
     void sent.then(() => this.cancelsInFlight.delete(sent));
+  }
+
+  /** Connections the target's pool could lend now without a wait; undefined when unknown. */
+  spareConnections(): number | undefined {
+    return this.provider.spareConnections?.(this.target);
   }
 
   /** Serves a read from the result cache, or prepares to keep its result (docs/decisions.md 8). */

@@ -2,6 +2,7 @@
  * The connection port: the small surface core needs from a PostgreSQL driver. Core never imports pg;
  * `@sqlgate/postgres-adapter` implements these interfaces.
  */
+import type { AbortSignalLike } from './abort-signal';
 import type { PortFailure, Settled } from './settled';
 
 /** docs/decisions.md 7. `prefer` is the default. */
@@ -243,7 +244,7 @@ export interface PoolStat {
 
 export interface AcquireOptions {
   /** Aborting gives up waiting for a connection. */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
 }
 
 /** Outcome of a one-off connection check (POST /api/test-connection). */
@@ -291,6 +292,12 @@ export interface ConnectionProvider {
    * PostgreSQL's defaults.
    */
   serverSettings?(target: ConnectionTarget): ServerSettings | undefined;
+  /**
+   * Connections the target's pool could lend now without a wait: its idle ones and those it may
+   * still open, none while requests wait. Never touches a database. Without this method (or when
+   * undefined) several reads of one request always take a connection each (docs/decisions.md 10.29).
+   */
+  spareConnections?(target: ConnectionTarget): number | undefined;
   /** Ends every pool. Idempotent. */
   close(): Promise<void>;
 }

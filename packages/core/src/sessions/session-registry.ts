@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ErrorCodes, RequestError } from '../errors';
+import type { AbortSignalLike } from '../ports/abort-signal';
 import type { CancelHandle } from '../execution/cancel-handle';
 import type { ExecutionContext } from '../execution/context';
 import type { Clock } from '../ports/clock';
@@ -109,7 +110,7 @@ export class SessionRegistry {
     requested: ConnectionTarget,
     idleTimeoutMs: number = this.limits.idleTimeoutMs,
     /** The caller went away: no session is opened for nobody. */
-    signal?: AbortSignal,
+    signal?: AbortSignalLike,
     /** A cancel by request id (docs/decisions.md 10.26) gives up the wait as well. */
     cancel?: CancelHandle,
   ): Promise<Settled<Session>> {

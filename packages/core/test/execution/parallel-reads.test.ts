@@ -162,4 +162,120 @@ describe('the parallel-reads strategy', () => {
     expect(response.body).toEqual({ error: 'The request was aborted by the caller' });
     expect(response.failure).toEqual({ code: ErrorCodes.REQUEST_ABORTED });
   });
+
+  describe('when the pool cannot lend a connection per read (docs/decisions.md 10.29)', () => {
+    it('runs the reads on one connection, in one READ ONLY transaction sent in one round trip', async () => {
+      const { fake, query } = harness();
+      fake.spare = 2;
+      fake
+        .on('SELECT * FROM a', { rows: [{ from: 'a' }] })
+        .on('SELECT * FROM b', { rows: [{ from: 'b' }] })
+        .on('SELECT * FROM c', { rows: [{ from: 'c' }] });
+
+      const response = await query(READS);
+
+      expect(response.failure).toBeUndefined();
+      expect(response.body).toMatchObject({
+        multipleResults: true,
+        results: [
+          { rows: [{ from: 'a' }], statement: 'SELECT * FROM a;' },
+          { rows: [{ from: 'b' }] },
+          { rows: [{ from: 'c' }], statement: 'SELECT * FROM c' },
+        ],
+      });
+      // The answer is the parallel path's: no transactionUsed.
+      expect(response.body).not.toHaveProperty('transactionUsed');
+      const batches = fake.callsOf('runBatch');
+      expect(batches).toHaveLength(1);
+      expect(batches[0]).toMatchObject({
+        sql: ['SELECT * FROM a', 'SELECT * FROM b', 'SELECT * FROM c'],
+        options: { before: ['BEGIN READ ONLY'], after: ['COMMIT'] },
+      });
+      expect(fake.callsOf('acquire')).toHaveLength(1);
+      expect(fake.maxLent).toBe(1);
+    });
+
+    it('still takes a connection per read when the pool has one for each', async () => {
+      const { fake, query } = harness();
+      fake.spare = 3;
+
+      await query(READS);
+
+      expect(fake.callsOf('runBatch')).toHaveLength(3);
+    });
+
+    it('gives each read the outcome it would have alone: the reads after a failed one run again', async () => {
+      const { fake, query } = harness();
+      fake.spare = 0;
+      fake
+        .on('SELECT * FROM a', { rows: [{ from: 'a' }] })
+        .on('SELECT * FROM b', { error: databaseError('22012', 'division by zero') })
+        .on('SELECT * FROM c', { rows: [{ from: 'c' }] });
+
+      const response = await query(READS);
+
+      // The answer of the parallel path for the same failure.
+      expect(response.body).toMatchObject({
+        multipleResults: true,
+        error: 'One or more statements failed',
+        failedStatementIndex: 1,
+        results: [
+          { rows: [{ from: 'a' }] },
+          { error: 'division by zero', cause: { code: '22012', statementIndex: 1 } },
+          { rows: [{ from: 'c' }] },
+        ],
+      });
+      expect(response.failure).toEqual({ code: ErrorCodes.DATABASE_ERROR });
+      expect(fake.sent()).toEqual([
+        'BEGIN READ ONLY',
+        'SELECT * FROM a',
+        'SELECT * FROM b',
+        'ROLLBACK',
+        'BEGIN READ ONLY',
+        'SELECT * FROM c',
+        'COMMIT',
+      ]);
+      expect(new Set(fake.callsOf('runBatch').map((call) => call.connection)).size).toBe(1);
+    });
+
+    it('answers a lost connection as the parallel path does', async () => {
+      const { fake, query } = harness();
+      fake.spare = 0;
+      fake.on('SELECT * FROM b', { error: connectionLost() });
+
+      const response = await query(READS);
+
+      expect(response.failure).toEqual({ code: ErrorCodes.CONNECTION_FAILED });
+      expect(response.body).toEqual({
+        error: { message: 'Connection terminated unexpectedly', code: 'ECONNRESET' },
+      });
+      expect(fake.releases().map((call) => call.options.destroy)).toEqual([true]);
+    });
+
+    it('serves cached reads from the cache and runs the others together', async () => {
+      const { fake, query } = harness({ cacheStore: new MemoryCacheStore() });
+      fake.on('SELECT * FROM b', { rows: [{ from: 'b' }] });
+      await query('SELECT * FROM b', { cache: true });
+      fake.spare = 1;
+
+      const response = await query(READS, { cache: true });
+
+      expect(response.body).toMatchObject({
+        results: [
+          { cacheStatus: 'miss' },
+          { rows: [{ from: 'b' }], cached: true },
+          { cacheStatus: 'miss' },
+        ],
+      });
+      expect(fake.callsOf('runBatch').map((call) => call.sql)).toEqual([
+        ['SELECT * FROM a', 'SELECT * FROM c'],
+      ]);
+      // The reads that ran were kept: the same request is now answered from the cache alone.
+      const again = await query(READS, { cache: true });
+      expect(again.body).toMatchObject({
+        results: [{ cached: true }, { cached: true }, { cached: true }],
+      });
+      expect(fake.callsOf('runBatch')).toHaveLength(1);
+    });
+  });
 });

@@ -588,6 +588,16 @@ export class FakeConnectionProvider implements ConnectionProvider {
     });
   }
 
+  /**
+   * What `spareConnections` answers for every target: undefined (the default) as a provider that
+   * cannot tell, a number as a pool with that many connections to lend without a wait.
+   */
+  spare: number | undefined;
+
+  spareConnections(): number | undefined {
+    return this.spare;
+  }
+
   /** The cache scope: the database as spelled (the fake resolves nothing) and the user. */
   scopeOf(target: ConnectionTarget): Promise<Settled<CacheScope>> {
     const server = `${target.host}:${target.port}`;
