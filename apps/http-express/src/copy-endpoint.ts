@@ -143,7 +143,7 @@ export function answerCopy(
     setTimeout(() => res.destroy(), IDLE_ANSWER_GRACE_MS).unref();
     fail(new UploadRefused(408, `No data moved for ${limits.idleTimeoutMs} ms`));
   };
-    // On the request, not the socket: Node's server destroys a timed-out socket unless the request
+  // On the request, not the socket: Node's server destroys a timed-out socket unless the request
   // (or the response, or the server) listens for 'timeout', which would leave no room for the 408.
   req.once('timeout', onIdle);
   const stopIdleTimer = (): void => {
