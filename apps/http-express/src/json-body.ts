@@ -35,6 +35,7 @@ const TOO_LARGE = 'Request body too large';
  */
 export function contentTypeError(req: IncomingMessage): BodyError | undefined {
   const header = req.headers['content-type'];
+  if (header === 'application/json') return undefined; // what nearly every client sends
   const [mediaType = '', ...parameters] = (header ?? '').split(';');
   if (mediaType.trim().toLowerCase() !== 'application/json') {
     return new BodyError(

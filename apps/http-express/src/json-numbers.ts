@@ -28,6 +28,8 @@ function continuesNumber(code: number): boolean {
 
 /** Whether a double holds exactly the number `literal` (a valid JSON number) writes. */
 export function isExactLiteral(literal: string): boolean {
+  // At most 15 characters and no exponent: at most 15 digits, and no underflow (the usual case).
+  if (literal.length <= EXACT_DIGITS && !/[eE]/.test(literal)) return true;
   const value = Number(literal);
   if (!Number.isFinite(value)) return false;
   const mantissa = literal.split(/[eE]/)[0] as string;

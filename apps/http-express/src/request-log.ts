@@ -33,11 +33,11 @@ export function logRequest(
   res: ServerResponse,
   requestPath: string,
 ): void {
-  const path = pathForLogs(requestPath);
   const given = req.headers['x-request-id'];
   const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
   res.setHeader('X-Request-Id', id);
   if (!logger.isLevelEnabled('info')) return;
+  const path = pathForLogs(requestPath);
   const started = performance.now();
   const durationMs = (): number => Math.round((performance.now() - started) * 1000) / 1000;
   // Logged as soon as the answer is sent; only an answer that never was is logged at close.

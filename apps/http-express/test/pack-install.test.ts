@@ -30,7 +30,7 @@ interface Workspace {
 
 const WORKSPACES: Workspace[] = [
   { name: '@sqlgate/core', directory: 'packages/core' },
-    { name: '@sqlgate/postgres-adapter', directory: 'packages/postgres-adapter' },
+  { name: '@sqlgate/postgres-adapter', directory: 'packages/postgres-adapter' },
   { name: '@sqlgate/redis-cache', directory: 'packages/redis-cache' },
   { name: '@sqlgate/testing', directory: 'packages/testing' },
   { name: '@sqlgate/http-express', directory: 'apps/http-express' },

@@ -1,0 +1,64 @@
+import { firstInexactNumber, isExactLiteral } from '../src/json-numbers';
+
+/** The rule without its shortcut for short literals: digits kept by a double (decisions 10.8). */
+function exactByDigits(literal: string): boolean {
+  const value = Number(literal);
+  if (!Number.isFinite(value)) return false;
+  const mantissa = literal.split(/[eE]/)[0] as string;
+  const digits = mantissa.replace('-', '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
+  if (digits === '') return true;
+  if (value === 0) return false;
+  if (digits.length <= 15) return true;
+  return /^-?\d+$/.test(literal) && BigInt(literal) === BigInt(value);
+}
+
+/** A seeded generator (mulberry32): the same literals on every run. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** A valid JSON number literal: sign, integer part, fraction, exponent, each of random length. */
+function literal(next: () => number): string {
+  const digits = (count: number): string =>
+    Array.from({ length: count }, () => Math.floor(next() * 10)).join('');
+  const integer =
+    next() < 0.3 ? '0' : `${1 + Math.floor(next() * 9)}${digits(Math.floor(next() * 22))}`;
+  const fraction = next() < 0.5 ? `.${digits(1 + Math.floor(next() * 22))}` : '';
+  const exponent =
+    next() < 0.3
+      ? `${next() < 0.5 ? 'e' : 'E'}${['', '+', '-'][Math.floor(next() * 3)]}${Math.floor(next() * 400)}`
+      : '';
+  return `${next() < 0.3 ? '-' : ''}${integer}${fraction}${exponent}`;
+}
+
+describe('numbers a JSON body may carry', () => {
+  it('agree with the digit rule on 20,000 seeded literals, short ones included', () => {
+    const next = random(20261126);
+    const disagreements: string[] = [];
+    let short = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const text = literal(next);
+      if (text.length <= 15) short++;
+      if (isExactLiteral(text) !== exactByDigits(text)) disagreements.push(text);
+    }
+    expect(disagreements).toEqual([]);
+    expect(short).toBeGreaterThan(2_000);
+  });
+
+  it('refuse what parsing would round, and pass what it keeps', () => {
+    for (const inexact of ['9007199254740993', '1e-400', '1.0000000000000000000001', '1e400']) {
+      expect(firstInexactNumber(`{"params":[1,${inexact}]}`)).toBe(inexact);
+    }
+    for (const exact of ['5432', '-0', '0.1', '123456789012345', '1e-300', '9007199254740992']) {
+      expect(firstInexactNumber(`{"port":${exact},"sql":"SELECT 99999999999999999999"}`)).toBe(
+        undefined,
+      );
+    }
+  });
+});
