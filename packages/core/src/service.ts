@@ -33,7 +33,7 @@ import {
   type QueryResponseBody,
 } from './execution/response';
 import type { ExecutionOutcome } from './execution/outcome';
-import { createParseMemo, loadParser, type ParsedStatement } from './parser';
+import { createParseMemo, loadParser, parserLoaded, type ParsedStatement } from './parser';
 import { closingEvents } from './streaming/closing-events';
 import { copyOutOf, isCopyToStdout, type CopyOut } from './streaming/copy-out';
 import { EventChannel } from './streaming/event-channel';
@@ -296,37 +296,40 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     return run(body, executeOptions, undefined, source);
   }
 
-  async function stream(body: unknown, streamOptions: StreamOptions = {}): Promise<QueryStream> {
-    // The channel is made only when the request streams: a JSON answer pays nothing for it.
-    let channel: EventChannel | undefined;
-    let copy: CopyOut | undefined;
-    let announceStart!: () => void;
-    const started = new Promise<void>((resolve) => (announceStart = resolve));
-    const open = (copyOut?: CopyOut): EventChannel => {
-      copy = copyOut;
-      channel = new EventChannel(statementText, copyOut !== undefined);
-      void channel.started.then(announceStart);
-      return channel;
-    };
-    const finished = run(body, streamOptions, open).then(
-      (response) => {
-        try {
-          if (channel?.hasStarted) for (const event of closingEvents(response)) channel.push(event);
-        } finally {
+  function stream(body: unknown, streamOptions: StreamOptions = {}): Promise<QueryStream> {
+    // The channel is made only when the request streams: a JSON answer pays nothing for it. The
+    // answer is streamed once the channel has started, whole once the request ended without it.
+    return new Promise((resolve, reject) => {
+      let channel: EventChannel | undefined;
+      let copy: CopyOut | undefined;
+      const open = (copyOut?: CopyOut): EventChannel => {
+        copy = copyOut;
+        const opened = new EventChannel(statementText, copyOut !== undefined);
+        channel = opened;
+        // `started` also settles when the channel closes without an event: then the answer is whole.
+        void opened.started.then(() => {
+          if (opened.hasStarted)
+            resolve({ streamed: true, events: opened, ...(copy ? { copy } : {}) });
+        });
+        return opened;
+      };
+      run(body, streamOptions, open)
+        .then((response) => {
+          try {
+            if (channel?.hasStarted) {
+              for (const event of closingEvents(response)) channel.push(event);
+            }
+          } finally {
+            channel?.close();
+          }
+          if (!channel?.hasStarted) resolve({ streamed: false, response });
+        })
+        .catch((defect: unknown) => {
           channel?.close();
-        }
-        return response;
-      },
-      (defect: unknown) => {
-        channel?.close();
-        throw defect;
-      },
-    );
-    await Promise.race([started, finished]);
-    if (!channel?.hasStarted) return { streamed: false, response: await finished };
-    // Rejections of `finished` (defects) end the stream without its `done` event.
-    finished.catch(() => undefined);
-    return { streamed: true, events: channel, ...(copy ? { copy } : {}) };
+          // After the stream started, a defect ends it without its `done` event.
+          if (!channel?.hasStarted) reject(defect);
+        });
+    });
   }
 
   /**
@@ -394,9 +397,12 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       // session's target was checked when it opened.
       const checked = session
         ? session.target
-        : ((await options.targetPolicy?.check(request.target)) ?? request.target);
+        : options.targetPolicy
+          ? ((await options.targetPolicy.check(request.target)) ?? request.target)
+          : request.target;
       target = checked;
-      await loadParser();
+      // Awaited only until loaded: each await of a settled promise still costs a turn.
+      if (!parserLoaded()) await loadParser();
       const parseStarted = clock.now();
       const split = await statementsForTarget(request.sql, checked, {
         parse,

@@ -69,6 +69,8 @@ export class CacheScopes {
   private readonly maxNames: number;
   private readonly now: () => number;
   private readonly names = new Map<string, Remembered>();
+  /** Scopes by address, port, database, user and password (memory that already holds them). */
+  private readonly scopes = new Map<string, CacheScope>();
   /** Keyed password hashes: the scope never reveals a password, even to someone holding the cache. */
   private readonly digests: PasswordDigests;
 
@@ -87,6 +89,25 @@ export class CacheScopes {
    */
   async scopeOf(target: ConnectionTarget): Promise<CacheScope> {
     const resolved = target.address ?? (await this.addressOf(target.host));
+    // The same caller asks with the same target on every request: its scope is remembered.
+    // A JSON array, so that no two targets share a key whatever characters their fields hold.
+    const key = JSON.stringify([
+      resolved,
+      target.port,
+      target.database,
+      target.user,
+      target.password ?? null,
+    ]);
+    let scope = this.scopes.get(key);
+    if (scope === undefined) {
+      scope = this.scopeAt(resolved, target);
+      if (this.scopes.size >= this.maxNames) this.scopes.clear();
+      this.scopes.set(key, scope);
+    }
+    return scope;
+  }
+
+  private scopeAt(resolved: string, target: ConnectionTarget): CacheScope {
     const address = canonicalAddress(resolved);
     const server = JSON.stringify([address, target.port]);
     const database = JSON.stringify([address, target.port, target.database]);

@@ -1,5 +1,5 @@
 /** docs/decisions.md 10.20: the cache scope names the database reached, not how it was spelled. */
-import type { ConnectionTarget } from '@sqlgate/core';
+import type { CacheScope, ConnectionTarget } from '@sqlgate/core';
 import { CacheScopes, canonicalAddress } from '../src/cache-scope';
 
 const target: ConnectionTarget = {
@@ -124,5 +124,27 @@ describe('CacheScopes', () => {
     await expect(scopes.scopeOf(target)).rejects.toMatchObject({ systemCode: 'ENOTFOUND' });
     names.answers['db.example'] = '10.0.0.5';
     await expect(scopes.scopeOf(target)).resolves.toBeDefined();
+  });
+});
+
+describe('remembered scopes', () => {
+  it('are those computed afresh, and never shared by targets whose fields differ', async () => {
+    const { resolve } = resolver({ 'db.example': '10.0.0.5' });
+    const scopes = new CacheScopes({ resolve });
+    const twins: ConnectionTarget[] = [
+      { ...target, user: 'a', password: 'b\u0000c' },
+      { ...target, user: 'a\u0000b', password: 'c' },
+      { ...target, user: 'a', password: undefined },
+      { ...target, user: 'a', password: '' },
+      { ...target, database: 'app\u0000alice' },
+    ];
+    const first = await Promise.all(twins.map((t) => scopes.scopeOf(t)));
+    const again = await Promise.all(twins.map((t) => scopes.scopeOf(t)));
+    const fresh = await Promise.all(twins.map((t) => new CacheScopes({ resolve }).scopeOf(t)));
+    expect(again).toEqual(first);
+    // A fresh instance has a key of its own: compare what does not depend on it.
+    const withoutCredentials = (scope: CacheScope) => ({ ...scope, credentials: undefined });
+    expect(first.map(withoutCredentials)).toEqual(fresh.map(withoutCredentials));
+    expect(new Set(first.map((scope) => JSON.stringify(scope))).size).toBe(twins.length);
   });
 });

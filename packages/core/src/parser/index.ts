@@ -1,5 +1,5 @@
 export { parseScript, parseSql, splitSql, type ParsedScript } from './parse';
-export { loadParser } from './tree';
+export { loadParser, parserLoaded } from './tree';
 export { createParseMemo, type ParseFunction, type ParseMemoOptions } from './parse-memo';
 export type { ParseOptions } from './splitter';
 export { UnterminatedTextError } from './unterminated';

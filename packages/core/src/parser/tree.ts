@@ -20,6 +20,11 @@ export type TreeFields = Readonly<Record<string, unknown>>;
  * await loadParser();
  * const statements = parseSql('SELECT 1; UPDATE t SET a = 1');
  */
+/** True once `loadParser()` has finished: a caller may skip awaiting it. */
+export function parserLoaded(): boolean {
+  return pgQuery !== null;
+}
+
 export function loadParser(): Promise<void> {
   if (loading === null) {
     loading = (async () => {
