@@ -30,14 +30,33 @@ export interface CacheAttempt {
 
 const NO_CACHE: CacheAttempt = { keep: async () => undefined, settle: () => undefined };
 
-/** The cache was not used for `reason`: the outcome says so. */
+/** The cache was not used for `reason`: the outcome says so. One attempt per reason: it holds no state. */
+const BYPASSED = new Map<CacheBypassReason, CacheAttempt>();
+
 function bypassed(reason: CacheBypassReason): CacheAttempt {
-  return {
-    keep: async (outcome) => {
-      outcome.cache = { status: 'bypass', reason };
-    },
-    settle: NO_CACHE.settle,
-  };
+  let attempt = BYPASSED.get(reason);
+  if (attempt === undefined) {
+    attempt = {
+      keep: async (outcome) => {
+        outcome.cache = { status: 'bypass', reason };
+      },
+      settle: NO_CACHE.settle,
+    };
+    BYPASSED.set(reason, attempt);
+  }
+  return attempt;
+}
+
+/**
+ * The attempt of a statement whose request did not ask for the cache, known without awaiting
+ * anything: most requests do not, and each await costs a turn of the event loop.
+ */
+export function attemptWithoutLookup(
+  cache: ResultCache | undefined,
+  options: QueryOptions,
+): CacheAttempt | undefined {
+  if (!cache) return NO_CACHE;
+  return cache.isCacheRequested(options) ? undefined : bypassed('disabled');
 }
 
 export interface RequestCacheScope {

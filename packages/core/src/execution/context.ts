@@ -8,6 +8,7 @@ import type { AbortSignalLike } from '../ports/abort-signal';
 import type { Clock } from '../ports/clock';
 import { poolIdOf } from '../ports/connections';
 import type {
+  AcquireOptions,
   Connection,
   ConnectionProvider,
   ConnectionTarget,
@@ -19,7 +20,12 @@ import type { PortFailure, Settled } from '../ports/settled';
 import type { PoolAcquireEvent, RequestObserver } from '../ports/request-observer';
 import type { QueryOptions } from '../request';
 import type { RowStream } from '../streaming/event-channel';
-import { attemptCache, type CacheAttempt, type RequestCacheScope } from './cache-attempt';
+import {
+  attemptCache,
+  attemptWithoutLookup,
+  type CacheAttempt,
+  type RequestCacheScope,
+} from './cache-attempt';
 import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from './outcome';
 import type { StrategyName } from './plan';
 
@@ -89,6 +95,10 @@ export class ExecutionContext {
   /** Failures of `acquire`: reported as such, not as failures of the request's work. */
   readonly acquireFailures = new Set<PortFailure>();
   private readonly runOptions: RunOptions;
+  /** What every acquire of this request asks: the caller's signal ends a wait for the pool. */
+  private readonly acquireOptions: AcquireOptions;
+  /** The cache as this request's statements use it, made when the first one looks something up. */
+  private cacheRequest: RequestCacheScope | undefined;
   /** Options of sqlgate's own statements (BEGIN, COMMIT, SET...): no rows, the same deadline. */
   readonly controlOptions: RunOptions;
   private readonly budget: ResultBudget;
@@ -142,6 +152,7 @@ export class ExecutionContext {
       ...silence,
     };
     this.controlOptions = { rowMode: 'array', maxRows: 0, ...silence };
+    this.acquireOptions = signal ? { signal } : {};
     signal?.addEventListener('abort', () => this.cancelActive(), { once: true });
   }
 
@@ -196,15 +207,17 @@ export class ExecutionContext {
   }
 
   /** Serves a read from the result cache, or prepares to keep its result (docs/decisions.md 8). */
-  cacheAttempt(statement: ParsedStatement): Promise<CacheAttempt> {
-    const scope = this.cacheScope && {
-      ...this.cacheScope,
+  cacheAttempt(statement: ParsedStatement): CacheAttempt | Promise<CacheAttempt> {
+    const known = attemptWithoutLookup(this.cacheScope?.cache, this.options);
+    if (known) return known;
+    this.cacheRequest ??= {
+      ...(this.cacheScope as Pick<RequestCacheScope, 'cache' | 'scope' | 'refresh'>),
       options: this.options,
       maxRows: this.runOptions.maxRows,
       clock: this.clock,
       unlessCancelled: <T>(promise: Promise<T>) => this.unlessCancelled(promise),
     };
-    return attemptCache(scope, statement);
+    return attemptCache(this.cacheRequest, statement);
   }
 
   /** `{value}` of `promise`, or undefined as soon as the request is cancelled or its caller goes away. */
@@ -229,18 +242,17 @@ export class ExecutionContext {
   async acquire(): Promise<LentConnection | StartFailure> {
     if (this.aborted) return ABORTED_BEFORE_START;
     const started = this.clock.now();
-    const acquiring = this.provider.acquire(
-      this.target,
-      this.signal ? { signal: this.signal } : {},
-    );
+    const acquiring = this.provider.acquire(this.target, this.acquireOptions);
     // A cancel does not wait for the pool or the connect: the request answers at once, and a
     // connection that arrives later goes straight back, unused.
     let wake!: () => void;
-    const cancelled = new Promise<typeof CANCELLED>((resolve) => (wake = () => resolve(CANCELLED)));
-    this.cancelWaiters.add(wake);
     let acquired: Settled<Connection> | typeof CANCELLED;
     try {
-      acquired = await Promise.race([acquiring, cancelled]);
+      acquired = await new Promise<Settled<Connection> | typeof CANCELLED>((resolve, reject) => {
+        wake = () => resolve(CANCELLED);
+        this.cancelWaiters.add(wake);
+        acquiring.then(resolve, reject);
+      });
     } finally {
       this.cancelWaiters.delete(wake);
     }
