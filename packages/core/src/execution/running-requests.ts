@@ -16,17 +16,23 @@ export class RunningRequest extends CancelHandle {
 }
 
 export class RunningRequests {
-  private readonly byId = new Map<string, Set<RunningRequest>>();
+  /** One request per id, or the set of them when a caller reuses an id (rare: one entry is cheaper). */
+  private readonly byId = new Map<string, RunningRequest | Set<RunningRequest>>();
 
   /** Registers a request that starts now; call the returned function when it ends. */
   add(requestId: string): { request: RunningRequest; done: () => void } {
     const request = new RunningRequest();
-    let same = this.byId.get(requestId);
-    if (!same) this.byId.set(requestId, (same = new Set()));
-    same.add(request);
+    const known = this.byId.get(requestId);
+    if (known === undefined) this.byId.set(requestId, request);
+    else if (known instanceof Set) known.add(request);
+    else this.byId.set(requestId, new Set([known, request]));
     const done = (): void => {
-      same.delete(request);
-      if (same.size === 0 && this.byId.get(requestId) === same) this.byId.delete(requestId);
+      const now = this.byId.get(requestId);
+      if (now === request) this.byId.delete(requestId);
+      else if (now instanceof Set) {
+        now.delete(request);
+        if (now.size === 0) this.byId.delete(requestId);
+      }
     };
     return { request, done };
   }
@@ -36,9 +42,9 @@ export class RunningRequests {
    * password). `refused` when requests with the id run, but none for these credentials.
    */
   cancel(requestId: string, credentials: ConnectionTarget): CancelVerdict {
-    const running = [...(this.byId.get(requestId) ?? [])].filter(
-      (request) => request.target !== undefined,
-    );
+    const known = this.byId.get(requestId);
+    const all = known === undefined ? [] : known instanceof Set ? [...known] : [known];
+    const running = all.filter((request) => request.target !== undefined);
     if (running.length === 0) return 'not-found';
     const mine = running.filter((request) =>
       sameCredentials(request.target as ConnectionTarget, credentials),
