@@ -430,7 +430,14 @@ export class LentConnection {
 
   async run(statement: ParsedStatement, options: RunOptions): Promise<Settled<StatementResult>> {
     if (statement.changesSession) this.sessionChanged = true;
-    const run = await this.watch(() => this.connection.run(statement.sql, options));
+    let run: Settled<StatementResult>;
+    // `watch`, inlined on the path every statement takes.
+    try {
+      run = await this.connection.run(statement.sql, options);
+    } catch (defect) {
+      this.broken = true;
+      throw defect;
+    }
     if (!run.ok) this.noteFailure(run.error);
     return run;
   }
