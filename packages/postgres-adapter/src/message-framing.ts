@@ -2,7 +2,7 @@
  * A first, cheap look at every byte a server sends, before pg's parser sees it. It checks the frame
  * of each message (a known type byte, a length that is neither too small nor too large), keeps the
  * few facts sqlgate needs from the connection's own messages (ParameterStatus, BackendKeyData, the
- * transaction status of ReadyForQuery, how many ParseComplete arrived), and can drop DataRow
+ * transaction status of ReadyForQuery, how many Parse, Bind and Close were answered), and can drop DataRow
  * messages the current statement no longer keeps, so they are never parsed or held.
  *
  * Anything that breaks the frame throws a ProtocolViolation: the caller ends the connection
@@ -28,7 +28,8 @@ const DATA_ROW = 0x44; // D
 const PARAMETER_STATUS = 0x53; // S
 const BACKEND_KEY_DATA = 0x4b; // K
 const READY_FOR_QUERY = 0x5a; // Z
-const PARSE_COMPLETE = 0x31; // 1
+/** ParseComplete (1), BindComplete (2), CloseComplete (3). */
+const RECEIPTS = new Set([0x31, 0x32, 0x33]);
 const AUTHENTICATION = 0x52; // R
 
 /** Messages after which the next statement's rows, or none, follow. */
@@ -63,8 +64,11 @@ export interface ConnectionFacts {
   secretKey: number | null;
   /** The status byte of the last ReadyForQuery: I, T or E. */
   transactionStatus: 'I' | 'T' | 'E' | null;
-  /** ParseComplete messages received so far. */
-  parseCompletes: number;
+  /**
+   * ParseComplete, BindComplete and CloseComplete messages received so far: each proves that the
+   * server read the message it answers (a round trip begins with a Parse, a Bind or a Close).
+   */
+  receipts: number;
   /** DataRow messages dropped: too large, or not wanted by the statement reading them. */
   droppedRows: number;
 }
@@ -76,7 +80,7 @@ export class MessageFraming {
     processId: null,
     secretKey: null,
     transactionStatus: null,
-    parseCompletes: 0,
+    receipts: 0,
     droppedRows: 0,
   };
   /** Set by the statement being read: its later rows are not wanted. */
@@ -219,7 +223,7 @@ export class MessageFraming {
       if (TYPES_WITH_STRINGS.has(type)) checkStrings(type, body);
       else this.readFacts(type, body);
     }
-    if (type === PARSE_COMPLETE) this.facts.parseCompletes++;
+    if (RECEIPTS.has(type)) this.facts.receipts++;
     if (this.dropping) {
       this.dropping = false;
       return;

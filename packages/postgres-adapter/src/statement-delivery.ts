@@ -4,11 +4,12 @@
  *
  * A pooled connection can die while idle before the pool notices (the server restarted, an
  * administrator ended the backend, the server's host rebooted): the first statement sent on it fails.
- * A round trip goes out in one write that starts with a Parse, and the server answers that Parse with
- * ParseComplete before anything of the round trip runs. The server buffers its answers, but it
- * flushes them before an error report (and before closing), so:
- * - a FATAL connection-class error (57P01-57P03, 08xxx) with no ParseComplete before it means the
- *   backend died before it parsed the statement;
+ * A round trip goes out in one write that starts with a Parse, a Bind (a statement prepared on the
+ * connection, docs/decisions.md 10.30) or a Close, and the server answers it with ParseComplete,
+ * BindComplete or CloseComplete before anything of the round trip runs. The server buffers its
+ * answers, but it flushes them before an error report (and before closing), so:
+ * - a FATAL connection-class error (57P01-57P03, 08xxx) with none of these before it means the
+ *   backend died before it read the round trip's first message;
  * - a reset (ECONNRESET, EPIPE) with nothing received means the peer closed with our packet unread,
  *   or no longer knew the connection at all.
  * A connection that simply ends with nothing received is not proof: the backend may have run and
@@ -21,16 +22,16 @@ const SERVER_GONE_SQLSTATES = ['57P01', '57P02', '57P03'];
 const UNREAD_SYSTEM_CODES = ['ECONNRESET', 'EPIPE'];
 
 export class StatementDelivery {
-  private readonly parseCompletesBefore: number;
+  private readonly receiptsBefore: number;
 
-  /** Notes the connection's ParseComplete count from before the statement is submitted. */
+  /** Notes the connection's count of answered Parse, Bind and Close from before the statement is submitted. */
   constructor(private readonly facts: ConnectionFacts) {
-    this.parseCompletesBefore = facts.parseCompletes;
+    this.receiptsBefore = facts.receipts;
   }
 
   /** True when `error` (as pg raised it) proves the server never read the statement. */
   neverReachedServer(error: unknown): boolean {
-    if (this.facts.parseCompletes !== this.parseCompletesBefore) return false;
+    if (this.facts.receipts !== this.receiptsBefore) return false;
     if (typeof error !== 'object' || error === null) return false;
     const { code, severity } = error as { code?: unknown; severity?: unknown };
     if (typeof code !== 'string') return false;

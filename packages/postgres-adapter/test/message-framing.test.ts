@@ -51,7 +51,7 @@ it('passes every byte on, whatever the chunk boundaries, and keeps the connectio
         processId: 42,
         secretKey: 7,
         transactionStatus: 'T',
-        parseCompletes: 1,
+        receipts: 2, // ParseComplete and BindComplete
         droppedRows: 0,
       });
       expect(framing.facts.parameters.get('standard_conforming_strings')).toBe('off');
