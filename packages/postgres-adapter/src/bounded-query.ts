@@ -11,11 +11,18 @@
  * its command tag still reports what it did. After an error the server skips the remaining steps
  * up to Sync: later statements and a COMMIT never run, the transaction is left failed, and the
  * caller rolls it back.
+ *
+ * A round trip of reads proven free of side effects on an idle connection may name its statements
+ * (docs/decisions.md 10.30): a text already prepared on the connection goes out as Bind(name)
+ * without Parse, a new one as Parse(name) and Bind, and is recorded as prepared once the round
+ * trip ended without an error. Close messages of names the connection no longer keeps go first.
+ * Every other round trip uses the unnamed statement, as above.
  */
 import { ErrorCodes, RequestError, type RunOptions, type StatementResult } from '@sqlgate/core';
 import { serialize } from 'pg-protocol';
 import { ProtocolViolation } from './message-framing';
 import { afterReadyForQuery, prepareValue, type SubmittableConnection } from './pg-internals';
+import type { NamedStatement, PreparedStatements } from './prepared-statements';
 import type { ServerSocket } from './server-socket';
 import { StatementReader, type WireField } from './statement-reader';
 import type { TypeRegistry } from './types/type-registry';
@@ -25,9 +32,28 @@ const FLUSH = serialize.flush();
 /** Execute's row count is a signed 32-bit integer. */
 const MAX_EXECUTE_ROWS = 2 ** 31 - 2;
 const NO_STEPS: readonly string[] = [];
+const DESCRIBE_PORTAL = serialize.describe({ type: 'P', name: '' });
+
+/** PostgreSQL's message when a prepared statement's result columns changed under it. */
+const RESULT_TYPE_CHANGED = 'cached plan must not change result type';
 
 /** Which step of the round trip failed. */
 export type Step = 'before' | 'statement' | 'after';
+
+/** The connection's prepared statements, and whether this round trip may name its statements. */
+export interface StatementNaming {
+  /** Their pending Close messages go in front of the round trip. */
+  statements: PreparedStatements;
+  /** The statements are reads proven free of side effects and the connection is idle. */
+  named: boolean;
+}
+
+/**
+ * Why a round trip failed because of a named statement, when it did: `lost`, the server no longer
+ * had a name sqlgate believed prepared, or already had one it was about to create; `stale`, a
+ * prepared statement's result columns changed (a table altered since it was prepared).
+ */
+export type NamingFailure = 'lost' | 'stale';
 
 /**
  * A round trip that failed (a server error, a lost connection, a broken protocol), with where it
@@ -59,12 +85,16 @@ export class BoundedQuery {
   /** The framing's count of dropped rows when the current step began. */
   private droppedAtStepStart = 0;
   private failure: unknown;
+  /** How each statement went out, when the round trip named any; undefined otherwise. */
+  private plan: (NamedStatement | undefined)[] | undefined;
+  private settled = false;
 
   constructor(
     private readonly texts: readonly string[],
     private readonly options: RunOptions,
     types: TypeRegistry,
     private readonly socket: ServerSocket,
+    private readonly naming?: StatementNaming,
   ) {
     this.before = options.before ?? NO_STEPS;
     this.after = options.after ?? NO_STEPS;
@@ -88,8 +118,15 @@ export class BoundedQuery {
         ),
     );
     this.done = new Promise((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
+      // The statements a round trip parsed are prepared only if it ended without an error.
+      this.resolve = (results) => {
+        if (this.settle()) this.naming?.statements.confirm(this.texts, this.plan ?? []);
+        resolve(results);
+      };
+      this.reject = (error) => {
+        if (this.settle()) this.naming?.statements.abandon(this.namesLeftBehind(error));
+        reject(error);
+      };
     });
   }
 
@@ -100,33 +137,39 @@ export class BoundedQuery {
 
   submit(): Error | null {
     let messages: Buffer[];
+    const closes = (this.naming?.statements.takeCloses() ?? []).map((name) =>
+      serialize.close({ type: 'S', name }),
+    );
     try {
       const values = (this.options.params ?? []) as unknown[];
       const { stopEarly, maxRows } = this.options;
+      if (this.naming?.named) this.plan = this.naming.statements.plan(this.texts);
       // With more than one step in the round trip, a Flush after each one makes the server send
       // each step's results as soon as they are ready (it otherwise holds them until Sync), so
       // each statement's time is measured on its own (docs/decisions.md 10.25).
       const flush = this.stepCount > 1 ? [FLUSH] : [];
       messages = [
+        ...closes,
         ...this.before.flatMap((text) => [...controlMessages(text), ...flush]),
         ...this.texts.flatMap((text, index) => [
-          serialize.parse({ text, name: '', types: [] }),
-          serialize.bind({ values, valueMapper: parameterText }),
-          serialize.describe({ type: 'P', name: '' }),
-          // 0: every row; the server runs the statement to its end.
-          serialize.execute({
-            portal: '',
+          ...this.statementMessages(
+            text,
+            index,
+            values,
+            // 0: every row; the server runs the statement to its end.
             // The row count is an int32; a larger limit is no limit (a streamed request without maxRows).
-            rows: stopEarly?.[index] && maxRows < MAX_EXECUTE_ROWS ? maxRows + 1 : 0,
-          }),
+            stopEarly?.[index] && maxRows < MAX_EXECUTE_ROWS ? maxRows + 1 : 0,
+          ),
           ...flush,
         ]),
         ...this.after.flatMap(controlMessages),
         SYNC,
       ];
     } catch (error) {
-      // A parameter pg cannot convert: nothing is sent but a Sync, whose ReadyForQuery settles this.
-      messages = [SYNC];
+      // A parameter pg cannot convert: nothing is sent but the Closes and a Sync, whose
+      // ReadyForQuery settles this.
+      this.plan = undefined;
+      messages = [...closes, SYNC];
       this.failure = new RequestError(
         ErrorCodes.INVALID_REQUEST,
         `'params' could not be sent: ${error instanceof Error ? error.message : String(error)}`,
@@ -136,6 +179,44 @@ export class BoundedQuery {
     this.droppedAtStepStart = this.socket.framing.facts.droppedRows;
     this.socket.write(messages.length === 1 ? (messages[0] as Buffer) : Buffer.concat(messages));
     return null;
+  }
+
+  /**
+   * Whether `error`, this round trip's failure, was caused by a named statement
+   * (docs/decisions.md 10.30): 26000 for a statement sent without Parse (someone deallocated it),
+   * 42P05 for one sent with Parse (the name was taken), 0A000 "cached plan must not change result
+   * type" for one sent without Parse. Nothing of the failed statement ran: Bind and Parse fail
+   * before it starts.
+   */
+  namingFailure(error: unknown): NamingFailure | undefined {
+    if (!this.plan || !(error instanceof RoundTripFailure) || error.step !== 'statement') {
+      return undefined;
+    }
+    // The failed statement is the one after those that completed.
+    const statement = this.plan[error.completed.length];
+    if (!statement) return undefined;
+    const { code, routine, message } = (error.reason ?? {}) as {
+      code?: unknown;
+      routine?: unknown;
+      message?: unknown;
+    };
+    if (code === '26000' && !statement.parse) return 'lost';
+    if (code === '42P05' && statement.parse) return 'lost';
+    // The routine is never translated; the message is, under another lc_messages.
+    const resultTypeChanged =
+      routine === 'RevalidateCachedQuery' || message === RESULT_TYPE_CHANGED;
+    if (code === '0A000' && !statement.parse && resultTypeChanged) return 'stale';
+    return undefined;
+  }
+
+  /**
+   * Gives back to the request's byte budget what this round trip's rows took from it: the round
+   * trip failed and is sent again, and the rows it kept are not returned.
+   */
+  refundBudget(): void {
+    const { budget } = this.options;
+    if (!budget) return;
+    for (const reader of this.readers) budget.remainingBytes += reader.takeCharged();
   }
 
   handleRowDescription(message: { fields: WireField[] }): void {
@@ -228,6 +309,63 @@ export class BoundedQuery {
     this.socket.abort(violation);
   }
 
+  /**
+   * Names this round trip may have created before it failed with `error`: those parsed up to the
+   * failed step. A Parse refused with 42P05 created nothing; the name is somebody else's.
+   */
+  private namesLeftBehind(error: unknown): string[] {
+    if (!this.plan) return [];
+    let last = this.texts.length - 1;
+    if (error instanceof RoundTripFailure && error.step === 'before') return [];
+    if (error instanceof RoundTripFailure && error.step === 'statement') {
+      last = error.completed.length;
+      if ((error.reason as { code?: unknown } | undefined)?.code === '42P05') last--;
+    }
+    const names: string[] = [];
+    for (let index = 0; index <= last; index++) {
+      const statement = this.plan[index];
+      if (statement?.parse) names.push(statement.name);
+    }
+    return names;
+  }
+
+  /** True the first time: the round trip's outcome is known. */
+  private settle(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    return true;
+  }
+
+  /** Parse (unnamed, or named when new), Bind, Describe and Execute of one statement. */
+  private statementMessages(
+    text: string,
+    index: number,
+    values: unknown[],
+    rows: number,
+  ): Buffer[] {
+    const named = this.plan?.[index];
+    if (!named) {
+      return [
+        serialize.parse({ text, name: '', types: [] }),
+        serialize.bind({ values, valueMapper: parameterText }),
+        DESCRIBE_PORTAL,
+        serialize.execute({ portal: '', rows }),
+      ];
+    }
+    const parse = named.parse ? [serialize.parse({ text, name: named.name, types: [] })] : [];
+    const { entry } = named;
+    if (values.length === 0 && entry) {
+      // Without parameters these bytes depend on the name and the row count only.
+      let cached = entry.executeBytes;
+      if (cached?.rows !== rows) {
+        cached = { rows, bytes: Buffer.concat(executeMessages(named.name, values, rows)) };
+        entry.executeBytes = cached;
+      }
+      return [...parse, cached.bytes];
+    }
+    return [...parse, ...executeMessages(named.name, values, rows)];
+  }
+
   private get stepCount(): number {
     return this.before.length + this.texts.length + this.after.length;
   }
@@ -261,6 +399,15 @@ export class BoundedQuery {
 /** pg's conversion, except that a JSON `-0` keeps its sign (pg would send `0`). */
 function parameterText(value: unknown): unknown {
   return Object.is(value, -0) ? '-0' : prepareValue(value);
+}
+
+/** Bind of a prepared statement into the unnamed portal, Describe and Execute. */
+function executeMessages(statement: string, values: unknown[], rows: number): Buffer[] {
+  return [
+    serialize.bind({ statement, values, valueMapper: parameterText }),
+    DESCRIBE_PORTAL,
+    serialize.execute({ portal: '', rows }),
+  ];
 }
 
 /** A control statement: no rows, no description. */

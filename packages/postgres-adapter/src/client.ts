@@ -7,6 +7,7 @@ import type { ConnectionTarget } from '@sqlgate/core';
 import pg from 'pg';
 import { passwordRequired } from './pg-errors';
 import { adjustStartupParameters, streamOption } from './pg-internals';
+import { PreparedStatements } from './prepared-statements';
 import { ServerSocket, type ServerSocketOptions } from './server-socket';
 
 export const APPLICATION_NAME = 'sqlgate';
@@ -16,6 +17,8 @@ type ConnectCallback = (error: Error | null, client?: pg.Client) => void;
 /** A pg client over sqlgate's own socket. */
 export interface SqlgateClient extends pg.Client {
   readonly serverSocket: ServerSocket;
+  /** The statements sqlgate prepared on this connection (docs/decisions.md 10.30). */
+  readonly preparedStatements: PreparedStatements;
 }
 
 /**
@@ -28,6 +31,7 @@ export function clientClass(
 ): new (config?: pg.ClientConfig) => SqlgateClient {
   return class extends pg.Client implements SqlgateClient {
     readonly serverSocket: ServerSocket;
+    readonly preparedStatements = new PreparedStatements();
 
     constructor(config: pg.ClientConfig = {}) {
       const serverSocket = new ServerSocket(socketOptions);

@@ -36,6 +36,15 @@ export interface PostgresConnectionsOptions extends Partial<PoolLimits> {
    * apart; random per process when absent (docs/decisions.md 10.27).
    */
   credentialKey?: Uint8Array | string;
+  /**
+   * Reads proven free of side effects, sent on an idle connection, are kept as named prepared
+   * statements of that connection (at most 100 per connection, least recently used out), so a
+   * text sent again is not parsed and planned again (docs/decisions.md 10.30). Default true.
+   * Turn it off for a server behind a pooler that does not keep named statements across
+   * transactions (PgBouncer in transaction mode before 1.21, or without max_prepared_statements);
+   * sqlgate also turns it off by itself for a pool whose server lost or refused one of its names.
+   */
+  preparedStatements?: boolean;
 }
 
 export const DEFAULT_POOL_LIMITS: PoolLimits = {
@@ -62,13 +71,23 @@ export interface PostgresConnections extends ConnectionProvider {
 export function createPostgresConnections(
   options: PostgresConnectionsOptions = {},
 ): PostgresConnections {
-  const { rootCertificate, log, rawJson = false, resolveHost, credentialKey, ...limits } = options;
+  const {
+    rootCertificate,
+    log,
+    rawJson = false,
+    resolveHost,
+    credentialKey,
+    preparedStatements = true,
+    ...limits
+  } = options;
   const scopes = new CacheScopes({
     ...(resolveHost ? { resolve: resolveHost } : {}),
     ...(credentialKey !== undefined ? { credentialKey } : {}),
   });
   const tls = rootCertificate ? { rootCertificate } : {};
-  const registry = new PoolRegistry({ ...DEFAULT_POOL_LIMITS, ...definedOnly(limits) }, tls, log);
+  const registry = new PoolRegistry({ ...DEFAULT_POOL_LIMITS, ...definedOnly(limits) }, tls, log, {
+    preparedStatements,
+  });
   const connectTimeoutMs = limits.connectTimeoutMs ?? DEFAULT_POOL_LIMITS.connectTimeoutMs;
   const close = (): Promise<void> => registry.close();
   return {

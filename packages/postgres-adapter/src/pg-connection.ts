@@ -11,12 +11,13 @@ import {
   type StatementResult,
   type TransactionStatus,
 } from '@sqlgate/core';
-import { BoundedQuery, RoundTripFailure } from './bounded-query';
+import { BoundedQuery, RoundTripFailure, type NamingFailure } from './bounded-query';
 import { CopyInQuery } from './copy-in-query';
 import { sendCancelRequest } from './cancel-request';
 import { toDomainError } from './pg-errors';
 import { submit } from './pg-internals';
 import type { PooledClient } from './pool-registry';
+import { mayDropPreparedStatements, PreparedStatementsSwitch } from './prepared-statements';
 import { SilenceWatchdog } from './silence-watchdog';
 import { StatementDelivery } from './statement-delivery';
 import { CUSTOM_TYPES_SQL, type CustomType, type TypeRegistry } from './types/type-registry';
@@ -29,6 +30,8 @@ export interface Lending {
   replace(): Promise<PooledClient>;
   /** Replacements allowed for one first statement: every idle client of the pool may be dead at once. */
   maxReplacements: number;
+  /** Whether the pool's connections name statements of proven reads (docs/decisions.md 10.30). */
+  preparedStatements: PreparedStatementsSwitch;
 }
 
 const TRANSACTION_STATUS: Record<string, TransactionStatus> = {
@@ -44,6 +47,7 @@ const NO_REPLACEMENT: Lending = {
   onReleased: () => undefined,
   replace: () => Promise.reject(new Error('no replacement client')),
   maxReplacements: 0,
+  preparedStatements: new PreparedStatementsSwitch(false),
 };
 
 export class PgConnection implements Connection {
@@ -181,15 +185,84 @@ export class PgConnection implements Connection {
       .finally(onReleased);
   }
 
+  /**
+   * One round trip. Proven reads on an idle connection name their statements (docs/decisions.md
+   * 10.30); when that is what made the round trip fail, it is sent once more, unnamed, and the
+   * caller sees only the second answer.
+   */
   private async runOnce(sql: readonly string[], options: RunOptions): Promise<StatementResult[]> {
-    const query = new BoundedQuery(sql, options, this.types, this.client.serverSocket);
+    const { preparedStatements, serverSocket } = this.client;
+    const provenReads = areProvenReads(sql, options);
+    // A caller's DISCARD or DEALLOCATE (or sqlgate's own DISCARD ALL, 2.6) may drop the
+    // connection's statements, whether or not its round trip succeeds: they are forgotten first.
+    if (!provenReads && droppingAny(sql, options)) preparedStatements.forgetAll();
+    const named =
+      provenReads &&
+      this.lending.preparedStatements.on &&
+      serverSocket.framing.facts.transactionStatus === 'I' &&
+      // A streamed statement's rows are already with the consumer: only a lone statement, which
+      // fails (if it does) before its first row, could be sent again.
+      (!options.rowSink || sql.length === 1);
+    const query = new BoundedQuery(sql, options, this.types, serverSocket, {
+      statements: preparedStatements,
+      named,
+    });
+    try {
+      return await this.send(query, sql.length, options);
+    } catch (error) {
+      const failure = query.namingFailure(error);
+      if (failure === undefined) throw error;
+      return this.sendUnnamed(query, failure, sql, options);
+    }
+  }
+
+  /**
+   * Sends a round trip again, unnamed, after a named statement made it fail. Nothing of the failed
+   * statement ran, and the statements before it are proven reads: running them again changes
+   * nothing. A transaction the failure left failed (sqlgate's own BEGIN among the steps) is rolled
+   * back in the same write.
+   */
+  private async sendUnnamed(
+    failed: BoundedQuery,
+    failure: NamingFailure,
+    sql: readonly string[],
+    options: RunOptions,
+  ): Promise<StatementResult[]> {
+    const { preparedStatements, serverSocket } = this.client;
+    preparedStatements.closeAll();
+    // The server lost a name nobody on this connection dropped in sight, or already held one
+    // sqlgate had not created: a pooler hands this connection's statements to other backends
+    // (PgBouncer in transaction mode), or code sqlgate cannot see deallocates them. Either
+    // repeats; the pool stops naming statements rather than fail and resend every time.
+    if (failure === 'lost') this.lending.preparedStatements.on = false;
+    failed.refundBudget();
+    // The failed round trip may have left its row limits set and reading paused.
+    serverSocket.framing.resetRowLimits();
+    serverSocket.resumeReading();
+    const again =
+      serverSocket.framing.facts.transactionStatus === 'I'
+        ? options
+        : { ...options, before: ['ROLLBACK', ...(options.before ?? [])] };
+    const query = new BoundedQuery(sql, again, this.types, serverSocket, {
+      statements: preparedStatements,
+      named: false,
+    });
+    return this.send(query, sql.length, again);
+  }
+
+  /** Submits `query` and waits for its results, within the options' deadlines. */
+  private async send(
+    query: BoundedQuery,
+    statements: number,
+    options: RunOptions,
+  ): Promise<StatementResult[]> {
     const watchdog =
       options.silenceLimitMs === undefined
         ? undefined
         : new SilenceWatchdog(
             this.client.serverSocket,
             options.silenceLimitMs,
-            totalTimeLimit(sql.length, options),
+            totalTimeLimit(statements, options),
           );
     try {
       submit(this.client, query);
@@ -262,6 +335,26 @@ export class PgConnection implements Connection {
 /** The failure of a call on a connection whose client left the pool dead, with no replacement. */
 function goneClient(): ConnectionError | DatabaseError {
   return toDomainError(new Error('Connection terminated unexpectedly'));
+}
+
+/**
+ * Every statement is a read proven free of side effects: core's stopEarly flags (docs/decisions.md
+ * 10.4), which only such reads carry.
+ */
+function areProvenReads(sql: readonly string[], options: RunOptions): boolean {
+  const { stopEarly } = options;
+  if (sql.length === 0 || stopEarly === undefined) return false;
+  for (let index = 0; index < sql.length; index++) if (stopEarly[index] !== true) return false;
+  return true;
+}
+
+/** Some step of the round trip may drop prepared statements (DISCARD, DEALLOCATE). */
+function droppingAny(sql: readonly string[], options: RunOptions): boolean {
+  return (
+    sql.some(mayDropPreparedStatements) ||
+    (options.before?.some(mayDropPreparedStatements) ?? false) ||
+    (options.after?.some(mayDropPreparedStatements) ?? false)
+  );
 }
 
 /** The longest a round trip of `statements` may take with the options' step limit. */

@@ -14,6 +14,7 @@ import { loggable, toDomainError } from './pg-errors';
 import { tlsOptionsFor, type TlsSettings } from './tls';
 import { TypeRegistry } from './types/type-registry';
 import { PasswordDigests } from './password-digests';
+import { PreparedStatementsSwitch } from './prepared-statements';
 
 export interface PoolLimits {
   /** Clients per pool (POOL_MAX). */
@@ -45,6 +46,13 @@ interface PoolEntry {
   lastUsed: number;
   /** Connections lent and not yet back. */
   lent: number;
+  /** Whether the pool's connections name statements of proven reads (docs/decisions.md 10.30). */
+  preparedStatements: PreparedStatementsSwitch;
+}
+
+export interface PoolOptions {
+  /** Reads proven free of side effects are kept as named prepared statements per connection. */
+  preparedStatements: boolean;
 }
 
 export class PoolRegistry {
@@ -57,6 +65,7 @@ export class PoolRegistry {
     private readonly limits: PoolLimits,
     private readonly tls: TlsSettings,
     private readonly log: (message: string, error?: unknown) => void = () => undefined,
+    private readonly options: PoolOptions = { preparedStatements: true },
   ) {
     this.sweeper = setInterval(
       () => this.closeUnusedPools(),
@@ -87,6 +96,7 @@ export class PoolRegistry {
         },
         replace: () => this.liveClient(entry, options.signal),
         maxReplacements: this.limits.max,
+        preparedStatements: entry.preparedStatements,
       });
     } catch (error) {
       entry.lent--;
@@ -179,6 +189,7 @@ export class PoolRegistry {
       types: new TypeRegistry(),
       lastUsed: Date.now(),
       lent: 0,
+      preparedStatements: new PreparedStatementsSwitch(this.options.preparedStatements),
     };
     this.pools.set(key, entry);
     return entry;

@@ -54,6 +54,8 @@ export class StatementReader {
   private rowCount: number | null = null;
   /** Rows handed to the stream (they are not kept). */
   private streamedRows = 0;
+  /** Bytes this statement took from the request's budget. */
+  private charged = 0;
 
   constructor(
     private readonly types: TypeRegistry,
@@ -115,11 +117,13 @@ export class StatementReader {
     if (this.budget) {
       const bytes = rowBytes(values) + this.nameBytes;
       if (bytes > this.budget.remainingBytes) {
+        this.charged += this.budget.remainingBytes;
         this.budget.remainingBytes = 0;
         this.stopKeeping('bytes');
         return;
       }
       this.budget.remainingBytes -= bytes;
+      this.charged += bytes;
       this.framing.maxRowBytes = this.budget.remainingBytes;
     }
     this.rows.push(this.parseRow(values));
@@ -135,6 +139,16 @@ export class StatementReader {
     this.command = match[1] ?? null;
     const count = match[3] ?? match[2];
     this.rowCount = count === undefined ? null : Number(count);
+  }
+
+  /**
+   * What this statement took from the budget, once: its round trip is sent again and these rows
+   * are not returned (docs/decisions.md 10.30).
+   */
+  takeCharged(): number {
+    const charged = this.charged;
+    this.charged = 0;
+    return charged;
   }
 
   /** Field names for custom types learned after the rows were read. */
