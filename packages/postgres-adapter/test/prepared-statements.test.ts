@@ -143,7 +143,7 @@ it('sends a round trip with BEGIN READ ONLY again after a stale statement, rolle
   });
 });
 
-it('streams a stale prepared read once: the failed Bind sent the consumer nothing', async () => {
+it('streams a stale prepared read once: the failed Bind sent the consumer nothing; several streamed reads are never named', async () => {
   const table = unique('prep_stream');
   await withConnection(async (connection) => {
     await orThrow(connection.run(`CREATE TABLE ${table} (a int)`, other));
@@ -168,6 +168,29 @@ it('streams a stale prepared read once: the failed Bind sent the consumer nothin
         ['row', 0, { a: 1, b: 3 }],
         ['row', 0, { a: 2, b: 3 }],
         ['complete', 0, 2],
+      ]);
+
+      // Two statements prepared, the second made stale: had they been named, the first one's
+      // rows, already with the consumer, would have been streamed again.
+      const pair = ['SELECT 1 AS one', select];
+      await orThrow(connection.run(`ALTER TABLE ${table} DROP COLUMN b`, other));
+      for (let run = 0; run < 2; run++) {
+        expect(
+          (await connection.runBatch(pair, { ...read, stopEarly: [true, true] })).error,
+        ).toBeUndefined();
+      }
+      await orThrow(connection.run(`ALTER TABLE ${table} ADD COLUMN c int DEFAULT 4`, other));
+      events.length = 0;
+      const streamed = { ...read, stopEarly: [true, true], rowSink: sink };
+      expect((await connection.runBatch(pair, streamed)).error).toBeUndefined();
+      expect(events).toEqual([
+        ['describe', 0, ['one']],
+        ['row', 0, { one: 1 }],
+        ['complete', 0, 1],
+        ['describe', 1, ['a', 'c']],
+        ['row', 1, { a: 1, c: 4 }],
+        ['row', 1, { a: 2, c: 4 }],
+        ['complete', 1, 2],
       ]);
     } finally {
       await orThrow(connection.run(`DROP TABLE ${table}`, other));
@@ -271,12 +294,19 @@ it('keeps at most MAX_PREPARED_STATEMENTS per connection, closing the least rece
     expect(held.map((row) => row.statement)).toEqual(
       Array.from({ length: MAX_PREPARED_STATEMENTS }, (_, i) => `SELECT ${i + 50} AS n`),
     );
-    // One round trip of 150 new texts names no more than the bound either.
-    const texts = Array.from({ length: 150 }, (_, n) => `SELECT ${n} AS m`);
+    // One round trip of 150 new texts names no more than the bound: while it runs, the server
+    // holds the 100 statements from before and at most 100 new ones.
+    const texts = [
+      ...Array.from({ length: 150 }, (_, n) => `SELECT ${n} AS m`),
+      'SELECT count(*)::int AS held FROM pg_prepared_statements',
+    ];
     const batch = await connection.runBatch(texts, { ...read, stopEarly: texts.map(() => true) });
     expect(batch.error).toBeUndefined();
-    expect(batch.results.map((result) => result.rows)).toEqual(texts.map((_, m) => [{ m }]));
-    expect((await preparedOn(connection)).length).toBeLessThanOrEqual(MAX_PREPARED_STATEMENTS);
+    expect(batch.results.slice(0, 150).map((result) => result.rows)).toEqual(
+      texts.slice(0, 150).map((_, m) => [{ m }]),
+    );
+    expect(batch.results[150]?.rows).toEqual([{ held: 2 * MAX_PREPARED_STATEMENTS }]);
+    expect(await preparedOn(connection)).toHaveLength(MAX_PREPARED_STATEMENTS);
   });
 });
 
