@@ -12,8 +12,8 @@
  * up to Sync: later statements and a COMMIT never run, the transaction is left failed, and the
  * caller rolls it back.
  *
- * A round trip of reads proven free of side effects on an idle connection may name its statements
- * (docs/decisions.md 10.30): a text already prepared on the connection goes out as Bind(name)
+ * A round trip of reads on an idle connection may name its statements (docs/decisions.md 10.30: a
+ * read last, reads proven free of side effects before it): a text already prepared on the connection goes out as Bind(name)
  * without Parse, a new one as Parse(name) and Bind, and is recorded as prepared once the round
  * trip ended without an error. Close messages of names the connection no longer keeps go first.
  * Every other round trip uses the unnamed statement, as above.
@@ -44,7 +44,7 @@ export type Step = 'before' | 'statement' | 'after';
 export interface StatementNaming {
   /** Their pending Close messages go in front of the round trip. */
   statements: PreparedStatements;
-  /** The statements are reads proven free of side effects and the connection is idle. */
+  /** The statements may be named (docs/decisions.md 10.30) and the connection is idle. */
   named: boolean;
 }
 

@@ -37,7 +37,7 @@ export interface PostgresConnectionsOptions extends Partial<PoolLimits> {
    */
   credentialKey?: Uint8Array | string;
   /**
-   * Reads proven free of side effects, sent on an idle connection, are kept as named prepared
+   * Reads sent on an idle connection (a read last, proven reads before it) are kept as named prepared
    * statements of that connection (at most 100 per connection, least recently used out), so a
    * text sent again is not parsed and planned again (docs/decisions.md 10.30). Default true.
    * Turn it off for a server behind a pooler that does not keep named statements across

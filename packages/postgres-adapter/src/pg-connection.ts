@@ -30,7 +30,7 @@ export interface Lending {
   replace(): Promise<PooledClient>;
   /** Replacements allowed for one first statement: every idle client of the pool may be dead at once. */
   maxReplacements: number;
-  /** Whether the pool's connections name statements of proven reads (docs/decisions.md 10.30). */
+  /** Whether the pool's connections name the statements of reads (docs/decisions.md 10.30). */
   preparedStatements: PreparedStatementsSwitch;
 }
 
@@ -192,12 +192,12 @@ export class PgConnection implements Connection {
    */
   private async runOnce(sql: readonly string[], options: RunOptions): Promise<StatementResult[]> {
     const { preparedStatements, serverSocket } = this.client;
-    const provenReads = areProvenReads(sql, options);
+    const nameable = mayNameStatements(sql, options);
     // A caller's DISCARD or DEALLOCATE (or sqlgate's own DISCARD ALL, 2.6) may drop the
     // connection's statements, whether or not its round trip succeeds: they are forgotten first.
-    if (!provenReads && droppingAny(sql, options)) preparedStatements.forgetAll();
+    if (!nameable && droppingAny(sql, options)) preparedStatements.forgetAll();
     const named =
-      provenReads &&
+      nameable &&
       this.lending.preparedStatements.on &&
       serverSocket.framing.facts.transactionStatus === 'I' &&
       // A streamed statement's rows are already with the consumer: only a lone statement, which
@@ -338,14 +338,17 @@ function goneClient(): ConnectionError | DatabaseError {
 }
 
 /**
- * Every statement is a read proven free of side effects: core's stopEarly flags (docs/decisions.md
- * 10.4), which only such reads carry.
+ * The round trip may name its statements (docs/decisions.md 10.30): sent again after a naming
+ * failure, it must change nothing. The statement that failed never ran; those before it did, so
+ * they must be reads proven free of side effects (core's stopEarly flags, 10.4). The last one
+ * need only be a read (core's `reads`): when it fails, nothing after it ran either.
  */
-function areProvenReads(sql: readonly string[], options: RunOptions): boolean {
-  const { stopEarly } = options;
-  if (sql.length === 0 || stopEarly === undefined) return false;
-  for (let index = 0; index < sql.length; index++) if (stopEarly[index] !== true) return false;
-  return true;
+function mayNameStatements(sql: readonly string[], options: RunOptions): boolean {
+  const { stopEarly, reads } = options;
+  if (sql.length === 0) return false;
+  const last = sql.length - 1;
+  for (let index = 0; index < last; index++) if (stopEarly?.[index] !== true) return false;
+  return stopEarly?.[last] === true || reads?.[last] === true;
 }
 
 /** Some step of the round trip may drop prepared statements (DISCARD, DEALLOCATE). */

@@ -46,12 +46,12 @@ interface PoolEntry {
   lastUsed: number;
   /** Connections lent and not yet back. */
   lent: number;
-  /** Whether the pool's connections name statements of proven reads (docs/decisions.md 10.30). */
+  /** Whether the pool's connections name the statements of reads (docs/decisions.md 10.30). */
   preparedStatements: PreparedStatementsSwitch;
 }
 
 export interface PoolOptions {
-  /** Reads proven free of side effects are kept as named prepared statements per connection. */
+  /** Reads are kept as named prepared statements per connection (docs/decisions.md 10.30). */
   preparedStatements: boolean;
 }
 

@@ -1,6 +1,5 @@
 /**
- * Named prepared statements of one connection, for reads proven free of side effects
- * (docs/decisions.md 10.30). A text sent again on the same connection skips PostgreSQL's parse,
+ * Named prepared statements of one connection, for reads (docs/decisions.md 10.30). A text sent again on the same connection skips PostgreSQL's parse,
  * analysis and planning: it goes out as Bind(name) instead of Parse + Bind.
  *
  * This class keeps the bookkeeping only; bounded-query.ts decides what is sent and pg-connection.ts

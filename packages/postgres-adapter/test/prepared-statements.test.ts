@@ -1,12 +1,12 @@
 /**
- * Named prepared statements of proven reads, per connection (docs/decisions.md 10.30), against a
+ * Named prepared statements of reads, per connection (docs/decisions.md 10.30), against a
  * real PostgreSQL. What a connection holds is read from pg_prepared_statements on that same
  * connection, in a later round trip that names nothing itself; a statement run through its name
  * counts one more generic or custom plan there, which no new Parse would.
  *
- * The adapter trusts core's stopEarly flags: core sets them only for reads that call no volatile
- * or unknown function and read no relation (docs/decisions.md 10.4). Tests that need a relation
- * (ALTER TABLE under a prepared statement) set the flags themselves.
+ * The adapter trusts core's stopEarly flags (set only for reads that call no volatile or unknown
+ * function and read no relation, docs/decisions.md 10.4) and `reads` flags (any read that changes
+ * no session state). Tests set the flags themselves, as core would.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -333,6 +333,41 @@ it('never names a write, a round trip mixing a read with a write, or a read insi
       expect(await rowsOf(connection, 'SELECT 6 AS six')).toEqual([{ six: 6 }]);
       expect(await preparedOn(connection)).toEqual([]);
       await orThrow(connection.run('ROLLBACK', other));
+    } finally {
+      await orThrow(connection.run(`DROP TABLE ${table}`, other));
+    }
+  });
+});
+
+it('names a lone read of a relation, but not a read of a relation followed by another statement', async () => {
+  const table = unique('prep_relation');
+  /** What core sends for a read of a relation: not proven free of side effects, but a read. */
+  const relationRead: RunOptions = { ...other, stopEarly: [false], reads: [true] };
+  await withConnection(async (connection) => {
+    await orThrow(connection.run(`CREATE TABLE ${table} (a int)`, other));
+    await orThrow(connection.run(`INSERT INTO ${table} VALUES (7)`, other));
+    try {
+      const sql = `SELECT a FROM ${table}`;
+      expect(await rowsOf(connection, sql, relationRead)).toEqual([{ a: 7 }]);
+      expect(await rowsOf(connection, sql, relationRead)).toEqual([{ a: 7 }]);
+      // Before another statement, it would run again if that one's name made the round trip fail.
+      const two = await connection.runBatch([sql, 'SELECT 1 AS one'], {
+        ...other,
+        stopEarly: [false, true],
+        reads: [true, true],
+      });
+      expect(two.error).toBeUndefined();
+      expect(await preparedOn(connection)).toEqual([
+        { name: 'sqlgate_1', statement: sql, runs: 2 },
+      ]);
+
+      // A changed result type under the lone read: answered with the new column, no error.
+      await orThrow(connection.run(`ALTER TABLE ${table} ADD COLUMN b int DEFAULT 8`, other));
+      expect(await rowsOf(connection, `SELECT * FROM ${table}`, relationRead)).toEqual([
+        { a: 7, b: 8 },
+      ]);
+      await orThrow(connection.run(`ALTER TABLE ${table} DROP COLUMN b`, other));
+      expect(await rowsOf(connection, `SELECT * FROM ${table}`, relationRead)).toEqual([{ a: 7 }]);
     } finally {
       await orThrow(connection.run(`DROP TABLE ${table}`, other));
     }

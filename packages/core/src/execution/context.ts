@@ -80,6 +80,11 @@ export function mayStopEarly(statement: ParsedStatement): boolean {
 
 const MAY_NAME_RELATION = /\b(?:from|join)\b/i;
 
+/** A read that leaves the connection as it found it (RunOptions.reads). */
+function isRead(statement: ParsedStatement): boolean {
+  return statement.statementClass === 'read' && !statement.changesSession;
+}
+
 /** What a wait for a connection resolves with when the request was cancelled meanwhile. */
 const CANCELLED = Symbol('cancelled');
 
@@ -393,7 +398,11 @@ export class ExecutionContext {
   }
 
   private optionsFor(statements: readonly ParsedStatement[]): RunOptions {
-    const options: RunOptions = { ...this.runOptions, stopEarly: statements.map(mayStopEarly) };
+    const options: RunOptions = {
+      ...this.runOptions,
+      stopEarly: statements.map(mayStopEarly),
+      reads: statements.map(isRead),
+    };
     if (this.rowStream) options.rowSink = this.rowStream.sinkFor(statements);
     return options;
   }

@@ -150,6 +150,12 @@ export interface RunOptions {
    */
   stopEarly?: readonly boolean[];
   /**
+   * Per statement: true when it is a read (its class is `read` and it changes no session state).
+   * The adapter may name the last statement of a round trip that is such a read, after statements
+   * that may stop early, as a prepared statement (docs/decisions.md 10.30). Absent: none is a read.
+   */
+  reads?: readonly boolean[];
+  /**
    * Give up when the server has sent nothing for this long while an answer is awaited: the
    * connection is destroyed and the call rejects with a SERVER_TIMEOUT ConnectionError
    * (docs/decisions.md 10.6). Absent: wait as long as the server takes.

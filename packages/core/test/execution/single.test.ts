@@ -35,7 +35,7 @@ describe('the single strategy', () => {
     const [run] = fake.callsOf('run');
     expect(run).toMatchObject({
       sql: 'SELECT * FROM items',
-      options: { rowMode: 'object', maxRows: 10_000, stopEarly: [false] },
+      options: { rowMode: 'object', maxRows: 10_000, stopEarly: [false], reads: [true] },
     });
     expect(run?.options.silenceLimitMs).toBeUndefined();
     expect(fake.releases().map((call) => call.options)).toEqual([
@@ -234,5 +234,20 @@ describe('which statements may stop early (docs/decisions.md 10.4)', () => {
     await loadParser();
     const [statement] = parseSql(sql);
     expect(mayStopEarly(statement as ParsedStatement)).toBe(expected);
+  });
+});
+
+describe('which statements are reads the adapter may name (docs/decisions.md 10.30)', () => {
+  it.each([
+    ['SELECT * FROM items', true],
+    ['SELECT 1', true],
+    ['SELECT now() FROM generate_series(1, 10)', true],
+    ['INSERT INTO items VALUES (1) RETURNING *', false],
+    ['SET search_path = x', false],
+    ["SELECT set_config('a.b', 'c', false)", false],
+  ])('%s → %s', async (sql, expected) => {
+    const { fake, query } = harness();
+    await query(sql);
+    expect(fake.callsOf('run')[0]?.options.reads).toEqual([expected]);
   });
 });
