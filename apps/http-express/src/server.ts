@@ -68,6 +68,7 @@ export function createServiceFromConfig(
     ...(config.sslRootCertificate ? { rootCertificate: config.sslRootCertificate } : {}),
     // json values reach HTTP callers as PostgreSQL's own text (docs/decisions.md 10.13).
     rawJson: true,
+    preparedStatements: config.preparedStatements,
     ...(config.queryCacheSecret ? { credentialKey: config.queryCacheSecret } : {}),
   });
   return createQueryService({
