@@ -239,8 +239,13 @@ export class PoolRegistry {
 
   private async connect(entry: PoolEntry, signal?: AbortSignalLike): Promise<PooledClient> {
     try {
-      // Every client of the pool is made by clientClass: a SqlgateClient.
-      return (await abortable(entry.pool.connect(), signal)) as PooledClient;
+      // Every client of the pool is made by clientClass: a SqlgateClient. An idle one is lent on
+      // the next tick, so only a wait behind other requests or for a new connection listens for
+      // the abort (an abort that comes within the tick is seen before anything is sent).
+      const connecting = entry.pool.connect();
+      const { idleCount, waitingCount } = entry.pool;
+      const waits = idleCount === 0 || idleCount < waitingCount;
+      return (await (waits ? abortable(connecting, signal) : connecting)) as PooledClient;
     } catch (error) {
       if (isPoolWaitTimeout(error)) {
         throw new ConnectionError(
