@@ -5,9 +5,24 @@
 import { MemoryCacheStore } from '../../src/cache';
 import { ErrorCodes } from '../../src/errors';
 import { connectionLost, databaseError } from '../fakes/fake-connections';
+import type { QueryServiceResponse } from '../../src/service';
 import { harness } from './service-harness';
 
 const READS = 'SELECT * FROM a; SELECT * FROM b; SELECT * FROM c';
+
+/** The answer of READS when each read returned one row naming its table. */
+function expectEveryRead(response: QueryServiceResponse): void {
+  expect(response.failure).toBeUndefined();
+  expect(response.body).toMatchObject({
+    multipleResults: true,
+    results: [
+      { rows: [{ from: 'a' }], statement: 'SELECT * FROM a;' },
+      { rows: [{ from: 'b' }] },
+      { rows: [{ from: 'c' }], statement: 'SELECT * FROM c' },
+    ],
+    totalExecutionTime: expect.any(Number),
+  });
+}
 
 describe('the parallel-reads strategy', () => {
   it('keeps the statement order whatever order the reads finish in', async () => {
@@ -19,16 +34,7 @@ describe('the parallel-reads strategy', () => {
 
     const response = await query(READS);
 
-    expect(response.failure).toBeUndefined();
-    expect(response.body).toMatchObject({
-      multipleResults: true,
-      results: [
-        { rows: [{ from: 'a' }], statement: 'SELECT * FROM a;' },
-        { rows: [{ from: 'b' }] },
-        { rows: [{ from: 'c' }], statement: 'SELECT * FROM c' },
-      ],
-      totalExecutionTime: expect.any(Number),
-    });
+    expectEveryRead(response);
     // docs/decisions.md 2.2: the parallel-read response has no transactionUsed.
     expect(response.body).not.toHaveProperty('transactionUsed');
     // c finished first, a last: they did run at the same time.
@@ -176,15 +182,7 @@ describe('the parallel-reads strategy', () => {
 
       const response = await query(READS);
 
-      expect(response.failure).toBeUndefined();
-      expect(response.body).toMatchObject({
-        multipleResults: true,
-        results: [
-          { rows: [{ from: 'a' }], statement: 'SELECT * FROM a;' },
-          { rows: [{ from: 'b' }] },
-          { rows: [{ from: 'c' }], statement: 'SELECT * FROM c' },
-        ],
-      });
+      expectEveryRead(response);
       // The answer is the parallel path's: no transactionUsed.
       expect(response.body).not.toHaveProperty('transactionUsed');
       const batches = fake.callsOf('runBatch');
