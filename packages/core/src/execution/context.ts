@@ -501,6 +501,11 @@ export class LentConnection {
     return true;
   }
 
+  /** A failure broke the connection or ended its session: it cannot be used again. */
+  get isBroken(): boolean {
+    return this.broken;
+  }
+
   release(): void {
     if (this.released) return;
     this.released = true;

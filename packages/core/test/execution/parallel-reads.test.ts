@@ -4,7 +4,7 @@
  */
 import { MemoryCacheStore } from '../../src/cache';
 import { ErrorCodes } from '../../src/errors';
-import { connectionLost, databaseError } from '../fakes/fake-connections';
+import { connectionLost, databaseError, fakeTarget } from '../fakes/fake-connections';
 import type { QueryServiceResponse } from '../../src/service';
 import { harness } from './service-harness';
 
@@ -167,12 +167,18 @@ describe('the parallel-reads strategy', () => {
     expect(fake.callsOf('cancel')).toHaveLength(1);
     expect(fake.callsOf('acquire')).toHaveLength(1);
     expect(fake.sent()).toEqual(['BEGIN READ ONLY', 'SELECT * FROM a', 'ROLLBACK']);
-    expect(response.body).toEqual({ error: 'The request was aborted by the caller' });
+    // The read that ran keeps its answer; the others were never sent.
+    expect(response.body).toMatchObject({
+      multipleResults: true,
+      error: 'The caller went away; the statements after it were not sent',
+      results: [{ cause: { code: '57014', statementIndex: 0 } }],
+    });
+    expect((response.body as { results: unknown[] }).results).toHaveLength(1);
     expect(response.failure).toEqual({ code: ErrorCodes.REQUEST_ABORTED });
   });
 
   describe('when the pool cannot lend a connection per read (docs/decisions.md 10.29)', () => {
-    it('runs the reads on one connection, in one READ ONLY transaction sent in one round trip', async () => {
+    it('runs the reads in turn on one connection, each in a READ ONLY transaction of its own', async () => {
       const { fake, query } = harness();
       fake.spare = 2;
       fake
@@ -186,13 +192,17 @@ describe('the parallel-reads strategy', () => {
       // The answer is the parallel path's: no transactionUsed.
       expect(response.body).not.toHaveProperty('transactionUsed');
       const batches = fake.callsOf('runBatch');
-      expect(batches).toHaveLength(1);
-      expect(batches[0]).toMatchObject({
-        sql: ['SELECT * FROM a', 'SELECT * FROM b', 'SELECT * FROM c'],
-        options: { before: ['BEGIN READ ONLY'], after: ['COMMIT'] },
-      });
+      expect(batches.map((batch) => batch.sql)).toEqual([
+        ['SELECT * FROM a'],
+        ['SELECT * FROM b'],
+        ['SELECT * FROM c'],
+      ]);
+      for (const batch of batches) {
+        expect(batch.options).toMatchObject({ before: ['BEGIN READ ONLY'], after: ['COMMIT'] });
+      }
+      expect(new Set(batches.map((batch) => batch.connection)).size).toBe(1);
       expect(fake.callsOf('acquire')).toHaveLength(1);
-      expect(fake.maxLent).toBe(1);
+      expect(fake.releases()).toHaveLength(1);
     });
 
     it('still takes a connection per read when the pool has one for each', async () => {
@@ -201,10 +211,10 @@ describe('the parallel-reads strategy', () => {
 
       await query(READS);
 
-      expect(fake.callsOf('runBatch')).toHaveLength(3);
+      expect(new Set(fake.callsOf('runBatch').map((batch) => batch.connection)).size).toBe(3);
     });
 
-    it('gives each read the outcome it would have alone: the reads after a failed one run again', async () => {
+    it('gives each read the outcome it would have alone', async () => {
       const { fake, query } = harness();
       fake.spare = 0;
       fake
@@ -229,13 +239,41 @@ describe('the parallel-reads strategy', () => {
       expect(fake.sent()).toEqual([
         'BEGIN READ ONLY',
         'SELECT * FROM a',
+        'COMMIT',
+        'BEGIN READ ONLY',
         'SELECT * FROM b',
         'ROLLBACK',
         'BEGIN READ ONLY',
         'SELECT * FROM c',
         'COMMIT',
       ]);
-      expect(new Set(fake.callsOf('runBatch').map((call) => call.connection)).size).toBe(1);
+    });
+
+    it('gives the reads after one that broke the connection another connection', async () => {
+      const { fake, query } = harness();
+      fake.spare = 0;
+      fake
+        .on('SELECT * FROM a', { rows: [{ from: 'a' }] })
+        .on('SELECT * FROM b', {
+          error: databaseError('57P01', 'terminating connection due to administrator command', {
+            severity: 'FATAL',
+          }),
+        })
+        .on('SELECT * FROM c', { rows: [{ from: 'c' }] });
+
+      const response = await query(READS);
+
+      expect(response.body).toMatchObject({
+        results: [
+          { rows: [{ from: 'a' }] },
+          { cause: { code: '57P01' } },
+          { rows: [{ from: 'c' }] },
+        ],
+      });
+      const connections = fake.callsOf('runBatch').map((batch) => batch.connection);
+      expect(connections[0]).toBe(connections[1]);
+      expect(connections[2]).not.toBe(connections[1]);
+      expect(fake.releases().map((call) => call.options.destroy)).toEqual([true, false]);
     });
 
     it('answers a lost connection as the parallel path does', async () => {
@@ -252,7 +290,27 @@ describe('the parallel-reads strategy', () => {
       expect(fake.releases().map((call) => call.options.destroy)).toEqual([true]);
     });
 
-    it('serves cached reads from the cache and runs the others together', async () => {
+    it('keeps the answers of the reads that ran when the request is cancelled', async () => {
+      const { fake, query, service } = harness();
+      fake.spare = 0;
+      fake
+        .on('SELECT * FROM a', { rows: [{ from: 'a' }] })
+        .on('SELECT * FROM b', { delayMs: 10_000 });
+
+      const pending = query(READS, {}, { requestId: 'busy-cancel' });
+      setTimeout(() => service.cancelRequest('busy-cancel', { ...fakeTarget }), 50);
+      const response = await pending;
+
+      expect(response.failure).toEqual({ code: ErrorCodes.REQUEST_CANCELLED });
+      expect(response.body).toMatchObject({
+        multipleResults: true,
+        cancelled: true,
+        results: [{ rows: [{ from: 'a' }] }, { cause: { code: '57014' } }],
+      });
+      expect(fake.sent()).not.toContain('SELECT * FROM c');
+    });
+
+    it('serves cached reads from the cache and runs the others', async () => {
       const { fake, query } = harness({ cacheStore: new MemoryCacheStore() });
       fake.on('SELECT * FROM b', { rows: [{ from: 'b' }] });
       await query('SELECT * FROM b', { cache: true });
@@ -268,14 +326,15 @@ describe('the parallel-reads strategy', () => {
         ],
       });
       expect(fake.callsOf('runBatch').map((call) => call.sql)).toEqual([
-        ['SELECT * FROM a', 'SELECT * FROM c'],
+        ['SELECT * FROM a'],
+        ['SELECT * FROM c'],
       ]);
       // The reads that ran were kept: the same request is now answered from the cache alone.
       const again = await query(READS, { cache: true });
       expect(again.body).toMatchObject({
         results: [{ cached: true }, { cached: true }, { cached: true }],
       });
-      expect(fake.callsOf('runBatch')).toHaveLength(1);
+      expect(fake.callsOf('runBatch')).toHaveLength(2);
     });
   });
 });

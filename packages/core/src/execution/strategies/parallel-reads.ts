@@ -1,26 +1,59 @@
 /**
  * Several reads at once, each on its own pooled connection in a READ ONLY transaction (docs/decisions.md 2.2):
  * a statement wrongly classified as a read fails with 25006 instead of writing. When the pool
- * cannot lend a connection per read without waiting, the reads share one connection instead, in
- * READ ONLY transactions sent in one round trip (docs/decisions.md 10.29).
+ * cannot lend a connection per read without a wait, the reads take turns on one connection
+ * instead, each still in a READ ONLY transaction of its own (docs/decisions.md 10.29).
  */
 import type { ParsedStatement } from '../../parser/types';
-import type { CacheAttempt } from '../cache-attempt';
 import { LentConnection, notStarted, type ExecutionContext, type StartFailure } from '../context';
 import type { ExecutionOutcome, StatementOutcome } from '../outcome';
 import type { TransactionMode } from '../plan';
 import { runInTransaction } from '../transaction';
+
+/** Where a read gets its connection, and where it gives it back. */
+interface Loan {
+  lend(): Promise<LentConnection | StartFailure>;
+  giveBack(lent: LentConnection): void;
+}
+
+/** A connection of its own for every read. */
+function connectionPerRead(context: ExecutionContext): Loan {
+  return { lend: () => context.acquire(), giveBack: (lent) => lent.release() };
+}
+
+/**
+ * One connection that the reads take in turn; one that broke is given back and the next read gets
+ * another, as a read on its own connection would. `end` gives back the last one.
+ */
+function sharedConnection(context: ExecutionContext): Loan & { end(): void } {
+  let current: LentConnection | undefined;
+  return {
+    lend: async () => {
+      if (current) return current;
+      const lent = await context.acquire();
+      if (lent instanceof LentConnection) current = lent;
+      return lent;
+    },
+    giveBack: (lent) => {
+      if (!lent.isBroken) return;
+      lent.release();
+      current = undefined;
+    },
+    end: () => current?.release(),
+  };
+}
 
 /** One read's outcome, or why it could not start (no connection, a failed BEGIN, the caller gone). */
 async function runRead(
   context: ExecutionContext,
   statement: ParsedStatement,
   mode: TransactionMode,
+  loan: Loan,
 ): Promise<StatementOutcome | StartFailure> {
   const cache = await context.cacheAttempt(statement);
   if (cache.hit) return cache.hit;
   try {
-    const lent = await context.acquire();
+    const lent = await loan.lend();
     if (!(lent instanceof LentConnection)) return lent;
     try {
       const { outcomes, failure } = await runInTransaction(context, lent, mode, [statement]);
@@ -31,7 +64,7 @@ async function runRead(
       await cache.keep(outcome);
       return outcome;
     } finally {
-      lent.release();
+      loan.giveBack(lent);
     }
   } finally {
     // However the read ended, even by a defect: requests waiting for it stop waiting.
@@ -75,11 +108,25 @@ export async function runParallelReads(
 ): Promise<ExecutionOutcome> {
   const wanted = Math.min(statements.length, context.settings.maxParallelReads);
   const spare = context.spareConnections();
-  if (spare !== undefined && spare < wanted) return runReadsTogether(context, statements, mode);
+  if (spare !== undefined && spare < wanted) {
+    const shared = sharedConnection(context);
+    try {
+      const reads = await mapConcurrently(
+        statements,
+        1,
+        (statement) => runRead(context, statement, mode, shared),
+        isStartFailure,
+      );
+      return readsOutcome(reads);
+    } finally {
+      shared.end();
+    }
+  }
+  const loan = connectionPerRead(context);
   const reads = await mapConcurrently(
     statements,
     context.settings.maxParallelReads,
-    (statement) => runRead(context, statement, mode),
+    (statement) => runRead(context, statement, mode, loan),
     isStartFailure,
   );
   return readsOutcome(reads);
@@ -93,6 +140,20 @@ function readsOutcome(
   // connection error says more than the caller's absence.
   const unstarted = reads.filter((read) => read !== undefined && isStartFailure(read));
   const first = unstarted.find((read) => read.kind === 'request') ?? unstarted[0];
+  if (first?.kind === 'aborted') {
+    // The caller went away or cancelled: the reads that ran keep their answers, up to the first
+    // one that was never sent.
+    const sent = reads.findIndex((read) => read === undefined || isStartFailure(read));
+    if (sent > 0) {
+      return {
+        strategy: 'parallel-reads',
+        outcomes: reads.slice(0, sent) as StatementOutcome[],
+        transactionUsed: false,
+        rolledBack: false,
+        failure: { kind: 'aborted', index: sent },
+      };
+    }
+  }
   if (first) return notStarted('parallel-reads', first);
   // Every read started and ran: none is undefined.
   const outcomes = reads.filter(
@@ -106,69 +167,4 @@ function readsOutcome(
     rolledBack: false,
     ...(failed >= 0 ? { failure: { kind: 'statement', index: failed } } : {}),
   };
-}
-
-/**
- * The reads on one connection, when the pool is busy: those the cache cannot answer run in one
- * READ ONLY transaction, in one round trip. A read that fails ends that transaction, so the reads
- * after it run again in a new one: each read's outcome is the one it would have had alone.
- */
-async function runReadsTogether(
-  context: ExecutionContext,
-  statements: readonly ParsedStatement[],
-  mode: TransactionMode,
-): Promise<ExecutionOutcome> {
-  const attempts: CacheAttempt[] = [];
-  try {
-    for (const statement of statements) attempts.push(await context.cacheAttempt(statement));
-    const reads: (StatementOutcome | StartFailure | undefined)[] = attempts.map((a) => a.hit);
-    const misses = statements.filter((_, position) => !attempts[position]?.hit);
-    if (misses.length > 0) {
-      const ran = await runOnOneConnection(context, misses, mode);
-      if ('kind' in ran) return notStarted('parallel-reads', ran);
-      for (const outcome of ran) {
-        const position = statements.indexOf(outcome.statement);
-        reads[position] = outcome;
-        await attempts[position]?.keep(outcome);
-      }
-    }
-    return readsOutcome(reads);
-  } finally {
-    // However the reads ended, even by a defect: requests waiting for them stop waiting.
-    for (const attempt of attempts) attempt.settle();
-  }
-}
-
-/** Every read's outcome, in order, or why they could not run (as a parallel read's StartFailure). */
-async function runOnOneConnection(
-  context: ExecutionContext,
-  reads: readonly ParsedStatement[],
-  mode: TransactionMode,
-): Promise<StatementOutcome[] | StartFailure> {
-  const lent = await context.acquire();
-  if (!(lent instanceof LentConnection)) return lent;
-  try {
-    const outcomes: StatementOutcome[] = [];
-    let pending = reads;
-    while (pending.length > 0) {
-      const { outcomes: succeeded, failure } = await runInTransaction(context, lent, mode, pending);
-      outcomes.push(...succeeded);
-      if (!failure) break;
-      if (failure.kind !== 'transaction') return failure;
-      // The statement that failed, or the last one when the end of the transaction did (as a read
-      // alone reports a failed COMMIT).
-      const failed = failure.statement ?? pending[pending.length - 1];
-      if (!failure.statement) outcomes.pop();
-      outcomes.push({
-        ok: false,
-        statement: failed as ParsedStatement,
-        error: failure.error,
-        executionTime: failure.executionTime,
-      });
-      pending = pending.slice(pending.indexOf(failed as ParsedStatement) + 1);
-    }
-    return outcomes;
-  } finally {
-    lent.release();
-  }
 }
