@@ -59,7 +59,7 @@ it.each([
   ],
   [
     'PREPARE hygiene_plan AS SELECT 1',
-    'SELECT count(*)::int AS prepared FROM pg_prepared_statements',
+    'SELECT count(*)::int AS prepared FROM pg_prepared_statements WHERE from_sql',
     { prepared: 0 },
   ],
   [

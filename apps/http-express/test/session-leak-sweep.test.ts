@@ -23,7 +23,7 @@ const PROBE_SQL = `SELECT pg_backend_pid() AS pid,
   current_user = session_user AS own_role,
   (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid())::int AS advisory_locks,
   (SELECT count(*) FROM pg_class WHERE relnamespace = pg_my_temp_schema())::int AS temp_tables,
-  (SELECT count(*) FROM pg_prepared_statements)::int AS prepared,
+  (SELECT count(*) FROM pg_prepared_statements WHERE from_sql)::int AS prepared,
   (SELECT count(*) FROM pg_cursors WHERE name <> '')::int AS cursors,
   (SELECT count(*) FROM pg_listening_channels())::int AS channels
 FROM pg_sleep(0.05)`;
