@@ -44,4 +44,49 @@ describe('PREPARED_STATEMENTS', () => {
       await testApp.close();
     }
   });
+
+  describe('never fix a value PostgreSQL reads from a literal when it parses', () => {
+    let testApp: TestApp;
+    beforeAll(() => {
+      // Two connections: a session keeps one for requests outside sessions.
+      testApp = createTestApp({ poolMax: 2 });
+    });
+    afterAll(() => testApp.close());
+    const query = (fields: Record<string, unknown>) =>
+      request(testApp.app).post('/api/query').send(target(fields)).expect(200);
+
+    it("'now' is read anew each time", async () => {
+      const sql = "SELECT 'now'::timestamptz AS t";
+      const first = (await query({ sql })).body.rows[0].t;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const second = (await query({ sql })).body.rows[0].t;
+      expect(second).not.toBe(first);
+    });
+
+    it('a session that changes TimeZone and DateStyle reads its literals under the new settings', async () => {
+      const opened = await request(testApp.app).post('/api/sessions').send(target({})).expect(201);
+      const path = `/api/sessions/${opened.body.sessionId}/query`;
+      const inSession = async (sql: string) =>
+        (await request(testApp.app).post(path).send({ sql }).expect(200)).body;
+      try {
+        const sql =
+          "SELECT ('2024-01-01 12:00'::timestamptz AT TIME ZONE 'UTC')::text AS utc, '03/04/2024'::date::text AS d";
+        await inSession("SET TimeZone = 'UTC'");
+        expect((await inSession(sql)).rows).toEqual([
+          { utc: '2024-01-01 12:00:00', d: '2024-03-04' },
+        ]);
+        expect((await inSession(sql)).rows).toEqual([
+          { utc: '2024-01-01 12:00:00', d: '2024-03-04' },
+        ]);
+        await inSession("SET TimeZone = 'America/New_York'");
+        await inSession("SET DateStyle = 'ISO, DMY'");
+        // What psql answers after the same SETs.
+        expect((await inSession(sql)).rows).toEqual([
+          { utc: '2024-01-01 17:00:00', d: '2024-04-03' },
+        ]);
+      } finally {
+        await request(testApp.app).delete(`/api/sessions/${opened.body.sessionId}`);
+      }
+    });
+  });
 });

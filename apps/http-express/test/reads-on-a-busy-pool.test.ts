@@ -1,6 +1,6 @@
 /**
  * Several reads of one request when the pool cannot lend a connection per read (docs/decisions.md
- * 10.29): they share one connection and answer exactly as when each had its own.
+ * 10.29): they take turns on one connection and answer exactly as when each had its own.
  */
 import request from 'supertest';
 import { createTestApp, directClient, target, type TestApp } from './support';
@@ -80,6 +80,32 @@ describe('reads on a busy pool', () => {
       expect(poolWaitMs).toBeLessThan(150);
       expect(response.body).not.toHaveProperty('transactionUsed');
     } finally {
+      await release();
+    }
+  });
+
+  it('give the reads after one whose backend was terminated another connection', async () => {
+    const release = await occupy(2, 2);
+    const killer = await directClient();
+    try {
+      // then(): supertest sends a request only once its answer is asked for.
+      const pending = query({
+        sql: "SELECT 1 AS a; SELECT pg_sleep(1.5), 'busy-pool-kill' AS s; SELECT 3 AS c",
+      }).then((answer) => answer);
+      for (let tries = 0; tries < 100; tries++) {
+        const { rowCount } = await killer.query(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%busy-pool-kill%' AND pid <> pg_backend_pid()",
+        );
+        if (rowCount) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const response = await pending;
+      // As on an idle pool: the terminated read says so, the others answer.
+      expect(response.body.results[0].rows).toEqual([{ a: 1 }]);
+      expect(response.body.results[1].cause.code).toBe('57P01');
+      expect(response.body.results[2].rows).toEqual([{ c: 3 }]);
+    } finally {
+      await killer.end();
       await release();
     }
   });

@@ -264,6 +264,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     alwaysResetSession: options.alwaysResetSession ?? false,
     maxParallelReads: options.maxParallelReads ?? 5,
     maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+    nameStatements: !(options.alwaysResetSession ?? false),
   };
   let closing: Promise<void> | undefined;
   const counters: SharedCounters = options.counters ?? new QueryStatistics();
@@ -475,7 +476,11 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         checked,
         // Text values come as arrays: a CSV row is a list.
         textValues ? { ...request.options, rowMode: 'array' } : request.options,
-        rowStream ? { ...settings, maxParallelReads: 1, textValues } : settings,
+        rowStream
+          ? { ...settings, maxParallelReads: 1, textValues, nameStatements: !session }
+          : session
+            ? { ...settings, nameStatements: false }
+            : settings,
         clock,
         executeOptions.signal,
         // A session's reads may see its own uncommitted writes: never cached, never served.

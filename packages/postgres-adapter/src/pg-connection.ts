@@ -338,17 +338,21 @@ function goneClient(): ConnectionError | DatabaseError {
 }
 
 /**
- * The round trip may name its statements (docs/decisions.md 10.30): sent again after a naming
- * failure, it must change nothing. The statement that failed never ran; those before it did, so
- * they must be reads proven free of side effects (core's stopEarly flags, 10.4). The last one
- * need only be a read (core's `reads`): when it fails, nothing after it ran either.
+ * The round trip may name its statements (docs/decisions.md 10.30): core says which statements
+ * may be named at all (`nameable`: reads whose literals PostgreSQL does not fix at parse time,
+ * outside sessions). Sent again after a naming failure, the round trip must change nothing: the
+ * statement that failed never ran, nor anything after it, but those before it did, so they must be
+ * reads proven free of side effects as well (core's stopEarly flags, 10.4).
  */
 function mayNameStatements(sql: readonly string[], options: RunOptions): boolean {
-  const { stopEarly, reads } = options;
-  if (sql.length === 0) return false;
+  const { stopEarly, nameable } = options;
+  if (sql.length === 0 || nameable === undefined) return false;
   const last = sql.length - 1;
-  for (let index = 0; index < last; index++) if (stopEarly?.[index] !== true) return false;
-  return stopEarly?.[last] === true || reads?.[last] === true;
+  for (let index = 0; index <= last; index++) {
+    if (nameable[index] !== true) return false;
+    if (index < last && stopEarly?.[index] !== true) return false;
+  }
+  return true;
 }
 
 /** Some step of the round trip may drop prepared statements (DISCARD, DEALLOCATE). */

@@ -14,6 +14,7 @@
  *   closed by a Close message put in front of the connection's next round trip: no round trip of
  *   its own, and a Close of a name that does not exist is no error.
  */
+import { randomBytes } from 'node:crypto';
 
 /**
  * Statements kept per connection. Each costs the backend its parse tree and plan (a few KiB for a
@@ -28,8 +29,12 @@ export const MAX_PREPARED_STATEMENTS = 100;
  */
 export const MAX_PREPARED_TEXT_LENGTH = 8 * 1024;
 
-/** The statement names sqlgate gives; a caller's own PREPARE of such a name is answered by 42P05. */
-const NAME_PREFIX = 'sqlgate_';
+/**
+ * The statement names sqlgate gives: `sqlgate_<random>_<n>`, the random part made once per
+ * process, so that a caller's own PREPARE of a name such as `sqlgate_3` never meets one of them
+ * (a name it does meet is answered by 42P05 and the round trip sent again unnamed).
+ */
+export const NAME_PREFIX = `sqlgate_${randomBytes(4).toString('hex')}_`;
 
 /**
  * Whether a pool's connections name statements. Shared by the pool's connections: it is turned

@@ -4,9 +4,9 @@
  * connection, in a later round trip that names nothing itself; a statement run through its name
  * counts one more generic or custom plan there, which no new Parse would.
  *
- * The adapter trusts core's stopEarly flags (set only for reads that call no volatile or unknown
- * function and read no relation, docs/decisions.md 10.4) and `reads` flags (any read that changes
- * no session state). Tests set the flags themselves, as core would.
+ * The adapter trusts core's flags: `nameable` (reads without string literals, outside sessions)
+ * and stopEarly (reads that call no volatile or unknown function and read no relation,
+ * docs/decisions.md 10.4). Tests set the flags themselves, as core would.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -19,11 +19,11 @@ import {
 } from '@sqlgate/core';
 import { failureOf, testTarget } from './support';
 import { createPostgresConnections, type PostgresConnections } from '../src';
-import { MAX_PREPARED_STATEMENTS } from '../src/prepared-statements';
+import { MAX_PREPARED_STATEMENTS, NAME_PREFIX } from '../src/prepared-statements';
 
 const target: ConnectionTarget = testTarget();
 /** What core sends for a read proven free of side effects. */
-const read: RunOptions = { rowMode: 'object', maxRows: 100, stopEarly: [true] };
+const read: RunOptions = { rowMode: 'object', maxRows: 100, stopEarly: [true], nameable: [true] };
 /** What core sends for anything else. */
 const other: RunOptions = { rowMode: 'object', maxRows: 100 };
 
@@ -73,7 +73,7 @@ it('sends a repeated proven read without Parse: the statement prepared the first
     }
     // One statement, run three times by its name: the second and third sent no Parse.
     expect(await preparedOn(connection)).toEqual([
-      { name: 'sqlgate_1', statement: 'SELECT 1 AS one', runs: 3 },
+      { name: `${NAME_PREFIX}1`, statement: 'SELECT 1 AS one', runs: 3 },
     ]);
   });
 });
@@ -232,7 +232,7 @@ it("forgets the connection's statements when a caller runs DEALLOCATE ALL, and p
     expect(await rowsOf(connection, 'SELECT 2 AS two')).toEqual([{ two: 2 }]);
     // Known to be gone, prepared again: no failed Bind was needed, so naming goes on.
     expect(await preparedOn(connection)).toEqual([
-      { name: 'sqlgate_2', statement: 'SELECT 2 AS two', runs: 1 },
+      { name: `${NAME_PREFIX}2`, statement: 'SELECT 2 AS two', runs: 1 },
     ]);
   });
 });
@@ -256,16 +256,16 @@ it('answers a prepared read after a DO block deallocated every statement, and st
 
 it("leaves a caller's own statement of a name sqlgate would give alone, and answers the read", async () => {
   await withConnection(async (connection) => {
-    await orThrow(connection.run('PREPARE sqlgate_1 AS SELECT 42 AS answer', other));
-    // Parse(sqlgate_1) is refused with 42P05; the round trip is sent again unnamed.
+    await orThrow(connection.run(`PREPARE ${NAME_PREFIX}1 AS SELECT 42 AS answer`, other));
+    // Parse of that name is refused with 42P05; the round trip is sent again unnamed.
     expect(await rowsOf(connection, 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
     const callers = await orThrow(
       connection.run('SELECT name, statement FROM pg_prepared_statements', other),
     );
     expect(callers.rows).toEqual([
-      { name: 'sqlgate_1', statement: 'PREPARE sqlgate_1 AS SELECT 42 AS answer' },
+      { name: `${NAME_PREFIX}1`, statement: `PREPARE ${NAME_PREFIX}1 AS SELECT 42 AS answer` },
     ]);
-    expect(await rowsOf(connection, 'EXECUTE sqlgate_1', other)).toEqual([{ answer: 42 }]);
+    expect(await rowsOf(connection, `EXECUTE ${NAME_PREFIX}1`, other)).toEqual([{ answer: 42 }]);
   });
 });
 
@@ -279,7 +279,7 @@ it('forgets the statements when the connection is cleaned with DISCARD ALL, and 
     expect(await rowsOf(connection, 'SELECT pg_backend_pid() AS pid', other)).toEqual(pid);
     expect(await rowsOf(connection, 'SELECT 5 AS five')).toEqual([{ five: 5 }]);
     expect(await preparedOn(connection)).toEqual([
-      { name: 'sqlgate_2', statement: 'SELECT 5 AS five', runs: 1 },
+      { name: `${NAME_PREFIX}2`, statement: 'SELECT 5 AS five', runs: 1 },
     ]);
   });
 });
@@ -300,7 +300,11 @@ it('keeps at most MAX_PREPARED_STATEMENTS per connection, closing the least rece
       ...Array.from({ length: 150 }, (_, n) => `SELECT ${n} AS m`),
       'SELECT count(*)::int AS held FROM pg_prepared_statements',
     ];
-    const batch = await connection.runBatch(texts, { ...read, stopEarly: texts.map(() => true) });
+    const batch = await connection.runBatch(texts, {
+      ...read,
+      stopEarly: texts.map(() => true),
+      nameable: texts.map(() => true),
+    });
     expect(batch.error).toBeUndefined();
     expect(batch.results.slice(0, 150).map((result) => result.rows)).toEqual(
       texts.slice(0, 150).map((_, m) => [{ m }]),
@@ -342,7 +346,7 @@ it('never names a write, a round trip mixing a read with a write, or a read insi
 it('names a lone read of a relation, but not a read of a relation followed by another statement', async () => {
   const table = unique('prep_relation');
   /** What core sends for a read of a relation: not proven free of side effects, but a read. */
-  const relationRead: RunOptions = { ...other, stopEarly: [false], reads: [true] };
+  const relationRead: RunOptions = { ...other, stopEarly: [false], nameable: [true] };
   await withConnection(async (connection) => {
     await orThrow(connection.run(`CREATE TABLE ${table} (a int)`, other));
     await orThrow(connection.run(`INSERT INTO ${table} VALUES (7)`, other));
@@ -354,11 +358,11 @@ it('names a lone read of a relation, but not a read of a relation followed by an
       const two = await connection.runBatch([sql, 'SELECT 1 AS one'], {
         ...other,
         stopEarly: [false, true],
-        reads: [true, true],
+        nameable: [true, true],
       });
       expect(two.error).toBeUndefined();
       expect(await preparedOn(connection)).toEqual([
-        { name: 'sqlgate_1', statement: sql, runs: 2 },
+        { name: `${NAME_PREFIX}1`, statement: sql, runs: 2 },
       ]);
 
       // A changed result type under the lone read: answered with the new column, no error.
@@ -382,7 +386,9 @@ it('binds each run its own parameter values', async () => {
         { doubled: value * 2 },
       ]);
     }
-    expect(await preparedOn(connection)).toEqual([{ name: 'sqlgate_1', statement: sql, runs: 3 }]);
+    expect(await preparedOn(connection)).toEqual([
+      { name: `${NAME_PREFIX}1`, statement: sql, runs: 3 },
+    ]);
   });
 });
 
@@ -394,7 +400,9 @@ it('stops a prepared read at each run’s own maxRows and says it was truncated'
       expect(result.rows).toEqual(Array.from({ length: maxRows }, (_, i) => ({ n: i + 1 })));
       expect(result).toMatchObject({ truncated: true, truncatedBy: 'rows' });
     }
-    expect(await preparedOn(connection)).toEqual([{ name: 'sqlgate_1', statement: sql, runs: 4 }]);
+    expect(await preparedOn(connection)).toEqual([
+      { name: `${NAME_PREFIX}1`, statement: sql, runs: 4 },
+    ]);
   });
 });
 
@@ -407,7 +415,9 @@ it('reports a prepared read’s own error, and runs it again afterwards', async 
       fields: { code: '22012' },
     });
     expect(await rowsOf(connection, sql, { ...read, params: [1] })).toEqual([{ q: 1 }]);
-    expect(await preparedOn(connection)).toEqual([{ name: 'sqlgate_1', statement: sql, runs: 3 }]);
+    expect(await preparedOn(connection)).toEqual([
+      { name: `${NAME_PREFIX}1`, statement: sql, runs: 3 },
+    ]);
   });
 });
 

@@ -51,6 +51,12 @@ export interface ExecutionSettings {
   maxResultBytes: number;
   /** Every value as PostgreSQL's text (a CSV answer). */
   textValues?: boolean;
+  /**
+   * Reads may be kept as named prepared statements (docs/decisions.md 10.30): not in a session,
+   * whose caller may change what a literal means (SET TimeZone), nor when every connection is
+   * cleaned after every request anyway.
+   */
+  nameStatements?: boolean;
 }
 
 /**
@@ -80,10 +86,22 @@ export function mayStopEarly(statement: ParsedStatement): boolean {
 
 const MAY_NAME_RELATION = /\b(?:from|join)\b/i;
 
-/** A read that leaves the connection as it found it (RunOptions.reads). */
-function isRead(statement: ParsedStatement): boolean {
-  return statement.statementClass === 'read' && !statement.changesSession;
+/**
+ * A statement that may be run again by name (RunOptions.nameable): a read that leaves the
+ * connection as it found it, without a string literal (or a dollar-quoted one). PostgreSQL turns a
+ * literal into its value when it parses: `'now'::timestamptz`, `date 'today'`, a timestamp read
+ * under the session's TimeZone or DateStyle, a backslash under standard_conforming_strings would
+ * all keep the value of the first run. A quote inside an identifier or a comment only costs a name.
+ */
+export function mayBeNamed(statement: ParsedStatement): boolean {
+  return (
+    statement.statementClass === 'read' &&
+    !statement.changesSession &&
+    !HOLDS_A_STRING_LITERAL.test(statement.sql)
+  );
 }
+
+const HOLDS_A_STRING_LITERAL = /'|\$(?:[A-Za-z_\u0080-\uffff][A-Za-z_0-9\u0080-\uffff]*)?\$/;
 
 /** What a wait for a connection resolves with when the request was cancelled meanwhile. */
 const CANCELLED = Symbol('cancelled');
@@ -401,7 +419,7 @@ export class ExecutionContext {
     const options: RunOptions = {
       ...this.runOptions,
       stopEarly: statements.map(mayStopEarly),
-      reads: statements.map(isRead),
+      ...(this.settings.nameStatements ? { nameable: statements.map(mayBeNamed) } : {}),
     };
     if (this.rowStream) options.rowSink = this.rowStream.sinkFor(statements);
     return options;

@@ -150,11 +150,13 @@ export interface RunOptions {
    */
   stopEarly?: readonly boolean[];
   /**
-   * Per statement: true when it is a read (its class is `read` and it changes no session state).
-   * The adapter may name the last statement of a round trip that is such a read, after statements
-   * that may stop early, as a prepared statement (docs/decisions.md 10.30). Absent: none is a read.
+   * Per statement: true when it may be kept as a named prepared statement and run again by name
+   * (docs/decisions.md 10.30): a read that changes no session state, holds no literal whose value
+   * PostgreSQL fixes when it parses (a string, whose meaning may depend on TimeZone, DateStyle or
+   * the time of day), outside a session. The adapter names a round trip's statements only when all
+   * may be named and all but the last may stop early. Absent: none may be named.
    */
-  reads?: readonly boolean[];
+  nameable?: readonly boolean[];
   /**
    * Give up when the server has sent nothing for this long while an answer is awaited: the
    * connection is destroyed and the call rejects with a SERVER_TIMEOUT ConnectionError

@@ -61,7 +61,7 @@ describe('the parallel-reads strategy', () => {
         // Reads of tables run to their end: a table may be a view calling a side-effecting function.
         stopEarly: [false],
         // Reads all the same: the adapter may name a lone one (docs/decisions.md 10.30).
-        reads: [true],
+        nameable: [true],
       });
     }
     expect(new Set(batches.map((batch) => batch.connection)).size).toBe(3);

@@ -35,7 +35,7 @@ describe('the single strategy', () => {
     const [run] = fake.callsOf('run');
     expect(run).toMatchObject({
       sql: 'SELECT * FROM items',
-      options: { rowMode: 'object', maxRows: 10_000, stopEarly: [false], reads: [true] },
+      options: { rowMode: 'object', maxRows: 10_000, stopEarly: [false], nameable: [true] },
     });
     expect(run?.options.silenceLimitMs).toBeUndefined();
     expect(fake.releases().map((call) => call.options)).toEqual([
@@ -237,17 +237,30 @@ describe('which statements may stop early (docs/decisions.md 10.4)', () => {
   });
 });
 
-describe('which statements are reads the adapter may name (docs/decisions.md 10.30)', () => {
+describe('which statements the adapter may name (docs/decisions.md 10.30)', () => {
   it.each([
     ['SELECT * FROM items', true],
     ['SELECT 1', true],
     ['SELECT now() FROM generate_series(1, 10)', true],
+    ['SELECT * FROM items WHERE id = $1', true],
+    // PostgreSQL fixes a literal's value when it parses: TimeZone, DateStyle, the clock.
+    ["SELECT 'now'::timestamptz", false],
+    ["SELECT * FROM items WHERE created > '2024-01-01'", false],
+    ["SELECT date 'today'", false],
+    ['SELECT $$a$$', false],
+    ['SELECT $tag$a$tag$', false],
     ['INSERT INTO items VALUES (1) RETURNING *', false],
     ['SET search_path = x', false],
-    ["SELECT set_config('a.b', 'c', false)", false],
+    ['SELECT set_config($1, $2, false)', false],
   ])('%s → %s', async (sql, expected) => {
     const { fake, query } = harness();
-    await query(sql);
-    expect(fake.callsOf('run')[0]?.options.reads).toEqual([expected]);
+    await query(sql, sql.includes('$1') ? { params: ['1', '2'] } : {});
+    expect(fake.callsOf('run')[0]?.options.nameable).toEqual([expected]);
+  });
+
+  it('none with SESSION_RESET=always: every connection is cleaned after every request anyway', async () => {
+    const { fake, query } = harness({ alwaysResetSession: true });
+    await query('SELECT 1');
+    expect(fake.callsOf('run')[0]?.options.nameable).toBeUndefined();
   });
 });
