@@ -259,7 +259,6 @@ await runMain(async () => {
   for (const [id, what, floor] of [
     ['select1', 'SELECT 1', 1.0],
     ['rows100', '100-row SELECT', 1.5],
-    ['cached', "cached read vs the fast peer's uncached SELECT 1", 2.0],
   ]) {
     for (const c of CONNECTIONS) {
       const r = find(id, c);
@@ -269,6 +268,19 @@ await runMain(async () => {
         `${fmt(r.sqlgate.reqPerSec)} vs ${fmt(r.fast.reqPerSec)} req/s = ${ratioText(r.fastRatio)} (best runs ${ratioText(r.fastBestRatio)}); CPU/req ${fmt(r.sqlgate.cpuUsPerReq)} vs ${fmt(r.fast.cpuUsPerReq)} µs`,
       );
     }
+  }
+  // The fast peer answers SELECT 1 much more slowly in the cached block, at the end of the run,
+  // than in the SELECT 1 block at its start (it was so before sqlgate's speed work too): the
+  // cached read is judged against its faster figure, the SELECT 1 block's.
+  for (const c of CONNECTIONS) {
+    const cached = find('cached', c);
+    const fastSelect1 = find('select1', c).fast;
+    const ratio = cached.sqlgate.reqPerSec / fastSelect1.reqPerSec;
+    target(
+      `cached read at ${c} connections ≥ 2.0× the fast peer's uncached SELECT 1 (its SELECT 1 block)`,
+      ratio >= 2.0,
+      `${fmt(cached.sqlgate.reqPerSec)} vs ${fmt(fastSelect1.reqPerSec)} req/s = ${ratioText(ratio)}; in the cached block the fast peer served ${fmt(cached.fast.reqPerSec)} req/s (${ratioText(cached.fastRatio)}); CPU/req ${fmt(cached.sqlgate.cpuUsPerReq)} vs ${fmt(fastSelect1.cpuUsPerReq)} µs`,
+    );
   }
   for (const c of CONNECTIONS) {
     const r = find('reads3', c);
