@@ -12,11 +12,11 @@
  * up to Sync: later statements and a COMMIT never run, the transaction is left failed, and the
  * caller rolls it back.
  *
- * A round trip of reads on an idle connection may name its statements (docs/decisions.md 10.30: a
- * read last, reads proven free of side effects before it): a text already prepared on the connection goes out as Bind(name)
- * without Parse, a new one as Parse(name) and Bind, and is recorded as prepared once the round
- * trip ended without an error. Close messages of names the connection no longer keeps go first.
- * Every other round trip uses the unnamed statement, as above.
+ * A round trip of nameable reads on an idle connection may name its statements (docs/decisions.md
+ * 10.30): a text already prepared on the connection goes out as Bind(name) without Parse, a new
+ * one as Parse(name) and Bind, and is recorded as prepared once the round trip ended without an
+ * error. Close messages of names the connection no longer keeps go first. Every other round trip
+ * uses the unnamed statement, as above.
  */
 import { ErrorCodes, RequestError, type RunOptions, type StatementResult } from '@sqlgate/core';
 import { serialize } from 'pg-protocol';

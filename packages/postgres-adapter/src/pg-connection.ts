@@ -186,9 +186,9 @@ export class PgConnection implements Connection {
   }
 
   /**
-   * One round trip. Proven reads on an idle connection name their statements (docs/decisions.md
-   * 10.30); when that is what made the round trip fail, it is sent once more, unnamed, and the
-   * caller sees only the second answer.
+   * One round trip. Reads that core marks nameable, on an idle connection, go out as named
+   * statements (docs/decisions.md 10.30); when a name is what made the round trip fail, it is sent
+   * once more, unnamed, and the caller sees only the second answer.
    */
   private async runOnce(sql: readonly string[], options: RunOptions): Promise<StatementResult[]> {
     const { preparedStatements, serverSocket } = this.client;
