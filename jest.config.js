@@ -10,6 +10,7 @@ const moduleNameMapper = {
   '^@sqlgate/postgres-adapter$': sourceOf('packages/postgres-adapter'),
   '^@sqlgate/redis-cache$': sourceOf('packages/redis-cache'),
   '^@sqlgate/http-express$': sourceOf('apps/http-express'),
+  '^@sqlgate/console$': sourceOf('packages/console'),
 };
 
 const project = (dir, extra = {}) => ({

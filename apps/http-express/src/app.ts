@@ -21,6 +21,7 @@ import express, {
 } from 'express';
 import pino, { type Logger } from 'pino';
 import { createBrowserGuard } from './browser-guard';
+import { consoleRouter } from './console-route';
 import { httpStatusFor } from './http-status';
 import {
   answerBodyError,
@@ -80,6 +81,12 @@ export interface AppOptions {
   metricsToken?: string;
   /** Statistics of several processes to answer instead of this one's. Default: this one's. */
   clusterStatistics?: ClusterStatistics;
+  /**
+   * Serve the browser console at the app's root (docs/decisions.md 10.31). Default: off, so an app
+   * mounted into another serves only the API unless asked; the standalone server turns it on
+   * (CONSOLE).
+   */
+  console?: boolean;
 }
 
 /** Sends a JSON body with its status; a 503 also says when to come back. */
@@ -169,6 +176,7 @@ export function createApp(options: AppOptions): express.Express {
   app.use((req, res, next) => {
     if (admit(req, res)) next();
   });
+  if (options.console) app.use(consoleRouter());
   if (options.statsToken) app.use('/api/stats', requireStatsToken(options.statsToken));
   // With metrics off there is nothing to protect: /metrics answers 404 to everyone.
   if (options.metricsToken && observability.metrics) {

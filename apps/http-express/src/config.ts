@@ -34,6 +34,8 @@ export interface ServerConfig {
   sessionReset: 'auto' | 'always';
   /** Repeated reads kept as named prepared statements per connection (PREPARED_STATEMENTS), 10.30. */
   preparedStatements: boolean;
+  /** The browser console at `/` (CONSOLE), docs/decisions.md 10.31. */
+  console: boolean;
   /** Sessions open at once (MAX_SESSIONS), docs/decisions.md 10.26. */
   maxSessions: number;
   /** A session ends after this long without a request (SESSION_IDLE_TIMEOUT_MS); callers may ask for less. */
@@ -119,6 +121,7 @@ const VARIABLE_OF: Record<keyof ServerConfig, string> = {
   allowedHosts: 'ALLOWED_HOSTS',
   sessionReset: 'SESSION_RESET',
   preparedStatements: 'PREPARED_STATEMENTS',
+  console: 'CONSOLE',
   maxSessions: 'MAX_SESSIONS',
   sessionIdleTimeoutMs: 'SESSION_IDLE_TIMEOUT_MS',
   sessionMaxLifetimeMs: 'SESSION_MAX_LIFETIME_MS',
@@ -225,6 +228,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     maxConnections: integer(env, 'MAX_CONNECTIONS', 1000, 1),
     sessionReset: oneOf(env, 'SESSION_RESET', ['auto', 'always'] as const, 'auto'),
     preparedStatements: oneOf(env, 'PREPARED_STATEMENTS', ['on', 'off'] as const, 'on') === 'on',
+    console: oneOf(env, 'CONSOLE', ['on', 'off'] as const, 'on') === 'on',
     maxSessions: integer(env, 'MAX_SESSIONS', 100, 0, 100_000),
     // Timers take at most 2^31 - 1 ms.
     sessionIdleTimeoutMs: integer(env, 'SESSION_IDLE_TIMEOUT_MS', 60_000, 1, 2 ** 31 - 1),

@@ -168,6 +168,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     logger,
     ...(config.statsToken ? { statsToken: config.statsToken } : {}),
     ...browsers,
+    console: config.console,
   });
   const server = createServer(
     // Node checks its header and request timeouts on this interval (30 s by default), so they

@@ -1,0 +1,41 @@
+// Builds the console's static assets into dist/assets: one script and one stylesheet, bundled by
+// esbuild with every dependency inside (no CDN, nothing fetched at run time), named by content hash
+// so the server may let browsers keep them, and the page that loads them. The page keeps one
+// placeholder, {{nonce}}, which the server fills per response.
+import { build } from 'esbuild';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+const source = path.join(root, 'src', 'browser');
+const out = path.join(root, 'dist', 'assets');
+
+fs.rmSync(out, { recursive: true, force: true });
+const result = await build({
+  entryPoints: [path.join(source, 'main.ts'), path.join(source, 'console.css')],
+  bundle: true,
+  minify: true,
+  format: 'esm',
+  target: ['chrome111', 'firefox115', 'safari16.4'],
+  outdir: out,
+  entryNames: 'console-[hash]',
+  legalComments: 'eof',
+  metafile: true,
+  logLevel: 'warning',
+});
+
+const built = Object.entries(result.metafile.outputs).map(([file, output]) => ({
+  name: path.basename(file),
+  entryPoint: output.entryPoint ?? '',
+}));
+const script = built.find((file) => file.entryPoint.endsWith('main.ts'));
+const style = built.find((file) => file.entryPoint.endsWith('console.css'));
+if (!script || !style) throw new Error('esbuild did not write the console script and stylesheet');
+
+const page = fs
+  .readFileSync(path.join(source, 'index.html'), 'utf8')
+  .replace('{{script}}', `console/${script.name}`)
+  .replace('{{style}}', `console/${style.name}`);
+fs.writeFileSync(path.join(out, 'index.html'), page);
+fs.copyFileSync(path.join(source, 'icon.svg'), path.join(out, 'icon.svg'));

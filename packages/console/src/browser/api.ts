@@ -1,0 +1,166 @@
+/**
+ * The console's calls to sqlgate: same origin, JSON bodies sent as application/json, paths relative
+ * to the page so the console works wherever the service is mounted.
+ */
+import { NdjsonLines } from './ndjson';
+import { applyLine, emptyRun, runOfJsonAnswer, type RunResult } from './results';
+
+export interface RunHandle {
+  /** Settles with the run when the answer is complete, cut or cancelled. */
+  done: Promise<RunResult>;
+  /** Stops the run: asks sqlgate to cancel the statements, then drops the connection. */
+  cancel(): Promise<void>;
+}
+
+export interface RunOptions {
+  body: Record<string, unknown>;
+  /** Streams NDJSON (any size, row by row) unless the run uses the cache (JSON only). */
+  stream: boolean;
+  /** Called as rows arrive, at most once per animation frame. */
+  onProgress(run: RunResult): void;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+/** How long the console waits for the cancel endpoint before it drops the connection anyway. */
+const CANCEL_WAIT_MS = 1500;
+
+/** Runs SQL; the answer is read as it arrives. */
+export function runQuery(options: RunOptions): RunHandle {
+  const requestId = `console-${crypto.randomUUID()}`;
+  const aborter = new AbortController();
+  let cancelled = false;
+  const done = readRun(options, requestId, aborter.signal).catch((error: unknown) => {
+    const run = emptyRun();
+    run.outcome = cancelled
+      ? { state: 'cancelled', error: { message: 'Cancelled' } }
+      : { state: 'failed', error: { message: `sqlgate could not be reached: ${String(error)}` } };
+    return run;
+  });
+  return {
+    done,
+    async cancel() {
+      cancelled = true;
+      const { host, port, user, database, password } = options.body;
+      const cancelRequest = postJson(`api/requests/${encodeURIComponent(requestId)}/cancel`, {
+        host,
+        port,
+        user,
+        database,
+        ...(password !== undefined ? { password } : {}),
+      }).catch(() => undefined);
+      await Promise.race([cancelRequest, delay(CANCEL_WAIT_MS)]);
+      // Closing the connection cancels too (sqlgate cancels the running statement of a caller that
+      // leaves); it also ends a stream that would go on sending rows already read.
+      aborter.abort();
+    },
+  };
+}
+
+async function readRun(
+  options: RunOptions,
+  requestId: string,
+  signal: AbortSignal,
+): Promise<RunResult> {
+  const response = await fetch('api/query', {
+    method: 'POST',
+    headers: {
+      ...JSON_HEADERS,
+      accept: options.stream ? 'application/x-ndjson' : 'application/json',
+      'x-request-id': requestId,
+    },
+    body: JSON.stringify(options.body),
+    signal,
+  });
+  const type = response.headers.get('content-type') ?? '';
+  if (!type.startsWith('application/x-ndjson') || !response.body) {
+    return runOfJsonAnswer(response.status, await response.json().catch(() => undefined));
+  }
+  const run = emptyRun();
+  const lines = new NdjsonLines();
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let frame = 0;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      for (const line of lines.push(value)) applyLine(run, line);
+      if (frame === 0) {
+        frame = requestAnimationFrame(() => {
+          frame = 0;
+          options.onProgress(run);
+        });
+      }
+    }
+  } catch (error) {
+    if (!signal.aborted) throw error;
+  } finally {
+    if (frame !== 0) cancelAnimationFrame(frame);
+  }
+  if (run.outcome.state === 'running') {
+    run.outcome = signal.aborted
+      ? { ...run.outcome, state: 'cancelled', error: { message: 'Cancelled' } }
+      : {
+          ...run.outcome,
+          state: 'cut',
+          error: { message: 'The answer was cut before its end: what is shown may be incomplete' },
+        };
+  }
+  return run;
+}
+
+export interface JsonAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export async function postJson(path: string, body: unknown): Promise<JsonAnswer> {
+  const response = await fetch(path, {
+    method: 'POST',
+    headers: JSON_HEADERS,
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await jsonOf(response) };
+}
+
+/** GET or DELETE of a statistics endpoint; `token` answers STATS_TOKEN. */
+export async function statsCall(
+  path: string,
+  token: string,
+  method: 'GET' | 'DELETE' = 'GET',
+): Promise<JsonAnswer> {
+  const response = await fetch(path, {
+    method,
+    headers: token === '' ? {} : { authorization: `Bearer ${token}` },
+  });
+  return { status: response.status, body: await jsonOf(response) };
+}
+
+/**
+ * One statement's rows as CSV, from sqlgate's CSV stream: every value as PostgreSQL's text. The
+ * statement runs again, read-only, so exporting can never change data.
+ */
+export async function exportCsv(body: Record<string, unknown>): Promise<Blob | JsonAnswer> {
+  const response = await fetch('api/query', {
+    method: 'POST',
+    headers: { ...JSON_HEADERS, accept: 'text/csv' },
+    body: JSON.stringify({ ...body, readOnly: true, dryRun: undefined, cache: undefined }),
+  });
+  if (!response.ok || !(response.headers.get('content-type') ?? '').startsWith('text/csv')) {
+    return { status: response.status, body: await jsonOf(response) };
+  }
+  return await response.blob();
+}
+
+async function jsonOf(response: Response): Promise<Record<string, unknown>> {
+  try {
+    const body: unknown = await response.json();
+    return typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {};
+  } catch {
+    return { error: `HTTP ${response.status}` };
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,189 @@
+/**
+ * The connection form: every field of a query request but the SQL, saved connections, and a "Test
+ * connection" button (POST /api/test-connection).
+ */
+import { connectionFields, connectionLabel, FormError, ISOLATION_LEVELS, ROW_MODES, SSL_MODES, type ConnectionForm } from './request-fields';
+import { postJson } from './api';
+import { h } from './dom';
+import type { ConsoleStorage } from './storage';
+
+type TextField = { [K in keyof ConnectionForm]: ConnectionForm[K] extends string ? K : never }[keyof ConnectionForm];
+type BoxField = { [K in keyof ConnectionForm]: ConnectionForm[K] extends boolean ? K : never }[keyof ConnectionForm];
+
+interface FieldSpec {
+  field: TextField;
+  label: string;
+  type?: string;
+  choices?: readonly string[];
+  hint?: string;
+  autocomplete?: string;
+}
+
+const CONNECTION_FIELDS: FieldSpec[] = [
+  { field: 'name', label: 'Name', hint: 'how this connection is saved' },
+  { field: 'host', label: 'Host', autocomplete: 'off' },
+  { field: 'port', label: 'Port', type: 'number' },
+  { field: 'database', label: 'Database' },
+  { field: 'user', label: 'User', autocomplete: 'username' },
+  { field: 'password', label: 'Password', type: 'password', autocomplete: 'current-password' },
+  { field: 'sslMode', label: 'SSL mode', choices: SSL_MODES },
+];
+
+const RUN_FIELDS: FieldSpec[] = [
+  { field: 'timeoutMs', label: 'Timeout (ms)', type: 'number', hint: 'statement timeout; empty: none' },
+  { field: 'maxRows', label: 'Max rows', type: 'number', hint: 'per statement; empty: 100000' },
+  { field: 'isolationLevel', label: 'Isolation level', choices: ISOLATION_LEVELS },
+  { field: 'rowMode', label: 'JSON export rows as', choices: ROW_MODES },
+  { field: 'cache', label: 'Cache', hint: "empty: off; 'on'; or a time to live in ms" },
+  { field: 'params', label: 'Params', hint: 'JSON array for $1, $2, … (one statement)' },
+];
+
+const BOXES: { field: BoxField; label: string }[] = [
+  { field: 'rememberPassword', label: 'Remember password (kept in this browser’s storage)' },
+  { field: 'readOnly', label: 'Read only' },
+  { field: 'dryRun', label: 'Dry run (roll back at the end)' },
+];
+
+export class ConnectionView {
+  readonly element: HTMLElement;
+  private readonly inputs = new Map<keyof ConnectionForm, HTMLInputElement | HTMLSelectElement>();
+  private readonly saved = h('ul', { className: 'saved', attrs: { 'aria-label': 'Saved connections' } });
+  private readonly status = h('p', { className: 'form-status', attrs: { role: 'status', 'data-testid': 'connection-status' } });
+
+  constructor(
+    private readonly storage: ConsoleStorage,
+    private readonly onChange: (form: ConnectionForm) => void,
+  ) {
+    const form = h('form', { className: 'connection-form', attrs: { 'aria-label': 'Connection' } }, [
+      h('fieldset', {}, [h('legend', { text: 'Connection' }), ...CONNECTION_FIELDS.map((spec) => this.input(spec))]),
+      h('fieldset', {}, [h('legend', { text: 'Each run' }), ...RUN_FIELDS.map((spec) => this.input(spec))]),
+      h('fieldset', { className: 'boxes' }, [h('legend', { text: 'Options' }), ...BOXES.map((box) => this.box(box.field, box.label))]),
+      h('div', { className: 'toolbar' }, [
+        h('button', { text: 'Test connection', attrs: { type: 'button' }, on: { click: () => void this.test() } }),
+        h('button', { text: 'Save connection', attrs: { type: 'button' }, on: { click: () => this.save() } }),
+      ]),
+      this.status,
+    ]);
+    form.addEventListener('submit', (event) => event.preventDefault());
+    form.addEventListener('input', () => this.changed());
+    form.addEventListener('change', () => this.changed());
+    this.element = h('section', { className: 'connection', attrs: { 'aria-label': 'Connection settings' } }, [
+      form,
+      h('div', { className: 'saved-connections' }, [h('h2', { text: 'Saved connections' }), this.saved]),
+    ]);
+    this.fill(storage.currentForm());
+    this.showSaved(storage.connections());
+  }
+
+  /** The form's values now. */
+  value(): ConnectionForm {
+    const form = {} as Record<string, unknown>;
+    for (const [field, input] of this.inputs) {
+      form[field] = input instanceof HTMLInputElement && input.type === 'checkbox' ? input.checked : input.value;
+    }
+    return form as unknown as ConnectionForm;
+  }
+
+  /** Shows a field the form could not use. */
+  showError(error: FormError): void {
+    this.status.textContent = error.message;
+    this.inputs.get(error.field)?.focus();
+  }
+
+  private fill(form: ConnectionForm): void {
+    for (const [field, input] of this.inputs) {
+      const value = form[field];
+      if (input instanceof HTMLInputElement && input.type === 'checkbox') input.checked = value === true;
+      else input.value = String(value);
+    }
+    this.onChange(form);
+  }
+
+  private changed(): void {
+    const form = this.value();
+    this.storage.saveCurrentForm(form);
+    this.onChange(form);
+  }
+
+  private input(spec: FieldSpec): HTMLElement {
+    const id = `field-${spec.field}`;
+    const input = spec.choices
+      ? h('select', { attrs: { id, name: spec.field } }, spec.choices.map((choice) => h('option', { text: choice, attrs: { value: choice } })))
+      : h('input', {
+          attrs: {
+            id,
+            name: spec.field,
+            type: spec.type ?? 'text',
+            autocomplete: spec.autocomplete ?? 'off',
+            spellcheck: 'false',
+            ...(spec.hint ? { placeholder: spec.hint } : {}),
+          },
+        });
+    this.inputs.set(spec.field, input);
+    return h('label', { className: 'field', attrs: { for: id } }, [h('span', { text: spec.label }), input]);
+  }
+
+  private box(field: BoxField, label: string): HTMLElement {
+    const id = `field-${field}`;
+    const input = h('input', { attrs: { id, name: field, type: 'checkbox' } });
+    this.inputs.set(field, input);
+    return h('label', { className: 'box', attrs: { for: id } }, [input, h('span', { text: label })]);
+  }
+
+  private async test(): Promise<void> {
+    let fields: Record<string, unknown>;
+    try {
+      fields = connectionFields(this.value());
+    } catch (error) {
+      if (error instanceof FormError) this.showError(error);
+      return;
+    }
+    this.status.textContent = 'Testing…';
+    try {
+      const { status, body } = await postJson('api/test-connection', fields);
+      if (status === 200 && body.success === true) {
+        this.status.textContent = `Connected: PostgreSQL ${String(body.serverVersion)}, ${body.ssl ? 'TLS' : 'no TLS'}, ${String(body.latencyMs)} ms`;
+      } else {
+        const error = body.error as { message?: string; code?: string } | string | undefined;
+        const message = typeof error === 'string' ? error : `${error?.code ? `${error.code}: ` : ''}${error?.message ?? `HTTP ${status}`}`;
+        this.status.textContent = `Connection failed: ${message}`;
+      }
+    } catch (error) {
+      this.status.textContent = `sqlgate could not be reached: ${String(error)}`;
+    }
+  }
+
+  private save(): void {
+    const form = this.value();
+    this.showSaved(this.storage.saveConnection(form));
+    this.status.textContent = `Saved ${connectionLabel(form)}${form.rememberPassword ? ' with its password' : ' without its password'}`;
+  }
+
+  private showSaved(connections: ConnectionForm[]): void {
+    this.saved.replaceChildren(
+      ...connections.map((saved) => {
+        const label = connectionLabel(saved);
+        return h('li', {}, [
+          h('span', { className: 'saved-label', text: label }),
+          h('button', {
+            text: 'Use',
+            attrs: { type: 'button', 'aria-label': `Use ${label}` },
+            on: {
+              click: () => {
+                this.fill(saved);
+                this.storage.saveCurrentForm(saved);
+                this.status.textContent = `Using ${label}`;
+              },
+            },
+          }),
+          h('button', {
+            text: 'Delete',
+            attrs: { type: 'button', 'aria-label': `Delete ${label}` },
+            on: { click: () => this.showSaved(this.storage.deleteConnection(label)) },
+          }),
+        ]);
+      }),
+    );
+    if (connections.length === 0) this.saved.append(h('li', { className: 'empty', text: 'None yet' }));
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The SQL editor: CodeMirror 6 with the PostgreSQL dialect. Ctrl/Cmd+Enter runs the selection when
+ * there is one, else the whole text; an error's `location` gets a marker and is scrolled into view.
+ */
+import { PostgreSQL, sql } from '@codemirror/lang-sql';
+import { lintGutter, setDiagnostics } from '@codemirror/lint';
+import { EditorSelection, Prec } from '@codemirror/state';
+import { EditorView, keymap } from '@codemirror/view';
+import { classHighlighter } from '@lezer/highlight';
+import { syntaxHighlighting } from '@codemirror/language';
+import { basicSetup } from 'codemirror';
+import { offsetOfLocation, type TextLocation } from './location';
+
+/** The text a run sends, and where it starts in the document (to place its errors). */
+export interface RunText {
+  sql: string;
+  from: number;
+}
+
+export class SqlEditor {
+  readonly view: EditorView;
+
+  constructor(
+    parent: HTMLElement,
+    doc: string,
+    run: () => void,
+    onChange: (doc: string) => void,
+    styleNonce: string,
+  ) {
+    this.view = new EditorView({
+      parent,
+      doc,
+      extensions: [
+        // The editor writes its styles into style elements; the page's policy admits them by nonce.
+        EditorView.cspNonce.of(styleNonce),
+        basicSetup,
+        sql({ dialect: PostgreSQL, upperCaseKeywords: true }),
+        syntaxHighlighting(classHighlighter),
+        lintGutter(),
+        Prec.highest(
+          keymap.of([
+            {
+              key: 'Mod-Enter',
+              run: () => {
+                run();
+                return true;
+              },
+            },
+          ]),
+        ),
+        EditorView.contentAttributes.of({ 'aria-label': 'SQL editor' }),
+        EditorView.updateListener.of((update) => {
+          if (update.docChanged) onChange(update.state.doc.toString());
+        }),
+      ],
+    });
+  }
+
+  /** The selection when there is one, else the whole text. */
+  textToRun(): RunText {
+    const { state } = this.view;
+    const range = state.selection.main;
+    if (!range.empty) return { sql: state.sliceDoc(range.from, range.to), from: range.from };
+    return { sql: state.doc.toString(), from: 0 };
+  }
+
+  setText(text: string): void {
+    this.view.dispatch({ changes: { from: 0, to: this.view.state.doc.length, insert: text } });
+  }
+
+  /** Marks the error at `location` of the text that ran, selects it and scrolls to it. */
+  markError(run: RunText, location: TextLocation, message: string): void {
+    const { state } = this.view;
+    const from = Math.min(run.from + offsetOfLocation(run.sql, location), state.doc.length);
+    const word = state.wordAt(from);
+    const to = word && word.from === from ? word.to : Math.min(from + 1, state.doc.lineAt(from).to);
+    this.view.dispatch(
+      setDiagnostics(state, [{ from, to, severity: 'error', message }]),
+      {
+        selection: EditorSelection.cursor(from),
+        effects: EditorView.scrollIntoView(from, { y: 'center' }),
+      },
+    );
+  }
+
+  clearErrors(): void {
+    this.view.dispatch(setDiagnostics(this.view.state, []));
+  }
+
+  focus(): void {
+    this.view.focus();
+  }
+}

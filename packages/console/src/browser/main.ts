@@ -1,0 +1,224 @@
+/**
+ * The console page: views for the query (editor and results), the connection, the history and the
+ * statistics, switched by a tab list. It talks to the sqlgate that served it, same origin.
+ */
+import { exportCsv, runQuery, type RunHandle } from './api';
+import { ConnectionView } from './connection-view';
+import { download, h, tabList } from './dom';
+import { SqlEditor, type RunText } from './editor';
+import { HistoryView } from './history-view';
+import { connectionLabel, FormError, queryBody, usesCache, type ConnectionForm } from './request-fields';
+import { runOfJsonAnswer, type RunResult, type StatementResult } from './results';
+import { ResultsView } from './results-view';
+import { StatsView } from './stats-view';
+import { ConsoleStorage, type Theme } from './storage';
+
+const EXAMPLE_SQL = `-- Ctrl+Enter (Cmd+Enter on a Mac) runs everything, or the selection when there is one.
+SELECT version();
+SELECT n, n * n AS square FROM generate_series(1, 10) AS n;
+`;
+
+const VIEWS = [
+  { id: 'query', title: 'Query' },
+  { id: 'connection', title: 'Connection' },
+  { id: 'history', title: 'History' },
+  { id: 'stats', title: 'Statistics' },
+];
+
+const THEMES: Theme[] = ['system', 'light', 'dark'];
+
+class ConsolePage {
+  private readonly storage = new ConsoleStorage(localStorage);
+  private readonly connectionName = h('span', { className: 'current-connection', attrs: { 'data-testid': 'current-connection' } });
+  private readonly runButton = h('button', { className: 'primary', text: 'Run', attrs: { type: 'button', title: 'Ctrl+Enter / Cmd+Enter' } });
+  private readonly cancelButton = h('button', { text: 'Cancel', attrs: { type: 'button', disabled: '' } });
+  private readonly themeButton = h('button', { className: 'theme', attrs: { type: 'button' } });
+  private readonly results: ResultsView;
+  private readonly connection: ConnectionView;
+  private readonly history: HistoryView;
+  private readonly stats = new StatsView();
+  private readonly editor: SqlEditor;
+  private readonly views: ReturnType<typeof tabList>;
+  private readonly panels = new Map<string, HTMLElement>();
+  private running: RunHandle | undefined;
+
+  constructor() {
+    this.results = new ResultsView(
+      (statement) => this.exportCsv(statement),
+      () => this.connection.value().rowMode,
+    );
+    this.connection = new ConnectionView(this.storage, (form) => this.showConnection(form));
+    this.history = new HistoryView(this.storage, (sql) => {
+      this.editor.setText(sql);
+      this.showView('query');
+      void this.run();
+    });
+    const editorHost = h('div', { className: 'editor' });
+    this.editor = new SqlEditor(
+      editorHost,
+      this.storage.sql() ?? EXAMPLE_SQL,
+      () => void this.run(),
+      (sql) => this.storage.saveSql(sql),
+      styleNonce(),
+    );
+    this.runButton.addEventListener('click', () => void this.run());
+    this.cancelButton.addEventListener('click', () => void this.cancel());
+    this.themeButton.addEventListener('click', () => this.nextTheme());
+    this.views = tabList('Views', VIEWS, (id) => this.showView(id));
+
+    const query = h('div', { className: 'query' }, [
+      editorHost,
+      h('div', { className: 'run-bar' }, [
+        this.runButton,
+        this.cancelButton,
+        h('span', { className: 'hint', text: 'Ctrl+Enter runs everything, or the selection' }),
+      ]),
+      this.results.element,
+    ]);
+    const contents: Record<string, HTMLElement> = {
+      query,
+      connection: this.connection.element,
+      history: this.history.element,
+      stats: this.stats.element,
+    };
+    const main = h('main', {});
+    for (const view of VIEWS) {
+      const panel = h('div', {
+        className: 'view',
+        attrs: { role: 'tabpanel', id: `panel-${view.id}`, 'aria-labelledby': `tab-${view.id}` },
+      }, [contents[view.id] as HTMLElement]);
+      this.panels.set(view.id, panel);
+      main.append(panel);
+    }
+    document.body.append(
+      h('header', { className: 'app-header' }, [
+        h('h1', { text: 'sqlgate' }),
+        this.connectionName,
+        this.views.element,
+        this.themeButton,
+      ]),
+      main,
+    );
+    this.applyTheme(this.storage.theme());
+    this.showView('query');
+  }
+
+  private showView(id: string): void {
+    this.views.setSelected(id);
+    for (const [view, panel] of this.panels) panel.hidden = view !== id;
+    if (id === 'stats') this.stats.start();
+    else this.stats.stop();
+  }
+
+  private showConnection(form: ConnectionForm): void {
+    this.connectionName.textContent = connectionLabel(form);
+  }
+
+  private async run(): Promise<void> {
+    if (this.running) return;
+    const text = this.editor.textToRun();
+    const form = this.connection.value();
+    let body: Record<string, unknown>;
+    try {
+      body = queryBody(form, text.sql);
+    } catch (error) {
+      if (!(error instanceof FormError)) throw error;
+      this.showView('connection');
+      this.connection.showError(error);
+      return;
+    }
+    this.editor.clearErrors();
+    this.results.reset();
+    const started = performance.now();
+    const handle = runQuery({
+      body,
+      stream: !usesCache(form),
+      onProgress: (run) => this.results.show(run),
+    });
+    this.running = handle;
+    this.setRunning(true);
+    let run: RunResult;
+    try {
+      run = await handle.done;
+    } finally {
+      this.running = undefined;
+      this.setRunning(false);
+    }
+    this.results.show(run);
+    this.markError(run, text);
+    this.history.add({
+      at: new Date().toISOString(),
+      sql: text.sql,
+      connection: connectionLabel(form),
+      outcome: run.outcome.state,
+      statements: run.statements.length,
+      durationMs: Math.round(performance.now() - started),
+    });
+  }
+
+  private markError(run: RunResult, text: RunText): void {
+    const error = run.outcome.error;
+    if (error?.location) this.editor.markError(text, error.location, error.message);
+  }
+
+  private async cancel(): Promise<void> {
+    this.cancelButton.disabled = true;
+    await this.running?.cancel();
+  }
+
+  private setRunning(running: boolean): void {
+    this.runButton.disabled = running;
+    this.cancelButton.disabled = !running;
+    document.body.classList.toggle('is-running', running);
+  }
+
+  private async exportCsv(statement: StatementResult): Promise<void> {
+    const form = this.connection.value();
+    let body: Record<string, unknown>;
+    try {
+      body = queryBody(form, statement.text);
+    } catch (error) {
+      if (error instanceof FormError) this.connection.showError(error);
+      return;
+    }
+    // Export takes every row unless the form names a limit.
+    if (form.maxRows.trim() === '') delete body.maxRows;
+    try {
+      const answer = await exportCsv(body);
+      if (answer instanceof Blob) {
+        download(answer, `statement-${statement.index + 1}.csv`);
+        return;
+      }
+      const failed = runOfJsonAnswer(answer.status, answer.body);
+      alertError(`Export failed: ${failed.outcome.error?.message ?? `HTTP ${answer.status}`}`);
+    } catch (error) {
+      alertError(`Export failed: the answer was cut (${String(error)})`);
+    }
+  }
+
+  private applyTheme(theme: Theme): void {
+    if (theme === 'system') delete document.documentElement.dataset.theme;
+    else document.documentElement.dataset.theme = theme;
+    this.themeButton.textContent = `Theme: ${theme}`;
+    this.themeButton.setAttribute('aria-label', `Theme: ${theme} (change)`);
+  }
+
+  private nextTheme(): void {
+    const next = THEMES[(THEMES.indexOf(this.storage.theme()) + 1) % THEMES.length] as Theme;
+    this.storage.saveTheme(next);
+    this.applyTheme(next);
+  }
+}
+
+/** The nonce of this response's style elements, which the server put on the stylesheet link. */
+function styleNonce(): string {
+  return document.querySelector<HTMLLinkElement>('link[rel="stylesheet"][nonce]')?.nonce ?? '';
+}
+
+function alertError(message: string): void {
+  const banner = h('div', { className: 'toast', attrs: { role: 'alert' }, text: message });
+  document.body.append(banner);
+  setTimeout(() => banner.remove(), 8000);
+}
+
+new ConsolePage();

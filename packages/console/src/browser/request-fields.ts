@@ -1,0 +1,158 @@
+/**
+ * The connection form's values and the request body they make. Every field of a POST /api/query
+ * body has a place in the form; the SQL comes from the editor. Pure: no DOM.
+ */
+export const SSL_MODES = ['prefer', 'disable', 'require', 'verify-full'] as const;
+export const ISOLATION_LEVELS = ['read committed', 'repeatable read', 'serializable'] as const;
+export const ROW_MODES = ['object', 'array'] as const;
+
+/** Rows a statement may return in the console when the form leaves `maxRows` empty. */
+export const CONSOLE_DEFAULT_MAX_ROWS = 100_000;
+
+/** The form as text, as the inputs hold it. */
+export interface ConnectionForm {
+  name: string;
+  host: string;
+  port: string;
+  user: string;
+  password: string;
+  rememberPassword: boolean;
+  database: string;
+  sslMode: string;
+  timeoutMs: string;
+  maxRows: string;
+  /** The shape of rows in a JSON export; the grid always reads arrays. */
+  rowMode: string;
+  readOnly: boolean;
+  dryRun: boolean;
+  isolationLevel: string;
+  /** Empty: no cache; `on`: the server's default time to live; digits: `{ttlMs}`. */
+  cache: string;
+  /** A JSON array bound to $1, $2, … (one statement only). */
+  params: string;
+}
+
+export function blankForm(): ConnectionForm {
+  return {
+    name: '',
+    host: '127.0.0.1',
+    port: '5432',
+    user: 'postgres',
+    password: '',
+    rememberPassword: false,
+    database: 'postgres',
+    sslMode: 'prefer',
+    timeoutMs: '',
+    maxRows: '',
+    rowMode: 'object',
+    readOnly: false,
+    dryRun: false,
+    isolationLevel: 'read committed',
+    cache: '',
+    params: '',
+  };
+}
+
+/** A field the form cannot turn into a request, and why. */
+export class FormError extends Error {
+  constructor(
+    readonly field: keyof ConnectionForm,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The connection part of a request: what /api/test-connection and the cancel endpoint take. */
+export function connectionFields(form: ConnectionForm): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    host: required(form, 'host'),
+    port: portOf(form.port),
+    user: required(form, 'user'),
+    database: required(form, 'database'),
+    sslMode: form.sslMode,
+  };
+  if (form.password !== '') body.password = form.password;
+  return body;
+}
+
+/** A POST /api/query body for `sql`. */
+export function queryBody(form: ConnectionForm, sql: string): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...connectionFields(form), sql, rowMode: 'array' };
+  const timeoutMs = integerOf(form, 'timeoutMs', 1, 2_147_483_647);
+  if (timeoutMs !== undefined) body.timeoutMs = timeoutMs;
+  body.maxRows = integerOf(form, 'maxRows', 1, 1_000_000) ?? CONSOLE_DEFAULT_MAX_ROWS;
+  if (form.readOnly) body.readOnly = true;
+  if (form.dryRun) body.dryRun = true;
+  if (form.isolationLevel !== 'read committed') body.isolationLevel = form.isolationLevel;
+  const cache = cacheOf(form);
+  if (cache !== undefined) body.cache = cache;
+  const params = paramsOf(form);
+  if (params !== undefined) body.params = params;
+  return body;
+}
+
+/** Whether a run asks for the result cache, which only JSON answers use. */
+export function usesCache(form: ConnectionForm): boolean {
+  return form.cache.trim() !== '';
+}
+
+function required(form: ConnectionForm, field: 'host' | 'user' | 'database'): string {
+  const value = form[field].trim();
+  if (value === '') throw new FormError(field, `'${field}' is required`);
+  return value;
+}
+
+function portOf(text: string): number {
+  const port = Number(text.trim());
+  if (!/^\d+$/.test(text.trim()) || port < 1 || port > 65535) {
+    throw new FormError('port', "'port' must be an integer from 1 to 65535");
+  }
+  return port;
+}
+
+function integerOf(
+  form: ConnectionForm,
+  field: 'timeoutMs' | 'maxRows',
+  min: number,
+  max: number,
+): number | undefined {
+  const text = form[field].trim();
+  if (text === '') return undefined;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < min || value > max) {
+    throw new FormError(field, `'${field}' must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function cacheOf(form: ConnectionForm): true | { ttlMs: number } | undefined {
+  const text = form.cache.trim();
+  if (text === '') return undefined;
+  if (text === 'on') return true;
+  const ttlMs = Number(text);
+  if (!/^\d+$/.test(text) || ttlMs < 1) {
+    throw new FormError('cache', "'cache' must be empty, 'on' or a time to live in milliseconds");
+  }
+  return { ttlMs };
+}
+
+function paramsOf(form: ConnectionForm): unknown[] | undefined {
+  const text = form.params.trim();
+  if (text === '') return undefined;
+  let params: unknown;
+  try {
+    params = JSON.parse(text);
+  } catch {
+    throw new FormError('params', "'params' must be a JSON array such as [1, \"text\"]");
+  }
+  if (!Array.isArray(params)) {
+    throw new FormError('params', "'params' must be a JSON array such as [1, \"text\"]");
+  }
+  return params;
+}
+
+/** `user@host:port/database`, how the console names a connection without a name of its own. */
+export function connectionLabel(form: ConnectionForm): string {
+  return form.name.trim() || `${form.user}@${form.host}:${form.port}/${form.database}`;
+}

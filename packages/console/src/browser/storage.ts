@@ -1,0 +1,149 @@
+/**
+ * What the console keeps in the browser's localStorage: saved connections (a password only when
+ * its "remember password" box was ticked), the history of the last runs, and the theme. Each entry
+ * is read defensively: another version of the console, or a person with the developer tools, may
+ * have written anything there.
+ */
+import { blankForm, connectionLabel, type ConnectionForm } from './request-fields';
+
+const CONNECTIONS_KEY = 'sqlgate.console.connections';
+const CURRENT_KEY = 'sqlgate.console.current';
+const HISTORY_KEY = 'sqlgate.console.history';
+const THEME_KEY = 'sqlgate.console.theme';
+const SQL_KEY = 'sqlgate.console.sql';
+
+export const HISTORY_LIMIT = 100;
+
+export type Theme = 'system' | 'light' | 'dark';
+
+export interface HistoryEntry {
+  at: string;
+  sql: string;
+  connection: string;
+  outcome: string;
+  statements: number;
+  durationMs: number;
+}
+
+/** The form as it may be stored: no password unless the user asked for it. */
+export function storable(form: ConnectionForm): ConnectionForm {
+  return form.rememberPassword ? { ...form } : { ...form, password: '' };
+}
+
+export class ConsoleStorage {
+  constructor(private readonly storage: Storage) {}
+
+  connections(): ConnectionForm[] {
+    const saved = this.read(CONNECTIONS_KEY);
+    return Array.isArray(saved) ? saved.map(formOf) : [];
+  }
+
+  /** Saves under the form's label, replacing a connection of the same label. */
+  saveConnection(form: ConnectionForm): ConnectionForm[] {
+    const label = connectionLabel(form);
+    const others = this.connections().filter((saved) => connectionLabel(saved) !== label);
+    const connections = [...others, storable(form)].sort((a, b) =>
+      connectionLabel(a).localeCompare(connectionLabel(b)),
+    );
+    this.write(CONNECTIONS_KEY, connections);
+    return connections;
+  }
+
+  deleteConnection(label: string): ConnectionForm[] {
+    const connections = this.connections().filter((saved) => connectionLabel(saved) !== label);
+    this.write(CONNECTIONS_KEY, connections);
+    return connections;
+  }
+
+  /** The form as the page left it, so a reload keeps what was typed (the password only if remembered). */
+  currentForm(): ConnectionForm {
+    const saved = this.read(CURRENT_KEY);
+    return saved === undefined ? blankForm() : formOf(saved);
+  }
+
+  saveCurrentForm(form: ConnectionForm): void {
+    this.write(CURRENT_KEY, storable(form));
+  }
+
+  history(): HistoryEntry[] {
+    const saved = this.read(HISTORY_KEY);
+    return Array.isArray(saved) ? saved.filter(isHistoryEntry) : [];
+  }
+
+  /** Adds a run first; the oldest runs past HISTORY_LIMIT are dropped. */
+  addHistory(entry: HistoryEntry): HistoryEntry[] {
+    const history = [entry, ...this.history()].slice(0, HISTORY_LIMIT);
+    this.write(HISTORY_KEY, history);
+    return history;
+  }
+
+  clearHistory(): void {
+    this.storage.removeItem(HISTORY_KEY);
+  }
+
+  /** The editor's text as the page left it. */
+  sql(): string | undefined {
+    return this.storage.getItem(SQL_KEY) ?? undefined;
+  }
+
+  saveSql(sql: string): void {
+    try {
+      this.storage.setItem(SQL_KEY, sql);
+    } catch {
+      // A text larger than the storage quota is simply not kept.
+    }
+  }
+
+  theme(): Theme {
+    const theme = this.storage.getItem(THEME_KEY);
+    return theme === 'light' || theme === 'dark' ? theme : 'system';
+  }
+
+  saveTheme(theme: Theme): void {
+    this.storage.setItem(THEME_KEY, theme);
+  }
+
+  private read(key: string): unknown {
+    const text = this.storage.getItem(key);
+    if (text === null) return undefined;
+    try {
+      return JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A full storage (quota) loses the write, never the page. */
+  private write(key: string, value: unknown): void {
+    try {
+      this.storage.setItem(key, JSON.stringify(value));
+    } catch {
+      // Nothing to do: the console works on without saving.
+    }
+  }
+}
+
+/** A stored form with every field of the current version, of the right type. */
+function formOf(saved: unknown): ConnectionForm {
+  const form = blankForm();
+  if (typeof saved !== 'object' || saved === null) return form;
+  for (const [key, blank] of Object.entries(form) as [keyof ConnectionForm, unknown][]) {
+    const value = (saved as Record<string, unknown>)[key];
+    if (typeof value === typeof blank) (form as unknown as Record<string, unknown>)[key] = value;
+  }
+  if (!form.rememberPassword) form.password = '';
+  return form;
+}
+
+function isHistoryEntry(entry: unknown): entry is HistoryEntry {
+  if (typeof entry !== 'object' || entry === null) return false;
+  const { at, sql, connection, outcome, statements, durationMs } = entry as Record<string, unknown>;
+  return (
+    typeof at === 'string' &&
+    typeof sql === 'string' &&
+    typeof connection === 'string' &&
+    typeof outcome === 'string' &&
+    typeof statements === 'number' &&
+    typeof durationMs === 'number'
+  );
+}

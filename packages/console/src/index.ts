@@ -1,0 +1,90 @@
+/**
+ * The console's built assets, for a server to answer (docs/decisions.md 10.31). The page lives at
+ * the mount point (`/`), everything it loads under `console/`, all named relative to the page so
+ * the console works under any mount path.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface ConsoleAsset {
+  body: Buffer;
+  contentType: string;
+  /** Hashed names never change content; the page and the icon are asked for again each time. */
+  immutable: boolean;
+}
+
+export interface ConsoleAssets {
+  /** The page, for a nonce of its response (see `consoleContentSecurityPolicy`). */
+  page(nonce: string): Buffer;
+  /** Files the page loads, by name (the part after `console/`). */
+  files: ReadonlyMap<string, ConsoleAsset>;
+}
+
+/**
+ * The policy the page is served with: scripts, styles and requests from sqlgate itself only, no
+ * inline script, no plugin, no framing, no form posting anywhere. The editor writes its styles into
+ * style elements, so style elements carrying the response's nonce are allowed; the page hands the
+ * nonce to the editor (the stylesheet link carries it).
+ */
+export function consoleContentSecurityPolicy(nonce: string): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    `style-src 'self' 'nonce-${nonce}'`,
+    "connect-src 'self'",
+    "img-src 'self' data: blob:",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/** A nonce as CSP wants it: base64 of random bytes (checked, since it is written into the page). */
+const NONCE = /^[A-Za-z0-9+/]{16,}={0,2}$/;
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+/** The page's content type. */
+export const CONSOLE_PAGE_CONTENT_TYPE = CONTENT_TYPES['.html'] as string;
+
+const HASHED_NAME = /^console-[A-Z0-9]+\.(?:js|css)$/;
+
+/**
+ * The directory esbuild wrote to when the package was built. Named from the package's root, so the
+ * compiled module (dist/) and its source (src/, in tests) find the same files.
+ */
+export const CONSOLE_ASSETS_DIR = path.join(__dirname, '..', 'dist', 'assets');
+
+/**
+ * Reads the built assets into memory once (a few hundred KiB). Throws when the package was not
+ * built, naming the command that builds it.
+ */
+export function loadConsoleAssets(directory = CONSOLE_ASSETS_DIR): ConsoleAssets {
+  if (!fs.existsSync(path.join(directory, 'index.html'))) {
+    throw new Error(
+      `The console's assets are missing from ${directory}: build them with npm run build -w @sqlgate/console`,
+    );
+  }
+  const files = new Map<string, ConsoleAsset>();
+  for (const name of fs.readdirSync(directory)) {
+    const contentType = CONTENT_TYPES[path.extname(name)];
+    if (name === 'index.html' || contentType === undefined) continue;
+    files.set(name, {
+      body: fs.readFileSync(path.join(directory, name)),
+      contentType,
+      immutable: HASHED_NAME.test(name),
+    });
+  }
+  const template = fs.readFileSync(path.join(directory, 'index.html'), 'utf8');
+  const page = (nonce: string): Buffer => {
+    if (!NONCE.test(nonce)) throw new Error('A nonce must be base64 of at least 12 random bytes');
+    return Buffer.from(template.replaceAll('{{nonce}}', nonce));
+  };
+  return { page, files };
+}
