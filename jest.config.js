@@ -32,6 +32,7 @@ module.exports = {
     project('packages/testing'),
     project('packages/postgres-adapter'),
     project('packages/redis-cache'),
+    project('packages/console'),
     // Every HTTP test's response bodies pass one check: no internal message reaches a caller.
     project('apps/http-express', { setupFilesAfterEnv: ['<rootDir>/test/setup-after-env.ts'] }),
   ],

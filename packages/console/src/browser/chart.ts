@@ -21,7 +21,9 @@ export function addSample(samples: readonly StatsSample[], sample: StatsSample):
  * Statements counted between consecutive samples. A counter that went down (the server restarted,
  * the counters of another instance answered) starts again from zero rather than going negative.
  */
-export function queriesPerInterval(samples: readonly StatsSample[]): { at: number; count: number }[] {
+export function queriesPerInterval(
+  samples: readonly StatsSample[],
+): { at: number; count: number }[] {
   const counts: { at: number; count: number }[] = [];
   for (let i = 1; i < samples.length; i++) {
     const previous = samples[i - 1] as StatsSample;

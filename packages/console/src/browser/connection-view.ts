@@ -2,13 +2,25 @@
  * The connection form: every field of a query request but the SQL, saved connections, and a "Test
  * connection" button (POST /api/test-connection).
  */
-import { connectionFields, connectionLabel, FormError, ISOLATION_LEVELS, ROW_MODES, SSL_MODES, type ConnectionForm } from './request-fields';
+import {
+  connectionFields,
+  connectionLabel,
+  FormError,
+  ISOLATION_LEVELS,
+  ROW_MODES,
+  SSL_MODES,
+  type ConnectionForm,
+} from './request-fields';
 import { postJson } from './api';
 import { h } from './dom';
 import type { ConsoleStorage } from './storage';
 
-type TextField = { [K in keyof ConnectionForm]: ConnectionForm[K] extends string ? K : never }[keyof ConnectionForm];
-type BoxField = { [K in keyof ConnectionForm]: ConnectionForm[K] extends boolean ? K : never }[keyof ConnectionForm];
+type TextField = {
+  [K in keyof ConnectionForm]: ConnectionForm[K] extends string ? K : never;
+}[keyof ConnectionForm];
+type BoxField = {
+  [K in keyof ConnectionForm]: ConnectionForm[K] extends boolean ? K : never;
+}[keyof ConnectionForm];
 
 interface FieldSpec {
   field: TextField;
@@ -30,7 +42,12 @@ const CONNECTION_FIELDS: FieldSpec[] = [
 ];
 
 const RUN_FIELDS: FieldSpec[] = [
-  { field: 'timeoutMs', label: 'Timeout (ms)', type: 'number', hint: 'statement timeout; empty: none' },
+  {
+    field: 'timeoutMs',
+    label: 'Timeout (ms)',
+    type: 'number',
+    hint: 'statement timeout; empty: none',
+  },
   { field: 'maxRows', label: 'Max rows', type: 'number', hint: 'per statement; empty: 100000' },
   { field: 'isolationLevel', label: 'Isolation level', choices: ISOLATION_LEVELS },
   { field: 'rowMode', label: 'JSON export rows as', choices: ROW_MODES },
@@ -47,30 +64,64 @@ const BOXES: { field: BoxField; label: string }[] = [
 export class ConnectionView {
   readonly element: HTMLElement;
   private readonly inputs = new Map<keyof ConnectionForm, HTMLInputElement | HTMLSelectElement>();
-  private readonly saved = h('ul', { className: 'saved', attrs: { 'aria-label': 'Saved connections' } });
-  private readonly status = h('p', { className: 'form-status', attrs: { role: 'status', 'data-testid': 'connection-status' } });
+  private readonly saved = h('ul', {
+    className: 'saved',
+    attrs: { 'aria-label': 'Saved connections' },
+  });
+  private readonly status = h('p', {
+    className: 'form-status',
+    attrs: { role: 'status', 'data-testid': 'connection-status' },
+  });
 
   constructor(
     private readonly storage: ConsoleStorage,
     private readonly onChange: (form: ConnectionForm) => void,
   ) {
-    const form = h('form', { className: 'connection-form', attrs: { 'aria-label': 'Connection' } }, [
-      h('fieldset', {}, [h('legend', { text: 'Connection' }), ...CONNECTION_FIELDS.map((spec) => this.input(spec))]),
-      h('fieldset', {}, [h('legend', { text: 'Each run' }), ...RUN_FIELDS.map((spec) => this.input(spec))]),
-      h('fieldset', { className: 'boxes' }, [h('legend', { text: 'Options' }), ...BOXES.map((box) => this.box(box.field, box.label))]),
-      h('div', { className: 'toolbar' }, [
-        h('button', { text: 'Test connection', attrs: { type: 'button' }, on: { click: () => void this.test() } }),
-        h('button', { text: 'Save connection', attrs: { type: 'button' }, on: { click: () => this.save() } }),
-      ]),
-      this.status,
-    ]);
+    const form = h(
+      'form',
+      { className: 'connection-form', attrs: { 'aria-label': 'Connection' } },
+      [
+        h('fieldset', {}, [
+          h('legend', { text: 'Connection' }),
+          ...CONNECTION_FIELDS.map((spec) => this.input(spec)),
+        ]),
+        h('fieldset', {}, [
+          h('legend', { text: 'Each run' }),
+          ...RUN_FIELDS.map((spec) => this.input(spec)),
+        ]),
+        h('fieldset', { className: 'boxes' }, [
+          h('legend', { text: 'Options' }),
+          ...BOXES.map((box) => this.box(box.field, box.label)),
+        ]),
+        h('div', { className: 'toolbar' }, [
+          h('button', {
+            text: 'Test connection',
+            attrs: { type: 'button' },
+            on: { click: () => void this.test() },
+          }),
+          h('button', {
+            text: 'Save connection',
+            attrs: { type: 'button' },
+            on: { click: () => this.save() },
+          }),
+        ]),
+        this.status,
+      ],
+    );
     form.addEventListener('submit', (event) => event.preventDefault());
     form.addEventListener('input', () => this.changed());
     form.addEventListener('change', () => this.changed());
-    this.element = h('section', { className: 'connection', attrs: { 'aria-label': 'Connection settings' } }, [
-      form,
-      h('div', { className: 'saved-connections' }, [h('h2', { text: 'Saved connections' }), this.saved]),
-    ]);
+    this.element = h(
+      'section',
+      { className: 'connection', attrs: { 'aria-label': 'Connection settings' } },
+      [
+        form,
+        h('div', { className: 'saved-connections' }, [
+          h('h2', { text: 'Saved connections' }),
+          this.saved,
+        ]),
+      ],
+    );
     this.fill(storage.currentForm());
     this.showSaved(storage.connections());
   }
@@ -79,7 +130,10 @@ export class ConnectionView {
   value(): ConnectionForm {
     const form = {} as Record<string, unknown>;
     for (const [field, input] of this.inputs) {
-      form[field] = input instanceof HTMLInputElement && input.type === 'checkbox' ? input.checked : input.value;
+      form[field] =
+        input instanceof HTMLInputElement && input.type === 'checkbox'
+          ? input.checked
+          : input.value;
     }
     return form as unknown as ConnectionForm;
   }
@@ -93,7 +147,8 @@ export class ConnectionView {
   private fill(form: ConnectionForm): void {
     for (const [field, input] of this.inputs) {
       const value = form[field];
-      if (input instanceof HTMLInputElement && input.type === 'checkbox') input.checked = value === true;
+      if (input instanceof HTMLInputElement && input.type === 'checkbox')
+        input.checked = value === true;
       else input.value = String(value);
     }
     this.onChange(form);
@@ -108,7 +163,11 @@ export class ConnectionView {
   private input(spec: FieldSpec): HTMLElement {
     const id = `field-${spec.field}`;
     const input = spec.choices
-      ? h('select', { attrs: { id, name: spec.field } }, spec.choices.map((choice) => h('option', { text: choice, attrs: { value: choice } })))
+      ? h(
+          'select',
+          { attrs: { id, name: spec.field } },
+          spec.choices.map((choice) => h('option', { text: choice, attrs: { value: choice } })),
+        )
       : h('input', {
           attrs: {
             id,
@@ -120,14 +179,20 @@ export class ConnectionView {
           },
         });
     this.inputs.set(spec.field, input);
-    return h('label', { className: 'field', attrs: { for: id } }, [h('span', { text: spec.label }), input]);
+    return h('label', { className: 'field', attrs: { for: id } }, [
+      h('span', { text: spec.label }),
+      input,
+    ]);
   }
 
   private box(field: BoxField, label: string): HTMLElement {
     const id = `field-${field}`;
     const input = h('input', { attrs: { id, name: field, type: 'checkbox' } });
     this.inputs.set(field, input);
-    return h('label', { className: 'box', attrs: { for: id } }, [input, h('span', { text: label })]);
+    return h('label', { className: 'box', attrs: { for: id } }, [
+      input,
+      h('span', { text: label }),
+    ]);
   }
 
   private async test(): Promise<void> {
@@ -145,7 +210,10 @@ export class ConnectionView {
         this.status.textContent = `Connected: PostgreSQL ${String(body.serverVersion)}, ${body.ssl ? 'TLS' : 'no TLS'}, ${String(body.latencyMs)} ms`;
       } else {
         const error = body.error as { message?: string; code?: string } | string | undefined;
-        const message = typeof error === 'string' ? error : `${error?.code ? `${error.code}: ` : ''}${error?.message ?? `HTTP ${status}`}`;
+        const message =
+          typeof error === 'string'
+            ? error
+            : `${error?.code ? `${error.code}: ` : ''}${error?.message ?? `HTTP ${status}`}`;
         this.status.textContent = `Connection failed: ${message}`;
       }
     } catch (error) {
@@ -184,6 +252,7 @@ export class ConnectionView {
         ]);
       }),
     );
-    if (connections.length === 0) this.saved.append(h('li', { className: 'empty', text: 'None yet' }));
+    if (connections.length === 0)
+      this.saved.append(h('li', { className: 'empty', text: 'None yet' }));
   }
 }

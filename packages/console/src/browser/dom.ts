@@ -16,7 +16,8 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   const element = document.createElement(tag);
   if (options.className) element.className = options.className;
   if (options.text !== undefined) element.textContent = options.text;
-  for (const [name, value] of Object.entries(options.attrs ?? {})) element.setAttribute(name, value);
+  for (const [name, value] of Object.entries(options.attrs ?? {}))
+    element.setAttribute(name, value);
   for (const [type, listener] of Object.entries(options.on ?? {})) {
     element.addEventListener(type, listener as EventListener);
   }
@@ -57,11 +58,20 @@ export function tabList(
     h('button', {
       className: `tab ${tab.className ?? ''}`.trim(),
       text: tab.title,
-      attrs: { role: 'tab', type: 'button', id: `tab-${tab.id}`, 'aria-controls': `panel-${tab.id}` },
+      attrs: {
+        role: 'tab',
+        type: 'button',
+        id: `tab-${tab.id}`,
+        'aria-controls': `panel-${tab.id}`,
+      },
       on: { click: () => select(tab.id) },
     }),
   );
-  const element = h('div', { className: 'tabs', attrs: { role: 'tablist', 'aria-label': label } }, buttons);
+  const element = h(
+    'div',
+    { className: 'tabs', attrs: { role: 'tablist', 'aria-label': label } },
+    buttons,
+  );
   element.addEventListener('keydown', (event) => {
     const current = buttons.indexOf(document.activeElement as HTMLButtonElement);
     if (current < 0) return;

@@ -74,13 +74,10 @@ export class SqlEditor {
     const from = Math.min(run.from + offsetOfLocation(run.sql, location), state.doc.length);
     const word = state.wordAt(from);
     const to = word && word.from === from ? word.to : Math.min(from + 1, state.doc.lineAt(from).to);
-    this.view.dispatch(
-      setDiagnostics(state, [{ from, to, severity: 'error', message }]),
-      {
-        selection: EditorSelection.cursor(from),
-        effects: EditorView.scrollIntoView(from, { y: 'center' }),
-      },
-    );
+    this.view.dispatch(setDiagnostics(state, [{ from, to, severity: 'error', message }]), {
+      selection: EditorSelection.cursor(from),
+      effects: EditorView.scrollIntoView(from, { y: 'center' }),
+    });
   }
 
   clearErrors(): void {

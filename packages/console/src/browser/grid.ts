@@ -37,7 +37,12 @@ export class ResultGrid {
       {
         className: 'grid-viewport',
         // The viewport scrolls with the arrow keys once focused.
-        attrs: { tabindex: '0', role: 'grid', 'aria-label': label, 'aria-colcount': String(fields.length + 1) },
+        attrs: {
+          tabindex: '0',
+          role: 'grid',
+          'aria-label': label,
+          'aria-colcount': String(fields.length + 1),
+        },
       },
       [header, this.body],
     );
@@ -58,12 +63,18 @@ export class ResultGrid {
   }
 
   private renderHeader(header: HTMLElement): void {
-    header.append(h('div', { className: 'grid-cell grid-rownum', attrs: { role: 'columnheader' }, text: '#' }));
+    header.append(
+      h('div', { className: 'grid-cell grid-rownum', attrs: { role: 'columnheader' }, text: '#' }),
+    );
     this.fields.forEach((field) => {
-      const cell = h('div', { className: 'grid-cell', attrs: { role: 'columnheader', title: field.name } }, [
-        h('span', { className: 'column-name', text: field.name }),
-        h('span', { className: 'column-type', text: field.dataTypeName ?? '' }),
-      ]);
+      const cell = h(
+        'div',
+        { className: 'grid-cell', attrs: { role: 'columnheader', title: field.name } },
+        [
+          h('span', { className: 'column-name', text: field.name }),
+          h('span', { className: 'column-type', text: field.dataTypeName ?? '' }),
+        ],
+      );
       header.append(cell);
     });
     this.applyWidths(header);
@@ -129,7 +140,11 @@ export class ResultGrid {
       const text = cellText(row[column] ?? null);
       const cell =
         text === null
-          ? h('div', { className: 'grid-cell null', attrs: { role: 'gridcell', 'data-null': '' }, text: 'NULL' })
+          ? h('div', {
+              className: 'grid-cell null',
+              attrs: { role: 'gridcell', 'data-null': '' },
+              text: 'NULL',
+            })
           : h('div', { className: 'grid-cell', attrs: { role: 'gridcell' }, text });
       if (text !== null && text.length > 40) cell.title = text.slice(0, 2000);
       element.append(cell);

@@ -35,8 +35,15 @@ export class HistoryView {
           h('div', { className: 'history-meta' }, [
             `${new Date(entry.at).toLocaleString()} · ${entry.connection} · ${entry.outcome} · ${entry.statements} statement(s) · ${entry.durationMs} ms`,
           ]),
-          h('pre', { className: 'history-sql', text: entry.sql.length > 2000 ? `${entry.sql.slice(0, 2000)}…` : entry.sql }),
-          h('button', { text: 'Run again', attrs: { type: 'button' }, on: { click: () => this.rerun(entry.sql) } }),
+          h('pre', {
+            className: 'history-sql',
+            text: entry.sql.length > 2000 ? `${entry.sql.slice(0, 2000)}…` : entry.sql,
+          }),
+          h('button', {
+            text: 'Run again',
+            attrs: { type: 'button' },
+            on: { click: () => this.rerun(entry.sql) },
+          }),
         ]),
       ),
     );

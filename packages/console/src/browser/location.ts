@@ -20,7 +20,9 @@ export function offsetOfLocation(text: string, location: TextLocation): number {
   for (let line = 1; line < location.line; line++) {
     const end = lineEnd(text, offset);
     if (end >= text.length) return text.length;
-    offset = end + (text.charCodeAt(end) === CARRIAGE_RETURN && text.charCodeAt(end + 1) === NEWLINE ? 2 : 1);
+    offset =
+      end +
+      (text.charCodeAt(end) === CARRIAGE_RETURN && text.charCodeAt(end + 1) === NEWLINE ? 2 : 1);
   }
   const end = lineEnd(text, offset);
   for (let column = 1; column < location.column && offset < end; column++) {

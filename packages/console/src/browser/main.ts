@@ -7,7 +7,13 @@ import { ConnectionView } from './connection-view';
 import { download, h, tabList } from './dom';
 import { SqlEditor, type RunText } from './editor';
 import { HistoryView } from './history-view';
-import { connectionLabel, FormError, queryBody, usesCache, type ConnectionForm } from './request-fields';
+import {
+  connectionLabel,
+  FormError,
+  queryBody,
+  usesCache,
+  type ConnectionForm,
+} from './request-fields';
 import { runOfJsonAnswer, type RunResult, type StatementResult } from './results';
 import { ResultsView } from './results-view';
 import { StatsView } from './stats-view';
@@ -29,9 +35,19 @@ const THEMES: Theme[] = ['system', 'light', 'dark'];
 
 class ConsolePage {
   private readonly storage = new ConsoleStorage(localStorage);
-  private readonly connectionName = h('span', { className: 'current-connection', attrs: { 'data-testid': 'current-connection' } });
-  private readonly runButton = h('button', { className: 'primary', text: 'Run', attrs: { type: 'button', title: 'Ctrl+Enter / Cmd+Enter' } });
-  private readonly cancelButton = h('button', { text: 'Cancel', attrs: { type: 'button', disabled: '' } });
+  private readonly connectionName = h('span', {
+    className: 'current-connection',
+    attrs: { 'data-testid': 'current-connection' },
+  });
+  private readonly runButton = h('button', {
+    className: 'primary',
+    text: 'Run',
+    attrs: { type: 'button', title: 'Ctrl+Enter / Cmd+Enter' },
+  });
+  private readonly cancelButton = h('button', {
+    text: 'Cancel',
+    attrs: { type: 'button', disabled: '' },
+  });
   private readonly themeButton = h('button', { className: 'theme', attrs: { type: 'button' } });
   private readonly results: ResultsView;
   private readonly connection: ConnectionView;
@@ -83,10 +99,14 @@ class ConsolePage {
     };
     const main = h('main', {});
     for (const view of VIEWS) {
-      const panel = h('div', {
-        className: 'view',
-        attrs: { role: 'tabpanel', id: `panel-${view.id}`, 'aria-labelledby': `tab-${view.id}` },
-      }, [contents[view.id] as HTMLElement]);
+      const panel = h(
+        'div',
+        {
+          className: 'view',
+          attrs: { role: 'tabpanel', id: `panel-${view.id}`, 'aria-labelledby': `tab-${view.id}` },
+        },
+        [contents[view.id] as HTMLElement],
+      );
       this.panels.set(view.id, panel);
       main.append(panel);
     }

@@ -144,10 +144,10 @@ function paramsOf(form: ConnectionForm): unknown[] | undefined {
   try {
     params = JSON.parse(text);
   } catch {
-    throw new FormError('params', "'params' must be a JSON array such as [1, \"text\"]");
+    throw new FormError('params', '\'params\' must be a JSON array such as [1, "text"]');
   }
   if (!Array.isArray(params)) {
-    throw new FormError('params', "'params' must be a JSON array such as [1, \"text\"]");
+    throw new FormError('params', '\'params\' must be a JSON array such as [1, "text"]');
   }
   return params;
 }

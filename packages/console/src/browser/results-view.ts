@@ -20,7 +20,10 @@ export class ResultsView {
   private grids = new Map<number, ResultGrid>();
   private tabs: ReturnType<typeof tabList> | undefined;
   private panel = h('div', { className: 'result-panel', attrs: { role: 'tabpanel' } });
-  private summary = h('div', { className: 'summary', attrs: { role: 'status', 'data-testid': 'run-summary' } });
+  private summary = h('div', {
+    className: 'summary',
+    attrs: { role: 'status', 'data-testid': 'run-summary' },
+  });
   private tabCount = -1;
   private shownShape = '';
 
@@ -139,8 +142,10 @@ export class ResultsView {
         ? `${statement.rows.length} rows`
         : `rowCount ${statement.rowCount}`,
     );
-    if (statement.rows.length > 0 || statement.fields.length > 0) parts.push(`${statement.rows.length} shown`);
-    if (statement.executionTime !== undefined) parts.push(`${statement.executionTime.toFixed(2)} ms`);
+    if (statement.rows.length > 0 || statement.fields.length > 0)
+      parts.push(`${statement.rows.length} shown`);
+    if (statement.executionTime !== undefined)
+      parts.push(`${statement.executionTime.toFixed(2)} ms`);
     if (statement.cacheStatus) parts.push(`cache: ${statement.cacheStatus}`);
     if (statement.state === 'running') parts.push('receiving…');
     const exportable = statement.fields.length > 0 && statement.state !== 'running';
@@ -150,7 +155,10 @@ export class ResultsView {
         h('span', { className: 'exports' }, [
           h('button', {
             text: 'Export CSV',
-            attrs: { type: 'button', title: 'Runs the statement again, read-only, and saves its rows as CSV' },
+            attrs: {
+              type: 'button',
+              title: 'Runs the statement again, read-only, and saves its rows as CSV',
+            },
             on: { click: () => void this.exportCsv(statement) },
           }),
           h('button', {
@@ -164,7 +172,10 @@ export class ResultsView {
 
   private exportJson(statement: StatementResult): void {
     const text = jsonExport(statement.fields, statement.rows, this.jsonRowMode());
-    download(new Blob([text], { type: 'application/json' }), `statement-${statement.index + 1}.json`);
+    download(
+      new Blob([text], { type: 'application/json' }),
+      `statement-${statement.index + 1}.json`,
+    );
   }
 
   private gridOf(statement: StatementResult): ResultGrid | undefined {
@@ -183,13 +194,21 @@ function truncatedBanner(statement: StatementResult): HTMLElement {
     statement.truncatedBy === 'bytes'
       ? 'the result grew past the server’s byte limit (MAX_RESULT_BYTES)'
       : 'the statement returned more rows than maxRows';
-  return h('div', { className: 'truncated', attrs: { role: 'alert', 'data-testid': 'truncated' } }, [
-    `Truncated: only the first ${statement.rows.length} rows are shown; ${by}.`,
-  ]);
+  return h(
+    'div',
+    { className: 'truncated', attrs: { role: 'alert', 'data-testid': 'truncated' } },
+    [`Truncated: only the first ${statement.rows.length} rows are shown; ${by}.`],
+  );
 }
 
-function errorLine(error: { message: string; code?: string; location?: { line: number; column: number } }): string {
-  const place = error.location ? ` (line ${error.location.line}, column ${error.location.column})` : '';
+function errorLine(error: {
+  message: string;
+  code?: string;
+  location?: { line: number; column: number };
+}): string {
+  const place = error.location
+    ? ` (line ${error.location.line}, column ${error.location.column})`
+    : '';
   return `${error.code ? `${error.code}: ` : ''}${error.message}${place}`;
 }
 

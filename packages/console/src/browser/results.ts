@@ -147,8 +147,7 @@ function pick<T extends string>(source: object, names: readonly T[]): Partial<Re
 export function errorInfoOf(body: Record<string, unknown>): ErrorInfo {
   const error = body.error;
   const cause = (body.cause ?? (typeof error === 'object' ? error : undefined)) as
-    | Record<string, unknown>
-    | undefined;
+    Record<string, unknown> | undefined;
   const info: ErrorInfo = {
     message:
       typeof error === 'string'
@@ -230,7 +229,20 @@ export function runOfJsonAnswer(status: number, body: unknown): RunResult {
     state: 'succeeded',
     ...outcomeFieldsOf(answer),
   };
-  if (answer.error !== undefined) failRun(run, answer, status >= 400 ? status : undefined);
+  if (answer.error !== undefined) {
+    // A MultipleStatementsResponse names the failed statement; its entry holds the cause.
+    const index = answer.failedStatementIndex;
+    const entry =
+      Array.isArray(answer.results) && typeof index === 'number'
+        ? answer.results[index]
+        : undefined;
+    const cause = answer.cause ?? (entry as Record<string, unknown> | undefined)?.cause;
+    failRun(
+      run,
+      cause === undefined ? answer : { ...answer, cause },
+      status >= 400 ? status : undefined,
+    );
+  }
   return run;
 }
 
@@ -238,7 +250,9 @@ export function runOfJsonAnswer(status: number, body: unknown): RunResult {
 export function transactionOutcome(outcome: RunOutcome): string | undefined {
   if (outcome.state === 'running') return undefined;
   if (outcome.transactionUsed === true) {
-    return outcome.rolledBack ? 'Transaction rolled back: nothing was kept' : 'Transaction committed';
+    return outcome.rolledBack
+      ? 'Transaction rolled back: nothing was kept'
+      : 'Transaction committed';
   }
   if (outcome.rolledBack) return 'Rolled back: nothing was kept';
   if (outcome.transactionUsed === false) {

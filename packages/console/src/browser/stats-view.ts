@@ -28,7 +28,10 @@ interface CacheAnswer {
 export class StatsView {
   readonly element: HTMLElement;
   private readonly status = h('p', { className: 'stats-status', attrs: { role: 'status' } });
-  private readonly cacheFigures = h('dl', { className: 'figures', attrs: { 'data-testid': 'cache-figures' } });
+  private readonly cacheFigures = h('dl', {
+    className: 'figures',
+    attrs: { 'data-testid': 'cache-figures' },
+  });
   private readonly pools = h('tbody');
   private readonly entries = h('tbody');
   private readonly hitRateLine = svg('polyline', { class: 'line-hit-rate', points: '' });
@@ -54,7 +57,11 @@ export class StatsView {
     chart.append(this.hitRateLine, this.queriesLine);
     this.element = h('section', { className: 'stats', attrs: { 'aria-label': 'Statistics' } }, [
       h('div', { className: 'toolbar' }, [
-        h('button', { text: 'Refresh', attrs: { type: 'button' }, on: { click: () => void this.refresh() } }),
+        h('button', {
+          text: 'Refresh',
+          attrs: { type: 'button' },
+          on: { click: () => void this.refresh() },
+        }),
         h('button', {
           text: 'Clear cache',
           attrs: { type: 'button', 'data-testid': 'clear-cache' },
@@ -145,9 +152,12 @@ export class StatsView {
         : pools.map((pool) =>
             h('tr', {}, [
               h('td', { text: pool.poolId }),
-              ...[pool.totalConnections, pool.idleConnections, pool.activeConnections, pool.waitingClients].map(
-                (value) => h('td', { className: 'number', text: String(value) }),
-              ),
+              ...[
+                pool.totalConnections,
+                pool.idleConnections,
+                pool.activeConnections,
+                pool.waitingClients,
+              ].map((value) => h('td', { className: 'number', text: String(value) })),
             ]),
           )),
     );
@@ -218,7 +228,13 @@ export class StatsView {
 function table(headings: string[], body: HTMLElement, testId: string): HTMLElement {
   return h('div', { className: 'table-scroll' }, [
     h('table', { attrs: { 'data-testid': testId } }, [
-      h('thead', {}, [h('tr', {}, headings.map((text) => h('th', { text, attrs: { scope: 'col' } })))]),
+      h('thead', {}, [
+        h(
+          'tr',
+          {},
+          headings.map((text) => h('th', { text, attrs: { scope: 'col' } })),
+        ),
+      ]),
       body,
     ]),
   ]);

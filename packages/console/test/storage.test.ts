@@ -1,0 +1,105 @@
+import { blankForm } from '../src/browser/request-fields';
+import { ConsoleStorage, HISTORY_LIMIT, type HistoryEntry } from '../src/browser/storage';
+
+/** A Storage over a Map, as localStorage behaves (strings only); `quota` makes writes fail. */
+class MapStorage implements Storage {
+  readonly items = new Map<string, string>();
+  quota = Infinity;
+  get length(): number {
+    return this.items.size;
+  }
+  clear(): void {
+    this.items.clear();
+  }
+  getItem(key: string): string | null {
+    return this.items.get(key) ?? null;
+  }
+  key(index: number): string | null {
+    return [...this.items.keys()][index] ?? null;
+  }
+  removeItem(key: string): void {
+    this.items.delete(key);
+  }
+  setItem(key: string, value: string): void {
+    if (value.length > this.quota) throw new Error('QuotaExceededError');
+    this.items.set(key, String(value));
+  }
+}
+
+function entry(n: number): HistoryEntry {
+  return {
+    at: new Date(n).toISOString(),
+    sql: `SELECT ${n}`,
+    connection: 'c',
+    outcome: 'succeeded',
+    statements: 1,
+    durationMs: n,
+  };
+}
+
+describe('ConsoleStorage', () => {
+  it('keeps a password only when "remember password" is ticked', () => {
+    const backing = new MapStorage();
+    const storage = new ConsoleStorage(backing);
+    storage.saveConnection({ ...blankForm(), name: 'forget', password: 'p1' });
+    storage.saveConnection({
+      ...blankForm(),
+      name: 'keep',
+      password: 'p2',
+      rememberPassword: true,
+    });
+    storage.saveCurrentForm({ ...blankForm(), password: 'p3' });
+    const text = [...backing.items.values()].join('\n');
+    expect(text).not.toContain('p1');
+    expect(text).not.toContain('p3');
+    expect(
+      new ConsoleStorage(backing).connections().map((form) => [form.name, form.password]),
+    ).toEqual([
+      ['forget', ''],
+      ['keep', 'p2'],
+    ]);
+  });
+
+  it('replaces a connection saved under the same label, and deletes by label', () => {
+    const storage = new ConsoleStorage(new MapStorage());
+    storage.saveConnection({ ...blankForm(), name: 'a', host: 'one' });
+    expect(
+      storage.saveConnection({ ...blankForm(), name: 'a', host: 'two' }).map((form) => form.host),
+    ).toEqual(['two']);
+    expect(storage.deleteConnection('a')).toEqual([]);
+  });
+
+  it('keeps the last HISTORY_LIMIT runs, newest first', () => {
+    const storage = new ConsoleStorage(new MapStorage());
+    for (let n = 1; n <= HISTORY_LIMIT + 5; n++) storage.addHistory(entry(n));
+    const history = storage.history();
+    expect(history).toHaveLength(HISTORY_LIMIT);
+    expect(history[0]?.sql).toBe(`SELECT ${HISTORY_LIMIT + 5}`);
+    expect(history.at(-1)?.sql).toBe('SELECT 6');
+  });
+
+  it('reads what another version or a person wrote without failing', () => {
+    const backing = new MapStorage();
+    backing.setItem(
+      'sqlgate.console.connections',
+      '[{"name": 5, "host": "h", "extra": true}, null, "x"]',
+    );
+    backing.setItem('sqlgate.console.history', '[{"sql": 1}, 3]');
+    backing.setItem('sqlgate.console.current', 'not json');
+    backing.setItem('sqlgate.console.theme', 'purple');
+    const storage = new ConsoleStorage(backing);
+    expect(storage.connections()[0]).toEqual({ ...blankForm(), host: 'h' });
+    expect(storage.history()).toEqual([]);
+    expect(storage.currentForm()).toEqual(blankForm());
+    expect(storage.theme()).toBe('system');
+  });
+
+  it('works on when the storage is full', () => {
+    const backing = new MapStorage();
+    backing.quota = 10;
+    const storage = new ConsoleStorage(backing);
+    expect(() => storage.addHistory(entry(1))).not.toThrow();
+    expect(() => storage.saveSql('SELECT 1 -- longer than the quota')).not.toThrow();
+    expect(storage.history()).toEqual([]);
+  });
+});
