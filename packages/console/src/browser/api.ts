@@ -49,9 +49,11 @@ export function runQuery(options: RunOptions): RunHandle {
         database,
         ...(password !== undefined ? { password } : {}),
       }).catch(() => undefined);
-      await Promise.race([cancelRequest, delay(CANCEL_WAIT_MS)]);
-      // Closing the connection cancels too (sqlgate cancels the running statement of a caller that
-      // leaves); it also ends a stream that would go on sending rows already read.
+      const answer = await Promise.race([cancelRequest, delay(CANCEL_WAIT_MS)]);
+      // A cancelled request answers by itself (409, or an error line in the stream); its answer
+      // says what ran. Without that answer soon, closing the connection cancels too (sqlgate cancels
+      // the running statement of a caller that leaves) and ends a stream still sending rows.
+      if (answer?.status === 200) await Promise.race([done, delay(CANCEL_WAIT_MS)]);
       aborter.abort();
     },
   };

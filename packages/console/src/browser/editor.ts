@@ -73,7 +73,13 @@ export class SqlEditor {
     const { state } = this.view;
     const from = Math.min(run.from + offsetOfLocation(run.sql, location), state.doc.length);
     const word = state.wordAt(from);
-    const to = word && word.from === from ? word.to : Math.min(from + 1, state.doc.lineAt(from).to);
+    // The word the error starts, else one character (two UTF-16 units outside the BMP).
+    const character = state.sliceDoc(from, from + 2).codePointAt(0);
+    const characterLength = character === undefined ? 0 : character > 0xffff ? 2 : 1;
+    const to =
+      word && word.from === from
+        ? word.to
+        : Math.min(from + characterLength, state.doc.lineAt(from).to);
     this.view.dispatch(setDiagnostics(state, [{ from, to, severity: 'error', message }]), {
       selection: EditorSelection.cursor(from),
       effects: EditorView.scrollIntoView(from, { y: 'center' }),

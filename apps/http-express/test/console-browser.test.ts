@@ -1,0 +1,609 @@
+/**
+ * The browser console end to end (docs/decisions.md 10.31): Debian's Chromium against sqlgate's
+ * built server as a child process and a real PostgreSQL. Every test also checks that the page
+ * threw nothing and that its Content-Security-Policy blocked nothing.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Page } from 'playwright-core';
+import { launchChromium, watchProblems, type Browser } from './browser';
+import { startSqlgateProcess, type SqlgateProcess } from './sqlgate-process';
+import { database, sql } from './support';
+
+const TEST_TIMEOUT_MS = 60_000;
+
+let sqlgate: SqlgateProcess;
+let browser: Browser;
+let page: Page;
+let problems: string[];
+let requested: string[];
+
+beforeAll(async () => {
+  [sqlgate, browser] = await Promise.all([startSqlgateProcess({}), launchChromium()]);
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await sqlgate?.stop();
+});
+
+beforeEach(async () => {
+  page = await browser.context.newPage();
+  problems = watchProblems(page);
+  requested = [];
+  page.on('request', (request) => requested.push(request.url()));
+  await page.goto(`${sqlgate.url}/`);
+  await page.evaluate(() => localStorage.clear());
+  await page.reload();
+  await useTestDatabase();
+});
+
+afterEach(async () => {
+  await page.close();
+  // The console works offline: nothing it loads or calls is outside the sqlgate that served it.
+  expect(
+    requested.filter((url) => !url.startsWith(`${sqlgate.url}/`) && !url.startsWith('blob:')),
+  ).toEqual([]);
+  expect(problems).toEqual([]);
+});
+
+/** Fills the connection form with the test database's settings. */
+async function useTestDatabase(): Promise<void> {
+  await page.click('#tab-connection');
+  await page.fill('#field-host', database.host);
+  await page.fill('#field-port', String(database.port));
+  await page.fill('#field-user', database.user);
+  await page.fill('#field-password', database.password ?? '');
+  await page.fill('#field-database', database.database);
+  await page.click('#tab-query');
+}
+
+/** Replaces the editor's text. */
+async function type(text: string): Promise<void> {
+  await page.click('.cm-content');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(text);
+}
+
+/** Runs the editor's text (or selection) with Ctrl+Enter and waits for the run to end. */
+async function run(text?: string): Promise<string> {
+  if (text !== undefined) await type(text);
+  await page.keyboard.press('Control+Enter');
+  await page.waitForFunction(() => !document.body.classList.contains('is-running'));
+  return (await page.textContent('[data-testid=run-summary]')) ?? '';
+}
+
+async function tabTitles(): Promise<string[]> {
+  return page.locator('.results [role=tab]').allTextContents();
+}
+
+/** The cells of the grid rows in the DOM: text, or null for a NULL. */
+async function gridRows(): Promise<(string | null)[][]> {
+  return page.$$eval('.grid-rows .grid-row', (rows) =>
+    rows.map((row) =>
+      [...row.querySelectorAll('[role=gridcell]')].map((cell) =>
+        cell.hasAttribute('data-null') ? null : (cell.textContent ?? ''),
+      ),
+    ),
+  );
+}
+
+/** The 0-based line of the editor holding the error marker, and the marked text. */
+async function markedLine(): Promise<{ line: number; text: string } | undefined> {
+  return page.evaluate(() => {
+    const mark = document.querySelector('.cm-lintRange-error');
+    const line = mark?.closest('.cm-line');
+    if (!mark || !line) return undefined;
+    return {
+      line: [...document.querySelectorAll('.cm-line')].indexOf(line),
+      text: mark.textContent ?? '',
+    };
+  });
+}
+
+const PSQL_NULL = '\\N';
+
+/** psql's CSV of a query, NULL printed as \N: the oracle for values as PostgreSQL prints them. */
+function psqlCsv(query: string): string {
+  const result = spawnSync(
+    'psql',
+    [
+      '-X',
+      '-q',
+      '--csv',
+      '-P',
+      `null=${PSQL_NULL}`,
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-h',
+      database.host,
+      '-p',
+      String(database.port),
+      '-U',
+      database.user,
+      '-d',
+      database.database,
+      '-c',
+      query,
+    ],
+    {
+      env: { ...process.env, PGPASSWORD: database.password ?? '', PGSSLMODE: 'prefer' },
+      encoding: 'utf8',
+    },
+  );
+  if (result.status !== 0) throw new Error(`psql failed: ${result.stderr}`);
+  return result.stdout;
+}
+
+/**
+ * The records of an RFC 4180 text: a field that was quoted is its text, an unquoted field equal to
+ * `nullText` is null (sqlgate writes NULL as an unquoted empty field, psql as its null string).
+ */
+function parseCsv(text: string, nullText: string): (string | null)[][] {
+  const records: (string | null)[][] = [];
+  let record: (string | null)[] = [];
+  let p = 0;
+  while (p < text.length) {
+    let field: string | null;
+    if (text[p] === '"') {
+      let value = '';
+      p++;
+      for (;;) {
+        const quote = text.indexOf('"', p);
+        value += text.slice(p, quote);
+        p = quote + 1;
+        if (text[p] !== '"') break;
+        value += '"';
+        p++;
+      }
+      field = value;
+    } else {
+      const end = text.slice(p).search(/,|\r?\n/);
+      const value = end === -1 ? text.slice(p) : text.slice(p, p + end);
+      p += value.length;
+      field = value === nullText ? null : value;
+    }
+    record.push(field);
+    if (text[p] === ',') p++;
+    else {
+      p += text[p] === '\r' ? 2 : 1;
+      records.push(record);
+      record = [];
+    }
+  }
+  return records;
+}
+
+it(
+  'runs a script of several statements and shows each in its own tab',
+  async () => {
+    const summary = await run(
+      [
+        'CREATE TEMP TABLE console_t (id int, name text);',
+        "INSERT INTO console_t VALUES (1, 'a'), (2, NULL), (3, '');",
+        "SELECT id, name, 'NULL' AS literal FROM console_t ORDER BY id;",
+      ].join('\n'),
+    );
+    expect(summary).toContain('Succeeded');
+    expect(summary).toContain('Transaction committed');
+    expect(await tabTitles()).toEqual(['1. CREATE', '2. INSERT', '3. SELECT']);
+    await page.click('.results [role=tab] >> text=3. SELECT');
+    await page.waitForSelector('.grid-rows .grid-row');
+    // NULL is marked apart from the empty string and from the string 'NULL'.
+    expect(await gridRows()).toEqual([
+      ['1', 'a', 'NULL'],
+      ['2', null, 'NULL'],
+      ['3', '', 'NULL'],
+    ]);
+    const header = await page.locator('.grid-header [role=columnheader]').allTextContents();
+    expect(header).toEqual(['#', 'idint4', 'nametext', 'literaltext']);
+    expect(await page.textContent('[data-testid=statement-meta]')).toContain('rowCount 3');
+    await page.click('.results [role=tab] >> text=2. INSERT');
+    expect(await page.textContent('[data-testid=statement-meta]')).toContain('INSERT · rowCount 3');
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'says when a script’s transaction was rolled back, and which statement failed',
+  async () => {
+    const summary = await run(
+      'CREATE TEMP TABLE console_r (id int);\nINSERT INTO console_r VALUES (1);\nSELECT 1/0;',
+    );
+    expect(summary).toContain('Failed');
+    expect(summary).toContain('22012');
+    expect(summary).toContain('Transaction rolled back: nothing was kept');
+    expect(await page.getAttribute('.results [role=tab][aria-selected=true]', 'class')).toContain(
+      'failed',
+    );
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'puts an error’s marker at its line and column and scrolls there, for the whole text and for a selection',
+  async () => {
+    const filler = Array.from({ length: 80 }, (_, i) => `SELECT ${i};`).join('\n');
+    await run(`${filler}\nSELECT nope\n  FROM generate_series(1, 2) AS g;`);
+    expect(await markedLine()).toEqual({ line: expect.any(Number), text: 'nope' });
+    // The marked line is the 81st of the text, and it is in view (the editor scrolled to it).
+    const lineNumber = await page.evaluate(() => {
+      const line = document.querySelector('.cm-lintRange-error')?.closest('.cm-line');
+      const editor = document.querySelector('.cm-scroller')?.getBoundingClientRect();
+      const box = line?.getBoundingClientRect();
+      const inView = !!box && !!editor && box.top >= editor.top && box.bottom <= editor.bottom;
+      const gutter = [...document.querySelectorAll('.cm-lineNumbers .cm-gutterElement')].find(
+        (element) => Math.abs(element.getBoundingClientRect().top - (box?.top ?? -1)) < 2,
+      );
+      return { inView, number: gutter?.textContent };
+    });
+    expect(lineNumber).toEqual({ inView: true, number: '81' });
+
+    // Only the selection runs; its error is placed in the whole text.
+    await type('SELECT 1;\n-- only what follows is selected\nSELECT 2, 🐘 nope_two;');
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Control+Shift+End');
+    const summary = await run();
+    expect(summary).toContain('42703');
+    expect(await tabTitles()).toHaveLength(1);
+    expect(await markedLine()).toEqual({ line: 2, text: '🐘' });
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'stops a running pg_sleep(30) in PostgreSQL when Cancel is pressed',
+  async () => {
+    const marker = `console_cancel_${Date.now()}`;
+    await type(`SELECT pg_sleep(30) AS ${marker};`);
+    await page.keyboard.press('Control+Enter');
+    const activeSleeps = async () =>
+      (
+        await sql(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1",
+          [`%${marker}%`],
+        )
+      )[0]?.n;
+    const started = Date.now();
+    while ((await activeSleeps()) !== 1) {
+      if (Date.now() - started > 10_000) throw new Error('pg_sleep never started');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+    const cancelledAt = Date.now();
+    while ((await activeSleeps()) !== 0) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(Date.now() - cancelledAt).toBeLessThan(1000);
+    await page.waitForFunction(() => !document.body.classList.contains('is-running'));
+    expect(await page.textContent('[data-testid=run-summary]')).toContain('Cancelled');
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'keeps a saved connection across a reload, its password only when asked to',
+  async () => {
+    await page.click('#tab-connection');
+    await page.fill('#field-name', 'e2e without password');
+    await page.click('text=Save connection');
+    await page.fill('#field-name', 'e2e with password');
+    await page.check('#field-rememberPassword');
+    await page.click('text=Save connection');
+    await page.reload();
+    await page.click('#tab-connection');
+    expect(await page.locator('.saved-label').allTextContents()).toEqual([
+      'e2e with password',
+      'e2e without password',
+    ]);
+    // Every stored form that holds a password was saved with "remember password" ticked.
+    const stored = await page.evaluate(() => ({ ...localStorage }));
+    const forms = Object.values(stored).flatMap((text) => {
+      const value: unknown = JSON.parse(text);
+      return (Array.isArray(value) ? value : [value]).filter(
+        (form) => typeof form?.password === 'string',
+      );
+    });
+    expect(forms.length).toBeGreaterThanOrEqual(3);
+    for (const form of forms)
+      expect({ remembered: form.rememberPassword, hasPassword: form.password !== '' }).toEqual({
+        remembered: form.password !== '',
+        hasPassword: form.password !== '',
+      });
+    expect(forms.find((form) => form.name === 'e2e without password')?.password).toBe('');
+    expect(forms.find((form) => form.name === 'e2e with password')?.password).toBe(
+      database.password,
+    );
+    await page.click('[aria-label="Use e2e without password"]');
+    expect(await page.inputValue('#field-password')).toBe('');
+    await page.click('[aria-label="Use e2e with password"]');
+    expect(await page.inputValue('#field-password')).toBe(database.password ?? '');
+    await page.click('text=Test connection');
+    await page.waitForFunction(() =>
+      /Connected|failed/.test(
+        document.querySelector('[data-testid=connection-status]')?.textContent ?? '',
+      ),
+    );
+    expect(await page.textContent('[data-testid=connection-status]')).toMatch(
+      /^Connected: PostgreSQL 1\d/,
+    );
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'exports a result as CSV equal to psql’s, and as JSON equal to the rows',
+  async () => {
+    const query =
+      "SELECT g AS n, md5(g::text) AS h, NULL::text AS nothing, '' AS empty, E'a,\"b\\nc' AS tricky, 1.50::numeric AS num, now() > '2000-01-01' AS later FROM generate_series(1, 5) AS g ORDER BY g";
+    await run(query);
+    const [csvDownload] = await Promise.all([
+      page.waitForEvent('download'),
+      page.click('text=Export CSV'),
+    ]);
+    const csv = readFileSync((await csvDownload.path()) as string, 'utf8');
+    expect(csvDownload.suggestedFilename()).toBe('statement-1.csv');
+    const records = parseCsv(csv, '');
+    expect(records).toEqual(parseCsv(psqlCsv(query), PSQL_NULL));
+    expect(records[1]).toEqual([
+      '1',
+      'c4ca4238a0b923820dcc509a6f75849b',
+      null,
+      '',
+      'a,"b\nc',
+      '1.50',
+      't',
+    ]);
+    // The CSV holds the rows the grid shows.
+    expect(await gridRows()).toEqual(
+      records.slice(1).map((record) => record.map((value) => (value === 't' ? 'true' : value))),
+    );
+
+    const [jsonDownload] = await Promise.all([
+      page.waitForEvent('download'),
+      page.click('text=Export JSON'),
+    ]);
+    const rows = JSON.parse(readFileSync((await jsonDownload.path()) as string, 'utf8'));
+    expect(rows).toHaveLength(5);
+    expect(rows[0]).toEqual({
+      n: 1,
+      h: 'c4ca4238a0b923820dcc509a6f75849b',
+      nothing: null,
+      empty: '',
+      tricky: 'a,"b\nc',
+      num: '1.50',
+      later: true,
+    });
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'refuses to export by running a write again',
+  async () => {
+    await run(
+      'CREATE TEMP TABLE console_w (id int);\nINSERT INTO console_w VALUES (1) RETURNING id;',
+    );
+    await page.click('.results [role=tab] >> text=2. INSERT');
+    await page.click('text=Export CSV');
+    await page.waitForSelector('.toast');
+    expect(await page.textContent('.toast')).toMatch(/^Export failed: /);
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'shows a result of 100,000 rows with a few hundred elements at most, and any row on scrolling',
+  async () => {
+    await run("SELECT g AS n, 'row ' || g AS label FROM generate_series(1, 100000) AS g");
+    expect(await page.textContent('[data-testid=statement-meta]')).toContain('100000 shown');
+    expect(await page.locator('[data-testid=truncated]').count()).toBe(0);
+    expect(await page.locator('.grid-row').count()).toBeLessThan(120);
+    for (const target of [50_000, 100_000, 1]) {
+      await page.$eval(
+        '.grid-viewport',
+        (viewport, row) => {
+          viewport.scrollTop = (row - 1) * 26;
+        },
+        target,
+      );
+      await page.waitForFunction(
+        (row) =>
+          [...document.querySelectorAll('.grid-rows .grid-rownum')].some(
+            (cell) => cell.textContent === String(row),
+          ),
+        target,
+      );
+      const rows = await gridRows();
+      expect(rows).toContainEqual([String(target), `row ${target}`]);
+      expect(rows.length).toBeLessThan(120);
+    }
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'shows a banner when maxRows cut a result',
+  async () => {
+    await page.click('#tab-connection');
+    await page.fill('#field-maxRows', '5');
+    await page.click('#tab-query');
+    await run('SELECT g FROM generate_series(1, 10) AS g');
+    expect(await page.textContent('[data-testid=truncated]')).toContain('only the first 5 rows');
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'updates the statistics view after queries, and clears the cache',
+  async () => {
+    await page.click('#tab-connection');
+    await page.fill('#field-cache', 'on');
+    await page.click('#tab-query');
+    await run('SELECT 41 + 1 AS answer');
+    await run('SELECT 41 + 1 AS answer');
+    expect(await page.textContent('[data-testid=statement-meta]')).toContain('cache: hit');
+    await page.click('#tab-stats');
+    const figure = (name: string) => page.textContent(`[data-figure="${name}"]`);
+    await page.waitForFunction(
+      () => Number(document.querySelector('[data-figure="Entries"]')?.textContent) >= 1,
+    );
+    const before = Number(await figure('Statements'));
+    await page.click('#tab-query');
+    await run('SELECT 1; SELECT 2');
+    await page.click('#tab-stats');
+    await page.waitForFunction(
+      (count) =>
+        Number(document.querySelector('[data-figure="Statements"]')?.textContent) >= count + 2,
+      before,
+    );
+    expect(await page.textContent('[data-testid=pools]')).toContain(
+      `${database.host}:${database.port}:${database.user}:${database.database}`,
+    );
+    expect(await page.getAttribute('.line-hit-rate', 'points')).not.toBe('');
+    await page.click('[data-testid=clear-cache]');
+    await page.waitForFunction(
+      () => document.querySelector('[data-figure="Entries"]')?.textContent === '0',
+    );
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'lists runs in the history and runs one again',
+  async () => {
+    await run('SELECT 101 AS first_run');
+    await run('SELECT 202 AS second_run');
+    await page.click('#tab-history');
+    const entries = page.locator('[data-testid=history] .history-sql');
+    expect(await entries.allTextContents()).toEqual([
+      'SELECT 202 AS second_run',
+      'SELECT 101 AS first_run',
+    ]);
+    await page.click('[data-testid=history] li:nth-child(2) >> text=Run again');
+    await page.waitForFunction(() => !document.body.classList.contains('is-running'));
+    expect(await page.textContent('.grid-header')).toContain('first_run');
+    await page.reload();
+    await page.click('#tab-history');
+    expect(await page.locator('[data-testid=history] .history-sql').count()).toBe(3);
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'is driven by the keyboard, and fits 1280×800 and 390 px in light and dark themes',
+  async () => {
+    await page.focus('#tab-query');
+    await page.keyboard.press('ArrowRight');
+    expect(await page.isVisible('#panel-connection')).toBe(true);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('tab-connection');
+    await page.keyboard.press('ArrowLeft');
+    await page.click('.cm-content');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Run');
+
+    await run('SELECT 1 AS a, 2 AS b');
+    for (const viewport of [
+      { width: 1280, height: 800 },
+      { width: 390, height: 800 },
+    ]) {
+      await page.setViewportSize(viewport);
+      for (const view of ['query', 'connection', 'history', 'stats']) {
+        await page.click(`#tab-${view}`);
+        const overflow = await page.evaluate(
+          () => document.documentElement.scrollWidth - window.innerWidth,
+        );
+        expect({ viewport: viewport.width, view, overflow }).toEqual({
+          viewport: viewport.width,
+          view,
+          overflow: 0,
+        });
+      }
+    }
+    const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    await page.click('.theme'); // light
+    expect(await background()).toBe('rgb(255, 255, 255)');
+    await page.click('.theme'); // dark
+    expect(await page.getAttribute('html', 'data-theme')).toBe('dark');
+    expect(await background()).toBe('rgb(21, 25, 29)');
+    await page.reload();
+    expect(await page.getAttribute('html', 'data-theme')).toBe('dark');
+  },
+  TEST_TIMEOUT_MS,
+);
+
+describe('a page of another origin', () => {
+  let other: Server;
+  let otherUrl: string;
+
+  beforeAll(async () => {
+    other = createServer((_req, res) => {
+      res.setHeader('content-type', 'text/html');
+      res.end('<!doctype html><title>elsewhere</title>');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    otherUrl = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
+    await sql('DROP TABLE IF EXISTS console_cross_origin');
+  });
+  afterAll(async () => {
+    other.closeAllConnections();
+    await new Promise((resolve) => other.close(resolve));
+  });
+
+  it(
+    'can neither run SQL nor read statistics',
+    async () => {
+      const elsewhere = await browser.context.newPage();
+      await elsewhere.goto(otherUrl);
+      const body = JSON.stringify({
+        host: database.host,
+        port: database.port,
+        user: database.user,
+        password: database.password,
+        database: database.database,
+        sql: 'CREATE TABLE console_cross_origin (id int)',
+      });
+      const outcomes = await elsewhere.evaluate(
+        async ({ url, body }) => {
+          const attempt = async (init: RequestInit, path = '/api/query') => {
+            try {
+              const response = await fetch(url + path, init);
+              return `answered ${response.status} ${response.type}`;
+            } catch (error) {
+              return `refused: ${(error as Error).name}`;
+            }
+          };
+          return {
+            json: await attempt({
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body,
+            }),
+            simple: await attempt({
+              method: 'POST',
+              mode: 'no-cors',
+              headers: { 'content-type': 'text/plain' },
+              body,
+            }),
+            stats: await attempt({}, '/api/stats/pools'),
+          };
+        },
+        { url: sqlgate.url, body },
+      );
+      await elsewhere.close();
+      expect(outcomes).toEqual({
+        json: 'refused: TypeError',
+        // An opaque answer: the page learns nothing, and sqlgate refused it (no table below).
+        simple: 'answered 0 opaque',
+        stats: 'refused: TypeError',
+      });
+      expect(await sql("SELECT to_regclass('console_cross_origin') AS t")).toEqual([{ t: null }]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
