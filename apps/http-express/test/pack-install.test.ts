@@ -33,6 +33,7 @@ const WORKSPACES: Workspace[] = [
   { name: '@sqlgate/postgres-adapter', directory: 'packages/postgres-adapter' },
   { name: '@sqlgate/redis-cache', directory: 'packages/redis-cache' },
   { name: '@sqlgate/testing', directory: 'packages/testing' },
+  { name: '@sqlgate/console', directory: 'packages/console' },
   { name: '@sqlgate/http-express', directory: 'apps/http-express' },
 ];
 
@@ -223,7 +224,7 @@ describe('the packed packages, installed outside the repository', () => {
     project = path.join(root, 'project');
     mkdirSync(project);
     await runOk('npm', ['init', '-y'], { cwd: project, env: npmEnvironment(), timeoutMs: 60_000 });
-    // All four tarballs in one install: npm satisfies the @sqlgate/* dependencies (version 0.1.0)
+    // All the tarballs in one install: npm satisfies the @sqlgate/* dependencies (version 0.1.0)
     // between them from the tarballs, and fetches only the third-party packages.
     await runOk(
       'npm',
@@ -249,8 +250,10 @@ describe('the packed packages, installed outside the repository', () => {
           /(^|\/)tsconfig[^/]*\.json$/.test(file) ||
           (/\.[cm]?ts$/.test(file) && !/\.d\.[cm]?ts$/.test(file)),
       );
+      // The console's browser assets (dist/assets/) are files a server sends, not modules.
       const withoutDeclarations = files
-        .filter((file) => file.startsWith('dist/') && file.endsWith('.js'))
+        .filter((file) => file.startsWith('dist/') && !file.startsWith('dist/assets/'))
+        .filter((file) => file.endsWith('.js'))
         .filter((file) => !files.includes(file.replace(/\.js$/, '.d.ts')));
       const namedButMissing = filesNamedBy(manifest).filter((file) => !files.includes(file));
       const missing = ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts'].filter(
@@ -266,6 +269,15 @@ describe('the packed packages, installed outside the repository', () => {
     }
     const server = packed.find(({ name }) => name === '@sqlgate/http-express');
     expect(server?.files).toContain('dist/bin.js');
+    const consoleFiles = packed.find(({ name }) => name === '@sqlgate/console')?.files ?? [];
+    expect(consoleFiles).toEqual(
+      expect.arrayContaining([
+        'dist/assets/index.html',
+        'dist/assets/icon.svg',
+        expect.stringMatching(/^dist\/assets\/console-[A-Z0-9]+\.js$/),
+        expect.stringMatching(/^dist\/assets\/console-[A-Z0-9]+\.css$/),
+      ]),
+    );
   });
 
   it('are required by name, run a query as a library and through the server, and let the process exit', async () => {
@@ -291,6 +303,13 @@ describe('the packed packages, installed outside the repository', () => {
     });
     expect(output.split).toEqual(["SELECT 'a;  b'", 'SELECT 2']);
     expect(output.classes).toEqual(['read', 'write']);
+    expect(output.consolePage).toEqual({
+      status: 200,
+      type: 'text/html; charset=utf-8',
+      script: 200,
+      scriptBytes: expect.any(Number),
+    });
+    expect(output.consolePage.scriptBytes).toBeGreaterThan(100_000);
     expect(output.query.status).toBe(200);
     expect(output.query.body).toMatchObject({
       rows: [{ one: 1 }],

@@ -52,6 +52,7 @@ async function main() {
   // The server, as @sqlgate/http-express's README shows it.
   const server = await http.startServer({ port: 0, hostname: '127.0.0.1' });
   let query;
+  let consolePage;
   try {
     const response = await globalThis.fetch(`${server.url}/api/query`, {
       method: 'POST',
@@ -59,12 +60,25 @@ async function main() {
       body: JSON.stringify({ ...target, sql: 'SELECT 1 AS one' }),
     });
     query = { status: response.status, body: await response.json() };
+    // The console, from the installed @sqlgate/console's built assets.
+    const page = await globalThis.fetch(`${server.url}/`);
+    const pageText = await page.text();
+    const script = /<script type="module" src="([^"]+)"/.exec(pageText);
+    const scriptResponse = script
+      ? await globalThis.fetch(`${server.url}/${script[1]}`)
+      : undefined;
+    consolePage = {
+      status: page.status,
+      type: page.headers.get('content-type'),
+      script: scriptResponse ? scriptResponse.status : 'not named',
+      scriptBytes: scriptResponse ? (await scriptResponse.text()).length : 0,
+    };
   } finally {
     await server.close();
   }
 
   process.stdout.write(
-    `${JSON.stringify({ resolved, missingExports, library, split, classes, query })}\n`,
+    `${JSON.stringify({ resolved, missingExports, library, split, classes, query, consolePage })}\n`,
   );
 }
 
