@@ -1,6 +1,8 @@
 import { cellText, jsonExport } from '../src/browser/cells';
 import {
   addSample,
+  chartSpan,
+  CHART_MIN_SPAN_MS,
   CHART_WINDOW_MS,
   polylinePoints,
   queriesPerInterval,
@@ -26,7 +28,7 @@ describe('the statistics chart', () => {
     ]);
   });
 
-  it('places time right to left from now and values bottom to top', () => {
+  it('places time right to left from now over the span, and values bottom to top', () => {
     const now = CHART_WINDOW_MS;
     expect(
       polylinePoints(
@@ -36,12 +38,26 @@ describe('the statistics chart', () => {
           { at: now, value: 200 },
         ],
         now,
+        CHART_WINDOW_MS,
         100,
         600,
         120,
       ),
     ).toBe('0,120 600,60 600,0');
-    expect(polylinePoints([{ at: now, value: 3 }], now, 0, 600, 120)).toBe('600,0');
+    expect(polylinePoints([{ at: now, value: 3 }], now, CHART_WINDOW_MS, 0, 600, 120)).toBe(
+      '600,0',
+    );
+    expect(polylinePoints([{ at: now - 30_000, value: 0 }], now, 60_000, 1, 600, 120)).toBe(
+      '300,120',
+    );
+  });
+
+  it('spans the samples it has, from a minute to the whole window', () => {
+    const at = (ms: number) => ({ at: ms, totalQueries: 0, hitRate: 0 });
+    expect(chartSpan([], 5_000)).toBe(CHART_MIN_SPAN_MS);
+    expect(chartSpan([at(0)], 5_000)).toBe(CHART_MIN_SPAN_MS);
+    expect(chartSpan([at(0)], 200_000)).toBe(200_000);
+    expect(chartSpan([at(0)], 2 * CHART_WINDOW_MS)).toBe(CHART_WINDOW_MS);
   });
 });
 

@@ -34,13 +34,22 @@ export function queriesPerInterval(
   return counts;
 }
 
+/** The chart covers the samples it has: at least a minute, at most CHART_WINDOW_MS. */
+export const CHART_MIN_SPAN_MS = 60_000;
+
+export function chartSpan(samples: readonly StatsSample[], now: number): number {
+  const oldest = samples[0]?.at ?? now;
+  return Math.min(CHART_WINDOW_MS, Math.max(CHART_MIN_SPAN_MS, now - oldest));
+}
+
 /**
  * An SVG polyline's points for values over time in a `width` × `height` box: time runs over the
- * chart's window ending at `now`, values from 0 (bottom) to `max` (top).
+ * `span` milliseconds ending at `now`, values from 0 (bottom) to `max` (top).
  */
 export function polylinePoints(
   values: readonly { at: number; value: number }[],
   now: number,
+  span: number,
   max: number,
   width: number,
   height: number,
@@ -48,7 +57,7 @@ export function polylinePoints(
   const top = max > 0 ? max : 1;
   return values
     .map(({ at, value }) => {
-      const x = width - ((now - at) / CHART_WINDOW_MS) * width;
+      const x = width - ((now - at) / span) * width;
       const y = height - (Math.min(Math.max(value, 0), top) / top) * height;
       return `${round(Math.max(0, x))},${round(y)}`;
     })

@@ -126,8 +126,8 @@ class ConsolePage {
   private showView(id: string): void {
     this.views.setSelected(id);
     for (const [view, panel] of this.panels) panel.hidden = view !== id;
-    if (id === 'stats') this.stats.start();
-    else this.stats.stop();
+    if (id === 'stats') this.stats.show();
+    else this.stats.hide();
   }
 
   private showConnection(form: ConnectionForm): void {

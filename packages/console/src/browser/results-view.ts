@@ -79,7 +79,7 @@ export class ResultsView {
     this.tabCount = run.statements.length;
     const tabs = run.statements.map((statement, position) => ({
       id: `statement-${position}`,
-      title: `${statement.index + 1}. ${statement.command ?? firstWord(statement.text) ?? 'Statement'}`,
+      title: `${statement.index + 1}. ${statement.command ?? firstWord(statement.text) ?? (statement.state === 'failed' ? 'Failed' : 'Statement')}`,
       className: statement.state === 'failed' ? 'failed' : '',
     }));
     const failed = run.statements.findIndex((statement) => statement.state === 'failed');
@@ -136,6 +136,14 @@ export class ResultsView {
 
   private meta(statement: StatementResult): HTMLElement {
     const parts: string[] = [];
+    // A statement that failed before any output has no figures to show.
+    if (
+      statement.state === 'failed' &&
+      statement.fields.length === 0 &&
+      statement.command === undefined
+    ) {
+      return h('div', { className: 'statement-meta' });
+    }
     if (statement.command) parts.push(statement.command);
     parts.push(
       statement.rowCount === null || statement.rowCount === undefined

@@ -4,10 +4,18 @@
  * statements counted over the last minutes. "Clear cache" calls DELETE /api/stats/cache.
  */
 import { statsCall, type JsonAnswer } from './api';
-import { addSample, polylinePoints, queriesPerInterval, type StatsSample } from './chart';
+import {
+  addSample,
+  chartSpan,
+  polylinePoints,
+  queriesPerInterval,
+  type StatsSample,
+} from './chart';
 import { h, svg } from './dom';
 
 export const STATS_REFRESH_MS = 3000;
+/** While another view shows, samples are still taken, less often, so the chart covers that time. */
+export const STATS_BACKGROUND_REFRESH_MS = 15_000;
 const CHART_WIDTH = 600;
 const CHART_HEIGHT = 120;
 const TOKEN_KEY = 'sqlgate.console.statsToken';
@@ -52,7 +60,7 @@ export class StatsView {
       viewBox: `0 0 ${CHART_WIDTH} ${CHART_HEIGHT}`,
       preserveAspectRatio: 'none',
       role: 'img',
-      'aria-label': 'Cache hit rate and statements counted over the last ten minutes',
+      'aria-label': 'Cache hit rate and statements counted over the last minutes',
     });
     chart.append(this.hitRateLine, this.queriesLine);
     this.element = h('section', { className: 'stats', attrs: { 'aria-label': 'Statistics' } }, [
@@ -88,17 +96,20 @@ export class StatsView {
     ]);
   }
 
-  /** Starts refreshing (the view shows). */
-  start(): void {
-    if (this.timer !== undefined) return;
+  /** Refreshes every few seconds (the view shows). */
+  show(): void {
     void this.refresh();
-    this.timer = setInterval(() => void this.refresh(), STATS_REFRESH_MS);
+    this.refreshEvery(STATS_REFRESH_MS);
   }
 
-  /** Stops refreshing (another view shows). */
-  stop(): void {
+  /** Samples for the chart now and then (another view shows). */
+  hide(): void {
+    this.refreshEvery(STATS_BACKGROUND_REFRESH_MS);
+  }
+
+  private refreshEvery(ms: number): void {
     clearInterval(this.timer);
-    this.timer = undefined;
+    this.timer = setInterval(() => void this.refresh(), ms);
   }
 
   async refresh(): Promise<void> {
@@ -174,10 +185,12 @@ export class StatsView {
       ['Entries', String(stats.cacheSize ?? 0)],
     ];
     this.cacheFigures.replaceChildren(
-      ...figures.flatMap(([name, value]) => [
-        h('dt', { text: name }),
-        h('dd', { text: value, attrs: { 'data-figure': name } }),
-      ]),
+      ...figures.map(([name, value]) =>
+        h('div', { className: 'figure' }, [
+          h('dt', { text: name }),
+          h('dd', { text: value, attrs: { 'data-figure': name } }),
+        ]),
+      ),
     );
     this.entries.replaceChildren(
       ...(answer.entries ?? []).map((entry) =>
@@ -201,11 +214,13 @@ export class StatsView {
   private drawChart(now: number): void {
     const counts = queriesPerInterval(this.samples);
     const most = counts.reduce((max, { count }) => Math.max(max, count), 0);
+    const span = chartSpan(this.samples, now);
     this.hitRateLine.setAttribute(
       'points',
       polylinePoints(
         this.samples.map(({ at, hitRate }) => ({ at, value: hitRate })),
         now,
+        span,
         100,
         CHART_WIDTH,
         CHART_HEIGHT,
@@ -216,12 +231,14 @@ export class StatsView {
       polylinePoints(
         counts.map(({ at, count }) => ({ at, value: count })),
         now,
+        span,
         most,
         CHART_WIDTH,
         CHART_HEIGHT,
       ),
     );
-    this.chartScale.textContent = `top of the chart: ${most} statements`;
+    const minutes = Math.round(span / 60_000);
+    this.chartScale.textContent = `last ${minutes} minute${minutes === 1 ? '' : 's'}; top of the chart: ${most} statements`;
   }
 }
 

@@ -1,0 +1,103 @@
+// Takes the README's screenshots of the browser console: a throwaway PostgreSQL (@sqlgate/testing),
+// the built server with its console, and Debian's Chromium driven by playwright-core, headless and
+// off the network. Writes docs/console-*.png. Run: npm run docs:screenshots
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startServer } from '@sqlgate/http-express';
+import { startTestDatabase } from '@sqlgate/testing';
+import { chromium } from 'playwright-core';
+
+const docs = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs');
+const database = await startTestDatabase({ tls: false });
+const server = await startServer({ port: 0, hostname: '127.0.0.1', logLevel: 'silent' });
+const profile = mkdtempSync(path.join(tmpdir(), 'sqlgate-screenshots-'));
+const browser = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+  headless: true,
+  viewport: { width: 1280, height: 800 },
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+});
+
+async function run(page, sql) {
+  await page.click('.cm-content');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(sql);
+  await page.keyboard.press('Control+Enter');
+  await page.waitForFunction(() => !document.body.classList.contains('is-running'));
+}
+
+try {
+  const page = await browser.newPage();
+  await page.goto(`${server.url}/`);
+  await page.click('#tab-connection');
+  for (const field of ['host', 'port', 'user', 'password', 'database']) {
+    await page.fill(`#field-${field}`, String(database[field]));
+  }
+  await page.fill('#field-name', 'local test database');
+  await page.click('text=Save connection');
+  await page.click('#tab-query');
+
+  await run(
+    page,
+    [
+      'CREATE TEMP TABLE product (id int PRIMARY KEY, name text, price numeric(8,2), tags text[]);',
+      "INSERT INTO product VALUES (1, 'Teapot', 24.50, '{kitchen,gift}'), (2, 'Kettle', 39.00, NULL),",
+      "  (3, '', 5.25, '{}'), (4, 'Mug \"large\"', 7.90, '{kitchen}');",
+      'SELECT id, name, price, tags, price * 1.2 AS with_tax FROM product ORDER BY id;',
+    ].join('\n'),
+  );
+  await page.click('.results [role=tab] >> text=3. SELECT');
+  await page.screenshot({ path: path.join(docs, 'console-results.png') });
+
+  await run(page, 'SELECT id\n  FROM generate_series(1, 3) AS id\n WHERE nmae IS NOT NULL;');
+  await page.screenshot({ path: path.join(docs, 'console-error.png') });
+
+  // Traffic while the statistics view refreshes: reads of a few texts, cached, so hits grow.
+  await page.click('#tab-stats');
+  const target = {
+    host: database.host,
+    port: database.port,
+    user: database.user,
+    password: database.password,
+    database: database.database,
+  };
+  for (let second = 0; second < 16; second++) {
+    await Promise.all(
+      Array.from({ length: 2 + (second % 5) * 3 }, (_, i) =>
+        fetch(`${server.url}/api/query`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ ...target, sql: `SELECT ${i % 4} AS n`, cache: true }),
+        }).then((response) => response.arrayBuffer()),
+      ),
+    );
+    await page.waitForTimeout(1000);
+  }
+  await page.screenshot({ path: path.join(docs, 'console-statistics.png') });
+
+  await page.setViewportSize({ width: 390, height: 800 });
+  await page.click('.theme');
+  await page.click('.theme');
+  await page.click('#tab-query');
+  await run(page, 'SELECT n, n * n AS square, NULL AS nothing FROM generate_series(1, 12) AS n;');
+  await page.screenshot({ path: path.join(docs, 'console-narrow-dark.png') });
+  console.log(
+    'wrote docs/console-results.png, console-error.png, console-statistics.png, console-narrow-dark.png',
+  );
+} finally {
+  await browser.close();
+  rmSync(profile, { recursive: true, force: true });
+  await server.close();
+  await database.stop();
+}
