@@ -1,3 +1,6 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+// The callbacks given to page.evaluate run in the browser, with its globals.
 /**
  * The browser console end to end (docs/decisions.md 10.31): Debian's Chromium against sqlgate's
  * built server as a child process and a real PostgreSQL. Every test also checks that the page
@@ -301,20 +304,25 @@ it(
       'e2e with password',
       'e2e without password',
     ]);
-    // Every stored form that holds a password was saved with "remember password" ticked.
-    const stored = await page.evaluate(() => ({ ...localStorage }));
-    const forms = Object.values(stored).flatMap((text) => {
-      const value: unknown = JSON.parse(text);
-      return (Array.isArray(value) ? value : [value]).filter(
-        (form) => typeof form?.password === 'string',
-      );
+    // Every stored form that holds a password was saved with "remember password" ticked, and no
+    // other entry holds it.
+    const stored: Record<string, string> = await page.evaluate(() => ({ ...localStorage }));
+    const formKeys = ['sqlgate.console.connections', 'sqlgate.console.current'];
+    const forms = formKeys.flatMap((key) => {
+      const value: unknown = JSON.parse(stored[key] ?? '[]');
+      return Array.isArray(value) ? value : [value];
     });
+    for (const [key, text] of Object.entries(stored)) {
+      if (!formKeys.includes(key) && database.password)
+        expect(text).not.toContain(database.password);
+    }
     expect(forms.length).toBeGreaterThanOrEqual(3);
-    for (const form of forms)
+    for (const form of forms) {
       expect({ remembered: form.rememberPassword, hasPassword: form.password !== '' }).toEqual({
         remembered: form.password !== '',
         hasPassword: form.password !== '',
       });
+    }
     expect(forms.find((form) => form.name === 'e2e without password')?.password).toBe('');
     expect(forms.find((form) => form.name === 'e2e with password')?.password).toBe(
       database.password,
