@@ -392,6 +392,23 @@ it(
 );
 
 it(
+  'offers the data of a lone COPY ... TO STDOUT as a download',
+  async () => {
+    const summary = await run(
+      "COPY (SELECT 1 AS a, 'x,y' AS b) TO STDOUT WITH (FORMAT csv, HEADER)",
+    );
+    expect(summary).toContain('Succeeded');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download COPY data' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe('copy.csv');
+    expect(readFileSync((await download.path()) as string, 'utf8')).toBe('a,b\n1,"x,y"\n');
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
   'refuses to export by running a write again',
   async () => {
     await run(

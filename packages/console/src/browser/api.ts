@@ -75,6 +75,13 @@ async function readRun(
     signal,
   });
   const type = response.headers.get('content-type') ?? '';
+  if (response.ok && !type.startsWith('application/')) {
+    // A lone COPY ... TO STDOUT is answered with its data, whatever was asked for.
+    const run = emptyRun();
+    run.copyData = await response.blob();
+    run.outcome = { state: 'succeeded' };
+    return run;
+  }
   if (!type.startsWith('application/x-ndjson') || !response.body) {
     return runOfJsonAnswer(response.status, await response.json().catch(() => undefined));
   }

@@ -52,8 +52,30 @@ export class ResultsView {
   show(run: RunResult): void {
     this.run = run;
     this.showSummary(run);
+    if (run.copyData) {
+      this.showCopyData(run.copyData);
+      return;
+    }
     if (run.statements.length !== this.tabCount) this.buildTabs(run);
     this.showStatement();
+  }
+
+  private showCopyData(data: Blob): void {
+    const extension = data.type.startsWith('text/csv')
+      ? 'csv'
+      : data.type.startsWith('text/')
+        ? 'txt'
+        : 'bin';
+    this.panel.replaceChildren(
+      h('p', {
+        text: `COPY … TO STDOUT answered with its data: ${data.size} bytes (${data.type || 'no type'}).`,
+      }),
+      h('button', {
+        text: 'Download COPY data',
+        attrs: { type: 'button' },
+        on: { click: () => download(data, `copy.${extension}`) },
+      }),
+    );
   }
 
   private showSummary(run: RunResult): void {

@@ -57,6 +57,8 @@ export interface RunOutcome {
 export interface RunResult {
   statements: StatementResult[];
   outcome: RunOutcome;
+  /** The answer of a lone `COPY ... TO STDOUT`: the COPY data itself, not rows. */
+  copyData?: Blob;
 }
 
 export function emptyRun(): RunResult {
