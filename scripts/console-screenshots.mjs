@@ -1,32 +1,16 @@
 // Takes the README's screenshots of the browser console: a throwaway PostgreSQL (@sqlgate/testing),
 // the built server with its console, and Debian's Chromium driven by playwright-core, headless and
 // off the network. Writes docs/console-*.png. Run: npm run docs:screenshots
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+/* global document, fetch */ // page callbacks run in the browser; fetch is Node's own.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '@sqlgate/http-express';
-import { startTestDatabase } from '@sqlgate/testing';
-import { chromium } from 'playwright-core';
+import { startChromium, startTestDatabase } from '@sqlgate/testing';
 
 const docs = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs');
 const database = await startTestDatabase({ tls: false });
 const server = await startServer({ port: 0, hostname: '127.0.0.1', logLevel: 'silent' });
-const profile = mkdtempSync(path.join(tmpdir(), 'sqlgate-screenshots-'));
-const browser = await chromium.launchPersistentContext(profile, {
-  executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  headless: true,
-  viewport: { width: 1280, height: 800 },
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-});
+const browser = await startChromium();
 
 async function run(page, sql) {
   await page.click('.cm-content');
@@ -38,7 +22,7 @@ async function run(page, sql) {
 }
 
 try {
-  const page = await browser.newPage();
+  const page = await browser.context.newPage();
   await page.goto(`${server.url}/`);
   await page.click('#tab-connection');
   for (const field of ['host', 'port', 'user', 'password', 'database']) {
@@ -65,13 +49,8 @@ try {
 
   // Traffic while the statistics view refreshes: reads of a few texts, cached, so hits grow.
   await page.click('#tab-stats');
-  const target = {
-    host: database.host,
-    port: database.port,
-    user: database.user,
-    password: database.password,
-    database: database.database,
-  };
+  const { host, port, user, password } = database;
+  const target = { host, port, user, password, database: database.database };
   for (let second = 0; second < 16; second++) {
     await Promise.all(
       Array.from({ length: 2 + (second % 5) * 3 }, (_, i) =>
@@ -97,7 +76,6 @@ try {
   );
 } finally {
   await browser.close();
-  rmSync(profile, { recursive: true, force: true });
   await server.close();
   await database.stop();
 }

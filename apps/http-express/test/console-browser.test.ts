@@ -6,25 +6,25 @@
  * built server as a child process and a real PostgreSQL. Every test also checks that the page
  * threw nothing and that its Content-Security-Policy blocked nothing.
  */
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
-import { launchChromium, watchProblems, type Browser } from './browser';
+import { startChromium, type RunningChromium } from '@sqlgate/testing';
+import { watchProblems } from './browser';
 import { startSqlgateProcess, type SqlgateProcess } from './sqlgate-process';
-import { database, sql } from './support';
+import { database, psql, sql } from './support';
 
 const TEST_TIMEOUT_MS = 60_000;
 
 let sqlgate: SqlgateProcess;
-let browser: Browser;
+let browser: RunningChromium;
 let page: Page;
 let problems: string[];
 let requested: string[];
 
 beforeAll(async () => {
-  [sqlgate, browser] = await Promise.all([startSqlgateProcess({}), launchChromium()]);
+  [sqlgate, browser] = await Promise.all([startSqlgateProcess({}), startChromium()]);
 }, 60_000);
 
 afterAll(async () => {
@@ -60,6 +60,13 @@ async function useTestDatabase(): Promise<void> {
   await page.fill('#field-user', database.user);
   await page.fill('#field-password', database.password ?? '');
   await page.fill('#field-database', database.database);
+  await page.click('#tab-query');
+}
+
+/** Sets one field of the connection form, then comes back to the query view. */
+async function setField(field: string, value: string): Promise<void> {
+  await page.click('#tab-connection');
+  await page.fill(`#field-${field}`, value);
   await page.click('#tab-query');
 }
 
@@ -111,32 +118,7 @@ const PSQL_NULL = '\\N';
 
 /** psql's CSV of a query, NULL printed as \N: the oracle for values as PostgreSQL prints them. */
 function psqlCsv(query: string): string {
-  const result = spawnSync(
-    'psql',
-    [
-      '-X',
-      '-q',
-      '--csv',
-      '-P',
-      `null=${PSQL_NULL}`,
-      '-v',
-      'ON_ERROR_STOP=1',
-      '-h',
-      database.host,
-      '-p',
-      String(database.port),
-      '-U',
-      database.user,
-      '-d',
-      database.database,
-      '-c',
-      query,
-    ],
-    {
-      env: { ...process.env, PGPASSWORD: database.password ?? '', PGSSLMODE: 'prefer' },
-      encoding: 'utf8',
-    },
-  );
+  const result = psql(['--csv', '-P', `null=${PSQL_NULL}`], query);
   if (result.status !== 0) throw new Error(`psql failed: ${result.stderr}`);
   return result.stdout;
 }
@@ -455,9 +437,7 @@ it(
 it(
   'shows a banner when maxRows cut a result',
   async () => {
-    await page.click('#tab-connection');
-    await page.fill('#field-maxRows', '5');
-    await page.click('#tab-query');
+    await setField('maxRows', '5');
     await run('SELECT g FROM generate_series(1, 10) AS g');
     expect(await page.textContent('[data-testid=truncated]')).toContain('only the first 5 rows');
   },
@@ -467,9 +447,7 @@ it(
 it(
   'updates the statistics view after queries, and clears the cache',
   async () => {
-    await page.click('#tab-connection');
-    await page.fill('#field-cache', 'on');
-    await page.click('#tab-query');
+    await setField('cache', 'on');
     await run('SELECT 41 + 1 AS answer');
     await run('SELECT 41 + 1 AS answer');
     expect(await page.textContent('[data-testid=statement-meta]')).toContain('cache: hit');

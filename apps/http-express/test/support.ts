@@ -7,6 +7,7 @@ import {
 import type { QueryService } from '@sqlgate/core';
 import express, { type Express } from 'express';
 import { Client, type ClientConfig } from 'pg';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
@@ -153,4 +154,37 @@ export async function connectObserver(cluster: TestDatabase): Promise<Client> {
   client.on('error', () => undefined);
   await client.connect();
   return client;
+}
+
+/**
+ * Runs psql against the test database with `options` (output format, null marker...) and one
+ * command, `ON_ERROR_STOP` set and no psqlrc read: psql is the oracle for values as PostgreSQL
+ * prints them.
+ */
+export function psql(options: string[], command: string): SpawnSyncReturns<string> {
+  return spawnSync(
+    'psql',
+    [
+      '-X',
+      '-q',
+      ...options,
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-h',
+      database.host,
+      '-p',
+      String(database.port),
+      '-U',
+      database.user,
+      '-d',
+      database.database,
+      '-c',
+      command,
+    ],
+    {
+      env: { ...process.env, PGPASSWORD: database.password, PGSSLMODE: 'prefer' },
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
 }

@@ -11,7 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import type { Client } from 'pg';
 import request from 'supertest';
-import { createTestApp, database, directClient, target, type TestApp } from './support';
+import { createTestApp, directClient, psql, target, type TestApp } from './support';
 import { FIXTURES_SQL, loadCases, type TypeCase } from './values-differential/cases';
 import { member, parseLossless, type JsonNode } from './values-differential/lossless-json';
 import {
@@ -198,36 +198,7 @@ async function compareThroughSqlgate(
 /** psql's own output for a sample of the values, to show the oracle's text is what psql prints. */
 function psqlTexts(expressions: readonly string[]): (string | null)[] | undefined {
   const nullMarker = '\u0001null\u0001';
-  const run = spawnSync(
-    'psql',
-    [
-      '-X',
-      '-A',
-      '-t',
-      '-q',
-      '-z',
-      '-0',
-      '-P',
-      `null=${nullMarker}`,
-      '-v',
-      'ON_ERROR_STOP=1',
-      '-h',
-      database.host,
-      '-p',
-      String(database.port),
-      '-U',
-      database.user,
-      '-d',
-      database.database,
-      '-c',
-      valuesQuery(expressions),
-    ],
-    {
-      env: { ...process.env, PGPASSWORD: database.password, PGSSLMODE: 'prefer' },
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    },
-  );
+  const run = psql(['-A', '-t', '-z', '-0', '-P', `null=${nullMarker}`], valuesQuery(expressions));
   if (run.error || run.status !== 0) return undefined;
   // One column: each record ends with a zero byte, and the output with a newline.
   const output = run.stdout.replace(/\n$/, '');

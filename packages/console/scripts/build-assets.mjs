@@ -17,7 +17,8 @@ const result = await build({
   bundle: true,
   minify: true,
   format: 'esm',
-  target: ['chrome111', 'firefox115', 'safari16.4'],
+  // light-dark() (the themes) sets the floor.
+  target: ['chrome123', 'firefox120', 'safari17.5'],
   outdir: out,
   entryNames: 'console-[hash]',
   legalComments: 'eof',
