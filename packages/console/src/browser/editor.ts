@@ -36,6 +36,8 @@ export class SqlEditor {
         basicSetup,
         sql({ dialect: PostgreSQL, upperCaseKeywords: true }),
         syntaxHighlighting(classHighlighter),
+        // Long lines wrap: the console must stay readable 390 px wide.
+        EditorView.lineWrapping,
         lintGutter(),
         Prec.highest(
           keymap.of([
