@@ -13,6 +13,7 @@ import {
   type ConsoleAsset,
 } from '@sqlgate/console';
 import { Router, type Request, type Response } from 'express';
+import { writeJson } from './query-endpoint';
 
 interface ServedAsset extends ConsoleAsset {
   /** The body compressed once at start; absent for the page, which differs per response. */
@@ -40,7 +41,7 @@ function setCommonHeaders(res: Response, asset: ServedAsset): void {
 /** Sends an asset, gzipped when it has a gzipped copy and the client accepts gzip. */
 function send(req: Request, res: Response, asset: ServedAsset): void {
   setCommonHeaders(res, asset);
-  const gzipped = /\bgzip\b/.test(req.headers['accept-encoding'] ?? '') ? asset.gzipped : undefined;
+  const gzipped = acceptsGzip(req.headers['accept-encoding']) ? asset.gzipped : undefined;
   const body = gzipped ?? asset.body;
   if (gzipped) res.setHeader('Content-Encoding', 'gzip');
   res.setHeader('Content-Length', String(body.length));
@@ -71,12 +72,35 @@ export function consoleRouter(): Router {
     const body = assets.page(nonce);
     send(req, res, { body, contentType: CONSOLE_PAGE_CONTENT_TYPE, immutable: false });
   });
+  // Express would answer OPTIONS itself, in plain text; sqlgate answers in JSON, as elsewhere.
+  router.options(['/', '/console/:file'], (req, res) => {
+    res.setHeader('Allow', 'GET, HEAD');
+    writeJson(
+      res,
+      405,
+      JSON.stringify({ error: `Method ${req.method} not allowed on ${req.path}` }),
+    );
+  });
   router.get('/console/:file', (req, res, next) => {
     const asset = files.get(String(req.params.file));
     if (asset) send(req, res, asset);
     else next();
   });
   return router;
+}
+
+/** Whether an Accept-Encoding value accepts gzip: named (any case) or by `*`, with a q above 0. */
+export function acceptsGzip(header: string | undefined): boolean {
+  let gzip: boolean | undefined;
+  let any = false;
+  for (const entry of (header ?? '').split(',')) {
+    const [name = '', ...parameters] = entry.split(';').map((part) => part.trim().toLowerCase());
+    const q = parameters.find((parameter) => parameter.startsWith('q='));
+    const accepted = q === undefined || Number(q.slice(2)) > 0;
+    if (name === 'gzip' || name === 'x-gzip') gzip = accepted;
+    else if (name === '*') any = accepted;
+  }
+  return gzip ?? any;
 }
 
 function pathOf(url: string): string {

@@ -237,6 +237,8 @@ it(
     expect(summary).toContain('42703');
     expect(await tabTitles()).toHaveLength(1);
     expect(await markedLine()).toEqual({ line: 2, text: '🐘' });
+    // The summary names the place in the whole text, as the editor shows it.
+    expect(summary).toContain('(line 3, column 11)');
   },
   TEST_TIMEOUT_MS,
 );
@@ -391,15 +393,101 @@ it(
 );
 
 it(
-  'refuses to export by running a write again',
+  'exports with the settings and text of the run, and never runs a write or a script’s statement again',
   async () => {
-    await run(
-      'CREATE TEMP TABLE console_w (id int);\nINSERT INTO console_w VALUES (1) RETURNING id;',
+    await sql('DROP TABLE IF EXISTS console_w; CREATE TABLE console_w (id int)');
+    // The form changes after the run: the export still reads the run's database.
+    await run('SELECT current_database() AS db /* the text as sent */');
+    await setField('database', 'postgres');
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.click('text=Export CSV')]);
+    expect(readFileSync((await csv.path()) as string, 'utf8')).toBe(
+      `db\r\n${database.database}\r\n`,
     );
-    await page.click('.results [role=tab] >> text=2. INSERT');
+    await setField('database', database.database);
+
+    // A write run alone is refused by PostgreSQL (read-only); nothing is inserted again.
+    await run('INSERT INTO console_w VALUES (1) RETURNING id');
     await page.click('text=Export CSV');
     await page.waitForSelector('.toast');
-    expect(await page.textContent('.toast')).toMatch(/^Export failed: /);
+    expect(await page.textContent('.toast')).toMatch(
+      /^Export failed: cannot execute INSERT in a read-only transaction/,
+    );
+    expect(await sql('SELECT count(*)::int AS n FROM console_w')).toEqual([{ n: 1 }]);
+
+    // A statement of a script may depend on the statements before it: not run alone.
+    await page.evaluate(() =>
+      document.querySelectorAll('.toast').forEach((toast) => toast.remove()),
+    );
+    await run("SET search_path TO pg_catalog;\nSELECT 'after SET' AS x;");
+    await page.click('.results [role=tab] >> text=2. SELECT');
+    await page.click('text=Export CSV');
+    await page.waitForSelector('.toast');
+    expect(await page.textContent('.toast')).toMatch(
+      /^CSV export runs the statement again on its own/,
+    );
+    await sql('DROP TABLE console_w');
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'tells what a script that manages its own transactions kept, and shows PostgreSQL’s message',
+  async () => {
+    await sql('DROP TABLE IF EXISTS console_own; CREATE TABLE console_own (id int)');
+    const summary = await run(
+      'BEGIN; INSERT INTO console_own VALUES (1); COMMIT;\nBEGIN; INSERT INTO console_own VALUES (2);',
+    );
+    expect(summary).toContain(
+      'what they committed stays; the transaction left open was rolled back',
+    );
+    expect(summary).not.toMatch(/nothing was kept|each statement kept/);
+    expect(await sql('SELECT id FROM console_own')).toEqual([{ id: 1 }]);
+    const failed = await run('SELECT 1; SELECT 1/0');
+    expect(failed).toContain(
+      'One or more statements failed · 22012: division by zero (line 1, column',
+    );
+    expect(await page.textContent('.statement-error')).toContain('division by zero');
+    await sql('DROP TABLE console_own');
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'stops a streamed result at once when Cancel is pressed, and offers no CSV of what was cut',
+  async () => {
+    const marker = `console_stream_${Date.now()}`;
+    await setField('maxRows', '1000000');
+    await type(
+      `SELECT g AS ${marker}, repeat('x', 200) AS pad FROM generate_series(1, 20000000) AS g`,
+    );
+    await page.keyboard.press('Control+Enter');
+    await page.waitForFunction(() =>
+      /receiving/.test(document.querySelector('[data-testid=statement-meta]')?.textContent ?? ''),
+    );
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await page.waitForFunction(() => !document.body.classList.contains('is-running'));
+    expect(await page.textContent('[data-testid=run-summary]')).toBe('Cancelled');
+    expect(await page.textContent('[data-testid=statement-meta]')).toContain(
+      'the answer stopped before this statement ended',
+    );
+    const shown = await page.textContent('[data-testid=statement-meta]');
+    await page.waitForTimeout(300);
+    expect(await page.textContent('[data-testid=statement-meta]')).toBe(shown);
+    await page.click('text=Export CSV');
+    await page.waitForSelector('.toast');
+    expect(await page.textContent('.toast')).toMatch(/did not finish/);
+    const started = Date.now();
+    while (
+      (
+        await sql(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1",
+          [`%${marker}%`],
+        )
+      )[0]?.n !== 0
+    ) {
+      expect(Date.now() - started).toBeLessThan(2000);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   },
   TEST_TIMEOUT_MS,
 );
@@ -488,7 +576,12 @@ it(
       'SELECT 202 AS second_run',
       'SELECT 101 AS first_run',
     ]);
-    await page.click('[data-testid=history] li:nth-child(2) >> text=Run again');
+    // Each button names the connection it would run on: the form's, now.
+    const button = page.locator('[data-testid=history] li:nth-child(2) [data-action=run-again]');
+    expect(await button.textContent()).toBe(
+      `Run again on ${database.user}@${database.host}:${database.port}/${database.database}`,
+    );
+    await button.click();
     await page.waitForFunction(() => !document.body.classList.contains('is-running'));
     expect(await page.textContent('.grid-header')).toContain('first_run');
     await page.reload();

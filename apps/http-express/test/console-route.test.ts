@@ -6,6 +6,7 @@
 import express from 'express';
 import request from 'supertest';
 import { createApp } from '../src/app';
+import { acceptsGzip } from '../src/console-route';
 import { startServer } from '../src/server';
 import { createTestApp, type TestApp } from './support';
 
@@ -143,4 +144,36 @@ it('is on in the standalone server unless CONSOLE=off', async () => {
   } finally {
     await Promise.all([on.close(), off.close()]);
   }
+});
+
+it('reads Accept-Encoding as HTTP does: any case, q=0 refuses, * accepts', () => {
+  expect(acceptsGzip('gzip')).toBe(true);
+  expect(acceptsGzip('GZIP')).toBe(true);
+  expect(acceptsGzip('br, gzip;q=0.5')).toBe(true);
+  expect(acceptsGzip('gzip;q=0')).toBe(false);
+  expect(acceptsGzip('br, gzip;q=0, *')).toBe(false);
+  expect(acceptsGzip('*')).toBe(true);
+  expect(acceptsGzip('*;q=0')).toBe(false);
+  expect(acceptsGzip('identity')).toBe(false);
+  expect(acceptsGzip(undefined)).toBe(false);
+});
+
+it('answers OPTIONS and a refused gzip in JSON and plain bytes', async () => {
+  const app = consoleApp();
+  for (const path of ['/', '/console/icon.svg']) {
+    const options = await request(app).options(path);
+    expect({
+      path,
+      status: options.status,
+      type: options.type,
+      allow: options.headers.allow,
+    }).toEqual({
+      path,
+      status: 405,
+      type: 'application/json',
+      allow: 'GET, HEAD',
+    });
+  }
+  const refused = await request(app).get('/console/icon.svg').set('accept-encoding', 'gzip;q=0');
+  expect(refused.headers['content-encoding']).toBeUndefined();
 });

@@ -1,4 +1,4 @@
-import { cellText, jsonExport } from '../src/browser/cells';
+import { cellText, duplicateNames, jsonExport } from '../src/browser/cells';
 import {
   addSample,
   chartSpan,

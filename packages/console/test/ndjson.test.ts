@@ -62,6 +62,10 @@ describe('splitJsonArray', () => {
     );
   });
 
+  it('keeps the spaces PostgreSQL left around a json value', () => {
+    expect(splitJsonArray('[1, { "a" :  1 } ,null]', 0)).toEqual(['1', ' { "a" :  1 } ', 'null']);
+  });
+
   it('refuses a text that is not an array or never ends', () => {
     expect(() => splitJsonArray('{"row":1}', 0)).toThrow('Not a JSON array');
     expect(() => splitJsonArray('[1,2', 0)).toThrow('Unterminated');

@@ -1,5 +1,7 @@
+import { csvExportOf } from '../src/browser/export-plan';
 import {
   applyLine,
+  closeUnfinished,
   emptyRun,
   errorInfoOf,
   runOfJsonAnswer,
@@ -153,12 +155,13 @@ describe('a run built from a JSON answer', () => {
     });
     expect(run.outcome).toMatchObject({ state: 'failed', status: 400, transactionUsed: false });
     expect(run.outcome.error).toMatchObject({
-      message: 'One or more statements failed',
+      message: 'column "x" does not exist',
+      context: 'One or more statements failed',
       code: '42703',
     });
     expect(run.statements[1]).toMatchObject({ state: 'failed', error: { code: '42703' } });
     expect(transactionOutcome(run.outcome)).toBe(
-      'No transaction added: each statement kept as it ran',
+      'No transaction added: the statements ran as written, and what they committed stays',
     );
   });
 
@@ -214,5 +217,65 @@ describe('transactionOutcome', () => {
     expect(transactionOutcome({ state: 'succeeded', transactionUsed: true })).toBe(
       'Transaction committed',
     );
+  });
+});
+
+describe('what a run says it kept', () => {
+  it('never says a script that manages its own transactions kept or lost everything', () => {
+    const own = transactionOutcome({ state: 'failed', transactionUsed: false, rolledBack: true });
+    expect(own).toBe(
+      'No transaction added: the statements ran as written, and what they committed stays; the transaction left open was rolled back',
+    );
+    expect(own).not.toMatch(/nothing was kept|each statement kept/);
+    expect(transactionOutcome({ state: 'succeeded', rolledBack: true })).toBe(
+      'Rolled back: the open transaction was not committed',
+    );
+  });
+
+  it('marks statements without an end as incomplete when the answer stops', () => {
+    const run = runOf([
+      { statement: { index: 0, text: 'SELECT 1', fields: [int4] } },
+      { end: { index: 0, command: 'SELECT', rowCount: 0, executionTime: 1 } },
+      { statement: { index: 1, text: 'SELECT 2', fields: [int4] } },
+      '{"row":[2]}',
+    ]);
+    closeUnfinished(run);
+    expect(run.statements.map((statement) => statement.state)).toEqual(['done', 'incomplete']);
+  });
+});
+
+describe('the CSV export of a statement', () => {
+  const request = (body: Record<string, unknown> = {}) => ({
+    body: { database: 'test', ...body },
+    sql: '/*+ hint */ SELECT 1 -- as sent',
+  });
+  const done = (index: number, text: string) => ({
+    index,
+    text,
+    fields: [int4],
+    rows: [],
+    state: 'done' as const,
+  });
+
+  it('runs the text of a one-statement run exactly as it was sent', () => {
+    const run = { statements: [done(0, 'SELECT 1')], outcome: { state: 'succeeded' as const } };
+    expect(csvExportOf(run, request(), run.statements[0]!)).toEqual({
+      sql: '/*+ hint */ SELECT 1 -- as sent',
+    });
+  });
+
+  it('runs one of several reads on its own, and refuses a statement of a script, a dry run or one that did not finish', () => {
+    const reads = {
+      statements: [done(0, 'SELECT 1;'), done(1, 'SELECT 2')],
+      outcome: { state: 'succeeded' as const },
+    };
+    expect(csvExportOf(reads, request(), reads.statements[1]!)).toEqual({ sql: 'SELECT 2' });
+    const script = { ...reads, outcome: { state: 'succeeded' as const, transactionUsed: true } };
+    expect(csvExportOf(script, request(), script.statements[1]!)).toHaveProperty('refused');
+    expect(csvExportOf(reads, request({ dryRun: true }), reads.statements[1]!)).toHaveProperty(
+      'refused',
+    );
+    const cut = { ...reads.statements[1]!, state: 'incomplete' as const };
+    expect(csvExportOf(reads, request(), cut)).toHaveProperty('refused');
   });
 });

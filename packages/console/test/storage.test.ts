@@ -71,7 +71,8 @@ describe('ConsoleStorage', () => {
 
   it('keeps the last HISTORY_LIMIT runs, newest first', () => {
     const storage = new ConsoleStorage(new MapStorage());
-    for (let n = 1; n <= HISTORY_LIMIT + 5; n++) storage.addHistory(entry(n));
+    for (let n = 1; n <= HISTORY_LIMIT + 5; n++)
+      expect(storage.addHistory(entry(n)).saved).toBe(true);
     const history = storage.history();
     expect(history).toHaveLength(HISTORY_LIMIT);
     expect(history[0]?.sql).toBe(`SELECT ${HISTORY_LIMIT + 5}`);
@@ -94,12 +95,33 @@ describe('ConsoleStorage', () => {
     expect(storage.theme()).toBe('system');
   });
 
-  it('works on when the storage is full', () => {
+  it('works on when the storage is full, and says when a run was not kept', () => {
     const backing = new MapStorage();
     backing.quota = 10;
     const storage = new ConsoleStorage(backing);
-    expect(() => storage.addHistory(entry(1))).not.toThrow();
+    expect(storage.addHistory(entry(1))).toEqual({ entries: [], saved: false });
     expect(() => storage.saveSql('SELECT 1 -- longer than the quota')).not.toThrow();
     expect(storage.history()).toEqual([]);
+  });
+
+  it('drops the oldest runs, not the newest, when the storage fills up', () => {
+    const backing = new MapStorage();
+    const storage = new ConsoleStorage(backing);
+    for (let n = 1; n <= 8; n++) storage.addHistory(entry(n));
+    backing.quota = (backing.getItem('sqlgate.console.history') as string).length;
+    const { entries, saved } = storage.addHistory(entry(9));
+    expect(saved).toBe(true);
+    expect(entries[0]?.sql).toBe('SELECT 9');
+    expect(storage.history().map((e) => e.sql)).toEqual(entries.map((e) => e.sql));
+    expect(entries.length).toBeLessThan(9);
+  });
+
+  it('shows at most HISTORY_LIMIT runs whatever the storage holds', () => {
+    const backing = new MapStorage();
+    backing.setItem(
+      'sqlgate.console.history',
+      JSON.stringify(Array.from({ length: 500 }, (_, n) => entry(n))),
+    );
+    expect(new ConsoleStorage(backing).history()).toHaveLength(HISTORY_LIMIT);
   });
 });

@@ -3,7 +3,7 @@
  * to the page so the console works wherever the service is mounted.
  */
 import { NdjsonLines } from './ndjson';
-import { applyLine, emptyRun, runOfJsonAnswer, type RunResult } from './results';
+import { applyLine, closeUnfinished, emptyRun, runOfJsonAnswer, type RunResult } from './results';
 
 export interface RunHandle {
   /** Settles with the run when the answer is complete, cut or cancelled. */
@@ -25,51 +25,61 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 /** How long the console waits for the cancel endpoint before it drops the connection anyway. */
 const CANCEL_WAIT_MS = 1500;
 
+/** What one run's reader and its Cancel button share. */
+interface RunControl {
+  requestId: string;
+  aborter: AbortController;
+  /** Cancel was pressed: no line read after it is shown. */
+  cancelled: boolean;
+  /** The stream has begun: its answer to a cancel would come after rows already on their way. */
+  streaming: boolean;
+}
+
 /** Runs SQL; the answer is read as it arrives. */
 export function runQuery(options: RunOptions): RunHandle {
-  const requestId = `console-${crypto.randomUUID()}`;
-  const aborter = new AbortController();
-  let cancelled = false;
-  const done = readRun(options, requestId, aborter.signal).catch((error: unknown) => {
+  const control: RunControl = {
+    requestId: `console-${crypto.randomUUID()}`,
+    aborter: new AbortController(),
+    cancelled: false,
+    streaming: false,
+  };
+  const done = readRun(options, control).catch((error: unknown) => {
     const run = emptyRun();
-    run.outcome = cancelled
-      ? { state: 'cancelled', error: { message: 'Cancelled' } }
+    run.outcome = control.cancelled
+      ? { state: 'cancelled' }
       : { state: 'failed', error: { message: `sqlgate could not be reached: ${String(error)}` } };
     return run;
   });
   return {
     done,
     async cancel() {
-      cancelled = true;
+      control.cancelled = true;
       const { host, port, user, database, password } = options.body;
-      const cancelRequest = postJson(`api/requests/${encodeURIComponent(requestId)}/cancel`, {
-        host,
-        port,
-        user,
-        database,
-        ...(password !== undefined ? { password } : {}),
-      }).catch(() => undefined);
+      const cancelRequest = postJson(
+        `api/requests/${encodeURIComponent(control.requestId)}/cancel`,
+        { host, port, user, database, ...(password !== undefined ? { password } : {}) },
+      ).catch(() => undefined);
       const answer = await Promise.race([cancelRequest, delay(CANCEL_WAIT_MS)]);
-      // A cancelled request answers by itself (409, or an error line in the stream); its answer
-      // says what ran. Without that answer soon, closing the connection cancels too (sqlgate cancels
-      // the running statement of a caller that leaves) and ends a stream still sending rows.
-      if (answer?.status === 200) await Promise.race([done, delay(CANCEL_WAIT_MS)]);
-      aborter.abort();
+      // Before any output, the cancelled request answers by itself (409) and says what ran: wait
+      // for that briefly. Otherwise, or without that answer soon, close the connection, which also
+      // cancels (sqlgate cancels the statement of a caller that leaves) and ends a stream whose
+      // rows already on their way would only be dropped.
+      if (answer?.status === 200 && !control.streaming) {
+        await Promise.race([done, delay(CANCEL_WAIT_MS)]);
+      }
+      control.aborter.abort();
     },
   };
 }
 
-async function readRun(
-  options: RunOptions,
-  requestId: string,
-  signal: AbortSignal,
-): Promise<RunResult> {
+async function readRun(options: RunOptions, control: RunControl): Promise<RunResult> {
+  const { signal } = control.aborter;
   const response = await fetch('api/query', {
     method: 'POST',
     headers: {
       ...JSON_HEADERS,
       accept: options.stream ? 'application/x-ndjson' : 'application/json',
-      'x-request-id': requestId,
+      'x-request-id': control.requestId,
     },
     body: JSON.stringify(options.body),
     signal,
@@ -85,14 +95,16 @@ async function readRun(
   if (!type.startsWith('application/x-ndjson') || !response.body) {
     return runOfJsonAnswer(response.status, await response.json().catch(() => undefined));
   }
+  control.streaming = true;
   const run = emptyRun();
+  run.streamed = true;
   const lines = new NdjsonLines();
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let frame = 0;
   try {
-    for (;;) {
+    while (!control.cancelled) {
       const { value, done } = await reader.read();
-      if (done) break;
+      if (done || control.cancelled) break;
       for (const line of lines.push(value)) applyLine(run, line);
       if (frame === 0) {
         frame = requestAnimationFrame(() => {
@@ -105,16 +117,18 @@ async function readRun(
     if (!signal.aborted) throw error;
   } finally {
     if (frame !== 0) cancelAnimationFrame(frame);
+    if (control.cancelled) void reader.cancel().catch(() => undefined);
   }
   if (run.outcome.state === 'running') {
-    run.outcome = signal.aborted
-      ? { ...run.outcome, state: 'cancelled', error: { message: 'Cancelled' } }
+    run.outcome = control.cancelled
+      ? { ...run.outcome, state: 'cancelled' }
       : {
           ...run.outcome,
           state: 'cut',
           error: { message: 'The answer was cut before its end: what is shown may be incomplete' },
         };
   }
+  closeUnfinished(run);
   return run;
 }
 

@@ -21,7 +21,17 @@ export function cellText(value: Cell): string | null {
 
 /** A cell as JSON text: json values spliced as PostgreSQL wrote them, so no digit or key is lost. */
 function cellJson(value: Cell): string {
-  return value !== null && isRawJson(value) ? value.json : JSON.stringify(value);
+  if (value !== null && isRawJson(value)) return value.json;
+  // JSON.stringify writes -0 as 0; PostgreSQL's float8 -0 stays -0 (valid JSON).
+  return Object.is(value, -0) ? '-0' : JSON.stringify(value);
+}
+
+/** Column names that appear more than once, each named once. */
+export function duplicateNames(fields: readonly { name: string }[]): string[] {
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (const { name } of fields) (seen.has(name) ? repeated : seen).add(name);
+  return [...repeated];
 }
 
 /**

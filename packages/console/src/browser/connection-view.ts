@@ -138,6 +138,11 @@ export class ConnectionView {
     return form as unknown as ConnectionForm;
   }
 
+  /** Clears the message of the last test or refused field. */
+  clearStatus(): void {
+    this.status.textContent = '';
+  }
+
   /** Shows a field the form could not use. */
   showError(error: FormError): void {
     this.status.textContent = error.message;

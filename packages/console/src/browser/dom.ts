@@ -103,3 +103,10 @@ export function tabList(
     },
   };
 }
+
+/** A message that shows for a few seconds in a corner (an export refused or failed, a warning). */
+export function toast(message: string): void {
+  const banner = h('div', { className: 'toast', attrs: { role: 'alert' }, text: message });
+  document.body.append(banner);
+  setTimeout(() => banner.remove(), 8000);
+}

@@ -2,6 +2,7 @@
  * The SQL editor: CodeMirror 6 with the PostgreSQL dialect. Ctrl/Cmd+Enter runs the selection when
  * there is one, else the whole text; an error's `location` gets a marker and is scrolled into view.
  */
+import { closeCompletion } from '@codemirror/autocomplete';
 import { PostgreSQL, sql } from '@codemirror/lang-sql';
 import { lintGutter, setDiagnostics } from '@codemirror/lint';
 import { EditorSelection, Prec } from '@codemirror/state';
@@ -70,8 +71,11 @@ export class SqlEditor {
     this.view.dispatch({ changes: { from: 0, to: this.view.state.doc.length, insert: text } });
   }
 
-  /** Marks the error at `location` of the text that ran, selects it and scrolls to it. */
-  markError(run: RunText, location: TextLocation, message: string): void {
+  /**
+   * Marks the error at `location` of the text that ran, puts the cursor there and scrolls to it.
+   * Answers the place in the whole document (1-based line, and column in characters of that line).
+   */
+  markError(run: RunText, location: TextLocation, message: string): TextLocation {
     const { state } = this.view;
     const from = Math.min(run.from + offsetOfLocation(run.sql, location), state.doc.length);
     const word = state.wordAt(from);
@@ -86,9 +90,13 @@ export class SqlEditor {
       selection: EditorSelection.cursor(from),
       effects: EditorView.scrollIntoView(from, { y: 'center' }),
     });
+    const line = state.doc.lineAt(from);
+    return { line: line.number, column: [...state.sliceDoc(line.from, from)].length + 1 };
   }
 
+  /** Clears the last run's markers, and closes a completion list left open. */
   clearErrors(): void {
+    closeCompletion(this.view);
     this.view.dispatch(setDiagnostics(this.view.state, []));
   }
 

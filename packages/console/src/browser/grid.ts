@@ -12,6 +12,7 @@ const OVERSCAN = 10;
 const SAMPLE_ROWS = 200;
 const MIN_WIDTH_CH = 4;
 const MAX_WIDTH_CH = 48;
+const SHOWN_CHARACTERS = 1000;
 
 export class ResultGrid {
   readonly element: HTMLElement;
@@ -137,7 +138,11 @@ export class ResultGrid {
     });
     element.append(h('div', { className: 'grid-cell grid-rownum', text: String(index + 1) }));
     this.fields.forEach((_field, column) => {
-      const text = cellText(row[column] ?? null);
+      const value = cellText(row[column] ?? null);
+      // A cell shows the start of a long value (the whole of it is in the exports): a text node of
+      // megabytes would stall the page at every scroll.
+      const text =
+        value !== null && value.length > SHOWN_CHARACTERS ? `${value.slice(0, SHOWN_CHARACTERS)}…` : value;
       const cell =
         text === null
           ? h('div', {

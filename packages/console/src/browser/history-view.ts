@@ -1,14 +1,20 @@
-/** The last runs (localStorage), newest first; each can be loaded back and run again. */
-import { h } from './dom';
+/**
+ * The last runs (localStorage), newest first. Each can be opened in the editor, or run again on
+ * the connection the form holds now, which its button names (an entry records its connection's
+ * label, never its password, so it cannot reconnect by itself).
+ */
+import { h, toast } from './dom';
 import type { ConsoleStorage, HistoryEntry } from './storage';
 
 export class HistoryView {
   readonly element: HTMLElement;
   private readonly list = h('ol', { className: 'history', attrs: { 'data-testid': 'history' } });
+  private entries: HistoryEntry[];
 
   constructor(
     private readonly storage: ConsoleStorage,
-    private readonly rerun: (sql: string) => void,
+    private readonly open: (sql: string, run: boolean) => void,
+    private readonly currentConnection: () => string,
   ) {
     this.element = h('section', { className: 'history-view', attrs: { 'aria-label': 'History' } }, [
       h('div', { className: 'toolbar' }, [
@@ -25,10 +31,25 @@ export class HistoryView {
       ]),
       this.list,
     ]);
-    this.show(storage.history());
+    this.entries = storage.history();
+    this.show(this.entries);
   }
 
-  show(entries: HistoryEntry[]): void {
+  /** Shows the entries again (the connection the buttons name changed). */
+  refresh(): void {
+    this.show(this.entries);
+  }
+
+  add(entry: HistoryEntry): void {
+    const { entries, saved } = this.storage.addHistory(entry);
+    if (!saved)
+      toast('This run is too large for the browser’s storage: it is not kept in the history.');
+    this.show(entries);
+  }
+
+  private show(entries: HistoryEntry[]): void {
+    this.entries = entries;
+    const connection = this.currentConnection();
     this.list.replaceChildren(
       ...entries.map((entry) =>
         h('li', { className: `history-entry ${entry.outcome}` }, [
@@ -39,18 +60,21 @@ export class HistoryView {
             className: 'history-sql',
             text: entry.sql.length > 2000 ? `${entry.sql.slice(0, 2000)}…` : entry.sql,
           }),
-          h('button', {
-            text: 'Run again',
-            attrs: { type: 'button' },
-            on: { click: () => this.rerun(entry.sql) },
-          }),
+          h('div', { className: 'toolbar' }, [
+            h('button', {
+              text: 'Open in editor',
+              attrs: { type: 'button' },
+              on: { click: () => this.open(entry.sql, false) },
+            }),
+            h('button', {
+              text: `Run again on ${connection}`,
+              attrs: { type: 'button', 'data-action': 'run-again' },
+              on: { click: () => this.open(entry.sql, true) },
+            }),
+          ]),
         ]),
       ),
     );
     if (entries.length === 0) this.list.append(h('li', { className: 'empty', text: 'No run yet' }));
-  }
-
-  add(entry: HistoryEntry): void {
-    this.show(this.storage.addHistory(entry));
   }
 }

@@ -4,7 +4,7 @@
  */
 import { exportCsv, runQuery, type RunHandle } from './api';
 import { ConnectionView } from './connection-view';
-import { download, h, tabList } from './dom';
+import { download, h, tabList, toast } from './dom';
 import { SqlEditor, type RunText } from './editor';
 import { HistoryView } from './history-view';
 import {
@@ -15,7 +15,7 @@ import {
   type ConnectionForm,
 } from './request-fields';
 import { runOfJsonAnswer, type RunResult, type StatementResult } from './results';
-import { ResultsView } from './results-view';
+import { ResultsView, type RunRequest } from './results-view';
 import { StatsView } from './stats-view';
 import { ConsoleStorage, type Theme } from './storage';
 
@@ -60,15 +60,19 @@ class ConsolePage {
 
   constructor() {
     this.results = new ResultsView(
-      (statement) => this.exportCsv(statement),
+      (request, sql, statement) => this.exportCsv(request, sql, statement),
       () => this.connection.value().rowMode,
     );
     this.connection = new ConnectionView(this.storage, (form) => this.showConnection(form));
-    this.history = new HistoryView(this.storage, (sql) => {
-      this.editor.setText(sql);
-      this.showView('query');
-      void this.run();
-    });
+    this.history = new HistoryView(
+      this.storage,
+      (sql, run) => {
+        this.editor.setText(sql);
+        this.showView('query');
+        if (run) void this.run();
+      },
+      () => connectionLabel(this.connection.value()),
+    );
     const editorHost = h('div', { className: 'editor' });
     this.editor = new SqlEditor(
       editorHost,
@@ -132,6 +136,8 @@ class ConsolePage {
 
   private showConnection(form: ConnectionForm): void {
     this.connectionName.textContent = connectionLabel(form);
+    // The history's "Run again" buttons name the connection they would use.
+    this.history?.refresh();
   }
 
   private async run(): Promise<void> {
@@ -147,8 +153,9 @@ class ConsolePage {
       this.connection.showError(error);
       return;
     }
+    this.connection.clearStatus();
     this.editor.clearErrors();
-    this.results.reset();
+    this.results.reset({ body, sql: text.sql });
     const started = performance.now();
     const handle = runQuery({
       body,
@@ -176,9 +183,12 @@ class ConsolePage {
     });
   }
 
+  /** Marks the error in the editor, and shows its place as the editor counts it (the whole text). */
   private markError(run: RunResult, text: RunText): void {
     const error = run.outcome.error;
-    if (error?.location) this.editor.markError(text, error.location, error.message);
+    if (!error?.location) return;
+    error.location = this.editor.markError(text, error.location, error.message);
+    this.results.show(run);
   }
 
   private async cancel(): Promise<void> {
@@ -192,27 +202,22 @@ class ConsolePage {
     document.body.classList.toggle('is-running', running);
   }
 
-  private async exportCsv(statement: StatementResult): Promise<void> {
-    const form = this.connection.value();
-    let body: Record<string, unknown>;
+  /** Runs `sql` again through the CSV stream, read-only, with the settings of the run it came from. */
+  private async exportCsv(
+    request: RunRequest,
+    sql: string,
+    statement: StatementResult,
+  ): Promise<void> {
     try {
-      body = queryBody(form, statement.text);
-    } catch (error) {
-      if (error instanceof FormError) this.connection.showError(error);
-      return;
-    }
-    // Export takes every row unless the form names a limit.
-    if (form.maxRows.trim() === '') delete body.maxRows;
-    try {
-      const answer = await exportCsv(body);
+      const answer = await exportCsv({ ...request.body, sql });
       if (answer instanceof Blob) {
         download(answer, `statement-${statement.index + 1}.csv`);
         return;
       }
       const failed = runOfJsonAnswer(answer.status, answer.body);
-      alertError(`Export failed: ${failed.outcome.error?.message ?? `HTTP ${answer.status}`}`);
+      toast(`Export failed: ${failed.outcome.error?.message ?? `HTTP ${answer.status}`}`);
     } catch (error) {
-      alertError(`Export failed: the answer was cut (${String(error)})`);
+      toast(`Export failed: the answer was cut (${String(error)})`);
     }
   }
 
@@ -233,12 +238,6 @@ class ConsolePage {
 /** The nonce of this response's style elements, which the server put on the stylesheet link. */
 function styleNonce(): string {
   return document.querySelector<HTMLLinkElement>('link[rel="stylesheet"][nonce]')?.nonce ?? '';
-}
-
-function alertError(message: string): void {
-  const banner = h('div', { className: 'toast', attrs: { role: 'alert' }, text: message });
-  document.body.append(banner);
-  setTimeout(() => banner.remove(), 8000);
 }
 
 new ConsolePage();

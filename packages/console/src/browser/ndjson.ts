@@ -1,19 +1,35 @@
-/** Cuts a stream of text chunks into NDJSON lines; a line may arrive in several chunks. */
+/**
+ * Cuts a stream of text chunks into NDJSON lines; a line may arrive in many chunks. Each chunk is
+ * scanned once and the pieces of an unfinished line are joined only when it ends, so a line of
+ * many megabytes costs time in proportion to its length, not to its length times its chunks.
+ */
 export class NdjsonLines {
-  private pending = '';
+  private pending: string[] = [];
 
-  /** The complete lines of `chunk` and what came before it; blank lines are skipped. */
+  /** The lines `chunk` completes; blank lines are skipped. */
   push(chunk: string): string[] {
-    const text = this.pending + chunk;
-    const lines = text.split('\n');
-    this.pending = lines.pop() ?? '';
-    return lines.filter((line) => line.trim() !== '');
+    const lines: string[] = [];
+    let start = 0;
+    for (let end = chunk.indexOf('\n'); end !== -1; end = chunk.indexOf('\n', start)) {
+      const piece = chunk.slice(start, end);
+      const line = this.pending.length === 0 ? piece : this.pending.join('') + piece;
+      this.pending = [];
+      if (!isBlank(line)) lines.push(line);
+      start = end + 1;
+    }
+    if (start < chunk.length) this.pending.push(chunk.slice(start));
+    return lines;
   }
 
   /** Text after the last newline: a line the stream never finished. */
   rest(): string {
-    return this.pending;
+    return this.pending.join('');
   }
+}
+
+/** Whether a line holds nothing (NDJSON lines are objects, so a real line starts with '{'). */
+function isBlank(line: string): boolean {
+  return line.length === 0 || (line.charCodeAt(0) !== 0x7b && line.trim() === '');
 }
 
 /**
@@ -38,8 +54,10 @@ export function splitJsonArray(text: string, start: number): string[] {
     else if (c === '[' || c === '{') depth++;
     else if ((c === ']' || c === '}') && depth > 0) depth--;
     else if (depth === 0 && (c === ',' || c === ']')) {
-      const element = text.slice(elementStart, p).trim();
-      if (element !== '') elements.push(element);
+      // sqlgate writes no space between elements: any space belongs to a json value as
+      // PostgreSQL wrote it (' { "a" : 1 } ' keeps its spaces).
+      const element = text.slice(elementStart, p);
+      if (element.trim() !== '') elements.push(element);
       if (c === ']') return elements;
       elementStart = p + 1;
     }

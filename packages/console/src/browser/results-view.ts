@@ -3,19 +3,23 @@
  * statement with its grid, row count, time, a "truncated" banner when a limit cut the rows, its
  * error, and exports as CSV and JSON.
  */
-import { jsonExport } from './cells';
-import { download, h, tabList } from './dom';
+import { duplicateNames, jsonExport } from './cells';
+import { download, h, tabList, toast } from './dom';
 import { ResultGrid } from './grid';
-import { transactionOutcome, type RunResult, type StatementResult } from './results';
+import { csvExportOf, type RunRequest } from './export-plan';
+import {
+  transactionOutcome,
+  type ErrorInfo,
+  type RunResult,
+  type StatementResult,
+} from './results';
 
-export interface ExportRequest {
-  statement: StatementResult;
-  format: 'csv' | 'json';
-}
+export type { RunRequest } from './export-plan';
 
 export class ResultsView {
   readonly element = h('section', { className: 'results', attrs: { 'aria-label': 'Results' } });
   private run: RunResult | undefined;
+  private request: RunRequest = { body: {}, sql: '' };
   private selected = 0;
   private grids = new Map<number, ResultGrid>();
   private tabs: ReturnType<typeof tabList> | undefined;
@@ -28,15 +32,20 @@ export class ResultsView {
   private shownShape = '';
 
   constructor(
-    private readonly exportCsv: (statement: StatementResult) => Promise<void>,
+    private readonly exportCsv: (
+      request: RunRequest,
+      sql: string,
+      statement: StatementResult,
+    ) => Promise<void>,
     private readonly jsonRowMode: () => string,
   ) {
     this.element.append(this.summary, this.panel);
   }
 
-  /** Starts showing a new run. */
-  reset(): void {
+  /** Starts showing a new run of `request`. */
+  reset(request: RunRequest): void {
     this.run = undefined;
+    this.request = request;
     this.grids.clear();
     this.selected = 0;
     this.tabCount = -1;
@@ -44,7 +53,7 @@ export class ResultsView {
     this.tabs?.element.remove();
     this.tabs = undefined;
     this.panel.replaceChildren();
-    this.summary.textContent = 'Running…';
+    this.summary.replaceChildren('Running…');
     this.summary.className = 'summary running';
   }
 
@@ -78,22 +87,20 @@ export class ResultsView {
     );
   }
 
+  /** The summary, each part in its own isolated span: a server's text cannot reorder the rest. */
   private showSummary(run: RunResult): void {
     const { outcome } = run;
-    const parts: string[] = [];
-    if (outcome.state === 'running') parts.push('Running…');
-    else if (outcome.state === 'succeeded') parts.push('Succeeded');
-    else if (outcome.state === 'cancelled') parts.push('Cancelled');
-    else if (outcome.state === 'cut') parts.push('Cut short');
-    else parts.push('Failed');
-    if (outcome.error) parts.push(errorLine(outcome.error));
+    const parts: string[] = [STATE_WORDS[outcome.state]];
+    if (outcome.error) parts.push(...errorParts(outcome.error));
     const transaction = transactionOutcome(outcome);
     if (transaction) parts.push(transaction);
     if (outcome.totalExecutionTime !== undefined) {
       parts.push(`${outcome.totalExecutionTime.toFixed(1)} ms in all`);
     }
     for (const warning of outcome.warnings ?? []) parts.push(`Warning: ${warning}`);
-    this.summary.textContent = parts.join(' · ');
+    this.summary.replaceChildren(
+      ...parts.flatMap((part, index) => [index > 0 ? ' · ' : '', h('span', { text: part })]),
+    );
     this.summary.className = `summary ${outcome.state}`;
   }
 
@@ -138,14 +145,15 @@ export class ResultsView {
   }
 
   private statementParts(statement: StatementResult, grid: ResultGrid | undefined): Node[] {
+    const { error } = statement;
     const parts: (Node | false)[] = [
-      statement.truncated === true && truncatedBanner(statement),
-      statement.error !== undefined &&
+      statement.truncated === true && this.truncatedBanner(statement),
+      error !== undefined &&
         h('div', { className: 'statement-error', attrs: { role: 'alert' } }, [
-          h('strong', { text: statement.error.code ? `${statement.error.code}: ` : '' }),
-          statement.error.message,
-          ...['detail', 'hint', 'where'].flatMap((name) => {
-            const value = statement.error?.[name as 'detail' | 'hint' | 'where'];
+          h('strong', { text: error.code ? `${error.code}: ` : '' }),
+          h('span', { text: error.message }),
+          ...(['detail', 'hint', 'where'] as const).flatMap((name) => {
+            const value = error[name];
             return value ? [h('div', { className: 'error-extra', text: `${name}: ${value}` })] : [];
           }),
         ]),
@@ -157,7 +165,6 @@ export class ResultsView {
   }
 
   private meta(statement: StatementResult): HTMLElement {
-    const parts: string[] = [];
     // A statement that failed before any output has no figures to show.
     if (
       statement.state === 'failed' &&
@@ -166,30 +173,35 @@ export class ResultsView {
     ) {
       return h('div', { className: 'statement-meta' });
     }
+    const parts: string[] = [];
     if (statement.command) parts.push(statement.command);
     parts.push(
       statement.rowCount === null || statement.rowCount === undefined
         ? `${statement.rows.length} rows`
         : `rowCount ${statement.rowCount}`,
     );
-    if (statement.rows.length > 0 || statement.fields.length > 0)
+    if (statement.rows.length > 0 || statement.fields.length > 0) {
       parts.push(`${statement.rows.length} shown`);
+    }
     if (statement.executionTime !== undefined)
       parts.push(`${statement.executionTime.toFixed(2)} ms`);
     if (statement.cacheStatus) parts.push(`cache: ${statement.cacheStatus}`);
     if (statement.state === 'running') parts.push('receiving…');
-    const exportable = statement.fields.length > 0 && statement.state !== 'running';
+    if (statement.state === 'incomplete')
+      parts.push('the answer stopped before this statement ended');
+    const hasRows = statement.fields.length > 0 && statement.state !== 'running';
     return h('div', { className: 'statement-meta' }, [
       h('span', { text: parts.join(' · '), attrs: { 'data-testid': 'statement-meta' } }),
-      exportable &&
+      hasRows &&
         h('span', { className: 'exports' }, [
           h('button', {
             text: 'Export CSV',
             attrs: {
               type: 'button',
-              title: 'Runs the statement again, read-only, and saves its rows as CSV',
+              title:
+                'Runs the statement again, read-only, with the settings of this run, and saves its rows as CSV',
             },
-            on: { click: () => void this.exportCsv(statement) },
+            on: { click: () => void this.exportStatementCsv(statement) },
           }),
           h('button', {
             text: 'Export JSON',
@@ -200,11 +212,43 @@ export class ResultsView {
     ]);
   }
 
+  private async exportStatementCsv(statement: StatementResult): Promise<void> {
+    if (!this.run) return;
+    const plan = csvExportOf(this.run, this.request, statement);
+    if ('refused' in plan) {
+      toast(plan.refused);
+      return;
+    }
+    await this.exportCsv(this.request, plan.sql, statement);
+  }
+
   private exportJson(statement: StatementResult): void {
-    const text = jsonExport(statement.fields, statement.rows, this.jsonRowMode());
+    const rowMode = this.jsonRowMode();
+    const repeated = rowMode === 'array' ? [] : duplicateNames(statement.fields);
+    if (repeated.length > 0) {
+      toast(
+        `Columns named ${repeated.join(', ')} appear more than once: in rows as objects only the last ` +
+          'of each is kept. Choose "array" for "JSON export rows as" to keep every column.',
+      );
+    }
+    const text = jsonExport(statement.fields, statement.rows, rowMode);
     download(
       new Blob([text], { type: 'application/json' }),
       `statement-${statement.index + 1}.json`,
+    );
+  }
+
+  private truncatedBanner(statement: StatementResult): HTMLElement {
+    const text =
+      statement.truncatedBy !== 'bytes'
+        ? `Truncated: only the first ${statement.rows.length} rows are shown; the statement returned more rows than maxRows.`
+        : this.run?.streamed
+          ? `Truncated: a row larger than the server’s byte limit (MAX_RESULT_BYTES) was left out; ${statement.rows.length} rows are shown.`
+          : `Truncated: the result grew past the server’s byte limit (MAX_RESULT_BYTES); only the first ${statement.rows.length} rows are shown.`;
+    return h(
+      'div',
+      { className: 'truncated', attrs: { role: 'alert', 'data-testid': 'truncated' } },
+      [text],
     );
   }
 
@@ -219,27 +263,23 @@ export class ResultsView {
   }
 }
 
-function truncatedBanner(statement: StatementResult): HTMLElement {
-  const by =
-    statement.truncatedBy === 'bytes'
-      ? 'the result grew past the server’s byte limit (MAX_RESULT_BYTES)'
-      : 'the statement returned more rows than maxRows';
-  return h(
-    'div',
-    { className: 'truncated', attrs: { role: 'alert', 'data-testid': 'truncated' } },
-    [`Truncated: only the first ${statement.rows.length} rows are shown; ${by}.`],
-  );
-}
+const STATE_WORDS: Record<RunResult['outcome']['state'], string> = {
+  running: 'Running…',
+  succeeded: 'Succeeded',
+  failed: 'Failed',
+  cancelled: 'Cancelled',
+  cut: 'Cut short',
+};
 
-function errorLine(error: {
-  message: string;
-  code?: string;
-  location?: { line: number; column: number };
-}): string {
-  const place = error.location
-    ? ` (line ${error.location.line}, column ${error.location.column})`
-    : '';
-  return `${error.code ? `${error.code}: ` : ''}${error.message}${place}`;
+/** An error as summary parts: sqlgate's sentence, then PostgreSQL's message and its place. */
+function errorParts(error: ErrorInfo): string[] {
+  const mentionsPlace = /line \d+, column \d+/.test(error.message);
+  const place =
+    error.location && !mentionsPlace
+      ? ` (line ${error.location.line}, column ${error.location.column})`
+      : '';
+  const message = `${error.code ? `${error.code}: ` : ''}${error.message}${place}`;
+  return error.context ? [error.context, message] : [message];
 }
 
 function firstWord(text: string): string | undefined {

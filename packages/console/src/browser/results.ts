@@ -19,7 +19,10 @@ export interface RawJson {
 export type Cell = string | number | boolean | null | RawJson | unknown[] | Record<string, unknown>;
 
 export interface ErrorInfo {
+  /** PostgreSQL's message when there is one, else sqlgate's sentence. */
   message: string;
+  /** sqlgate's sentence about the whole request when it differs ('One or more statements failed'). */
+  context?: string;
   code?: string;
   detail?: string;
   hint?: string;
@@ -33,7 +36,8 @@ export interface StatementResult {
   text: string;
   fields: Field[];
   rows: Cell[][];
-  state: 'running' | 'done' | 'failed';
+  /** `incomplete`: the answer ended (cancelled, cut) before this statement's end. */
+  state: 'running' | 'done' | 'failed' | 'incomplete';
   command?: string | null;
   rowCount?: number | null;
   executionTime?: number;
@@ -59,6 +63,8 @@ export interface RunResult {
   outcome: RunOutcome;
   /** The answer of a lone `COPY ... TO STDOUT`: the COPY data itself, not rows. */
   copyData?: Blob;
+  /** Whether the rows came from the NDJSON stream (else from a JSON answer). */
+  streamed?: boolean;
 }
 
 export function emptyRun(): RunResult {
@@ -150,14 +156,11 @@ export function errorInfoOf(body: Record<string, unknown>): ErrorInfo {
   const error = body.error;
   const cause = (body.cause ?? (typeof error === 'object' ? error : undefined)) as
     Record<string, unknown> | undefined;
-  const info: ErrorInfo = {
-    message:
-      typeof error === 'string'
-        ? error
-        : typeof cause?.message === 'string'
-          ? cause.message
-          : 'The request failed',
-  };
+  const sentence = typeof error === 'string' ? error : undefined;
+  const message =
+    typeof cause?.message === 'string' ? cause.message : (sentence ?? 'The request failed');
+  const info: ErrorInfo = { message };
+  if (sentence !== undefined && sentence !== message) info.context = sentence;
   const code = cause?.code ?? body.code;
   if (typeof code === 'string') info.code = code;
   for (const name of ['detail', 'hint', 'where'] as const) {
@@ -248,7 +251,10 @@ export function runOfJsonAnswer(status: number, body: unknown): RunResult {
   return run;
 }
 
-/** What a script's transaction did, in words, or nothing for a run without one. */
+/**
+ * What happened to a script's transaction, in words that are true whatever ran: sqlgate knows what
+ * became of its own transaction, not what a script that manages its own transactions committed.
+ */
 export function transactionOutcome(outcome: RunOutcome): string | undefined {
   if (outcome.state === 'running') return undefined;
   if (outcome.transactionUsed === true) {
@@ -256,9 +262,18 @@ export function transactionOutcome(outcome: RunOutcome): string | undefined {
       ? 'Transaction rolled back: nothing was kept'
       : 'Transaction committed';
   }
-  if (outcome.rolledBack) return 'Rolled back: nothing was kept';
   if (outcome.transactionUsed === false) {
-    return 'No transaction added: each statement kept as it ran';
+    const ran =
+      'No transaction added: the statements ran as written, and what they committed stays';
+    return outcome.rolledBack ? `${ran}; the transaction left open was rolled back` : ran;
   }
+  if (outcome.rolledBack) return 'Rolled back: the open transaction was not committed';
   return undefined;
+}
+
+/** Marks the statements that never got their end when the answer stopped (cancelled, cut). */
+export function closeUnfinished(run: RunResult): void {
+  for (const statement of run.statements) {
+    if (statement.state === 'running') statement.state = 'incomplete';
+  }
 }

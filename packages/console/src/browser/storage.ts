@@ -67,14 +67,20 @@ export class ConsoleStorage {
 
   history(): HistoryEntry[] {
     const saved = this.read(HISTORY_KEY);
-    return Array.isArray(saved) ? saved.filter(isHistoryEntry) : [];
+    return Array.isArray(saved) ? saved.filter(isHistoryEntry).slice(0, HISTORY_LIMIT) : [];
   }
 
-  /** Adds a run first; the oldest runs past HISTORY_LIMIT are dropped. */
-  addHistory(entry: HistoryEntry): HistoryEntry[] {
-    const history = [entry, ...this.history()].slice(0, HISTORY_LIMIT);
-    this.write(HISTORY_KEY, history);
-    return history;
+  /**
+   * Adds a run first; the oldest runs past HISTORY_LIMIT are dropped, and more of the oldest when
+   * the storage is full. `saved` is false when even the new run alone does not fit.
+   */
+  addHistory(entry: HistoryEntry): { entries: HistoryEntry[]; saved: boolean } {
+    let entries = [entry, ...this.history()].slice(0, HISTORY_LIMIT);
+    while (!this.write(HISTORY_KEY, entries)) {
+      if (entries.length === 1) return { entries: this.history(), saved: false };
+      entries = entries.slice(0, Math.ceil(entries.length / 2));
+    }
+    return { entries, saved: true };
   }
 
   clearHistory(): void {
@@ -113,12 +119,13 @@ export class ConsoleStorage {
     }
   }
 
-  /** A full storage (quota) loses the write, never the page. */
-  private write(key: string, value: unknown): void {
+  /** A full storage (quota) loses the write, never the page: false then. */
+  private write(key: string, value: unknown): boolean {
     try {
       this.storage.setItem(key, JSON.stringify(value));
+      return true;
     } catch {
-      // Nothing to do: the console works on without saving.
+      return false;
     }
   }
 }
