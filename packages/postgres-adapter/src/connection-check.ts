@@ -9,9 +9,10 @@ import { DEFAULT_FRAMING_LIMITS, ProtocolViolation } from './message-framing';
 import { SilenceWatchdog } from './silence-watchdog';
 import { tlsOptionsFor, type TlsSettings } from './tls';
 
+// Whether the connection uses TLS is the client's own knowledge (the handshake it made), never a
+// column the server could fill with anything.
 const CHECK_SQL =
-  "SELECT current_setting('server_version') AS version, current_database() AS database, current_user AS user, " +
-  'COALESCE((SELECT ssl FROM pg_catalog.pg_stat_ssl WHERE pid = pg_backend_pid()), false) AS ssl';
+  "SELECT current_setting('server_version') AS version, current_database() AS database, current_user AS user";
 
 export async function checkConnection(
   target: ConnectionTarget,
@@ -37,18 +38,17 @@ export async function checkConnection(
       version: string;
       database: string;
       user: string;
-      ssl: boolean;
     }>(CHECK_SQL);
     const row = rows[0];
     // A row that lacks the columns asked for can only come from a server breaking the protocol.
-    if (!row || typeof row.version !== 'string' || typeof row.ssl !== 'boolean') {
+    if (!row || typeof row.version !== 'string') {
       throw new ProtocolViolation('The server answered the check query with a malformed row');
     }
     return {
       serverVersion: row.version,
       database: row.database,
       user: row.user,
-      ssl: row.ssl,
+      ssl: client.serverSocket.encrypted,
       latencyMs: Math.round((performance.now() - started) * 1000) / 1000,
     };
   } catch (error) {

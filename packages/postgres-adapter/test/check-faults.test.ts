@@ -23,3 +23,29 @@ it.each<[string, BackendMessage[]]>([
     await fake.close();
   }
 });
+
+it('reports TLS from its own handshake, not from what the server claims', async () => {
+  // The fake refuses TLS ('N'), then claims in the check's answer that the connection is encrypted.
+  const fake = await startFakePostgres({
+    behaviour: () =>
+      replyWith([
+        backend.rowDescription([
+          { name: 'version' },
+          { name: 'database' },
+          { name: 'user' },
+          { name: 'ssl', typeOid: 16 },
+        ]),
+        backend.dataRow(['15.0', 'd', 'u', 't']),
+        backend.commandComplete('SELECT 1'),
+        backend.readyForQuery('I'),
+      ]),
+  });
+  const connections = createPostgresConnections();
+  try {
+    const check = await connections.check({ ...fakeServerTarget(fake), sslMode: 'prefer' });
+    expect(check).toMatchObject({ ok: true, value: { serverVersion: '15.0', ssl: false } });
+  } finally {
+    await connections.close();
+    await fake.close();
+  }
+});
