@@ -85,3 +85,16 @@ describe('cells', () => {
     ]);
   });
 });
+
+describe('duplicateNames', () => {
+  it('names each column name that appears more than once, once', () => {
+    expect(duplicateNames([{ name: 'a' }, { name: 'b' }, { name: 'a' }, { name: 'a' }])).toEqual([
+      'a',
+    ]);
+    expect(duplicateNames([{ name: 'a' }, { name: 'b' }])).toEqual([]);
+  });
+
+  it('keeps a float -0 as -0 in the JSON export', () => {
+    expect(jsonExport([{ name: 'z' }], [[-0]], 'array')).toBe('[[-0]]\n');
+  });
+});

@@ -142,7 +142,9 @@ export class ResultGrid {
       // A cell shows the start of a long value (the whole of it is in the exports): a text node of
       // megabytes would stall the page at every scroll.
       const text =
-        value !== null && value.length > SHOWN_CHARACTERS ? `${value.slice(0, SHOWN_CHARACTERS)}…` : value;
+        value !== null && value.length > SHOWN_CHARACTERS
+          ? `${value.slice(0, SHOWN_CHARACTERS)}…`
+          : value;
       const cell =
         text === null
           ? h('div', {
