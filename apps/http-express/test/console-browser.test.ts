@@ -238,7 +238,7 @@ it(
     expect(await tabTitles()).toHaveLength(1);
     expect(await markedLine()).toEqual({ line: 2, text: '🐘' });
     // The summary names the place in the whole text, as the editor shows it.
-    expect(summary).toContain('(line 3, column 11)');
+    expect(summary).toContain('42703: column "🐘" does not exist · line 3, column 11');
   },
   TEST_TIMEOUT_MS,
 );
@@ -444,7 +444,7 @@ it(
     expect(await sql('SELECT id FROM console_own')).toEqual([{ id: 1 }]);
     const failed = await run('SELECT 1; SELECT 1/0');
     expect(failed).toContain(
-      'One or more statements failed · 22012: division by zero (line 1, column',
+      'One or more statements failed · 22012: division by zero · line 1, column 11',
     );
     expect(await page.textContent('.statement-error')).toContain('division by zero');
     await sql('DROP TABLE console_own');
@@ -453,7 +453,7 @@ it(
 );
 
 it(
-  'stops a streamed result at once when Cancel is pressed, and offers no CSV of what was cut',
+  'stops a streamed result when Cancel is pressed, says why, and offers no CSV of what was cut',
   async () => {
     const marker = `console_stream_${Date.now()}`;
     await setField('maxRows', '1000000');
@@ -466,10 +466,11 @@ it(
     );
     await page.getByRole('button', { name: 'Cancel', exact: true }).click();
     await page.waitForFunction(() => !document.body.classList.contains('is-running'));
-    expect(await page.textContent('[data-testid=run-summary]')).toBe('Cancelled');
-    expect(await page.textContent('[data-testid=statement-meta]')).toContain(
-      'the answer stopped before this statement ended',
+    // sqlgate's own answer to the cancel says what happened.
+    expect(await page.textContent('[data-testid=run-summary]')).toMatch(
+      /^Cancelled · 57014: canceling statement due to user request/,
     );
+    expect(await page.textContent('.statement-error')).toContain('57014');
     const shown = await page.textContent('[data-testid=statement-meta]');
     await page.waitForTimeout(300);
     expect(await page.textContent('[data-testid=statement-meta]')).toBe(shown);
@@ -488,6 +489,102 @@ it(
       expect(Date.now() - started).toBeLessThan(2000);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'says what a cancelled streamed script kept, and offers binary COPY data as a download',
+  async () => {
+    await sql('DROP TABLE IF EXISTS console_cancel_t; CREATE TABLE console_cancel_t (id int)');
+    await type('INSERT INTO console_cancel_t VALUES (1);\nSELECT pg_sleep(20);');
+    await page.keyboard.press('Control+Enter');
+    await page.waitForFunction(() => document.querySelectorAll('.results [role=tab]').length >= 1);
+    await page.waitForTimeout(300);
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await page.waitForFunction(() => !document.body.classList.contains('is-running'));
+    const summary = (await page.textContent('[data-testid=run-summary]')) ?? '';
+    expect(summary).toMatch(/^Cancelled · /);
+    expect(summary).toContain('Transaction rolled back: nothing was kept');
+    expect(await tabTitles()).toEqual(['1. INSERT', '2. SELECT']);
+    expect(await sql('SELECT count(*)::int AS n FROM console_cancel_t')).toEqual([{ n: 0 }]);
+
+    await sql('INSERT INTO console_cancel_t VALUES (7)');
+    expect(
+      await run('COPY (DELETE FROM console_cancel_t RETURNING id) TO STDOUT (FORMAT binary)'),
+    ).toBe('Succeeded');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download COPY data' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe('copy.bin');
+    expect(
+      readFileSync((await download.path()) as string)
+        .subarray(0, 11)
+        .toString('latin1'),
+    ).toBe('PGCOPY\n\xff\r\n\0');
+    await sql('DROP TABLE console_cancel_t');
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'refuses to export cached rows, and shows every value whole',
+  async () => {
+    await type(`SELECT 99999.99::numeric AS num, 123456789012::int8 AS n, '2026-11-26'::date AS d`);
+    await run();
+    const cut = await page.$$eval('.grid-rows [role=gridcell]', (cells) =>
+      cells.filter((cell) => cell.scrollWidth > cell.clientWidth).map((cell) => cell.textContent),
+    );
+    expect(cut).toEqual([]);
+
+    await setField('cache', 'on');
+    await run('SELECT 5 AS cached_value');
+    await run('SELECT 5 AS cached_value');
+    await page.click('[data-action=export-csv]');
+    await page.waitForSelector('.toast');
+    expect(await page.textContent('.toast')).toMatch(/^These rows came from the result cache/);
+    await setField('cache', '');
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'stops a CSV export when its button is pressed again',
+  async () => {
+    const marker = `console_slow_export_${Date.now()}`;
+    // The same text, slower the second time: a sleep that depends on a table the export sees.
+    await sql(
+      `DROP TABLE IF EXISTS ${marker}; CREATE TABLE ${marker} (seconds int); INSERT INTO ${marker} VALUES (0)`,
+    );
+    await run(`SELECT pg_sleep((SELECT seconds FROM ${marker})) AS ${marker}_s`);
+    await sql(`UPDATE ${marker} SET seconds = 20`);
+    await page.click('[data-action=export-csv]');
+    await page.waitForFunction(
+      () => document.querySelector('[data-action=export-csv]')?.textContent === 'Stop export',
+    );
+    const active = async () =>
+      (
+        await sql(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1",
+          [`%${marker}_s%`],
+        )
+      )[0]?.n;
+    const started = Date.now();
+    while ((await active()) !== 1) {
+      expect(Date.now() - started).toBeLessThan(10_000);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await page.click('[data-action=export-csv]');
+    await page.waitForSelector('.toast');
+    expect(await page.textContent('.toast')).toBe('Export stopped');
+    const stoppedAt = Date.now();
+    while ((await active()) !== 0) {
+      expect(Date.now() - stoppedAt).toBeLessThan(2000);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await page.textContent('[data-action=export-csv]')).toBe('Export CSV');
+    await sql(`DROP TABLE ${marker}`);
   },
   TEST_TIMEOUT_MS,
 );

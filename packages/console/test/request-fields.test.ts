@@ -3,6 +3,7 @@ import {
   CONSOLE_DEFAULT_MAX_ROWS,
   connectionFields,
   connectionLabel,
+  savedName,
   FormError,
   queryBody,
   usesCache,
@@ -76,6 +77,14 @@ describe('the request a form makes', () => {
   it('leaves the password out when there is none, and labels connections', () => {
     expect(connectionFields(blankForm())).not.toHaveProperty('password');
     expect(connectionLabel(blankForm())).toBe('postgres@127.0.0.1:5432/postgres');
-    expect(connectionLabel({ ...blankForm(), name: ' prod ' })).toBe('prod');
+    // A name never hides the target: an edited database shows.
+    expect(connectionLabel({ ...blankForm(), name: ' prod ' })).toBe(
+      'prod (postgres@127.0.0.1:5432/postgres)',
+    );
+    expect(connectionLabel({ ...blankForm(), name: 'prod', database: 'other' })).toBe(
+      'prod (postgres@127.0.0.1:5432/other)',
+    );
+    expect(savedName({ ...blankForm(), name: ' prod ' })).toBe('prod');
+    expect(savedName(blankForm())).toBe('postgres@127.0.0.1:5432/postgres');
   });
 });

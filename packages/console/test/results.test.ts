@@ -275,6 +275,8 @@ describe('the CSV export of a statement', () => {
     expect(csvExportOf(reads, request({ dryRun: true }), reads.statements[1]!)).toHaveProperty(
       'refused',
     );
+    const cached = { ...reads.statements[1]!, cacheStatus: 'hit' };
+    expect(csvExportOf(reads, request(), cached)).toHaveProperty('refused');
     const cut = { ...reads.statements[1]!, state: 'incomplete' as const };
     expect(csvExportOf(reads, request(), cut)).toHaveProperty('refused');
   });

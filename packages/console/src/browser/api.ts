@@ -31,8 +31,6 @@ interface RunControl {
   aborter: AbortController;
   /** Cancel was pressed: no line read after it is shown. */
   cancelled: boolean;
-  /** The stream has begun: its answer to a cancel would come after rows already on their way. */
-  streaming: boolean;
 }
 
 /** Runs SQL; the answer is read as it arrives. */
@@ -41,7 +39,6 @@ export function runQuery(options: RunOptions): RunHandle {
     requestId: `console-${crypto.randomUUID()}`,
     aborter: new AbortController(),
     cancelled: false,
-    streaming: false,
   };
   const done = readRun(options, control).catch((error: unknown) => {
     const run = emptyRun();
@@ -60,13 +57,11 @@ export function runQuery(options: RunOptions): RunHandle {
         { host, port, user, database, ...(password !== undefined ? { password } : {}) },
       ).catch(() => undefined);
       const answer = await Promise.race([cancelRequest, delay(CANCEL_WAIT_MS)]);
-      // Before any output, the cancelled request answers by itself (409) and says what ran: wait
-      // for that briefly. Otherwise, or without that answer soon, close the connection, which also
-      // cancels (sqlgate cancels the statement of a caller that leaves) and ends a stream whose
-      // rows already on their way would only be dropped.
-      if (answer?.status === 200 && !control.streaming) {
-        await Promise.race([done, delay(CANCEL_WAIT_MS)]);
-      }
+      // The cancelled request answers by itself and says what ran and what became of the
+      // transaction (a 409 before any output, an error line and done in a stream): wait for that
+      // briefly. Without it, closing the connection cancels too (sqlgate cancels the statement of a
+      // caller that leaves), and the run says its outcome is unknown.
+      if (answer?.status === 200) await Promise.race([done, delay(CANCEL_WAIT_MS)]);
       control.aborter.abort();
     },
   };
@@ -85,27 +80,31 @@ async function readRun(options: RunOptions, control: RunControl): Promise<RunRes
     signal,
   });
   const type = response.headers.get('content-type') ?? '';
-  if (response.ok && !type.startsWith('application/')) {
-    // A lone COPY ... TO STDOUT is answered with its data, whatever was asked for.
-    const run = emptyRun();
-    run.copyData = await response.blob();
-    run.outcome = { state: 'succeeded' };
-    return run;
+  if (
+    response.ok &&
+    !type.startsWith('application/json') &&
+    !type.startsWith('application/x-ndjson')
+  ) {
+    return await copyDataRun(response);
   }
   if (!type.startsWith('application/x-ndjson') || !response.body) {
     return runOfJsonAnswer(response.status, await response.json().catch(() => undefined));
   }
-  control.streaming = true;
   const run = emptyRun();
   run.streamed = true;
   const lines = new NdjsonLines();
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  const budget = new RowBudget(MAX_KEPT_ROW_CHARACTERS);
   let frame = 0;
   try {
-    while (!control.cancelled) {
+    for (;;) {
       const { value, done } = await reader.read();
-      if (done || control.cancelled) break;
-      for (const line of lines.push(value)) applyLine(run, line);
+      if (done) break;
+      for (const line of lines.push(value)) {
+        // After Cancel, rows still on their way are dropped; the lines that say what ran are not.
+        if (isRowLine(line) && (control.cancelled || !budget.keep(run, line))) continue;
+        applyLine(run, line);
+      }
       if (frame === 0) {
         frame = requestAnimationFrame(() => {
           frame = 0;
@@ -117,11 +116,17 @@ async function readRun(options: RunOptions, control: RunControl): Promise<RunRes
     if (!signal.aborted) throw error;
   } finally {
     if (frame !== 0) cancelAnimationFrame(frame);
-    if (control.cancelled) void reader.cancel().catch(() => undefined);
   }
   if (run.outcome.state === 'running') {
     run.outcome = control.cancelled
-      ? { ...run.outcome, state: 'cancelled' }
+      ? {
+          ...run.outcome,
+          state: 'cancelled',
+          error: {
+            message:
+              'The answer ended before sqlgate said what became of the statements: check the database',
+          },
+        }
       : {
           ...run.outcome,
           state: 'cut',
@@ -129,6 +134,46 @@ async function readRun(options: RunOptions, control: RunControl): Promise<RunRes
         };
   }
   closeUnfinished(run);
+  return run;
+}
+
+/**
+ * Row text a run keeps, in characters (about twice that in bytes of memory): past it, rows are
+ * dropped and the statement says so, so that a huge result cannot take the browser tab down.
+ */
+export const MAX_KEPT_ROW_CHARACTERS = 200_000_000;
+
+function isRowLine(line: string): boolean {
+  return line.startsWith('{"row":');
+}
+
+/** Counts the row text a run keeps; marks the statement whose rows it stops keeping. */
+class RowBudget {
+  private used = 0;
+
+  constructor(private readonly limit: number) {}
+
+  keep(run: RunResult, line: string): boolean {
+    this.used += line.length;
+    if (this.used <= this.limit) return true;
+    const statement = run.statements[run.statements.length - 1];
+    if (statement) statement.droppedByConsole = true;
+    return false;
+  }
+}
+
+/** The answer of a lone COPY ... TO STDOUT: its data, whatever was asked for. */
+async function copyDataRun(response: Response): Promise<RunResult> {
+  const run = emptyRun();
+  try {
+    run.copyData = await response.blob();
+    run.outcome = { state: 'succeeded' };
+  } catch {
+    run.outcome = {
+      state: 'cut',
+      error: { message: 'The COPY data was cut after it began: the COPY failed partway' },
+    };
+  }
   return run;
 }
 
@@ -163,8 +208,12 @@ export async function statsCall(
  * One statement's rows as CSV, from sqlgate's CSV stream: every value as PostgreSQL's text. The
  * statement runs again, read-only, so exporting can never change data.
  */
-export async function exportCsv(body: Record<string, unknown>): Promise<Blob | JsonAnswer> {
+export async function exportCsv(
+  body: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<Blob | JsonAnswer> {
   const response = await fetch('api/query', {
+    signal,
     method: 'POST',
     headers: { ...JSON_HEADERS, accept: 'text/csv' },
     body: JSON.stringify({ ...body, readOnly: true, dryRun: undefined, cache: undefined }),

@@ -4,7 +4,7 @@
  */
 import {
   connectionFields,
-  connectionLabel,
+  savedName,
   FormError,
   ISOLATION_LEVELS,
   ROW_MODES,
@@ -229,13 +229,13 @@ export class ConnectionView {
   private save(): void {
     const form = this.value();
     this.showSaved(this.storage.saveConnection(form));
-    this.status.textContent = `Saved ${connectionLabel(form)}${form.rememberPassword ? ' with its password' : ' without its password'}`;
+    this.status.textContent = `Saved ${savedName(form)}${form.rememberPassword ? ' with its password' : ' without its password'}`;
   }
 
   private showSaved(connections: ConnectionForm[]): void {
     this.saved.replaceChildren(
       ...connections.map((saved) => {
-        const label = connectionLabel(saved);
+        const label = savedName(saved);
         return h('li', {}, [
           h('span', { className: 'saved-label', text: label }),
           h('button', {

@@ -26,6 +26,13 @@ export function csvExportOf(
   if (statement.state !== 'done') {
     return { refused: 'This statement did not finish: there is nothing to export as CSV.' };
   }
+  if (statement.cacheStatus === 'hit' || statement.cacheStatus === 'stale') {
+    return {
+      refused:
+        'These rows came from the result cache; running the statement again could give others. ' +
+        'Export JSON (the rows shown), or run it without the cache first.',
+    };
+  }
   if (run.statements.length === 1 && statement.index === 0 && request.body.dryRun !== true) {
     return { sql: request.sql };
   }

@@ -13,6 +13,8 @@ const SAMPLE_ROWS = 200;
 const MIN_WIDTH_CH = 4;
 const MAX_WIDTH_CH = 48;
 const SHOWN_CHARACTERS = 1000;
+/** The horizontal padding of a cell, as console.css sets it. */
+const CELL_PADDING_PX = 8;
 
 export class ResultGrid {
   readonly element: HTMLElement;
@@ -50,7 +52,7 @@ export class ResultGrid {
     this.element = h('div', { className: 'grid' }, [this.viewport]);
     this.viewport.addEventListener('scroll', () => this.schedule(), { passive: true });
     new ResizeObserver(() => this.schedule()).observe(this.viewport);
-    this.widths = fields.map((field) => `${widthOf([field.name, field.dataTypeName ?? ''])}ch`);
+    this.widths = fields.map((field) => cssWidth(widthOf([field.name, field.dataTypeName ?? ''])));
     this.renderHeader(header);
   }
 
@@ -85,13 +87,14 @@ export class ResultGrid {
   private fitColumns(): void {
     const sample = this.rows.slice(0, SAMPLE_ROWS);
     this.measuredRows = sample.length;
-    this.widths = this.fields.map(
-      (field, column) =>
-        `${widthOf([
+    this.widths = this.fields.map((field, column) =>
+      cssWidth(
+        widthOf([
           field.name,
           field.dataTypeName ?? '',
           ...sample.map((row) => cellText(row[column] ?? null) ?? 'NULL'),
-        ])}ch`,
+        ]),
+      ),
     );
     this.applyWidths(this.viewport.querySelector('.grid-header') as HTMLElement);
     this.rendered.first = -1;
@@ -153,7 +156,8 @@ export class ResultGrid {
               text: 'NULL',
             })
           : h('div', { className: 'grid-cell', attrs: { role: 'gridcell' }, text });
-      if (text !== null && text.length > 40) cell.title = text.slice(0, 2000);
+      // Every value can be read whole, whatever its column's width (the first 2,000 characters).
+      if (text !== null && text !== '') cell.title = value?.slice(0, 2000) ?? '';
       element.append(cell);
     });
     this.applyWidths(element);
@@ -161,7 +165,13 @@ export class ResultGrid {
   }
 }
 
+/** Characters a column shows: its longest text among those measured, within bounds. */
 function widthOf(texts: string[]): number {
   const longest = texts.reduce((max, text) => Math.max(max, text.length), 0);
-  return Math.min(MAX_WIDTH_CH, Math.max(MIN_WIDTH_CH, longest + 2));
+  return Math.min(MAX_WIDTH_CH, Math.max(MIN_WIDTH_CH, longest + 1));
+}
+
+/** A CSS width for `characters` of the grid's monospace font, plus the cell's padding and border. */
+function cssWidth(characters: number): string {
+  return `calc(${characters}ch + ${CELL_PADDING_PX * 2 + 1}px)`;
 }

@@ -60,7 +60,7 @@ class ConsolePage {
 
   constructor() {
     this.results = new ResultsView(
-      (request, sql, statement) => this.exportCsv(request, sql, statement),
+      (request, sql, statement, signal) => this.exportCsv(request, sql, statement, signal),
       () => this.connection.value().rowMode,
     );
     this.connection = new ConnectionView(this.storage, (form) => this.showConnection(form));
@@ -136,6 +136,7 @@ class ConsolePage {
 
   private showConnection(form: ConnectionForm): void {
     this.connectionName.textContent = connectionLabel(form);
+    this.connectionName.title = connectionLabel(form);
     // The history's "Run again" buttons name the connection they would use.
     this.history?.refresh();
   }
@@ -207,9 +208,10 @@ class ConsolePage {
     request: RunRequest,
     sql: string,
     statement: StatementResult,
+    signal: AbortSignal,
   ): Promise<void> {
     try {
-      const answer = await exportCsv({ ...request.body, sql });
+      const answer = await exportCsv({ ...request.body, sql }, signal);
       if (answer instanceof Blob) {
         download(answer, `statement-${statement.index + 1}.csv`);
         return;
@@ -217,7 +219,9 @@ class ConsolePage {
       const failed = runOfJsonAnswer(answer.status, answer.body);
       toast(`Export failed: ${failed.outcome.error?.message ?? `HTTP ${answer.status}`}`);
     } catch (error) {
-      toast(`Export failed: the answer was cut (${String(error)})`);
+      toast(
+        signal.aborted ? 'Export stopped' : `Export failed: the answer was cut (${String(error)})`,
+      );
     }
   }
 

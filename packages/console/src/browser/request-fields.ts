@@ -152,7 +152,21 @@ function paramsOf(form: ConnectionForm): unknown[] | undefined {
   return params;
 }
 
-/** `user@host:port/database`, how the console names a connection without a name of its own. */
+/** `user@host:port/database`: where a form's runs go. */
+export function connectionTarget(form: ConnectionForm): string {
+  return `${form.user}@${form.host}:${form.port}/${form.database}`;
+}
+
+/** The name a saved connection is listed and replaced under: its own name, else its target. */
+export function savedName(form: ConnectionForm): string {
+  return form.name.trim() || connectionTarget(form);
+}
+
+/**
+ * How the console names where a run goes (header, history): always the target, after the name
+ * when there is one, so a saved name never hides a database edited since.
+ */
 export function connectionLabel(form: ConnectionForm): string {
-  return form.name.trim() || `${form.user}@${form.host}:${form.port}/${form.database}`;
+  const name = form.name.trim();
+  return name ? `${name} (${connectionTarget(form)})` : connectionTarget(form);
 }

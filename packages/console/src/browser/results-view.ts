@@ -4,6 +4,7 @@
  * error, and exports as CSV and JSON.
  */
 import { duplicateNames, jsonExport } from './cells';
+import { MAX_KEPT_ROW_CHARACTERS } from './api';
 import { download, h, tabList, toast } from './dom';
 import { ResultGrid } from './grid';
 import { csvExportOf, type RunRequest } from './export-plan';
@@ -30,12 +31,15 @@ export class ResultsView {
   });
   private tabCount = -1;
   private shownShape = '';
+  /** The CSV export under way, if any: one at a time, stopped by its button or a new run. */
+  private exporting: AbortController | undefined;
 
   constructor(
     private readonly exportCsv: (
       request: RunRequest,
       sql: string,
       statement: StatementResult,
+      signal: AbortSignal,
     ) => Promise<void>,
     private readonly jsonRowMode: () => string,
   ) {
@@ -44,6 +48,7 @@ export class ResultsView {
 
   /** Starts showing a new run of `request`. */
   reset(request: RunRequest): void {
+    this.exporting?.abort();
     this.run = undefined;
     this.request = request;
     this.grids.clear();
@@ -134,7 +139,7 @@ export class ResultsView {
     const grid = this.gridOf(statement);
     // The panel is rebuilt when what it shows changes shape; while rows stream in, only the line of
     // figures changes (and the grid, which keeps its scroll position).
-    const shape = `${this.selected}:${statement.state}:${statement.truncated}:${statement.error?.message}`;
+    const shape = `${this.selected}:${statement.state}:${statement.truncated}:${statement.droppedByConsole}:${statement.error?.message}`;
     if (shape !== this.shownShape) {
       this.panel.replaceChildren(...this.statementParts(statement, grid));
       this.shownShape = shape;
@@ -147,7 +152,8 @@ export class ResultsView {
   private statementParts(statement: StatementResult, grid: ResultGrid | undefined): Node[] {
     const { error } = statement;
     const parts: (Node | false)[] = [
-      statement.truncated === true && this.truncatedBanner(statement),
+      (statement.truncated === true || statement.droppedByConsole === true) &&
+        this.truncatedBanner(statement),
       error !== undefined &&
         h('div', { className: 'statement-error', attrs: { role: 'alert' } }, [
           h('strong', { text: error.code ? `${error.code}: ` : '' }),
@@ -195,9 +201,10 @@ export class ResultsView {
       hasRows &&
         h('span', { className: 'exports' }, [
           h('button', {
-            text: 'Export CSV',
+            text: this.exporting ? 'Stop export' : 'Export CSV',
             attrs: {
               type: 'button',
+              'data-action': 'export-csv',
               title:
                 'Runs the statement again, read-only, with the settings of this run, and saves its rows as CSV',
             },
@@ -213,13 +220,31 @@ export class ResultsView {
   }
 
   private async exportStatementCsv(statement: StatementResult): Promise<void> {
+    if (this.exporting) {
+      this.exporting.abort();
+      return;
+    }
     if (!this.run) return;
     const plan = csvExportOf(this.run, this.request, statement);
     if ('refused' in plan) {
       toast(plan.refused);
       return;
     }
-    await this.exportCsv(this.request, plan.sql, statement);
+    const exporting = new AbortController();
+    this.exporting = exporting;
+    this.refreshMeta();
+    try {
+      await this.exportCsv(this.request, plan.sql, statement, exporting.signal);
+    } finally {
+      if (this.exporting === exporting) this.exporting = undefined;
+      this.refreshMeta();
+    }
+  }
+
+  /** Redraws the line of figures and buttons of the statement shown. */
+  private refreshMeta(): void {
+    const statement = this.run?.statements[this.selected];
+    if (statement) this.panel.querySelector('.statement-meta')?.replaceWith(this.meta(statement));
   }
 
   private exportJson(statement: StatementResult): void {
@@ -239,6 +264,15 @@ export class ResultsView {
   }
 
   private truncatedBanner(statement: StatementResult): HTMLElement {
+    if (statement.droppedByConsole) {
+      return h(
+        'div',
+        { className: 'truncated', attrs: { role: 'alert', 'data-testid': 'truncated' } },
+        [
+          `Truncated by the console: it keeps about ${MAX_KEPT_ROW_CHARACTERS / 1_000_000} million characters of rows per run, and ${statement.rows.length} rows are shown. Export CSV for every row.`,
+        ],
+      );
+    }
     const text =
       statement.truncatedBy !== 'bytes'
         ? `Truncated: only the first ${statement.rows.length} rows are shown; the statement returned more rows than maxRows.`
@@ -271,15 +305,18 @@ const STATE_WORDS: Record<RunResult['outcome']['state'], string> = {
   cut: 'Cut short',
 };
 
-/** An error as summary parts: sqlgate's sentence, then PostgreSQL's message and its place. */
+/**
+ * An error as summary parts: sqlgate's sentence, PostgreSQL's message, and the console's own note
+ * of its place (a part of its own, so the message's text direction cannot carry it along).
+ */
 function errorParts(error: ErrorInfo): string[] {
+  const parts = error.context ? [error.context] : [];
+  parts.push(`${error.code ? `${error.code}: ` : ''}${error.message}`);
   const mentionsPlace = /line \d+, column \d+/.test(error.message);
-  const place =
-    error.location && !mentionsPlace
-      ? ` (line ${error.location.line}, column ${error.location.column})`
-      : '';
-  const message = `${error.code ? `${error.code}: ` : ''}${error.message}${place}`;
-  return error.context ? [error.context, message] : [message];
+  if (error.location && !mentionsPlace) {
+    parts.push(`line ${error.location.line}, column ${error.location.column}`);
+  }
+  return parts;
 }
 
 function firstWord(text: string): string | undefined {

@@ -45,6 +45,8 @@ export interface StatementResult {
   truncatedBy?: string;
   cacheStatus?: string;
   error?: ErrorInfo;
+  /** The console stopped keeping rows (MAX_KEPT_ROW_CHARACTERS): more arrived than it holds. */
+  droppedByConsole?: boolean;
 }
 
 export interface RunOutcome {

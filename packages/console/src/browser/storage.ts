@@ -4,7 +4,7 @@
  * is read defensively: another version of the console, or a person with the developer tools, may
  * have written anything there.
  */
-import { blankForm, connectionLabel, type ConnectionForm } from './request-fields';
+import { blankForm, savedName, type ConnectionForm } from './request-fields';
 
 const CONNECTIONS_KEY = 'sqlgate.console.connections';
 const CURRENT_KEY = 'sqlgate.console.current';
@@ -38,19 +38,19 @@ export class ConsoleStorage {
     return Array.isArray(saved) ? saved.map(formOf) : [];
   }
 
-  /** Saves under the form's label, replacing a connection of the same label. */
+  /** Saves under the form's name (its target without one), replacing a connection of that name. */
   saveConnection(form: ConnectionForm): ConnectionForm[] {
-    const label = connectionLabel(form);
-    const others = this.connections().filter((saved) => connectionLabel(saved) !== label);
+    const name = savedName(form);
+    const others = this.connections().filter((saved) => savedName(saved) !== name);
     const connections = [...others, storable(form)].sort((a, b) =>
-      connectionLabel(a).localeCompare(connectionLabel(b)),
+      savedName(a).localeCompare(savedName(b)),
     );
     this.write(CONNECTIONS_KEY, connections);
     return connections;
   }
 
-  deleteConnection(label: string): ConnectionForm[] {
-    const connections = this.connections().filter((saved) => connectionLabel(saved) !== label);
+  deleteConnection(name: string): ConnectionForm[] {
+    const connections = this.connections().filter((saved) => savedName(saved) !== name);
     this.write(CONNECTIONS_KEY, connections);
     return connections;
   }
