@@ -388,6 +388,10 @@ it(
     ]);
     expect(download.suggestedFilename()).toBe('copy.csv');
     expect(readFileSync((await download.path()) as string, 'utf8')).toBe('a,b\n1,"x,y"\n');
+    // A COPY that fails after its first bytes is cut short, not "unreachable".
+    expect(
+      await run('COPY (SELECT g, 1 / (g - 50000) FROM generate_series(1, 100000) AS g) TO STDOUT'),
+    ).toBe('Cut short · The COPY data was cut after it began: the COPY failed partway');
   },
   TEST_TIMEOUT_MS,
 );

@@ -2,6 +2,8 @@ import { csvExportOf } from '../src/browser/export-plan';
 import {
   applyLine,
   closeUnfinished,
+  isRowLine,
+  RowBudget,
   emptyRun,
   errorInfoOf,
   runOfJsonAnswer,
@@ -279,5 +281,19 @@ describe('the CSV export of a statement', () => {
     expect(csvExportOf(reads, request(), cached)).toHaveProperty('refused');
     const cut = { ...reads.statements[1]!, state: 'incomplete' as const };
     expect(csvExportOf(reads, request(), cut)).toHaveProperty('refused');
+  });
+});
+
+describe('RowBudget', () => {
+  it('keeps rows up to its limit, then marks the statement whose rows it drops', () => {
+    const run = runOf([{ statement: { index: 0, text: 'SELECT', fields: [int4] } }]);
+    const budget = new RowBudget(25);
+    const row = '{"row":[12345]}'; // 15 characters
+    expect(isRowLine(row)).toBe(true);
+    expect(budget.keep(run, row)).toBe(true);
+    expect(run.statements[0]?.droppedByConsole).toBeUndefined();
+    expect(budget.keep(run, row)).toBe(false);
+    expect(run.statements[0]?.droppedByConsole).toBe(true);
+    expect(isRowLine('{"end":{"index":0}}')).toBe(false);
   });
 });

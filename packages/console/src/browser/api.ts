@@ -3,7 +3,16 @@
  * to the page so the console works wherever the service is mounted.
  */
 import { NdjsonLines } from './ndjson';
-import { applyLine, closeUnfinished, emptyRun, runOfJsonAnswer, type RunResult } from './results';
+import {
+  applyLine,
+  closeUnfinished,
+  emptyRun,
+  isRowLine,
+  MAX_KEPT_ROW_CHARACTERS,
+  RowBudget,
+  runOfJsonAnswer,
+  type RunResult,
+} from './results';
 
 export interface RunHandle {
   /** Settles with the run when the answer is complete, cut or cancelled. */
@@ -135,31 +144,6 @@ async function readRun(options: RunOptions, control: RunControl): Promise<RunRes
   }
   closeUnfinished(run);
   return run;
-}
-
-/**
- * Row text a run keeps, in characters (about twice that in bytes of memory): past it, rows are
- * dropped and the statement says so, so that a huge result cannot take the browser tab down.
- */
-export const MAX_KEPT_ROW_CHARACTERS = 200_000_000;
-
-function isRowLine(line: string): boolean {
-  return line.startsWith('{"row":');
-}
-
-/** Counts the row text a run keeps; marks the statement whose rows it stops keeping. */
-class RowBudget {
-  private used = 0;
-
-  constructor(private readonly limit: number) {}
-
-  keep(run: RunResult, line: string): boolean {
-    this.used += line.length;
-    if (this.used <= this.limit) return true;
-    const statement = run.statements[run.statements.length - 1];
-    if (statement) statement.droppedByConsole = true;
-    return false;
-  }
 }
 
 /** The answer of a lone COPY ... TO STDOUT: its data, whatever was asked for. */

@@ -4,11 +4,11 @@
  * error, and exports as CSV and JSON.
  */
 import { duplicateNames, jsonExport } from './cells';
-import { MAX_KEPT_ROW_CHARACTERS } from './api';
 import { download, h, tabList, toast } from './dom';
 import { ResultGrid } from './grid';
 import { csvExportOf, type RunRequest } from './export-plan';
 import {
+  MAX_KEPT_ROW_CHARACTERS,
   transactionOutcome,
   type ErrorInfo,
   type RunResult,

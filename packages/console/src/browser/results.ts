@@ -85,7 +85,7 @@ function isJsonColumn(field: Field | undefined): boolean {
  * `rowMode: 'array'`, so two columns of one name both show).
  */
 export function applyLine(run: RunResult, line: string): void {
-  if (line.startsWith('{"row":')) {
+  if (isRowLine(line)) {
     const statement = run.statements[run.statements.length - 1];
     if (!statement) throw new Error('A row came before its statement');
     statement.rows.push(rowOf(line, statement.fields));
@@ -277,5 +277,30 @@ export function transactionOutcome(outcome: RunOutcome): string | undefined {
 export function closeUnfinished(run: RunResult): void {
   for (const statement of run.statements) {
     if (statement.state === 'running') statement.state = 'incomplete';
+  }
+}
+
+/**
+ * Row text a run keeps, in characters (about twice that in bytes of memory): past it, rows are
+ * dropped and the statement says so, so that a huge result cannot take the browser tab down.
+ */
+export const MAX_KEPT_ROW_CHARACTERS = 200_000_000;
+
+export function isRowLine(line: string): boolean {
+  return line.startsWith('{"row":');
+}
+
+/** Counts the row text a run keeps; marks the statement whose rows it stops keeping. */
+export class RowBudget {
+  private used = 0;
+
+  constructor(private readonly limit: number) {}
+
+  keep(run: RunResult, line: string): boolean {
+    this.used += line.length;
+    if (this.used <= this.limit) return true;
+    const statement = run.statements[run.statements.length - 1];
+    if (statement) statement.droppedByConsole = true;
+    return false;
   }
 }
