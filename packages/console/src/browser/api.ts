@@ -31,14 +31,19 @@ export interface RunOptions {
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
-/** How long the console waits for the cancel endpoint before it drops the connection anyway. */
+/** How long the console waits for the cancel endpoint, then for the cancelled request's answer. */
 const CANCEL_WAIT_MS = 1500;
+
+/** What a cancelled run says when sqlgate's answer about it never came. */
+const OUTCOME_UNKNOWN = {
+  message: 'The answer ended before sqlgate said what became of the statements: check the database',
+};
 
 /** What one run's reader and its Cancel button share. */
 interface RunControl {
   requestId: string;
   aborter: AbortController;
-  /** Cancel was pressed: no line read after it is shown. */
+  /** Cancel was pressed: rows read after it are dropped, the lines that say what ran are not. */
   cancelled: boolean;
 }
 
@@ -52,7 +57,7 @@ export function runQuery(options: RunOptions): RunHandle {
   const done = readRun(options, control).catch((error: unknown) => {
     const run = emptyRun();
     run.outcome = control.cancelled
-      ? { state: 'cancelled' }
+      ? { state: 'cancelled', error: OUTCOME_UNKNOWN }
       : { state: 'failed', error: { message: `sqlgate could not be reached: ${String(error)}` } };
     return run;
   });
@@ -128,14 +133,7 @@ async function readRun(options: RunOptions, control: RunControl): Promise<RunRes
   }
   if (run.outcome.state === 'running') {
     run.outcome = control.cancelled
-      ? {
-          ...run.outcome,
-          state: 'cancelled',
-          error: {
-            message:
-              'The answer ended before sqlgate said what became of the statements: check the database',
-          },
-        }
+      ? { ...run.outcome, state: 'cancelled', error: OUTCOME_UNKNOWN }
       : {
           ...run.outcome,
           state: 'cut',
