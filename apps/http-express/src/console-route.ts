@@ -5,7 +5,6 @@
  * strict Content-Security-Policy, and it talks to the API of the sqlgate that served it.
  */
 import { randomBytes } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
 import {
   CONSOLE_PAGE_CONTENT_TYPE,
   consoleContentSecurityPolicy,
@@ -15,19 +14,10 @@ import {
 import { Router, type Request, type Response } from 'express';
 import { writeJson } from './query-endpoint';
 
-interface ServedAsset extends ConsoleAsset {
-  /** The body compressed once at start; absent for the page, which differs per response. */
-  gzipped?: Buffer;
-}
-
 const ONE_YEAR_SECONDS = 365 * 24 * 3600;
 
-function served(asset: ConsoleAsset): ServedAsset {
-  return { ...asset, gzipped: gzipSync(asset.body, { level: 9 }) };
-}
-
 /** Headers every console response carries: no sniffing, no framing, no referrer sent along. */
-function setCommonHeaders(res: Response, asset: ServedAsset): void {
+function setCommonHeaders(res: Response, asset: ConsoleAsset): void {
   res.setHeader('Content-Type', asset.contentType);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
@@ -39,7 +29,7 @@ function setCommonHeaders(res: Response, asset: ServedAsset): void {
 }
 
 /** Sends an asset, gzipped when it has a gzipped copy and the client accepts gzip. */
-function send(req: Request, res: Response, asset: ServedAsset): void {
+function send(req: Request, res: Response, asset: ConsoleAsset): void {
   setCommonHeaders(res, asset);
   const gzipped = acceptsGzip(req.headers['accept-encoding']) ? asset.gzipped : undefined;
   const body = gzipped ?? asset.body;
@@ -54,7 +44,7 @@ function send(req: Request, res: Response, asset: ServedAsset): void {
  */
 export function consoleRouter(): Router {
   const assets = loadConsoleAssets();
-  const files = new Map([...assets.files].map(([name, asset]) => [name, served(asset)]));
+  const { files } = assets;
   const router = Router({ strict: true });
   router.get('/', (req, res) => {
     // Only a mounted app sees `/` for a path without its final slash; the slash is added to the

@@ -8,6 +8,8 @@ import path from 'node:path';
 
 export interface ConsoleAsset {
   body: Buffer;
+  /** The body gzipped at build time, when the build made a copy. */
+  gzipped?: Buffer;
   contentType: string;
   /** Hashed names never change content; the page and the icon are asked for again each time. */
   immutable: boolean;
@@ -75,8 +77,10 @@ export function loadConsoleAssets(directory = CONSOLE_ASSETS_DIR): ConsoleAssets
   for (const name of fs.readdirSync(directory)) {
     const contentType = CONTENT_TYPES[path.extname(name)];
     if (name === 'index.html' || contentType === undefined) continue;
+    const gzipped = path.join(directory, `${name}.gz`);
     files.set(name, {
       body: fs.readFileSync(path.join(directory, name)),
+      ...(fs.existsSync(gzipped) ? { gzipped: fs.readFileSync(gzipped) } : {}),
       contentType,
       immutable: HASHED_NAME.test(name),
     });

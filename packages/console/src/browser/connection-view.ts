@@ -12,7 +12,7 @@ import {
   type ConnectionForm,
 } from './request-fields';
 import { postJson } from './api';
-import { h } from './dom';
+import { button, h } from './dom';
 import type { ConsoleStorage } from './storage';
 
 type TextField = {
@@ -94,16 +94,8 @@ export class ConnectionView {
           ...BOXES.map((box) => this.box(box.field, box.label)),
         ]),
         h('div', { className: 'toolbar' }, [
-          h('button', {
-            text: 'Test connection',
-            attrs: { type: 'button' },
-            on: { click: () => void this.test() },
-          }),
-          h('button', {
-            text: 'Save connection',
-            attrs: { type: 'button' },
-            on: { click: () => this.save() },
-          }),
+          button('Test connection', () => void this.test()),
+          button('Save connection', () => this.save()),
         ]),
         this.status,
       ],
@@ -249,10 +241,8 @@ export class ConnectionView {
               },
             },
           }),
-          h('button', {
-            text: 'Delete',
-            attrs: { type: 'button', 'aria-label': `Delete ${label}` },
-            on: { click: () => this.showSaved(this.storage.deleteConnection(label)) },
+          button('Delete', () => this.showSaved(this.storage.deleteConnection(label)), {
+            'aria-label': `Delete ${label}`,
           }),
         ]);
       }),

@@ -27,6 +27,15 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return element;
 }
 
+/** A button that is not a form's submit button. */
+export function button(
+  text: string,
+  onClick: () => void,
+  attrs: Record<string, string> = {},
+): HTMLButtonElement {
+  return h('button', { text, attrs: { type: 'button', ...attrs }, on: { click: onClick } });
+}
+
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
 export function svg(tag: string, attrs: Record<string, string> = {}): SVGElement {

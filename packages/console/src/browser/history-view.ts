@@ -3,7 +3,7 @@
  * the connection the form holds now, which its button names (an entry records its connection's
  * label, never its password, so it cannot reconnect by itself).
  */
-import { h, toast } from './dom';
+import { button, h, toast } from './dom';
 import type { ConsoleStorage, HistoryEntry } from './storage';
 
 export class HistoryView {
@@ -61,15 +61,9 @@ export class HistoryView {
             text: entry.sql.length > 2000 ? `${entry.sql.slice(0, 2000)}…` : entry.sql,
           }),
           h('div', { className: 'toolbar' }, [
-            h('button', {
-              text: 'Open in editor',
-              attrs: { type: 'button' },
-              on: { click: () => this.open(entry.sql, false) },
-            }),
-            h('button', {
-              text: `Run again on ${connection}`,
-              attrs: { type: 'button', 'data-action': 'run-again' },
-              on: { click: () => this.open(entry.sql, true) },
+            button('Open in editor', () => this.open(entry.sql, false)),
+            button(`Run again on ${connection}`, () => this.open(entry.sql, true), {
+              'data-action': 'run-again',
             }),
           ]),
         ]),

@@ -15,7 +15,8 @@ import {
   type ConnectionForm,
 } from './request-fields';
 import { runOfJsonAnswer, type RunResult, type StatementResult } from './results';
-import { ResultsView, type RunRequest } from './results-view';
+import type { RunRequest } from './export-plan';
+import { ResultsView } from './results-view';
 import { StatsView } from './stats-view';
 import { ConsoleStorage, type Theme } from './storage';
 

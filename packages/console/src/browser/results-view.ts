@@ -4,7 +4,7 @@
  * error, and exports as CSV and JSON.
  */
 import { duplicateNames, jsonExport } from './cells';
-import { download, h, tabList, toast } from './dom';
+import { button, download, h, tabList, toast } from './dom';
 import { ResultGrid } from './grid';
 import { csvExportOf, type RunRequest } from './export-plan';
 import {
@@ -14,8 +14,6 @@ import {
   type RunResult,
   type StatementResult,
 } from './results';
-
-export type { RunRequest } from './export-plan';
 
 export class ResultsView {
   readonly element = h('section', { className: 'results', attrs: { 'aria-label': 'Results' } });
@@ -84,11 +82,7 @@ export class ResultsView {
       h('p', {
         text: `COPY … TO STDOUT answered with its data: ${data.size} bytes (${data.type || 'no type'}).`,
       }),
-      h('button', {
-        text: 'Download COPY data',
-        attrs: { type: 'button' },
-        on: { click: () => download(data, `copy.${extension}`) },
-      }),
+      button('Download COPY data', () => download(data, `copy.${extension}`)),
     );
   }
 
@@ -210,10 +204,8 @@ export class ResultsView {
             },
             on: { click: () => void this.exportStatementCsv(statement) },
           }),
-          h('button', {
-            text: 'Export JSON',
-            attrs: { type: 'button', title: 'Saves the rows shown as JSON' },
-            on: { click: () => this.exportJson(statement) },
+          button('Export JSON', () => this.exportJson(statement), {
+            title: 'Saves the rows shown as JSON',
           }),
         ]),
     ]);

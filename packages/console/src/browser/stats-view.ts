@@ -11,7 +11,7 @@ import {
   queriesPerInterval,
   type StatsSample,
 } from './chart';
-import { h, svg } from './dom';
+import { button, h, svg } from './dom';
 
 export const STATS_REFRESH_MS = 3000;
 /** While another view shows, samples are still taken, less often, so the chart covers that time. */
@@ -65,16 +65,8 @@ export class StatsView {
     chart.append(this.hitRateLine, this.queriesLine);
     this.element = h('section', { className: 'stats', attrs: { 'aria-label': 'Statistics' } }, [
       h('div', { className: 'toolbar' }, [
-        h('button', {
-          text: 'Refresh',
-          attrs: { type: 'button' },
-          on: { click: () => void this.refresh() },
-        }),
-        h('button', {
-          text: 'Clear cache',
-          attrs: { type: 'button', 'data-testid': 'clear-cache' },
-          on: { click: () => void this.clearCache() },
-        }),
+        button('Refresh', () => void this.refresh()),
+        button('Clear cache', () => void this.clearCache(), { 'data-testid': 'clear-cache' }),
         h('label', { className: 'token', attrs: { for: 'stats-token' } }, ['Statistics token ']),
         this.tokenInput,
       ]),
