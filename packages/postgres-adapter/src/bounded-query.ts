@@ -32,6 +32,7 @@ const FLUSH = serialize.flush();
 /** Execute's row count is a signed 32-bit integer. */
 const MAX_EXECUTE_ROWS = 2 ** 31 - 2;
 const NO_STEPS: readonly string[] = [];
+const NO_VALUES: readonly unknown[] = [];
 const DESCRIBE_PORTAL = serialize.describe({ type: 'P', name: '' });
 
 /** PostgreSQL's message when a prepared statement's result columns changed under it. */
@@ -132,40 +133,39 @@ export class BoundedQuery {
   }
 
   submit(): Error | null {
-    let messages: Buffer[];
-    const closes = (this.naming?.statements.takeCloses() ?? []).map((name) =>
-      serialize.close({ type: 'S', name }),
-    );
+    // Built with push, not spreads: this runs once per round trip, on every request.
+    const messages: Buffer[] = [];
+    for (const name of this.naming?.statements.takeCloses() ?? NO_STEPS) {
+      messages.push(serialize.close({ type: 'S', name }));
+    }
+    const closes = messages.length;
     try {
-      const values = (this.options.params ?? []) as unknown[];
+      const values = (this.options.params ?? NO_VALUES) as unknown[];
       const { stopEarly, maxRows } = this.options;
       if (this.naming?.named) this.plan = this.naming.statements.plan(this.texts);
       // With more than one step in the round trip, a Flush after each one makes the server send
       // each step's results as soon as they are ready (it otherwise holds them until Sync), so
       // each statement's time is measured on its own (docs/decisions.md 10.25).
-      const flush = this.stepCount > 1 ? [FLUSH] : [];
-      messages = [
-        ...closes,
-        ...this.before.flatMap((text) => [...controlMessages(text), ...flush]),
-        ...this.texts.flatMap((text, index) => [
-          ...this.statementMessages(
-            text,
-            index,
-            values,
-            // 0: every row; the server runs the statement to its end.
-            // The row count is an int32; a larger limit is no limit (a streamed request without maxRows).
-            stopEarly?.[index] && maxRows < MAX_EXECUTE_ROWS ? maxRows + 1 : 0,
-          ),
-          ...flush,
-        ]),
-        ...this.after.flatMap(controlMessages),
-        SYNC,
-      ];
+      const flush = this.stepCount > 1;
+      for (const text of this.before) {
+        pushControlMessages(messages, text);
+        if (flush) messages.push(FLUSH);
+      }
+      this.texts.forEach((text, index) => {
+        // 0: every row; the server runs the statement to its end.
+        // The row count is an int32; a larger limit is no limit (a streamed request without maxRows).
+        const rows = stopEarly?.[index] && maxRows < MAX_EXECUTE_ROWS ? maxRows + 1 : 0;
+        this.pushStatementMessages(messages, text, index, values, rows);
+        if (flush) messages.push(FLUSH);
+      });
+      for (const text of this.after) pushControlMessages(messages, text);
+      messages.push(SYNC);
     } catch (error) {
       // A parameter pg cannot convert: nothing is sent but the Closes and a Sync, whose
       // ReadyForQuery settles this.
       this.plan = undefined;
-      messages = [...closes, SYNC];
+      messages.length = closes;
+      messages.push(SYNC);
       this.failure = new RequestError(
         ErrorCodes.INVALID_REQUEST,
         `'params' could not be sent: ${error instanceof Error ? error.message : String(error)}`,
@@ -344,22 +344,24 @@ export class BoundedQuery {
   }
 
   /** Parse (unnamed, or named when new), Bind, Describe and Execute of one statement. */
-  private statementMessages(
+  private pushStatementMessages(
+    messages: Buffer[],
     text: string,
     index: number,
     values: unknown[],
     rows: number,
-  ): Buffer[] {
+  ): void {
     const named = this.plan?.[index];
     if (!named) {
-      return [
+      messages.push(
         serialize.parse({ text, name: '', types: [] }),
         serialize.bind({ values, valueMapper: parameterText }),
         DESCRIBE_PORTAL,
         serialize.execute({ portal: '', rows }),
-      ];
+      );
+      return;
     }
-    const parse = named.parse ? [serialize.parse({ text, name: named.name, types: [] })] : [];
+    if (named.parse) messages.push(serialize.parse({ text, name: named.name, types: [] }));
     const { entry } = named;
     if (values.length === 0 && entry) {
       // Without parameters these bytes depend on the name and the row count only.
@@ -368,9 +370,10 @@ export class BoundedQuery {
         cached = { rows, bytes: Buffer.concat(executeMessages(named.name, values, rows)) };
         entry.executeBytes = cached;
       }
-      return [...parse, cached.bytes];
+      messages.push(cached.bytes);
+      return;
     }
-    return [...parse, ...executeMessages(named.name, values, rows)];
+    messages.push(...executeMessages(named.name, values, rows));
   }
 
   private get stepCount(): number {
@@ -418,10 +421,10 @@ function executeMessages(statement: string, values: unknown[], rows: number): Bu
 }
 
 /** A control statement: no rows, no description. */
-function controlMessages(text: string): Buffer[] {
-  return [
+function pushControlMessages(messages: Buffer[], text: string): void {
+  messages.push(
     serialize.parse({ text, name: '', types: [] }),
     serialize.bind({}),
     serialize.execute({ portal: '', rows: 0 }),
-  ];
+  );
 }

@@ -267,7 +267,7 @@ export class PgConnection implements Connection {
     try {
       submit(this.client, query);
       const results = await query.done;
-      await this.learnCustomTypes(results, query);
+      if (this.types.anyUnknown(results)) await this.learnCustomTypes(results, query);
       return results;
     } finally {
       watchdog?.stop();

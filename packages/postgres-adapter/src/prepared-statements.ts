@@ -78,10 +78,11 @@ export class PreparedStatements {
    * trip is parsed once. Texts found are marked as used now.
    */
   plan(texts: readonly string[]): (NamedStatement | undefined)[] {
-    const planned = new Map<string, NamedStatement>();
+    // A lone text cannot repeat within its round trip: no map for the common case.
+    const planned = texts.length > 1 ? new Map<string, NamedStatement>() : undefined;
     let created = 0;
     return texts.map((text) => {
-      const earlier = planned.get(text);
+      const earlier = planned?.get(text);
       if (earlier) return { name: earlier.name, parse: false };
       if (text.length > MAX_PREPARED_TEXT_LENGTH) return undefined;
       const entry = this.entries.get(text);
@@ -96,7 +97,7 @@ export class PreparedStatements {
         created++;
         statement = { name: `${NAME_PREFIX}${++this.counter}`, parse: true };
       }
-      planned.set(text, statement);
+      planned?.set(text, statement);
       return statement;
     });
   }

@@ -75,6 +75,15 @@ export class TypeRegistry {
     return BUILTIN_TYPE_NAMES.get(oid) ?? this.custom.get(oid)?.name;
   }
 
+  /** Some field of `results` has a type this registry cannot name yet (checked without allocating). */
+  anyUnknown(results: readonly { fields: readonly { dataTypeID: number }[] }[]): boolean {
+    for (const result of results) {
+      for (const field of result.fields)
+        if (this.nameOf(field.dataTypeID) === undefined) return true;
+    }
+    return false;
+  }
+
   /** OIDs among `oids` whose name is not known yet. */
   unknown(oids: Iterable<number>): number[] {
     const missing = new Set<number>();
