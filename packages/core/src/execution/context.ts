@@ -103,6 +103,27 @@ export function mayBeNamed(statement: ParsedStatement): boolean {
 
 const HOLDS_A_STRING_LITERAL = /'|\$(?:[A-Za-z_\u0080-\uffff][A-Za-z_0-9\u0080-\uffff]*)?\$/;
 
+/** A statement's RunOptions flags, as one-element lists a lone statement's options can share. */
+interface StatementRunFlags {
+  stopEarly: readonly boolean[];
+  nameable: readonly boolean[];
+}
+
+/**
+ * The flags of each statement, computed once: the parse memo hands every request with the same
+ * text the same statement objects, and the flags depend on the statement alone.
+ */
+const RUN_FLAGS = new WeakMap<ParsedStatement, StatementRunFlags>();
+
+function runFlagsOf(statement: ParsedStatement): StatementRunFlags {
+  let flags = RUN_FLAGS.get(statement);
+  if (!flags) {
+    flags = { stopEarly: [mayStopEarly(statement)], nameable: [mayBeNamed(statement)] };
+    RUN_FLAGS.set(statement, flags);
+  }
+  return flags;
+}
+
 /** What a wait for a connection resolves with when the request was cancelled meanwhile. */
 const CANCELLED = Symbol('cancelled');
 
@@ -227,6 +248,11 @@ export class ExecutionContext {
   /** Connections the target's pool could lend now without a wait; undefined when unknown. */
   spareConnections(): number | undefined {
     return this.provider.spareConnections?.(this.target);
+  }
+
+  /** Whether this request's reads look the result cache up (else each attempt is known at once). */
+  mayUseCache(): boolean {
+    return attemptWithoutLookup(this.cacheScope?.cache, this.options) === undefined;
   }
 
   /** Serves a read from the result cache, or prepares to keep its result (docs/decisions.md 8). */
@@ -416,11 +442,15 @@ export class ExecutionContext {
   }
 
   private optionsFor(statements: readonly ParsedStatement[]): RunOptions {
-    const options: RunOptions = {
-      ...this.runOptions,
-      stopEarly: statements.map(mayStopEarly),
-      ...(this.settings.nameStatements ? { nameable: statements.map(mayBeNamed) } : {}),
-    };
+    const flags =
+      statements.length === 1
+        ? runFlagsOf(statements[0] as ParsedStatement)
+        : {
+            stopEarly: statements.map((statement) => runFlagsOf(statement).stopEarly[0] === true),
+            nameable: statements.map((statement) => runFlagsOf(statement).nameable[0] === true),
+          };
+    const options: RunOptions = { ...this.runOptions, stopEarly: flags.stopEarly };
+    if (this.settings.nameStatements) options.nameable = flags.nameable;
     if (this.rowStream) options.rowSink = this.rowStream.sinkFor(statements);
     return options;
   }
