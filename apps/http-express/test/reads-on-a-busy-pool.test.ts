@@ -48,14 +48,17 @@ const SCRIPTS = [
   'SELECT 1 AS a; SELECT 1/0 AS b; SELECT 3 AS c',
   'SELECT 1/0 AS a; SELECT * FROM no_such_table; SELECT 3 AS c; SELECT 4 AS d',
   "SELECT x FROM generate_series(1, 5) x; SELECT 'text'::int; SELECT current_setting('transaction_read_only') AS ro",
+  // Row limits apply read by read within the shared round trip.
+  'SELECT x FROM generate_series(1, 50) x; SELECT 2 AS b; SELECT x FROM generate_series(1, 3) x',
+  'SELECT 1 AS a; SELECT 2 AS b; SELECT 3/0 AS c',
 ];
 
 describe('reads on a busy pool', () => {
   it.each(SCRIPTS)('answer %j as they do on an idle pool', async (sql) => {
-    const idle = await query({ sql });
+    const idle = await query({ sql, maxRows: 10 });
     const release = await occupy(2, 1);
     try {
-      const busy = await query({ sql });
+      const busy = await query({ sql, maxRows: 10 });
       expect(busy.status).toBe(idle.status);
       expect(withoutTimes(busy.body)).toEqual(withoutTimes(idle.body));
     } finally {
@@ -79,6 +82,28 @@ describe('reads on a busy pool', () => {
       );
       expect(poolWaitMs).toBeLessThan(150);
       expect(response.body).not.toHaveProperty('transactionUsed');
+    } finally {
+      await release();
+    }
+  });
+
+  it('share one READ ONLY transaction at READ COMMITTED, and keep one each at REPEATABLE READ', async () => {
+    const sql = 'SELECT transaction_timestamp() AS t, pg_sleep(0.01); '.repeat(3);
+    const release = await occupy(2, 2);
+    try {
+      const times = async (isolationLevel?: string) => {
+        const response = await query({ sql, ...(isolationLevel ? { isolationLevel } : {}) });
+        expect(response.status).toBe(200);
+        return new Set(
+          response.body.results.map((result: { rows: { t: string }[] }) => result.rows[0]?.t),
+        );
+      };
+      // Each read still takes its own snapshot at READ COMMITTED: sharing changes no rows.
+      expect((await times()).size).toBe(1);
+      expect((await times('read committed')).size).toBe(1);
+      // One snapshot for all would change what they read: each has a transaction of its own.
+      expect((await times('repeatable read')).size).toBe(3);
+      expect((await times('serializable')).size).toBe(3);
     } finally {
       await release();
     }

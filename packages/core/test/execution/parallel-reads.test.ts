@@ -178,7 +178,7 @@ describe('the parallel-reads strategy', () => {
   });
 
   describe('when the pool cannot lend a connection per read (docs/decisions.md 10.29)', () => {
-    it('runs the reads in turn on one connection, each in a READ ONLY transaction of its own', async () => {
+    it('runs the reads in turn on one connection, together in one READ ONLY round trip', async () => {
       const { fake, query } = harness();
       fake.spare = 2;
       fake
@@ -193,16 +193,29 @@ describe('the parallel-reads strategy', () => {
       expect(response.body).not.toHaveProperty('transactionUsed');
       const batches = fake.callsOf('runBatch');
       expect(batches.map((batch) => batch.sql)).toEqual([
+        ['SELECT * FROM a', 'SELECT * FROM b', 'SELECT * FROM c'],
+      ]);
+      expect(batches[0]?.options).toMatchObject({
+        before: ['BEGIN READ ONLY'],
+        after: ['COMMIT'],
+      });
+      expect(fake.callsOf('acquire')).toHaveLength(1);
+      expect(fake.releases()).toHaveLength(1);
+    });
+
+    it('keeps a transaction per read at REPEATABLE READ, where one would share a snapshot', async () => {
+      const { fake, query } = harness();
+      fake.spare = 0;
+
+      await query(READS, { isolationLevel: 'repeatable read' });
+
+      const batches = fake.callsOf('runBatch');
+      expect(batches.map((batch) => batch.sql)).toEqual([
         ['SELECT * FROM a'],
         ['SELECT * FROM b'],
         ['SELECT * FROM c'],
       ]);
-      for (const batch of batches) {
-        expect(batch.options).toMatchObject({ before: ['BEGIN READ ONLY'], after: ['COMMIT'] });
-      }
       expect(new Set(batches.map((batch) => batch.connection)).size).toBe(1);
-      expect(fake.callsOf('acquire')).toHaveLength(1);
-      expect(fake.releases()).toHaveLength(1);
     });
 
     it('still takes a connection per read when the pool has one for each', async () => {
@@ -214,7 +227,7 @@ describe('the parallel-reads strategy', () => {
       expect(new Set(fake.callsOf('runBatch').map((batch) => batch.connection)).size).toBe(3);
     });
 
-    it('gives each read the outcome it would have alone', async () => {
+    it('gives each read the outcome it would have alone: the reads a failure skipped go out again', async () => {
       const { fake, query } = harness();
       fake.spare = 0;
       fake
@@ -236,11 +249,10 @@ describe('the parallel-reads strategy', () => {
         ],
       });
       expect(response.failure).toEqual({ code: ErrorCodes.DATABASE_ERROR });
+      // The server skipped c after b failed: c alone runs again, after the rollback; a and b once.
       expect(fake.sent()).toEqual([
         'BEGIN READ ONLY',
         'SELECT * FROM a',
-        'COMMIT',
-        'BEGIN READ ONLY',
         'SELECT * FROM b',
         'ROLLBACK',
         'BEGIN READ ONLY',
@@ -270,9 +282,12 @@ describe('the parallel-reads strategy', () => {
           { rows: [{ from: 'c' }] },
         ],
       });
-      const connections = fake.callsOf('runBatch').map((batch) => batch.connection);
-      expect(connections[0]).toBe(connections[1]);
-      expect(connections[2]).not.toBe(connections[1]);
+      const batches = fake.callsOf('runBatch');
+      expect(batches.map((batch) => batch.sql)).toEqual([
+        ['SELECT * FROM a', 'SELECT * FROM b', 'SELECT * FROM c'],
+        ['SELECT * FROM c'],
+      ]);
+      expect(batches[1]?.connection).not.toBe(batches[0]?.connection);
       expect(fake.releases().map((call) => call.options.destroy)).toEqual([true, false]);
     });
 

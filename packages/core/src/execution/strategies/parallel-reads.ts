@@ -1,11 +1,13 @@
 /**
  * Several reads at once, each on its own pooled connection in a READ ONLY transaction (docs/decisions.md 2.2):
  * a statement wrongly classified as a read fails with 25006 instead of writing. When the pool
- * cannot lend a connection per read without a wait, the reads take turns on one connection
- * instead, each still in a READ ONLY transaction of its own (docs/decisions.md 10.29).
+ * cannot lend a connection per read without a wait, the reads go out together on one connection
+ * instead, in one READ ONLY transaction (or one each where sharing one would change an answer;
+ * docs/decisions.md 10.29).
  */
 import type { ParsedStatement } from '../../parser/types';
 import { LentConnection, notStarted, type ExecutionContext, type StartFailure } from '../context';
+import type { CacheAttempt } from '../cache-attempt';
 import type { ExecutionOutcome, StatementOutcome } from '../outcome';
 import type { TransactionMode } from '../plan';
 import { runInTransaction } from '../transaction';
@@ -72,6 +74,92 @@ async function runRead(
   }
 }
 
+/**
+ * The reads of a busy pool, in turn on one connection, sent together: one READ ONLY transaction
+ * holding every read not run yet, in one round trip (docs/decisions.md 10.29). A read that fails
+ * makes the server skip the rest of its round trip; those reads never ran, and go out again in a
+ * transaction of their own, after the failed one was rolled back. So every read runs once, and a
+ * failed read changes no other read's answer. Only for a request that does not use the cache: a
+ * read may wait for an identical one of the same request, so cached reads take turns one by one.
+ * Results by statement position: an outcome, why the reads could not go on, or undefined for a
+ * read never sent.
+ */
+async function runReadsInTurn(
+  context: ExecutionContext,
+  statements: readonly ParsedStatement[],
+  mode: TransactionMode,
+): Promise<(StatementOutcome | StartFailure | undefined)[]> {
+  const reads = new Array<StatementOutcome | StartFailure | undefined>(statements.length);
+  // Known at once: the request does not use the cache.
+  const attempts = statements.map((statement) => context.cacheAttempt(statement) as CacheAttempt);
+  let lent: LentConnection | undefined;
+  try {
+    let next = 0;
+    while (next < statements.length) {
+      const lending = lent ?? (await context.acquire());
+      if (!(lending instanceof LentConnection)) {
+        reads[next] = lending;
+        break;
+      }
+      lent = lending;
+      const { outcomes, failure } = await runInTransaction(
+        context,
+        lent,
+        mode,
+        statements.slice(next),
+      );
+      const ran: StatementOutcome[] =
+        failure?.kind === 'transaction' && !failure.statement
+          ? // The end of the transaction failed after every read ran: each read fails with it,
+            // as each would have with its own COMMIT.
+            outcomes.map(({ statement }) => ({
+              ok: false,
+              statement,
+              error: failure.error,
+              executionTime: failure.executionTime,
+            }))
+          : outcomes;
+      if (failure?.kind === 'transaction' && failure.statement) {
+        ran.push({
+          ok: false,
+          statement: failure.statement,
+          error: failure.error,
+          executionTime: failure.executionTime,
+        });
+      }
+      for (const outcome of ran) {
+        await (attempts[next] as CacheAttempt).keep(outcome);
+        reads[next++] = outcome;
+      }
+      if (failure && failure.kind !== 'transaction') {
+        reads[next] = failure;
+        break;
+      }
+      // A read that broke the connection leaves the next read to another one.
+      if (lent.isBroken) {
+        lent.release();
+        lent = undefined;
+      }
+    }
+  } finally {
+    lent?.release();
+    for (const attempt of attempts) attempt.settle();
+  }
+  return reads;
+}
+
+/**
+ * Reads may share one transaction where that changes no answer: without the cache (see
+ * runReadsInTurn), and at READ COMMITTED, where each read takes its own snapshot anyway.
+ * REPEATABLE READ and SERIALIZABLE would give them one snapshot where separate transactions give
+ * each its own.
+ */
+function mayShareTransaction(context: ExecutionContext, mode: TransactionMode): boolean {
+  const readCommitted =
+    mode.isolationLevel === undefined || mode.isolationLevel === 'read committed';
+  return readCommitted && !context.mayUseCache();
+}
+
 function isStartFailure(read: StatementOutcome | StartFailure): read is StartFailure {
   return 'kind' in read;
 }
@@ -108,6 +196,9 @@ export async function runParallelReads(
 ): Promise<ExecutionOutcome> {
   const wanted = Math.min(statements.length, context.settings.maxParallelReads);
   const spare = context.spareConnections();
+  if (spare !== undefined && spare < wanted && mayShareTransaction(context, mode)) {
+    return readsOutcome(await runReadsInTurn(context, statements, mode));
+  }
   if (spare !== undefined && spare < wanted) {
     const shared = sharedConnection(context);
     try {
