@@ -8,6 +8,7 @@
 //                                                        reads3, write5, cached; server: sqlgate
 //   PROFILE_SECONDS=10 PROFILE_CONNECTIONS=10            (default), fast, baseline
 //   PROFILE_KIND=heap: bytes allocated per request by function instead of CPU time
+//   PROFILE_KIND=survivors: only the bytes that outlived a young-generation collection
 import fs from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import path from 'node:path';
@@ -25,7 +26,7 @@ import { prepareBenchTables, WORKLOADS } from './lib/workloads.mjs';
 
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
 /** PROFILE_KIND=heap: where memory is allocated, in bytes per request, instead of CPU time. */
-const HEAP = process.env.PROFILE_KIND === 'heap';
+const HEAP = process.env.PROFILE_KIND === 'heap' || process.env.PROFILE_KIND === 'survivors';
 const CONNECTIONS = Number(process.env.PROFILE_CONNECTIONS ?? 10);
 const [workloadId = 'select1', side = 'sqlgate'] = process.argv.slice(2);
 const SCRIPTS = {
@@ -178,7 +179,7 @@ await runMain(async () => {
   const server = await startServerProcess(SCRIPTS[side], {
     name: side,
     nodeArgs: ['--import', path.join(repoRoot, 'bench', 'lib', 'profile-on-signal.mjs')],
-    env: { PROFILE_FILE: file, PROFILE_KIND: HEAP ? 'heap' : 'cpu' },
+    env: { PROFILE_FILE: file, PROFILE_KIND: process.env.PROFILE_KIND ?? 'cpu' },
   });
   const target = targetOf(database);
   const { sslMode, ...plainTarget } = target;

@@ -13,7 +13,10 @@ const post = (method, params = {}) =>
     session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))),
   );
 
-const heap = process.env.PROFILE_KIND === 'heap';
+// `survivors`: only what outlived a young-generation collection (what the scavenger copies and
+// promotes, which costs far more than what dies young).
+const survivors = process.env.PROFILE_KIND === 'survivors';
+const heap = process.env.PROFILE_KIND === 'heap' || survivors;
 const start = heap
   ? () =>
       post('HeapProfiler.enable').then(() =>
@@ -21,7 +24,7 @@ const start = heap
           samplingInterval: 256,
           // Garbage too: what a request allocates and drops is what costs scavenges.
           includeObjectsCollectedByMajorGC: true,
-          includeObjectsCollectedByMinorGC: true,
+          includeObjectsCollectedByMinorGC: !survivors,
         }),
       )
   : () =>
