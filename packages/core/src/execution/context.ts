@@ -543,6 +543,11 @@ export class LentConnection {
    * transaction just as well; a transaction still open after a refused ROLLBACK is cleaned at
    * release, or the connection closed if that fails too.
    */
+  /** Whether rollbackIfOpen has anything to do: known without a turn of the event loop. */
+  mayHaveOpenTransaction(): boolean {
+    return !this.broken && this.connection.transactionStatus() !== 'idle';
+  }
+
   async rollbackIfOpen(): Promise<boolean> {
     if (this.broken || this.connection.transactionStatus() === 'idle') return false;
     await this.context.runControl(this, 'ROLLBACK');

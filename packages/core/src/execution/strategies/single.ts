@@ -12,7 +12,9 @@ export async function runSingle(
   context: ExecutionContext,
   statement: ParsedStatement,
 ): Promise<ExecutionOutcome> {
-  const cache = await context.cacheAttempt(statement);
+  // Awaited only when the cache is looked up: each await costs a turn of the event loop.
+  const attempt = context.cacheAttempt(statement);
+  const cache = attempt instanceof Promise ? await attempt : attempt;
   if (cache.hit)
     return { strategy: 'single', outcomes: [cache.hit], transactionUsed: false, rolledBack: false };
   try {
@@ -38,13 +40,15 @@ export async function runAlone(
   const lent = await context.acquire();
   if (!(lent instanceof LentConnection)) return notStarted('single', lent);
   try {
-    const timeoutFailure = await lent.applySessionTimeout();
-    if (timeoutFailure) return notStarted('single', { kind: 'request', error: timeoutFailure });
+    if (context.options.timeoutMs !== undefined) {
+      const timeoutFailure = await lent.applySessionTimeout();
+      if (timeoutFailure) return notStarted('single', { kind: 'request', error: timeoutFailure });
+    }
     const outcome = await send(lent);
     if (!outcome) return notStarted('single', ABORTED_BEFORE_START);
     await keep(outcome);
     // A lone BEGIN (or a function that opened one) must not leak into the next request.
-    const rolledBack = await lent.rollbackIfOpen();
+    const rolledBack = lent.mayHaveOpenTransaction() ? await lent.rollbackIfOpen() : false;
     return {
       strategy: 'single',
       outcomes: [outcome],
