@@ -58,6 +58,8 @@ export interface PoolOptions {
 export class PoolRegistry {
   private readonly pools = new Map<string, PoolEntry>();
   private readonly digests = new PasswordDigests();
+  /** The key of the pool last moved to the end of `pools` (the most recently used). */
+  private lastUsedKey: string | undefined;
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
 
@@ -176,9 +178,13 @@ export class PoolRegistry {
     const key = this.keyOf(target);
     const existing = this.pools.get(key);
     if (existing) {
-      // Map order is recency order: the first entry is the least recently used.
-      this.pools.delete(key);
-      this.pools.set(key, existing);
+      // Map order is recency order: the first entry is the least recently used. The pool used
+      // last is already last: moving it would cost the map a new table every few requests.
+      if (key !== this.lastUsedKey) {
+        this.pools.delete(key);
+        this.pools.set(key, existing);
+        this.lastUsedKey = key;
+      }
       return existing;
     }
     this.makeRoom();
@@ -192,6 +198,7 @@ export class PoolRegistry {
       preparedStatements: new PreparedStatementsSwitch(this.options.preparedStatements),
     };
     this.pools.set(key, entry);
+    this.lastUsedKey = key;
     return entry;
   }
 
