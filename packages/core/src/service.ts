@@ -405,11 +405,12 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       // Awaited only until loaded: each await of a settled promise still costs a turn.
       if (!parserLoaded()) await loadParser();
       const parseStarted = clock.now();
-      const split = await statementsForTarget(request.sql, checked, {
+      const splitting = statementsForTarget(request.sql, checked, {
         parse,
         connections: session ? session.connection.provider : connections,
         signal: executeOptions.signal,
       });
+      const split = splitting instanceof Promise ? await splitting : splitting;
       observer?.parsed?.({
         startMs: parseStarted,
         endMs: clock.now(),

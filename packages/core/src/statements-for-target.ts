@@ -27,16 +27,17 @@ export interface StatementsForTargetOptions {
 
 /**
  * The statements of `sql` as `target` reads them, or why the connection that would tell the
- * target's setting could not be had.
+ * target's setting could not be had. Settled at once unless a connection must be borrowed: an
+ * await costs a turn of the event loop.
  *
  * @throws UnterminatedTextError when the text is incomplete under the target's setting: before any
  *   connection is made, unless a backslash in a '...' string could make it complete
  */
-export async function statementsForTarget(
+export function statementsForTarget(
   sql: string,
   target: ConnectionTarget,
   options: StatementsForTargetOptions,
-): Promise<Settled<readonly ParsedStatement[]>> {
+): Settled<readonly ParsedStatement[]> | Promise<Settled<readonly ParsedStatement[]>> {
   const { parse, connections } = options;
   // A provider that cannot tell: every target is read with PostgreSQL's default.
   if (!connections.serverSettings) return { ok: true, value: parse(sql).statements };
@@ -49,11 +50,21 @@ export async function statementsForTarget(
     // Incomplete with the setting on, but a backslash came first: with it off it may be complete.
     if (!(error instanceof UnterminatedTextError && error.dependsOnStringSetting)) throw error;
   }
+  return statementsOnceTheTargetTold(sql, target, options);
+}
+
+/** Borrows a connection so that the target reports its setting, then parses with it. */
+async function statementsOnceTheTargetTold(
+  sql: string,
+  target: ConnectionTarget,
+  options: StatementsForTargetOptions,
+): Promise<Settled<readonly ParsedStatement[]>> {
+  const { parse, connections } = options;
   const acquired = await connections.acquire(
     target,
     options.signal ? { signal: options.signal } : {},
   );
   if (!acquired.ok) return acquired;
   acquired.value.release();
-  return { ok: true, value: parse(sql, connections.serverSettings(target) ?? {}).statements };
+  return { ok: true, value: parse(sql, connections.serverSettings?.(target) ?? {}).statements };
 }

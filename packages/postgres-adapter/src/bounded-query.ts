@@ -173,6 +173,7 @@ export class BoundedQuery {
     }
     this.lastCompletion = performance.now();
     this.droppedAtStepStart = this.socket.framing.facts.droppedRows;
+    this.socket.framing.rowConsumer = this.takeRow;
     this.socket.write(messages.length === 1 ? (messages[0] as Buffer) : Buffer.concat(messages));
     return null;
   }
@@ -220,17 +221,22 @@ export class BoundedQuery {
   }
 
   handleDataRow(message: { fields: (string | null)[] }): void {
+    this.takeRow(message.fields);
+  }
+
+  /** A row of the current statement, from pg or straight from the framing (rowConsumer). */
+  private readonly takeRow = (values: (string | null)[]): void => {
     const reader = this.currentReader();
     if (!reader) {
       this.violate(new ProtocolViolation('The server sent a row outside a statement'));
       return;
     }
     try {
-      reader.row(message.fields);
+      reader.row(values);
     } catch (error) {
       this.violate(error);
     }
-  }
+  };
 
   handlePortalSuspended(): void {
     this.currentReader()?.suspended();
@@ -325,8 +331,15 @@ export class BoundedQuery {
     return names;
   }
 
+  /** Rows that come after this round trip settled are pg's to read (and to refuse). */
+  private stopTakingRows(): void {
+    const { framing } = this.socket;
+    if (framing.rowConsumer === this.takeRow) framing.rowConsumer = null;
+  }
+
   /** The round trip ended without an error: the statements it parsed are prepared. */
   private succeed(): void {
+    this.stopTakingRows();
     if (!this.settled) {
       this.settled = true;
       this.naming?.statements.confirm(this.texts, this.plan ?? []);
@@ -336,6 +349,7 @@ export class BoundedQuery {
 
   /** The round trip failed: the names it may have created are closed with the next one. */
   private fail(error: unknown): void {
+    this.stopTakingRows();
     if (!this.settled) {
       this.settled = true;
       this.naming?.statements.abandon(this.namesLeftBehind(error));

@@ -9,7 +9,7 @@
  * (docs/decisions.md 10.1). Bytes are passed on in runs that end at a statement boundary, so a
  * change of the drop decision made while a statement completes applies to the next statement's rows.
  */
-import { DataRowCheck } from './data-row-check';
+import { DataRowCheck, readWholeRow } from './data-row-check';
 import { ProtocolViolation } from './message-framing-errors';
 import { checkStrings, TYPES_WITH_STRINGS } from './message-checks';
 
@@ -86,6 +86,13 @@ export class MessageFraming {
   /** Set by the statement being read: its later rows are not wanted. */
   dropDataRows = false;
   /**
+   * Set by the round trip being read: a kept DataRow that arrives whole within one chunk goes
+   * straight to it, read here, instead of through pg's parser and its events (which cost more
+   * than the rest of a row's way). Everything before the row is passed to pg first, so pg has
+   * handled the statement's RowDescription, and messages keep their order.
+   */
+  rowConsumer: ((values: (string | null)[]) => void) | null = null;
+  /**
    * A DataRow larger than this is dropped unread: it could not be returned within the request's
    * byte bound anyway. Set by the query reading rows; between queries, the message limit.
    */
@@ -108,10 +115,11 @@ export class MessageFraming {
     this.maxRowBytes = limits.maxMessageBytes;
   }
 
-  /** Between queries: every row is wanted again, up to the message limit. */
+  /** Between queries: every row is wanted again, up to the message limit, and read by pg. */
   resetRowLimits(): void {
     this.dropDataRows = false;
     this.maxRowBytes = this.limits.maxMessageBytes;
+    this.rowConsumer = null;
   }
 
   /**
@@ -150,6 +158,24 @@ export class MessageFraming {
         return;
       }
       this.startMessage();
+      const consumer = this.rowConsumer;
+      if (
+        consumer !== null &&
+        this.checkingRow &&
+        carried === 0 &&
+        this.bodyRemaining <= chunk.length - offset
+      ) {
+        flush(headerStart);
+        const end = offset + this.bodyRemaining;
+        const values = readWholeRow(chunk, offset, end);
+        this.checkingRow = false;
+        this.bodyRemaining = 0;
+        this.headerFilled = 0;
+        offset = end;
+        runStart = end;
+        consumer(values);
+        continue;
+      }
       if (this.dropping) {
         flush(headerStart);
         runStart = offset;

@@ -1,5 +1,8 @@
 /** The framing every server byte passes before pg parses it (docs/decisions.md 10.1, 10.2). */
+import { PassThrough } from 'node:stream';
+import { parse } from 'pg-protocol';
 import { backend, encode } from '@sqlgate/testing';
+import { DataRowCheck, readWholeRow } from '../src/data-row-check';
 import { MessageFraming, ProtocolViolation } from '../src/message-framing';
 
 const LIMITS = { maxMessageBytes: 1024 * 1024 };
@@ -130,4 +133,94 @@ it.each([
 ])('refuses %s', (_what, bytes) => {
   const framing = new MessageFraming(LIMITS);
   expect(() => deliver(framing, bytes, [])).toThrow(ProtocolViolation);
+});
+
+describe('rows read by the framing for the round trip reading them (rowConsumer)', () => {
+  /**
+   * What a consumer and pg see of `bytes` fed in chunks cut at `cuts`: pg's part parsed by
+   * pg-protocol, as pg would, so that both sides' events can be compared in order.
+   */
+  function events(bytes: Buffer, cuts: number[]): string[] {
+    const seen: string[] = [];
+    const framing = new MessageFraming(LIMITS);
+    framing.rowConsumer = (values) => seen.push(`direct ${JSON.stringify(values)}`);
+    const pgStream = new PassThrough();
+    void parse(pgStream, (message) => {
+      const { name, fields } = message as { name: string; fields?: unknown };
+      seen.push(name === 'dataRow' ? `pg ${JSON.stringify(fields)}` : name);
+    });
+    let start = 0;
+    for (const cut of [...cuts, bytes.length]) {
+      framing.scan(bytes.subarray(start, cut), (piece) => pgStream.write(piece));
+      start = cut;
+    }
+    return seen;
+  }
+
+  it('hands whole rows to the consumer, in order with the messages pg reads, whatever the chunks', async () => {
+    const rows = [['a'], [null], ['ccc'], ['é€😀'], ['']];
+    const bytes = encode([
+      backend.parseComplete(),
+      backend.bindComplete(),
+      backend.rowDescription([{ name: 'v' }]),
+      ...rows.map((row) => backend.dataRow(row)),
+      backend.commandComplete('SELECT 5'),
+      backend.readyForQuery('I'),
+    ]);
+    const wanted = [
+      'parseComplete',
+      'bindComplete',
+      'rowDescription',
+      ...rows.map((row) => JSON.stringify(row)),
+      'commandComplete',
+      'readyForQuery',
+    ];
+    for (let cut = 1; cut < bytes.length; cut += 3) {
+      const seen = events(bytes, [cut]);
+      await new Promise((resolve) => setImmediate(resolve)); // in case pg's side parses later
+      const merged = seen.map((event) => event.replace(/^(direct|pg) /, ''));
+      expect(merged).toEqual(wanted);
+      // A row within one chunk never reaches pg's parser.
+      expect(seen.filter((event) => event.startsWith('direct')).length).toBeGreaterThan(0);
+    }
+  });
+
+  it('reads every row back as it was written (seeded random rows)', () => {
+    let seed = 20261126;
+    const random = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const alphabet = ['a', 'Z', '0', ' ', '\n', 'é', '€', '😀', '\u0000', '"', '\\'];
+    for (let run = 0; run < 500; run++) {
+      const row = Array.from({ length: Math.floor(random() * 6) }, () =>
+        random() < 0.2
+          ? null
+          : Array.from(
+              { length: Math.floor(random() * 8) },
+              () => alphabet[Math.floor(random() * alphabet.length)],
+            ).join(''),
+      );
+      const message = encode([backend.dataRow(row)]);
+      expect(readWholeRow(message, 5, message.length)).toEqual(row);
+    }
+  });
+
+  it('refuses a broken row as the streaming check does', () => {
+    const broken: [string, Buffer][] = [
+      ['a field longer than the row', Buffer.from([0, 1, 0, 0, 0, 9, 0x61])],
+      ['a row longer than its fields', Buffer.from([0, 1, 0, 0, 0, 1, 0x61, 0x62])],
+      ['a negative length', Buffer.from([0, 1, 0xff, 0xff, 0xff, 0xf0])],
+      ['a missing length', Buffer.from([0, 2, 0, 0, 0, 0])],
+      ['no field count', Buffer.from([0])],
+    ];
+    for (const [, body] of broken) {
+      const check = new DataRowCheck();
+      expect(() => {
+        check.feed(body, 0, body.length);
+        check.finish();
+      }).toThrow(ProtocolViolation);
+      expect(() => readWholeRow(body, 0, body.length)).toThrow(ProtocolViolation);
+    }
+  });
 });

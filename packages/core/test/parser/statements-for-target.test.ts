@@ -99,12 +99,13 @@ describe('statementsForTarget', () => {
 
   it('refuses an unterminated text before connecting when no backslash could complete it', async () => {
     const { provider, calls } = fakeProvider({ standardConformingStrings: false });
-    await expect(
+    // Thrown at once: nothing is awaited when no connection is needed.
+    expect(() =>
       statementsForTarget('SELECT 1 /* open', target, {
         parse: createParseMemo(),
         connections: provider,
       }),
-    ).rejects.toThrow(UnterminatedTextError);
+    ).toThrow(UnterminatedTextError);
     expect(calls.acquired).toBe(0);
   });
 
