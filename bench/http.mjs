@@ -13,6 +13,7 @@ import {
   markdownTable,
   median,
   cacheSectionOf,
+  compareSectionOf,
   workersSectionOf,
   memorySectionOf,
   observabilitySectionOf,
@@ -482,7 +483,7 @@ await runMain(async () => {
     '',
     `### Ratios and CPU per request (medians of ${RUNS} alternated runs)`,
     '',
-    `"(before)" and "sqlgate CPU/req before" are the figures of the run of ${BEFORE.measured} (commit ${BEFORE.commit}), before the speed work of docs/decisions.md 10.29 and 10.30.`,
+    `"(before)" and "sqlgate CPU/req before" are the figures of the run of ${BEFORE.measured} (commit ${BEFORE.commit}, ${BEFORE.machine}), before the speed work of docs/decisions.md 10.29 and 10.30; CPU figures compare only on the same kind of machine.`,
     '',
     markdownTable(ratioHeader, ratioRows, ratioAlign),
     '',
@@ -522,6 +523,7 @@ await runMain(async () => {
     '',
   ];
   const kept = [
+    compareSectionOf(readDocs()),
     memorySectionOf(readDocs()),
     streamSectionOf(readDocs()),
     observabilitySectionOf(readDocs()),

@@ -1,10 +1,12 @@
 // sqlgate's figures before the speed work of docs/decisions.md 10.29 (and 10.30), from the
-// `npm run bench` run of 2026-11-26T10:30:02Z on this machine type (docs/benchmarks.md of commit
-// a3ee4ee): the median CPU per request of the sqlgate process and the ratios of medians, by
-// workload and connection count. bench/http.mjs prints them beside the run's own.
+// `npm run bench` run of 2026-11-26T10:30:02Z (docs/benchmarks.md of commit a3ee4ee), on the
+// machine named in `machine`: the median CPU per request of the sqlgate process and the ratios of
+// medians, by workload and connection count. bench/http.mjs prints them beside the run's own; CPU
+// figures compare only on the same kind of machine, ratios travel better.
 export const BEFORE = {
   measured: '2026-11-26T10:30:02Z',
   commit: 'a3ee4ee',
+  machine: 'Intel(R) Xeon(R) Processor × 2',
   workloads: {
     select1: {
       10: { cpu: 172, fast: 0.5, baseline: 0.96 },

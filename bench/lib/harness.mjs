@@ -347,6 +347,14 @@ export function workersSectionOf(text) {
   return sectionOf(text, WORKERS_START, WORKERS_END);
 }
 
+/** bench/compare.mjs's section, kept by bench/http.mjs like the memory section. */
+export const COMPARE_START = '<!-- compare:start -->';
+export const COMPARE_END = '<!-- compare:end -->';
+
+export function compareSectionOf(text) {
+  return sectionOf(text, COMPARE_START, COMPARE_END);
+}
+
 /** Replaces a section (start and end markers included) of docs/benchmarks.md, or appends it. */
 export async function writeSection(section, sectionOfText) {
   const current = readDocs();
