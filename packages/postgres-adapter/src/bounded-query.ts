@@ -276,6 +276,8 @@ export class BoundedQuery {
    * caller sees the status the error left (a failed transaction), not the one before it.
    */
   handleError(error: unknown, connection?: SubmittableConnection): void {
+    // pg lets go of a query at its error: rows after it are pg's to refuse, not this query's.
+    this.stopTakingRows();
     const isServerError = typeof (error as { severity?: unknown }).severity === 'string';
     if (!isServerError || !connection) {
       this.fail(new RoundTripFailure(error, this.currentStep(), this.results));

@@ -158,23 +158,27 @@ export class MessageFraming {
         return;
       }
       this.startMessage();
-      const consumer = this.rowConsumer;
       if (
-        consumer !== null &&
+        this.rowConsumer !== null &&
         this.checkingRow &&
         carried === 0 &&
         this.bodyRemaining <= chunk.length - offset
       ) {
         flush(headerStart);
-        const end = offset + this.bodyRemaining;
-        const values = readWholeRow(chunk, offset, end);
-        this.checkingRow = false;
-        this.bodyRemaining = 0;
-        this.headerFilled = 0;
-        offset = end;
-        runStart = end;
-        consumer(values);
-        continue;
+        // What pg just handled may have ended the round trip (an error, a broken protocol): then
+        // the row goes to pg, which refuses it, as before.
+        const consumer = this.rowConsumer;
+        if (consumer !== null) {
+          const end = offset + this.bodyRemaining;
+          const values = readWholeRow(chunk, offset, end);
+          this.checkingRow = false;
+          this.bodyRemaining = 0;
+          this.headerFilled = 0;
+          offset = end;
+          runStart = end;
+          consumer(values);
+          continue;
+        }
       }
       if (this.dropping) {
         flush(headerStart);
