@@ -103,10 +103,11 @@ export function mayBeNamed(statement: ParsedStatement): boolean {
 
 const HOLDS_A_STRING_LITERAL = /'|\$(?:[A-Za-z_\u0080-\uffff][A-Za-z_0-9\u0080-\uffff]*)?\$/;
 
-/** A statement's RunOptions flags, as one-element lists a lone statement's options can share. */
+/** A statement's RunOptions flags, and the lists a lone statement's options share. */
 interface StatementRunFlags {
-  stopEarly: readonly boolean[];
-  nameable: readonly boolean[];
+  stopEarly: boolean;
+  nameable: boolean;
+  alone: { stopEarly: readonly boolean[]; nameable: readonly boolean[] };
 }
 
 /**
@@ -118,7 +119,9 @@ const RUN_FLAGS = new WeakMap<ParsedStatement, StatementRunFlags>();
 function runFlagsOf(statement: ParsedStatement): StatementRunFlags {
   let flags = RUN_FLAGS.get(statement);
   if (!flags) {
-    flags = { stopEarly: [mayStopEarly(statement)], nameable: [mayBeNamed(statement)] };
+    const stopEarly = mayStopEarly(statement);
+    const nameable = mayBeNamed(statement);
+    flags = { stopEarly, nameable, alone: { stopEarly: [stopEarly], nameable: [nameable] } };
     RUN_FLAGS.set(statement, flags);
   }
   return flags;
@@ -444,10 +447,10 @@ export class ExecutionContext {
   private optionsFor(statements: readonly ParsedStatement[]): RunOptions {
     const flags =
       statements.length === 1
-        ? runFlagsOf(statements[0] as ParsedStatement)
+        ? runFlagsOf(statements[0] as ParsedStatement).alone
         : {
-            stopEarly: statements.map((statement) => runFlagsOf(statement).stopEarly[0] === true),
-            nameable: statements.map((statement) => runFlagsOf(statement).nameable[0] === true),
+            stopEarly: statements.map((statement) => runFlagsOf(statement).stopEarly),
+            nameable: statements.map((statement) => runFlagsOf(statement).nameable),
           };
     const options: RunOptions = { ...this.runOptions, stopEarly: flags.stopEarly };
     if (this.settings.nameStatements) options.nameable = flags.nameable;
@@ -530,8 +533,9 @@ export class LentConnection {
    * The request's `timeoutMs` as a session setting, so it also covers statements of caller-managed
    * scripts; the SET's failure, if any.
    */
-  async applySessionTimeout(): Promise<PortFailure | undefined> {
+  applySessionTimeout(): Promise<PortFailure | undefined> | undefined {
     const { timeoutMs } = this.context.options;
+    // Nothing to await without a timeout: each await costs a turn of the event loop.
     if (timeoutMs === undefined) return undefined;
     this.sessionChanged = true;
     return this.context.runControl(this, `SET statement_timeout = ${timeoutMs}`);
@@ -543,15 +547,15 @@ export class LentConnection {
    * transaction just as well; a transaction still open after a refused ROLLBACK is cleaned at
    * release, or the connection closed if that fails too.
    */
+  async rollbackIfOpen(): Promise<boolean> {
+    if (!this.mayHaveOpenTransaction()) return false;
+    await this.context.runControl(this, 'ROLLBACK');
+    return true;
+  }
+
   /** Whether rollbackIfOpen has anything to do: known without a turn of the event loop. */
   mayHaveOpenTransaction(): boolean {
     return !this.broken && this.connection.transactionStatus() !== 'idle';
-  }
-
-  async rollbackIfOpen(): Promise<boolean> {
-    if (this.broken || this.connection.transactionStatus() === 'idle') return false;
-    await this.context.runControl(this, 'ROLLBACK');
-    return true;
   }
 
   /** A failure broke the connection or ended its session: it cannot be used again. */

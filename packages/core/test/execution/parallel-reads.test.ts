@@ -218,6 +218,23 @@ describe('the parallel-reads strategy', () => {
       expect(new Set(batches.map((batch) => batch.connection)).size).toBe(1);
     });
 
+    it('fails every read of the round trip with a COMMIT that failed, as each would with its own', async () => {
+      const { fake, query } = harness();
+      fake.spare = 0;
+      fake.on('COMMIT', { error: databaseError('40001', 'could not serialize access') });
+
+      const response = await query(READS);
+
+      expect(fake.callsOf('runBatch')).toHaveLength(1);
+      expect(response.body).toMatchObject({
+        results: [
+          { cause: { code: '40001' } },
+          { cause: { code: '40001' } },
+          { cause: { code: '40001' } },
+        ],
+      });
+    });
+
     it('still takes a connection per read when the pool has one for each', async () => {
       const { fake, query } = harness();
       fake.spare = 3;

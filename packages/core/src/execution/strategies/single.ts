@@ -40,10 +40,9 @@ export async function runAlone(
   const lent = await context.acquire();
   if (!(lent instanceof LentConnection)) return notStarted('single', lent);
   try {
-    if (context.options.timeoutMs !== undefined) {
-      const timeoutFailure = await lent.applySessionTimeout();
-      if (timeoutFailure) return notStarted('single', { kind: 'request', error: timeoutFailure });
-    }
+    const settingTimeout = lent.applySessionTimeout();
+    const timeoutFailure = settingTimeout && (await settingTimeout);
+    if (timeoutFailure) return notStarted('single', { kind: 'request', error: timeoutFailure });
     const outcome = await send(lent);
     if (!outcome) return notStarted('single', ABORTED_BEFORE_START);
     await keep(outcome);
