@@ -14,6 +14,7 @@ import {
   median,
   cacheSectionOf,
   compareSectionOf,
+  layersSectionOf,
   workersSectionOf,
   memorySectionOf,
   observabilitySectionOf,
@@ -524,6 +525,7 @@ await runMain(async () => {
   ];
   const kept = [
     compareSectionOf(readDocs()),
+    layersSectionOf(readDocs()),
     memorySectionOf(readDocs()),
     streamSectionOf(readDocs()),
     observabilitySectionOf(readDocs()),

@@ -80,10 +80,9 @@ export async function startDatabase() {
   return database;
 }
 
-/** A pg client on the database, without TLS (as the servers under test connect). */
 /** One autocannon run against a server; also the CPU time its process spent per response. */
 export async function load(server, body, connections, duration) {
-  const cpuBefore = cpuSecondsOf(server.pid);
+  const before = cpuTimesOf(server.pid);
   const result = await autocannon({
     url: `${server.url}/api/query`,
     method: 'POST',
@@ -93,11 +92,14 @@ export async function load(server, body, connections, duration) {
     duration,
     timeout: 30,
   });
-  const cpu = cpuSecondsOf(server.pid) - cpuBefore;
+  const after = cpuTimesOf(server.pid);
+  const user = after.user - before.user;
+  const cpu = user + after.system - before.system;
   const ok = result['2xx'];
   return {
     reqPerSec: ok / result.duration,
     cpuUsPerReq: (cpu * 1e6) / (ok + result.non2xx),
+    userCpuUsPerReq: (user * 1e6) / (ok + result.non2xx),
     cpuShare: cpu / result.duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -119,6 +121,7 @@ export function targetOf(database) {
   };
 }
 
+/** A pg client on the database, without TLS (as the servers under test connect). */
 export async function connectClient(database) {
   const pg = require('pg');
   const client = new pg.Client({
@@ -209,12 +212,18 @@ export function exitWhenTold(close) {
 
 /** User + system CPU seconds a process has used so far (Linux /proc; NaN elsewhere). */
 export function cpuSecondsOf(pid) {
+  const { user, system } = cpuTimesOf(pid);
+  return user + system;
+}
+
+/** User and system CPU seconds a process has used so far, apart (Linux /proc; NaN elsewhere). */
+export function cpuTimesOf(pid) {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
   } catch {
-    return NaN;
+    return { user: NaN, system: NaN };
   }
 }
 
@@ -353,6 +362,14 @@ export const COMPARE_END = '<!-- compare:end -->';
 
 export function compareSectionOf(text) {
   return sectionOf(text, COMPARE_START, COMPARE_END);
+}
+
+/** bench/layers.mjs's section, kept by bench/http.mjs like the memory section. */
+export const LAYERS_START = '<!-- layers:start -->';
+export const LAYERS_END = '<!-- layers:end -->';
+
+export function layersSectionOf(text) {
+  return sectionOf(text, LAYERS_START, LAYERS_END);
 }
 
 /** Replaces a section (start and end markers included) of docs/benchmarks.md, or appends it. */
