@@ -24,13 +24,20 @@ function serverTiming(poolWaitMs: number, executionMs: number, serialisationMs: 
 
 /**
  * What the query service needs to know of an HTTP request: when its caller went away, who observes
- * it, and its id, which makes it cancellable from elsewhere (POST /api/requests/{id}/cancel).
+ * it, and its id, which makes it cancellable from elsewhere (POST /api/requests/{id}/cancel). An
+ * id the caller did not send reaches it in the answer's headers (docs/decisions.md 10.26).
  */
 export function executeOptionsOf(res: ServerResponse): ExecuteOptions {
   const signal = abortOnDisconnect(res);
   const observer = observerOf(res);
   const requestId = res.getHeader('X-Request-Id') as string | undefined;
-  return observer ? { signal, observer, requestId } : { signal, requestId };
+  const requestIdKnown =
+    requestId !== undefined && res.req.headers['x-request-id'] === requestId
+      ? 'from-start'
+      : 'when-streaming';
+  return observer
+    ? { signal, observer, requestId, requestIdKnown }
+    : { signal, requestId, requestIdKnown };
 }
 
 /** Adds `header` to the response's Vary list (the browser guard may have named Origin). */

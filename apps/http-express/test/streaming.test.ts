@@ -380,6 +380,28 @@ describe('a stream under stress', () => {
     expect(active).toBe(0);
   }, 30_000);
 
+  it("a request without its own X-Request-Id is cancelled by sqlgate's id once it streams (10.26)", async () => {
+    const response = await post(
+      { sql: 'SELECT 1 AS one; SELECT pg_sleep(30)' },
+      'application/x-ndjson',
+    );
+    expect(response.status).toBe(200);
+    const requestId = response.headers.get('x-request-id') ?? '';
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+    const cancelledAt = Date.now();
+    const cancel = await fetch(`${sqlgate.url}/api/requests/${requestId}/cancel`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(target()),
+    });
+    expect(cancel.status).toBe(200);
+    expect(await cancel.json()).toEqual({ cancelled: true });
+    const text = await response.text();
+    expect(Date.now() - cancelledAt).toBeLessThan(5000);
+    expect(text).toMatch(/"one":1/);
+    expect(text).toMatch(/57014/);
+  }, 30_000);
+
   it('shows a cut stream: without its done line when sqlgate dies mid-stream', async () => {
     const victim = await startSqlgateProcess({ LOG_LEVEL: 'info' });
     try {

@@ -488,7 +488,8 @@ export const ROUTES: readonly RouteSpec[] = [
     summary: 'Cancel a running request by its X-Request-Id',
     description:
       'Cancels the statements still running for the request that carries this X-Request-Id (send your own id with ' +
-      'the request to know it in advance); the statements after them are not sent, and that request answers ' +
+      'the request to know it in advance; an id sqlgate made up cancels a request once its answer has started ' +
+      'streaming, since a JSON answer arrives whole); the statements after them are not sent, and that request answers ' +
       'REQUEST_CANCELLED (409). Only a caller presenting the same host, port, user, database and password may cancel ' +
       'it. Requests of this instance only.',
     tag: 'query',

@@ -390,6 +390,22 @@ describe('cancel by request id', () => {
     });
   });
 
+  it('an id sqlgate made up does not cancel a request whose answer is not streamed (10.26)', async () => {
+    const { fake, service } = setUp();
+    fake.on('SELECT slow', { delayMs: 100 });
+    const running = service.execute(
+      { ...connectionFields, sql: 'SELECT slow' },
+      { requestId: 'made-up', requestIdKnown: 'when-streaming' },
+    );
+    await sleep(20);
+    expect(service.cancelRequest('made-up', connectionFields).failure).toEqual({
+      code: ErrorCodes.REQUEST_NOT_FOUND,
+    });
+    const answer = await running;
+    expect(answer.failure).toBeUndefined();
+    expect(fake.calls.filter((call) => call.kind === 'cancel')).toEqual([]);
+  });
+
   it('a connection goes back to its pool only once the CancelRequest sent for it arrived', async () => {
     const { fake, service } = setUp();
     slowCancels(fake, 150);
