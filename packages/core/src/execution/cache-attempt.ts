@@ -19,8 +19,12 @@ import type { StatementOutcome } from './outcome';
 export interface CacheAttempt {
   /** The result to answer with, when the cache (or an identical read running) had one. */
   hit?: StatementOutcome;
-  /** Keeps a fresh outcome (successful ones only), and notes on it what the cache did. */
-  keep(outcome: StatementOutcome): Promise<void>;
+  /**
+   * Keeps a fresh outcome (successful ones only), and notes on it what the cache did. A promise
+   * when keeping waits for the store; undefined when it was done at once (no cache, a bypass), so
+   * that most statements need not spend a turn of the event loop awaiting it.
+   */
+  keep(outcome: StatementOutcome): Promise<void> | undefined;
   /**
    * Called once the statement is done with, however it ended: requests waiting for this read stop
    * waiting (they run the statement themselves when it produced nothing to share).
@@ -28,7 +32,7 @@ export interface CacheAttempt {
   settle(): void;
 }
 
-const NO_CACHE: CacheAttempt = { keep: async () => undefined, settle: () => undefined };
+const NO_CACHE: CacheAttempt = { keep: () => undefined, settle: () => undefined };
 
 /** The cache was not used for `reason`: the outcome says so. One attempt per reason: it holds no state. */
 const BYPASSED = new Map<CacheBypassReason, CacheAttempt>();
@@ -37,8 +41,9 @@ function bypassed(reason: CacheBypassReason): CacheAttempt {
   let attempt = BYPASSED.get(reason);
   if (attempt === undefined) {
     attempt = {
-      keep: async (outcome) => {
+      keep: (outcome) => {
         outcome.cache = { status: 'bypass', reason };
+        return undefined;
       },
       settle: NO_CACHE.settle,
     };

@@ -63,7 +63,8 @@ async function runRead(
       const outcome: StatementOutcome = failure
         ? { ok: false, statement, error: failure.error, executionTime: failure.executionTime }
         : (outcomes[0] as StatementOutcome);
-      await cache.keep(outcome);
+      const keeping = cache.keep(outcome);
+      if (keeping) await keeping;
       return outcome;
     } finally {
       loan.giveBack(lent);
@@ -128,7 +129,8 @@ async function runReadsInTurn(
         });
       }
       for (const outcome of ran) {
-        await (attempts[next] as CacheAttempt).keep(outcome);
+        const keeping = (attempts[next] as CacheAttempt).keep(outcome);
+        if (keeping) await keeping;
         reads[next++] = outcome;
       }
       if (failure && failure.kind !== 'transaction') {

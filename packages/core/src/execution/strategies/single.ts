@@ -35,7 +35,7 @@ export async function runSingle(
 export async function runAlone(
   context: ExecutionContext,
   send: (lent: LentConnection) => Promise<StatementOutcome | undefined>,
-  keep: (outcome: StatementOutcome) => Promise<void> = async () => undefined,
+  keep: (outcome: StatementOutcome) => Promise<void> | undefined = () => undefined,
 ): Promise<ExecutionOutcome> {
   const lent = await context.acquire();
   if (!(lent instanceof LentConnection)) return notStarted('single', lent);
@@ -45,7 +45,8 @@ export async function runAlone(
     if (timeoutFailure) return notStarted('single', { kind: 'request', error: timeoutFailure });
     const outcome = await send(lent);
     if (!outcome) return notStarted('single', ABORTED_BEFORE_START);
-    await keep(outcome);
+    const keeping = keep(outcome);
+    if (keeping) await keeping;
     // A lone BEGIN (or a function that opened one) must not leak into the next request.
     const rolledBack = lent.mayHaveOpenTransaction() ? await lent.rollbackIfOpen() : false;
     return {
