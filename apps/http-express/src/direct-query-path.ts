@@ -7,6 +7,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { QueryService } from '@sqlgate/core';
 import type { Logger } from 'pino';
+import { keepHeadersAside } from './answer-headers';
 import { createBrowserGuard, type BrowserGuardOptions } from './browser-guard';
 import { answerBodyError, BodyError, readJsonBody, type BodyLimits } from './json-body';
 import { answerQuery, writeInternalError } from './query-endpoint';
@@ -37,6 +38,7 @@ export function withDirectQueryPath(
   const { service, logger, bodyLimits, observability } = options;
   const admit = createBrowserGuard(options);
   const answer = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    keepHeadersAside(res);
     logRequest(logger, req, res, QUERY_PATH);
     observability?.begin(req, res, QUERY_PATH);
     if (!admit(req, res)) {

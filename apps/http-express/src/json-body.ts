@@ -5,6 +5,7 @@
 import { isUtf8 } from 'node:buffer';
 import { firstInexactNumber } from './json-numbers';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setAnswerHeader } from './answer-headers';
 import { writeJson } from './query-endpoint';
 
 /** A body that cannot be accepted; `status` is the HTTP answer. */
@@ -152,6 +153,6 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
  * body, so the socket cannot carry another request, and keeping it would keep the slow client.
  */
 export function answerBodyError(res: ServerResponse, error: BodyError): void {
-  if (error.status === 408) res.setHeader('Connection', 'close');
+  if (error.status === 408) setAnswerHeader(res, 'Connection', 'close');
   writeJson(res, error.status, JSON.stringify({ error: error.message }));
 }

@@ -17,6 +17,7 @@ import { writeStream } from './stream-endpoint';
 import { streamFormatOf } from './stream-formats';
 import { observerOf } from './observability/request-observation';
 import { abortOnDisconnect } from './disconnect-signal';
+import { answerHeader, setAnswerHeader, writeAnswerHead } from './answer-headers';
 
 function serverTiming(poolWaitMs: number, executionMs: number, serialisationMs: number): string {
   return `pool;dur=${poolWaitMs.toFixed(3)}, exec;dur=${executionMs.toFixed(3)}, ser;dur=${serialisationMs.toFixed(3)}`;
@@ -30,7 +31,7 @@ function serverTiming(poolWaitMs: number, executionMs: number, serialisationMs: 
 export function executeOptionsOf(res: ServerResponse): ExecuteOptions {
   const signal = abortOnDisconnect(res);
   const observer = observerOf(res);
-  const requestId = res.getHeader('X-Request-Id') as string | undefined;
+  const requestId = answerHeader(res, 'X-Request-Id');
   const requestIdKnown =
     requestId !== undefined && res.req.headers['x-request-id'] === requestId
       ? 'from-start'
@@ -42,14 +43,14 @@ export function executeOptionsOf(res: ServerResponse): ExecuteOptions {
 
 /** Adds `header` to the response's Vary list (the browser guard may have named Origin). */
 export function varyOn(res: ServerResponse, header: string): void {
-  const current = res.getHeader('Vary');
-  res.setHeader('Vary', current ? `${String(current)}, ${header}` : header);
+  const current = answerHeader(res, 'Vary');
+  setAnswerHeader(res, 'Vary', current ? `${current}, ${header}` : header);
 }
 
 /** Sends `json` (already serialised) with its length, so headers and body leave in one write. */
 export function writeJson(res: ServerResponse, status: number, json: string): void {
-  if (status === 503) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
-  res.writeHead(status, {
+  if (status === 503) setAnswerHeader(res, 'Retry-After', String(RETRY_AFTER_SECONDS));
+  writeAnswerHead(res, status, {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(json),
   });
@@ -66,7 +67,10 @@ export async function answerQuery(
   if (logger.isLevelEnabled('debug')) {
     // SQL text only at debug, and never the rest of the body: it carries the password.
     logger.debug(
-      { reqId: res.getHeader('X-Request-Id'), sql: (body as { sql?: unknown } | undefined)?.sql },
+      {
+        reqId: answerHeader(res, 'X-Request-Id'),
+        sql: (body as { sql?: unknown } | undefined)?.sql,
+      },
       'query',
     );
   }
@@ -106,7 +110,8 @@ export function writeAnswer(
     writeInternalError(res, logger, error);
     return;
   }
-  res.setHeader(
+  setAnswerHeader(
+    res,
     'Server-Timing',
     serverTiming(timings.poolWaitMs, timings.executionMs, performance.now() - started),
   );
@@ -118,7 +123,7 @@ export function writeAnswer(
  * log line with that id, never to the caller.
  */
 export function writeInternalError(res: ServerResponse, logger: Logger, error: unknown): void {
-  const requestId = res.getHeader('X-Request-Id');
+  const requestId = answerHeader(res, 'X-Request-Id');
   logger.error({ reqId: requestId, err: error }, 'internal error');
   writeJson(res, 500, JSON.stringify({ error: INTERNAL_ERROR_MESSAGE, requestId }));
 }

@@ -11,6 +11,7 @@ import type { ServerResponse } from 'node:http';
 import type { CopyOut, QueryStream, StreamEvent } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { csvText, ndjsonLines, STREAM_CONTENT_TYPES, type StreamFormat } from './stream-formats';
+import { answerHeader, writeAnswerHead } from './answer-headers';
 import { cutAnswer } from './cut-answers';
 import { streamOpened } from './server-v8-settings';
 import type { HttpRequestObserver } from './observability/request-observation';
@@ -67,14 +68,17 @@ async function writeEvents(
 ): Promise<void> {
   const { copy } = answer;
   const contentType = copy ? copyContentType(copy) : STREAM_CONTENT_TYPES[format ?? 'ndjson'];
-  res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
+  writeAnswerHead(res, 200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
   // The status line goes now: an answer cut later still reaches the client as a cut 200.
   res.flushHeaders();
   let complete = false;
   for await (const event of answer.events) {
     if (event.type === 'done') complete = true;
     if (event.type === 'error' && event.internal !== undefined) {
-      logger.error({ reqId: res.getHeader('X-Request-Id'), err: event.internal }, 'internal error');
+      logger.error(
+        { reqId: answerHeader(res, 'X-Request-Id'), err: event.internal },
+        'internal error',
+      );
     }
     const chunk = copy ? copyBytes(event) : format === 'csv' ? csvText(event) : ndjsonLines(event);
     if (chunk === null) {

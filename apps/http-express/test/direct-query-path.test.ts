@@ -1,6 +1,8 @@
 /** The standalone server answers POST /api/query without Express: the same answers as the app. */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startServer, type RunningServer } from '../src/server';
-import { target } from './support';
+import { createTestApp, target, type TestApp } from './support';
 
 let server: RunningServer;
 beforeAll(async () => {
@@ -49,4 +51,71 @@ it('answers invalid JSON, a body over MAX_BODY_BYTES and a missing body as the a
 it('leaves every other request to the app', async () => {
   expect((await fetch(`${server.url}/api/query?x=1`, { method: 'GET' })).status).toBe(405);
   expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+});
+
+describe('the same headers as the app', () => {
+  const config = { maxBodyBytes: 2048, corsOrigins: ['https://console.example.com'] };
+  let direct: RunningServer;
+  let appOnly: http.Server;
+  let testApp: TestApp;
+  let appUrl: string;
+  beforeAll(async () => {
+    direct = await startServer({ port: 0, hostname: '127.0.0.1', logLevel: 'silent', ...config });
+    testApp = createTestApp(config);
+    appOnly = http.createServer(testApp.app);
+    await new Promise<void>((resolve) => appOnly.listen(0, '127.0.0.1', resolve));
+    appUrl = `http://127.0.0.1:${(appOnly.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await direct.close();
+    await new Promise((resolve) => appOnly.close(resolve));
+    await testApp.close();
+  });
+
+  /**
+   * Names of every header but those of the connection (and X-Powered-By, which the tests' own
+   * wrapper app adds), and the values that do not vary.
+   */
+  async function headersOf(url: string, body: string, headers: Record<string, string>) {
+    const response = await fetch(`${url}/api/query`, { method: 'POST', headers, body });
+    await response.text();
+    const names = [...response.headers.keys()]
+      .filter(
+        (name) =>
+          !['date', 'connection', 'keep-alive', 'transfer-encoding', 'x-powered-by'].includes(name),
+      )
+      .sort();
+    const values = Object.fromEntries(
+      names
+        .filter((name) => !['x-request-id', 'server-timing', 'content-length'].includes(name))
+        .map((name) => [name, response.headers.get(name)]),
+    );
+    return { status: response.status, names, values, id: response.headers.get('x-request-id') };
+  }
+
+  const json = { 'content-type': 'application/json' };
+  const query = (sql: string) => JSON.stringify(target({ sql }));
+  it.each([
+    ['an answer with its own id', query('SELECT 1 AS one'), { ...json, 'x-request-id': 'same-1' }],
+    ['an answer with an id made up', query('SELECT 1 AS one'), json],
+    ['a failed statement', query('SELECT 1/0'), json],
+    ['invalid JSON', '{"host":', json],
+    ['a body over MAX_BODY_BYTES', query(`SELECT '${'x'.repeat(4096)}'`), json],
+    ['another Content-Type', query('SELECT 1'), { 'content-type': 'text/plain' }],
+    ['a listed origin', query('SELECT 1'), { ...json, origin: 'https://console.example.com' }],
+    ['an unlisted origin', query('SELECT 1'), { ...json, origin: 'https://evil.example.com' }],
+    ['a stream', query('SELECT 1 AS one'), { ...json, accept: 'application/x-ndjson' }],
+  ])('%s', async (_case, body, headers) => {
+    const fromDirect = await headersOf(direct.url, body, headers);
+    const fromApp = await headersOf(appUrl, body, headers);
+    expect(fromDirect).toMatchObject({
+      status: fromApp.status,
+      names: fromApp.names,
+      values: fromApp.values,
+    });
+    expect(fromDirect.names).toContain('x-request-id');
+    const ownId = headers['x-request-id'];
+    if (ownId) expect([fromDirect.id, fromApp.id]).toEqual([ownId, ownId]);
+    else expect(fromDirect.id).toMatch(/^[0-9a-f-]{36}$/);
+  });
 });

@@ -12,6 +12,7 @@ import type {
   StatementEvent,
 } from '@sqlgate/core';
 import type { Logger } from 'pino';
+import { answerHeader } from '../answer-headers';
 import { wasCutBySqlgate } from '../cut-answers';
 import { commandLabel } from './labels';
 import type { ServiceMetrics } from './metrics';
@@ -66,7 +67,7 @@ export class Observability {
     if (!metrics && !tracing && slowQueryMs === undefined) return;
     const requestTrace = tracing ? startRequestTrace(req, route, tracing) : undefined;
     // The request id, not the response: see `failed`.
-    const requestId = res.getHeader('X-Request-Id');
+    const requestId = answerHeader(res, 'X-Request-Id');
     (res as ObservedResponse)[OBSERVER] = new WatchedRequest(
       this.options,
       typeof requestId === 'string' ? requestId : undefined,

@@ -1,0 +1,48 @@
+/**
+ * The headers of an answer on the server's direct query path, kept aside until the answer's one
+ * `writeHead`. Node's `writeHead` takes an object of headers as it is when none were set before
+ * with `setHeader`; otherwise it sets them one by one into a dictionary of their own and validates
+ * each twice. Measured on an answer given at once, that cost a tenth of the request's CPU.
+ *
+ * Code that runs on both paths reads and adds headers here: on the direct path they are kept in a
+ * plain object, elsewhere (Express routes) they go to `setHeader` as usual.
+ */
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+
+const KEPT = Symbol('sqlgate.keptHeaders');
+
+type KeepingResponse = ServerResponse & { [KEPT]?: OutgoingHttpHeaders };
+
+/** From now on this response's headers wait for `writeAnswerHead` (the direct path only). */
+export function keepHeadersAside(res: ServerResponse): void {
+  (res as KeepingResponse)[KEPT] = {};
+}
+
+/** Adds a header, or replaces it. Names are written as the callers here spell them. */
+export function setAnswerHeader(res: ServerResponse, name: string, value: string): void {
+  const kept = (res as KeepingResponse)[KEPT];
+  if (kept) kept[name] = value;
+  else res.setHeader(name, value);
+}
+
+/** A header set before, by `setAnswerHeader` (with the same spelling) or `setHeader`. */
+export function answerHeader(res: ServerResponse, name: string): string | undefined {
+  const kept = (res as KeepingResponse)[KEPT];
+  const value = kept ? kept[name] : res.getHeader(name);
+  return value === undefined ? undefined : String(value);
+}
+
+/** Writes the status line with the headers kept so far and `headers`. */
+export function writeAnswerHead(
+  res: ServerResponse,
+  status: number,
+  headers: OutgoingHttpHeaders,
+): void {
+  const kept = (res as KeepingResponse)[KEPT];
+  if (!kept) {
+    res.writeHead(status, headers);
+    return;
+  }
+  for (const name in headers) kept[name] = headers[name];
+  res.writeHead(status, kept);
+}
