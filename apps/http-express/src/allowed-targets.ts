@@ -15,6 +15,7 @@ import {
   SqlgateError,
   type ConnectionTarget,
   type TargetPolicy,
+  withFields,
 } from '@sqlgate/core';
 
 interface Rule {
@@ -125,7 +126,7 @@ export function createAllowedTargets(
         if (!allowed) throw new SqlgateError(ErrorCodes.TARGET_NOT_ALLOWED, 'Target not allowed');
       }
       // Pinned: the connection must not resolve the name again (docs/decisions.md 9, ALLOWED_TARGETS).
-      return { ...target, address: addresses[0]! };
+      return withFields(target, { address: addresses[0]! });
     },
   };
 }

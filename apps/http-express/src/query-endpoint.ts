@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   INTERNAL_ERROR_MESSAGE,
   serializeResponse,
+  withFields,
   type ExecuteOptions,
   type QueryService,
   type QueryServiceResponse,
@@ -81,9 +82,9 @@ export async function answerQuery(
   const answer = await service.stream(
     body,
     format === 'csv'
-      ? { ...watched, oneStatement: true, rows: 'text' }
+      ? withFields(watched, { oneStatement: true, rows: 'text' as const })
       : format === 'ndjson'
-        ? { ...watched, rows: 'parsed' }
+        ? withFields(watched, { rows: 'parsed' as const })
         : watched,
   );
   if (answer.streamed) await writeStream(res, logger, answer, format, body, observerOf(res));

@@ -105,7 +105,7 @@ describe('the same headers as the app', () => {
     ['a listed origin', query('SELECT 1'), { ...json, origin: 'https://console.example.com' }],
     ['an unlisted origin', query('SELECT 1'), { ...json, origin: 'https://evil.example.com' }],
     ['a stream', query('SELECT 1 AS one'), { ...json, accept: 'application/x-ndjson' }],
-  ])('%s', async (_case, body, headers) => {
+  ])('%s', async (_case, body, headers: Record<string, string>) => {
     const fromDirect = await headersOf(direct.url, body, headers);
     const fromApp = await headersOf(appUrl, body, headers);
     expect(fromDirect).toMatchObject({

@@ -71,6 +71,7 @@ import {
 } from './sessions/session-use-cases';
 import { statementsForTarget } from './statements-for-target';
 import { cacheStatsOf, countableMs, QueryStatistics, zeroTotals, type CacheStats } from './stats';
+import { withFields } from './with-fields';
 
 export interface QueryServiceOptions {
   connections: ConnectionProvider;
@@ -401,7 +402,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     const failed = (error: unknown): QueryServiceResponse => {
       const executionMs = elapsed(clock, started);
       return withWarnings(
-        { ...errorResponse(error, executionMs), timings: timings(context, executionMs) },
+        withFields(errorResponse(error, executionMs), { timings: timings(context, executionMs) }),
         warnings,
       );
     };
@@ -543,7 +544,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
           shaped.body = { ...shaped.body, cancelled: true } as QueryResponseBody;
         }
       }
-      return withWarnings({ ...shaped, timings: timings(context, executionMs) }, warnings);
+      return withWarnings(withFields(shaped, { timings: timings(context, executionMs) }), warnings);
     } catch (error) {
       // A request error of validation, or a defect (docs/decisions.md 10.21).
       return failed(error);

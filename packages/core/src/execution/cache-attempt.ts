@@ -15,6 +15,7 @@ import type { Settled } from '../ports/settled';
 import type { QueryOptions } from '../request';
 import { elapsed } from './context';
 import type { StatementOutcome } from './outcome';
+import { withFields } from '../with-fields';
 
 export interface CacheAttempt {
   /** The result to answer with, when the cache (or an identical read running) had one. */
@@ -159,7 +160,7 @@ function served(
   const hit: StatementOutcome = {
     ok: true,
     statement,
-    result: { ...result, fields: result.fields as never },
+    result: withFields(result, { fields: result.fields as never }),
     executionTime,
     cached: true,
     cache,

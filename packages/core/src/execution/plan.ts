@@ -5,6 +5,7 @@
 import { ErrorCodes, RequestError } from '../errors';
 import type { ParsedStatement } from '../parser/types';
 import type { IsolationLevel, QueryOptions } from '../request';
+import { withFields } from '../with-fields';
 
 export type StrategyName =
   'single' | 'parallel-reads' | 'transaction' | 'caller-managed' | 'no-transaction' | 'session';
@@ -112,7 +113,7 @@ export function planExecution(
     return {
       strategy: independent ? 'parallel-reads' : 'transaction',
       shape: 'multiple',
-      transaction: { ...transaction, readOnly: true },
+      transaction: withFields(transaction, { readOnly: true }),
     };
   }
   return { strategy: 'transaction', shape: 'multiple', transaction };

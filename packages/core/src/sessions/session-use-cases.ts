@@ -19,6 +19,7 @@ import { parseSessionOpenRequest } from '../request';
 import type { ExecuteOptions, QueryServiceResponse } from '../service';
 import type { Session, SessionEnd } from './session';
 import type { SessionRegistry } from './session-registry';
+import { withFields } from '../with-fields';
 
 /** POST /api/sessions succeeded. */
 export interface SessionOpened {
@@ -120,7 +121,7 @@ export function createSessionUseCases(deps: SessionUseCaseDeps) {
       return { ...busy, timings: { poolWaitMs: 0, executionMs: 0 } };
     }
     const response = ran.value;
-    response.body = { ...response.body, session: stateOf(session) } as QueryResponseBody;
+    response.body = withFields(response.body, { session: stateOf(session) }) as QueryResponseBody;
     return response;
   }
 
