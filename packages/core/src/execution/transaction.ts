@@ -63,15 +63,18 @@ export async function runInTransaction(
   });
   if (!batch) return { outcomes: [], failure: ABORTED_BEFORE_START };
   const { outcomes, error } = batch;
+  // Decided once, before COMMIT is sent: a cancel that arrives while COMMIT runs changes nothing
+  // of what COMMIT did, and the answer must say the transaction committed (10.5).
+  const abandoned = !error && !endsInBatch && context.aborted;
   const failure = error
     ? batchFailure(error, outcomes, statements.length, end)
-    : !endsInBatch && !context.aborted
+    : !endsInBatch && !abandoned
       ? await commit(context, lent, statements.length)
       : undefined;
   // After a failure the transaction is rolled back, and only then, since BEGIN succeeded.
   await lent.rollbackIfOpen();
   if (failure) return { outcomes, failure };
-  return !endsInBatch && context.aborted ? { outcomes, abandoned: true } : { outcomes };
+  return abandoned ? { outcomes, abandoned: true } : { outcomes };
 }
 
 /**

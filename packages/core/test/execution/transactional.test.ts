@@ -202,6 +202,24 @@ describe('the transactional strategy', () => {
     expect(response.failure).toEqual({ code: ErrorCodes.REQUEST_ABORTED });
   });
 
+  it('a cancel that arrives while COMMIT runs: the answer says the transaction committed', async () => {
+    const { fake, query } = harness();
+    const controller = new AbortController();
+    // The caller leaves once COMMIT was sent: what COMMIT did stands, and the answer says so.
+    fake.on('COMMIT', () => {
+      controller.abort();
+      return { rowCount: null };
+    });
+
+    const response = await query(WRITES, {}, { signal: controller.signal });
+
+    expect(fake.sent()).toEqual(['BEGIN', INSERT, UPDATE, 'COMMIT']);
+    expect(response.failure).toBeUndefined();
+    expect(response.body).toMatchObject({ multipleResults: true, transactionUsed: true });
+    expect(response.body).not.toHaveProperty('rolledBack');
+    expect(response.body).not.toHaveProperty('error');
+  });
+
   it('cancels the running batch when the caller goes away, and rolls back', async () => {
     const { fake, query } = harness();
     const controller = new AbortController();
