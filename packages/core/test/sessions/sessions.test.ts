@@ -423,6 +423,23 @@ describe('cancel by request id', () => {
     expect(kinds.indexOf('cancel')).toBeLessThan(kinds.indexOf('release'));
   });
 
+  it("in a session, a CancelRequest still on its way cannot stop the next request's statement", async () => {
+    const { fake, service, open } = setUp();
+    slowCancels(fake, 150);
+    fake.on('SELECT edge', { delayMs: 60 }).on('SELECT next', { delayMs: 100 });
+    const id = await open();
+    const first = service.executeInSession(id, { sql: 'SELECT edge' }, { requestId: 'edge' });
+    await sleep(30);
+    expect(service.cancelRequest('edge', connectionFields)).toEqual({ body: { cancelled: true } });
+    // The statement ends before the CancelRequest arrives; the next request comes at once.
+    await first;
+    const next = await service.executeInSession(id, { sql: 'SELECT next' });
+    expect(next.failure).toBeUndefined();
+    const kinds = fake.calls.map((call) => (call.kind === 'run' ? call.sql : call.kind));
+    expect(kinds.indexOf('cancel')).toBeGreaterThan(-1);
+    expect(kinds.indexOf('cancel')).toBeLessThan(kinds.indexOf('SELECT next'));
+  });
+
   it('a cancel stops a script: the statement running fails, the rest is never sent', async () => {
     const { fake, service } = setUp();
     fake.on('SELECT pause', { delayMs: 100 });
