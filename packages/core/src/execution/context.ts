@@ -70,6 +70,14 @@ export const SILENCE_GRACE_MS = 2000;
 export const ABANDON_GRACE_MS = 5000;
 
 /**
+ * How long after a CancelRequest reached the server it is sent again while the same statement
+ * still runs, and how many are sent at most: PostgreSQL ignores one that reaches a backend before
+ * it has read the statement, as when the cancel came just as the statement was sent.
+ */
+export const CANCEL_AGAIN_MS = 100;
+export const CANCEL_ATTEMPTS = 3;
+
+/**
  * A statement that may be stopped once its limits are reached (docs/decisions.md 10.4): a read
  * that calls no volatile or unknown function and reads no relation. A relation may be a view whose
  * query calls a function with side effects, which only the catalog could tell; such a read runs to
@@ -150,7 +158,9 @@ export class ExecutionContext {
   /** Options of sqlgate's own statements (BEGIN, COMMIT, SET...): no rows, the same deadline. */
   readonly controlOptions: RunOptions;
   private readonly budget: ResultBudget;
-  private readonly active = new Set<Connection>();
+  /** Connections running something for this request, each with the number of that run. */
+  private readonly active = new Map<Connection, number>();
+  private runsStarted = 0;
   /**
    * A connection was lent at least once: something may have been sent. A request that never got
    * one wrote nothing, so it has nothing to invalidate (a refused login invalidates no cache).
@@ -233,7 +243,7 @@ export class ExecutionContext {
    * with 57014 and the request goes on as after any failure (a session's `timeoutMs`).
    */
   interruptRunning(): void {
-    for (const connection of this.active) this.sendCancel(connection);
+    for (const [connection, run] of this.active) this.sendCancel(connection, run);
   }
 
   /** Resolves once every CancelRequest sent for this request has reached its server (or failed). */
@@ -242,11 +252,21 @@ export class ExecutionContext {
     return Promise.all(this.cancelsInFlight).then(() => undefined);
   }
 
-  private sendCancel(connection: Connection): void {
+  /**
+   * Sends a CancelRequest for `run` on `connection`; while that same run goes on after it
+   * arrived, again CANCEL_AGAIN_MS later, up to CANCEL_ATTEMPTS in all.
+   */
+  private sendCancel(connection: Connection, run: number, attempt = 1): void {
     // Best effort: the statement then fails with 57014 and the request unwinds normally.
     const sent = connection.cancel().catch(() => undefined);
     this.cancelsInFlight.add(sent);
-    void sent.then(() => this.cancelsInFlight.delete(sent));
+    void sent.then(() => {
+      this.cancelsInFlight.delete(sent);
+      if (attempt >= CANCEL_ATTEMPTS) return;
+      setTimeout(() => {
+        if (this.active.get(connection) === run) this.sendCancel(connection, run, attempt + 1);
+      }, CANCEL_AGAIN_MS).unref();
+    });
   }
 
   /** Connections the target's pool could lend now without a wait; undefined when unknown. */
@@ -372,7 +392,7 @@ export class ExecutionContext {
     if (cancels) await cancels;
     if (this.aborted) return undefined;
     const started = this.clock.now();
-    this.active.add(lent.connection);
+    this.active.set(lent.connection, ++this.runsStarted);
     try {
       const { results, error } = await lent.runBatch(
         statements,
@@ -428,7 +448,7 @@ export class ExecutionContext {
     if (cancels) await cancels;
     if (this.aborted) return undefined;
     const started = this.clock.now();
-    this.active.add(lent.connection);
+    this.active.set(lent.connection, ++this.runsStarted);
     try {
       const run = await send();
       const executionTime = elapsed(this.clock, started);
@@ -444,7 +464,7 @@ export class ExecutionContext {
   async runControl(lent: LentConnection, sql: string): Promise<PortFailure | undefined> {
     const cancels = this.cancelsSettled();
     if (cancels) await cancels;
-    this.active.add(lent.connection);
+    this.active.set(lent.connection, ++this.runsStarted);
     try {
       return await lent.runText(sql);
     } finally {
@@ -470,7 +490,7 @@ export class ExecutionContext {
     this.interruptRunning();
     // A server that ignores the cancel (frozen, or not PostgreSQL at all) would keep the
     // connection busy for ever: after a grace it is closed, and the request unwinds with that.
-    const stillRunning = [...this.active];
+    const stillRunning = [...this.active.keys()];
     if (stillRunning.length === 0) return;
     setTimeout(() => {
       for (const connection of stillRunning) {

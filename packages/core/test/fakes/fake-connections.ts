@@ -64,6 +64,11 @@ export interface ScriptedOutcome {
   delayMs?: number;
   /** The server never answers (a frozen backend). Only `kill` ends the call. */
   hang?: boolean;
+  /**
+   * CancelRequests the statement ignores before one stops it, as PostgreSQL ignores one that
+   * reaches the backend before it has read the statement.
+   */
+  ignoredCancels?: number;
   /** The transaction status after the statement, overriding the modelled one. */
   status?: TransactionStatus;
 }
@@ -243,6 +248,7 @@ export class FakeConnection implements Connection {
   /** The in-flight step's way out: cancel and kill end it early. */
   private interrupt: ((error: Error) => void) | undefined;
   private cancelable = false;
+  private cancelsToIgnore = 0;
 
   constructor(
     readonly id: number,
@@ -268,7 +274,9 @@ export class FakeConnection implements Connection {
   async cancel(): Promise<void> {
     this.provider.calls.push({ kind: 'cancel', connection: this.id });
     // A CancelRequest stops a statement that is running; a frozen backend does not answer it.
-    if (this.cancelable) this.interrupt?.(queryCanceled());
+    if (!this.cancelable) return;
+    if (this.cancelsToIgnore > 0) this.cancelsToIgnore -= 1;
+    else this.interrupt?.(queryCanceled());
   }
 
   release(options: { resetSession?: boolean; destroy?: boolean } = {}): void {
@@ -364,6 +372,7 @@ export class FakeConnection implements Connection {
   private async wait(outcome: ScriptedOutcome): Promise<void> {
     if (!outcome.hang && !outcome.delayMs) return;
     this.cancelable = !outcome.hang;
+    this.cancelsToIgnore = outcome.ignoredCancels ?? 0;
     try {
       await new Promise<void>((resolve, reject) => {
         const timer = outcome.hang ? undefined : setTimeout(resolve, outcome.delayMs);

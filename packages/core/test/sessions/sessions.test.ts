@@ -28,6 +28,11 @@ function slowCancels(fake: FakeConnectionProvider, ms: number): void {
   };
 }
 
+/** Resolves once `sql` was sent (the fake then runs it for its delay). */
+async function statementRunning(fake: FakeConnectionProvider, sql: string): Promise<void> {
+  while (!fake.callsOf('run').some((call) => call.sql === sql)) await sleep(5);
+}
+
 function setUp(options: Partial<QueryServiceOptions> = {}) {
   const fake = new FakeConnectionProvider();
   const service = createQueryService({ connections: fake, ...options });
@@ -438,6 +443,35 @@ describe('cancel by request id', () => {
     const kinds = fake.calls.map((call) => (call.kind === 'run' ? call.sql : call.kind));
     expect(kinds.indexOf('cancel')).toBeGreaterThan(-1);
     expect(kinds.indexOf('cancel')).toBeLessThan(kinds.indexOf('SELECT next'));
+  });
+
+  it('a CancelRequest the server ignored (it came as the statement was sent) is sent again', async () => {
+    const { fake, service } = setUp();
+    fake.on('SELECT long', { delayMs: 5000, ignoredCancels: 1 });
+    const started = Date.now();
+    const running = service.execute(
+      { ...connectionFields, sql: 'SELECT long' },
+      { requestId: 'again' },
+    );
+    await statementRunning(fake, 'SELECT long');
+    expect(service.cancelRequest('again', connectionFields)).toEqual({ body: { cancelled: true } });
+    const answer = await running;
+    expect(answer.failure).toEqual({ code: ErrorCodes.REQUEST_CANCELLED });
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(fake.callsOf('cancel')).toHaveLength(2);
+  });
+
+  it('a statement that ignores every CancelRequest gets a few, not one per interval', async () => {
+    const { fake, service } = setUp();
+    fake.on('SELECT stubborn', { delayMs: 1500, ignoredCancels: 100 });
+    const running = service.execute(
+      { ...connectionFields, sql: 'SELECT stubborn' },
+      { requestId: 'stubborn' },
+    );
+    await statementRunning(fake, 'SELECT stubborn');
+    service.cancelRequest('stubborn', connectionFields);
+    await running;
+    expect(fake.callsOf('cancel')).toHaveLength(3);
   });
 
   it('a cancel stops a script: the statement running fails, the rest is never sent', async () => {
