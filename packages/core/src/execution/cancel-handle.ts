@@ -33,9 +33,4 @@ export class CancelHandle {
   async settled(): Promise<void> {
     await this.context?.cancelsSettled();
   }
-
-  /** Like `settled`, but undefined when no CancelRequest is on its way. */
-  cancelsInFlight(): Promise<void> | undefined {
-    return this.context?.cancelsSettled();
-  }
 }

@@ -287,7 +287,8 @@ export class ExecutionContext {
       RequestCacheScope,
       'cache' | 'scope' | 'refresh'
     >;
-    // Named one by one: a spread followed by more fields costs V8 a new class each time (with-fields.ts).
+    // Named one by one: a spread followed by more fields costs V8 a new class each time
+    // (with-fields.ts).
     this.cacheRequest ??= {
       cache,
       scope,

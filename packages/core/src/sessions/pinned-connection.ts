@@ -1,7 +1,8 @@
 /**
  * A session's connection as the execution strategies see it (docs/decisions.md 10.26): lent to
- * each request of the session in turn, but never given back to the pool by one. Only a connection
- * that broke (a lost socket, a FATAL error) is let go by a request: the session then ends.
+ * each request of the session in turn (the next once the last gave it back), but never given back
+ * to the pool by one. Only a connection that broke (a lost socket, a FATAL error) is let go by a
+ * request: the session then ends.
  */
 import type {
   Connection,
@@ -9,9 +10,12 @@ import type {
   RunOptions,
   ServerSettings,
 } from '../ports/connections';
+import type { Settled } from '../ports/settled';
 
 export class PinnedConnection implements Connection {
   private brokenNoted = false;
+  /** Settles when the request the connection is lent to gives it back; undefined when not lent. */
+  private loan: { returned: Promise<void>; giveBack: () => void } | undefined;
 
   private readonly stopWatching: () => void;
 
@@ -31,9 +35,22 @@ export class PinnedConnection implements Connection {
    */
   get provider(): Pick<ConnectionProvider, 'acquire' | 'serverSettings'> {
     return {
-      acquire: () => Promise.resolve({ ok: true, value: this }),
+      acquire: () => this.lend(),
       serverSettings: () => this.serverSettings(),
     };
+  }
+
+  /**
+   * A request gives the connection back only once the CancelRequests sent for it have reached the
+   * server (LentConnection.release): the next request waits for that, as the next user of a pooled
+   * connection does, or a late CancelRequest would stop its statement (docs/decisions.md 10.26).
+   */
+  private async lend(): Promise<Settled<Connection>> {
+    while (this.loan) await this.loan.returned;
+    let giveBack!: () => void;
+    const returned = new Promise<void>((resolve) => (giveBack = resolve));
+    this.loan = { returned, giveBack };
+    return { ok: true, value: this };
   }
 
   serverSettings(): ServerSettings | undefined {
@@ -71,6 +88,9 @@ export class PinnedConnection implements Connection {
    */
   release(options?: { resetSession?: boolean; destroy?: boolean }): void {
     if (options?.destroy) this.noteBroken();
+    const loan = this.loan;
+    this.loan = undefined;
+    loan?.giveBack();
   }
 
   /** The end of the session: back to the pool, cleaned (ROLLBACK, DISCARD ALL), or closed if broken. */

@@ -180,8 +180,6 @@ export class SessionRegistry {
     if (!claim) return undefined;
     this.scheduleExpiry(session);
     try {
-      const cancels = session.previousCancelsInFlight();
-      if (cancels) await cancels;
       return { value: await work(claim.attach) };
     } finally {
       claim.finish(this.clock.date().getTime());

@@ -23,8 +23,6 @@ export class Session {
   /** Wall-clock milliseconds of the last activity (the end of its last request, or its opening). */
   private lastActiveAt: number;
   private running: SessionRequest | undefined;
-  /** The cancel handle of the request that ran last (see `previousCancelsInFlight`). */
-  private lastRequestCancel: CancelHandle | undefined;
   /** Set when the session was told to end: no new request is accepted. */
   private endReason: SessionEnd | undefined;
   /**
@@ -87,7 +85,6 @@ export class Session {
       attach: (context) => cancel.attach(context),
       finish: (now) => {
         this.lastActiveAt = now;
-        this.lastRequestCancel = cancel;
         this.running = undefined;
         finish();
       },
@@ -124,15 +121,6 @@ export class Session {
     if (!running) return false;
     running.cancel.cancel();
     return true;
-  }
-
-  /**
-   * The CancelRequests sent for the request that ran last, while still on their way to the server
-   * (undefined when none is): the next request must not send anything before they arrive, or a
-   * late one would stop its statement instead (docs/decisions.md 10.26).
-   */
-  previousCancelsInFlight(): Promise<void> | undefined {
-    return this.lastRequestCancel?.cancelsInFlight();
   }
 
   /**
