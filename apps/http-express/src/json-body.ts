@@ -6,6 +6,7 @@ import { isUtf8 } from 'node:buffer';
 import { firstInexactNumber } from './json-numbers';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setAnswerHeader } from './answer-headers';
+import { bodyDeadlinesFor } from './body-deadlines';
 import { writeJson } from './query-endpoint';
 
 /** A body that cannot be accepted; `status` is the HTTP answer. */
@@ -76,7 +77,7 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
     req.resume();
     return Promise.reject(new BodyError(415, `Content-Encoding '${encoding}' is not supported`));
   }
-  const { maxBytes: limit } = limits;
+  const { maxBytes: limit, timeoutMs } = limits;
   const declared = Number(req.headers['content-length']);
   if (declared > limit) {
     req.resume();
@@ -89,12 +90,11 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
     const fail = (error: BodyError): void => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      stopWatching();
       reject(error);
     };
-    const timer = setTimeout(
-      () => fail(new BodyError(408, `Request body not received within ${limits.timeoutMs} ms`)),
-      limits.timeoutMs,
+    const stopWatching = bodyDeadlinesFor(timeoutMs).watch(() =>
+      fail(new BodyError(408, `Request body not received within ${timeoutMs} ms`)),
     );
     req.on('data', (chunk: Buffer) => {
       if (settled) return;
@@ -114,7 +114,7 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
     req.once('end', () => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      stopWatching();
       if (length === 0) {
         resolve(undefined);
         return;
