@@ -189,12 +189,19 @@ export function createBrowserGuard(options: BrowserGuardOptions = {}): BrowserGu
   const hostAllowed = (req: IncomingMessage): boolean => {
     if (!checkHostAlways && !listensOnLoopbackOnly(req.socket)) return true;
     const host = req.headers.host;
-    // HTTP/1.0 without Host: not a browser, which always sends one.
+    // HTTP/1.0 without Host (HTTP/1.1 needs one, checked first): not a browser, which always
+    // sends one.
     if (host === undefined) return true;
     return hostnameAllowed(host);
   };
 
   return (req, res) => {
+    if (req.headers.host === undefined && req.httpVersion !== '1.0') {
+      // RFC 9112 3.2: an HTTP/1.1 request without Host is malformed. Node's own answer to it would
+      // be an empty 400 (the server leaves that check here: `requireHostHeader: false`).
+      writeJson(res, 400, JSON.stringify({ error: 'An HTTP/1.1 request must send a Host header' }));
+      return false;
+    }
     if (!hostAllowed(req)) {
       return refuse(res, `Host '${shown(req.headers.host ?? '')}' is not allowed`);
     }

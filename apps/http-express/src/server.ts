@@ -173,7 +173,9 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const server = createServer(
     // Node checks its header and request timeouts on this interval (30 s by default), so they
     // would otherwise fire up to 30 s late.
-    { connectionsCheckingInterval: 1000 },
+    // An HTTP/1.1 request without Host is answered in JSON by the browser guard, not by Node's
+    // empty 400.
+    { connectionsCheckingInterval: 1000, requireHostHeader: false },
     withDirectQueryPath(app, {
       service,
       logger,

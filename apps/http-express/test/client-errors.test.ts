@@ -40,3 +40,33 @@ it.each([
   expect(head).toMatch(/Content-Type: application\/json/i);
   expect(JSON.parse(body)).toEqual({ error: expect.any(String) });
 });
+
+describe('a request without Host', () => {
+  it.each(['GET /healthz', 'POST /api/query', 'GET /api/stats/pools', 'OPTIONS /api/query'])(
+    'over HTTP/1.1 (%s) is answered 400 in JSON, with its request id',
+    async (line) => {
+      const body = line.startsWith('POST') ? '{"sql":"SELECT 1"}' : '';
+      const answer = await raw(
+        `${line} HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n` +
+          `X-Request-Id: no-host-1\r\nConnection: close\r\n\r\n${body}`,
+      );
+      const [head = '', text = ''] = answer.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 400 /);
+      expect(head).toMatch(/\r\nContent-Type: application\/json/i);
+      expect(head).toMatch(/\r\nX-Request-Id: no-host-1\r\n/i);
+      expect(JSON.parse(text)).toEqual({ error: 'An HTTP/1.1 request must send a Host header' });
+    },
+  );
+
+  it('over HTTP/1.0 is served: Host came with HTTP/1.1', async () => {
+    const answer = await raw('GET /healthz HTTP/1.0\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it('keeps the connection for the next request when it asked to', async () => {
+    const answer = await raw(
+      'GET /healthz HTTP/1.1\r\n\r\nGET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+    );
+    expect(answer.match(/HTTP\/1\.1 \d+ /g)).toEqual(['HTTP/1.1 400 ', 'HTTP/1.1 200 ']);
+  });
+});
