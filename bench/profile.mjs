@@ -6,7 +6,9 @@
 //
 //   npm run bench:profile -- [workload] [server]        workload: select1 (default), rows100,
 //                                                        reads3, write5, cached; server: sqlgate
-//   PROFILE_SECONDS=10 PROFILE_CONNECTIONS=10            (default), fast, baseline
+//   PROFILE_SECONDS=10 PROFILE_CONNECTIONS=10            (default), fast, baseline, or a layer of
+//                                                        bench/layers.mjs: adapter-canned,
+//                                                        bare-canned, core-bare (sqlgate's body)
 //   PROFILE_KIND=heap: bytes allocated per request by function instead of CPU time
 //   PROFILE_KIND=survivors: only the bytes that outlived a young-generation collection
 import fs from 'node:fs';
@@ -34,6 +36,10 @@ const SCRIPTS = {
   fast: 'fast-server.mjs',
   baseline: 'baseline-server.mjs',
 };
+/** The layers of bench/layers.mjs, served by one script chosen by LAYER; they get sqlgate's body. */
+const LAYER_SERVERS = ['bare-canned', 'adapter-canned', 'core-bare'];
+for (const layer of LAYER_SERVERS) SCRIPTS[layer] = 'layer-server.mjs';
+const bodySide = LAYER_SERVERS.includes(side) ? 'sqlgate' : side;
 
 /**
  * The layer a frame belongs to, by its script and function. Order matters: the first match wins.
@@ -159,7 +165,7 @@ const num = (n, width = 8) => n.toFixed(1).padStart(width);
 
 await runMain(async () => {
   const workload = WORKLOADS.find((w) => w.id === workloadId);
-  if (!workload || !SCRIPTS[side] || !workload[side]) {
+  if (!workload || !SCRIPTS[side] || !workload[bodySide]) {
     throw new Error(
       `usage: bench/profile.mjs [${WORKLOADS.map((w) => w.id).join('|')}] [${Object.keys(SCRIPTS).join('|')}]`,
     );
@@ -179,13 +185,17 @@ await runMain(async () => {
   const server = await startServerProcess(SCRIPTS[side], {
     name: side,
     nodeArgs: ['--import', path.join(repoRoot, 'bench', 'lib', 'profile-on-signal.mjs')],
-    env: { PROFILE_FILE: file, PROFILE_KIND: process.env.PROFILE_KIND ?? 'cpu' },
+    env: {
+      PROFILE_FILE: file,
+      PROFILE_KIND: process.env.PROFILE_KIND ?? 'cpu',
+      ...(LAYER_SERVERS.includes(side) ? { LAYER: side } : {}),
+    },
   });
   const target = targetOf(database);
   const { sslMode, ...plainTarget } = target;
   const body = {
-    ...(side === 'sqlgate' ? { ...target, sslMode } : plainTarget),
-    ...workload[side],
+    ...(bodySide === 'sqlgate' ? { ...target, sslMode } : plainTarget),
+    ...workload[bodySide],
   };
   await load(server, body, CONNECTIONS, 3); // warm-up: JIT and pools, not profiled
   process.kill(server.pid, 'SIGUSR2');
