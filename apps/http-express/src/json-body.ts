@@ -115,37 +115,33 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
       if (settled) return;
       settled = true;
       stopWatching();
-      if (length === 0) {
-        resolve(undefined);
-        return;
-      }
-      const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length);
-      // Decoding would replace invalid bytes with U+FFFD: the SQL would change silently.
-      if (!isUtf8(bytes)) {
-        reject(new BodyError(400, 'Request body is not valid UTF-8'));
-        return;
-      }
-      const text = bytes.toString('utf8');
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        reject(new BodyError(400, 'Request body is not valid JSON'));
-        return;
-      }
-      const inexact = firstInexactNumber(text);
-      if (inexact !== undefined) {
-        reject(
-          new BodyError(
-            400,
-            `The number ${inexact.slice(0, 40)} cannot be carried exactly by JSON; send it as a string`,
-          ),
-        );
-        return;
-      }
-      resolve(body);
+      const body = length === 0 ? undefined : parsedBody(chunks, length);
+      if (body instanceof BodyError) reject(body);
+      else resolve(body);
     });
   });
+}
+
+/** The JSON value of a whole body, or why it is refused (400). */
+function parsedBody(chunks: Buffer[], length: number): unknown {
+  const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length);
+  // Decoding would replace invalid bytes with U+FFFD: the SQL would change silently.
+  if (!isUtf8(bytes)) return new BodyError(400, 'Request body is not valid UTF-8');
+  const text = bytes.toString('utf8');
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return new BodyError(400, 'Request body is not valid JSON');
+  }
+  const inexact = firstInexactNumber(text);
+  if (inexact !== undefined) {
+    return new BodyError(
+      400,
+      `The number ${inexact.slice(0, 40)} cannot be carried exactly by JSON; send it as a string`,
+    );
+  }
+  return body;
 }
 
 /**
