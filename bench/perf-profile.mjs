@@ -8,6 +8,7 @@
 //   npm run bench:perf -- [workload] [server]     as bench:profile (select1, cached...; sqlgate,
 //   PERF_SECONDS=6 PERF_CONNECTIONS=10             fast, baseline, or a layer of bench:layers)
 import { spawn, execFileSync } from 'node:child_process';
+import { setTimeout as delay } from 'node:timers/promises';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -119,7 +120,7 @@ await runMain(async () => {
     { stdio: 'ignore' },
   );
   const recorded = new Promise((resolve) => recorder.once('exit', resolve));
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await delay(300);
   const measured = await load(server, body, CONNECTIONS, SECONDS);
   recorder.kill('SIGINT');
   await recorded;
