@@ -60,6 +60,8 @@ export class PoolRegistry {
   private readonly digests = new PasswordDigests();
   /** The key of the pool last moved to the end of `pools` (the most recently used). */
   private lastUsedKey: string | undefined;
+  /** The fields of the target `keyOf` was last asked for, and its key. */
+  private lastKeyed: { target: ConnectionTarget; key: string } | undefined;
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
 
@@ -77,33 +79,42 @@ export class PoolRegistry {
     this.sweeper.unref();
   }
 
-  async acquire(target: ConnectionTarget, options: AcquireOptions = {}): Promise<PgConnection> {
-    if (this.closed)
-      throw new ConnectionError(
-        ErrorCodes.CONNECTION_FAILED,
-        'The service is shutting down',
-        'ESHUTDOWN',
+  /**
+   * A connection of the target's pool. Chained rather than awaited: every request borrows one, and
+   * each async function between it and pg-pool's promise cost one more turn of the microtasks.
+   */
+  acquire(target: ConnectionTarget, options: AcquireOptions = {}): Promise<PgConnection> {
+    if (this.closed) {
+      return Promise.reject(
+        new ConnectionError(
+          ErrorCodes.CONNECTION_FAILED,
+          'The service is shutting down',
+          'ESHUTDOWN',
+        ),
       );
+    }
     const entry = this.entryFor(target);
     entry.lent++;
     entry.lastUsed = Date.now();
-    try {
-      const client = await this.liveClient(entry, options.signal);
-      return new PgConnection(client, entry.types, {
-        onReleased: () => {
-          entry.lent--;
-          entry.lastUsed = Date.now();
-          // Pools allowed over the limit while every pool was busy go as soon as they may.
-          if (this.pools.size > this.limits.maxPools) this.trimToLimit();
-        },
-        replace: () => this.liveClient(entry, options.signal),
-        maxReplacements: this.limits.max,
-        preparedStatements: entry.preparedStatements,
-      });
-    } catch (error) {
-      entry.lent--;
-      throw error;
-    }
+    const { signal } = options;
+    return this.liveClient(entry, signal).then(
+      (client) =>
+        new PgConnection(client, entry.types, {
+          onReleased: () => {
+            entry.lent--;
+            entry.lastUsed = Date.now();
+            // Pools allowed over the limit while every pool was busy go as soon as they may.
+            if (this.pools.size > this.limits.maxPools) this.trimToLimit();
+          },
+          replace: () => this.liveClient(entry, signal),
+          maxReplacements: this.limits.max,
+          preparedStatements: entry.preparedStatements,
+        }),
+      (error: unknown) => {
+        entry.lent--;
+        throw error;
+      },
+    );
   }
 
   stats(): PoolStat[] {
@@ -161,9 +172,14 @@ export class PoolRegistry {
 
   /** The pool key: target, sslMode and an HMAC of the password; never the password itself. */
   keyOf(target: ConnectionTarget): string {
+    // A request asks for its target's key two or three times (its SQL's reading, its connection,
+    // its cache's), and callers mostly send the same target again: comparing the fields with the
+    // last ones costs less than joining them and hashing the result anew.
+    const last = this.lastKeyed;
+    if (last && sameTarget(last.target, target)) return last.key;
     const password = target.password === undefined ? '-' : `+${this.digests.of(target.password)}`;
     // The address too: a pool connects to the address it was created with.
-    return [
+    const key = [
       target.host,
       target.address ?? '',
       target.port,
@@ -172,6 +188,9 @@ export class PoolRegistry {
       target.sslMode,
       password,
     ].join('\u0000');
+    // A copy: the caller may change its object afterwards.
+    this.lastKeyed = { target: targetFields(target), key };
+    return key;
   }
 
   private entryFor(target: ConnectionTarget): PoolEntry {
@@ -229,41 +248,51 @@ export class PoolRegistry {
    * A client from the pool that has not already seen its connection end: one whose backend was
    * terminated while idle is dropped here, before any statement is sent on it.
    */
-  private async liveClient(entry: PoolEntry, signal?: AbortSignalLike): Promise<PooledClient> {
-    for (let dropped = 0; ; dropped++) {
-      const client = await this.connect(entry, signal);
-      const { serverSocket } = client;
-      if (!serverSocket.ended || dropped >= this.limits.max) {
+  private liveClient(
+    entry: PoolEntry,
+    signal?: AbortSignalLike,
+    dropped = 0,
+  ): Promise<PooledClient> {
+    return this.connect(entry, signal).then(
+      (client) => {
+        const { serverSocket } = client;
+        if (serverSocket.ended && dropped < this.limits.max) {
+          client.release(new Error('the connection ended while idle'));
+          return this.liveClient(entry, signal, dropped + 1);
+        }
         const setting = serverSocket.framing.facts.loginParameters?.get(
           'standard_conforming_strings',
         );
         if (setting !== undefined) entry.standardConformingStrings = setting === 'on';
         return client;
-      }
-      client.release(new Error('the connection ended while idle'));
-    }
+      },
+      (error: unknown) => {
+        throw this.connectError(entry, error);
+      },
+    );
   }
 
-  private async connect(entry: PoolEntry, signal?: AbortSignalLike): Promise<PooledClient> {
-    try {
-      // Every client of the pool is made by clientClass: a SqlgateClient. An idle one is lent on
-      // the next tick, so only a wait behind other requests or for a new connection listens for
-      // the abort (an abort that comes within the tick is seen before anything is sent).
-      const connecting = entry.pool.connect();
-      const { idleCount, waitingCount } = entry.pool;
-      const waits = idleCount === 0 || idleCount < waitingCount;
-      return (await (waits ? abortable(connecting, signal) : connecting)) as PooledClient;
-    } catch (error) {
-      if (isPoolWaitTimeout(error)) {
-        throw new ConnectionError(
-          ErrorCodes.POOL_EXHAUSTED,
-          `No connection to ${entry.poolId} became free within ${this.limits.waitTimeoutMs} ms`,
-          'POOL_EXHAUSTED',
-          { cause: error },
-        );
-      }
-      throw toDomainError(error);
+  private connect(entry: PoolEntry, signal?: AbortSignalLike): Promise<PooledClient> {
+    // Every client of the pool is made by clientClass: a SqlgateClient. An idle one is lent on
+    // the next tick, so only a wait behind other requests or for a new connection listens for
+    // the abort (an abort that comes within the tick is seen before anything is sent).
+    const connecting = entry.pool.connect();
+    const { idleCount, waitingCount } = entry.pool;
+    const waits = idleCount === 0 || idleCount < waitingCount;
+    return (waits ? abortable(connecting, signal) : connecting) as Promise<PooledClient>;
+  }
+
+  /** sqlgate's error for a failed borrow: POOL_EXHAUSTED after the wait, else the cause's. */
+  private connectError(entry: PoolEntry, error: unknown): unknown {
+    if (isPoolWaitTimeout(error)) {
+      return new ConnectionError(
+        ErrorCodes.POOL_EXHAUSTED,
+        `No connection to ${entry.poolId} became free within ${this.limits.waitTimeoutMs} ms`,
+        'POOL_EXHAUSTED',
+        { cause: error },
+      );
     }
+    return toDomainError(error);
   }
 
   /** Over the limit, closes the least recently used pools that have nothing lent, down to it. */
@@ -305,6 +334,25 @@ export class PoolRegistry {
       .end()
       .catch((error: unknown) => this.log('closing a pool failed', loggable(error)));
   }
+}
+
+/** The fields of a target that its pool key depends on, copied. */
+function targetFields(target: ConnectionTarget): ConnectionTarget {
+  const { host, address, port, user, password, database, sslMode } = target;
+  return { host, address, port, user, password, database, sslMode };
+}
+
+/** Whether two targets have the same pool key (the same fields). */
+function sameTarget(a: ConnectionTarget, b: ConnectionTarget): boolean {
+  return (
+    a.host === b.host &&
+    a.address === b.address &&
+    a.port === b.port &&
+    a.user === b.user &&
+    a.password === b.password &&
+    a.database === b.database &&
+    a.sslMode === b.sslMode
+  );
 }
 
 /** A client lent by one of the registry's pools. */

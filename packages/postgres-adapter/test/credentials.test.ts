@@ -66,3 +66,23 @@ it('no error carries the password, not even in its causes or hidden properties',
   expect(described).not.toContain(secret);
   expect(described).not.toContain(database.password);
 });
+
+it('a target object changed after use never borrows the connection its old password opened', async () => {
+  // One object, reused by a careless embedder: first right, then with a wrong password.
+  const reused: ConnectionTarget = { ...target };
+  const first = await connections.acquire(reused);
+  expect(first.ok).toBe(true);
+  if (first.ok) first.value.release();
+  reused.password = `${database.password}-wrong`;
+  const refusal = await failureOf(connections.acquire(reused));
+  expect(refusal).toBeInstanceOf(DatabaseError);
+  expect(refusal).toMatchObject({ fields: { code: '28P01' } });
+  // And back: the right password finds its pool again.
+  reused.password = database.password;
+  const again = await connections.acquire(reused);
+  expect(again.ok).toBe(true);
+  if (again.ok) again.value.release();
+  expect(connections.poolStats()).toEqual([
+    expect.objectContaining({ totalConnections: 1, idleConnections: 1 }),
+  ]);
+});
