@@ -97,9 +97,9 @@ export function createPostgresConnections(
       target: ConnectionTarget,
       acquireOptions?: AcquireOptions,
     ): Promise<Settled<Connection>> =>
-      settle(async () => {
-        const connection = await registry.acquire(target, acquireOptions);
-        return rawJson ? connection : new ParsedJsonConnection(connection);
+      settle(() => {
+        const acquiring = registry.acquire(target, acquireOptions);
+        return rawJson ? acquiring : acquiring.then(parsingJson);
       }),
     check: (target) => settle(() => checkConnection(target, connectTimeoutMs, tls)),
     poolStats: () => registry.stats(),
@@ -112,6 +112,11 @@ export function createPostgresConnections(
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** A connection whose json values arrive parsed (library use; the HTTP server keeps their text). */
+function parsingJson(connection: Connection): Connection {
+  return new ParsedJsonConnection(connection);
 }
 
 function definedOnly<T extends object>(values: T): Partial<T> {

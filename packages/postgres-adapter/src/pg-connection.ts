@@ -62,9 +62,10 @@ export class PgConnection implements Connection {
     private readonly lending: Lending = NO_REPLACEMENT,
   ) {}
 
-  async run(sql: string, options: RunOptions): Promise<Settled<StatementResult>> {
-    const { results, error } = await this.runBatch([sql], options);
-    return error ? { ok: false, error } : { ok: true, value: results[0] as StatementResult };
+  run(sql: string, options: RunOptions): Promise<Settled<StatementResult>> {
+    // Chained, not awaited, here and in runOnce and send: each async function on a statement's
+    // way costs every request one more turn of the microtasks.
+    return this.runBatch([sql], options).then(settledOfOne);
   }
 
   /** Every failure is returned as the batch's error (docs/decisions.md 10.21). */
@@ -190,7 +191,7 @@ export class PgConnection implements Connection {
    * statements (docs/decisions.md 10.30); when a name is what made the round trip fail, it is sent
    * once more, unnamed, and the caller sees only the second answer.
    */
-  private async runOnce(sql: readonly string[], options: RunOptions): Promise<StatementResult[]> {
+  private runOnce(sql: readonly string[], options: RunOptions): Promise<StatementResult[]> {
     const { preparedStatements, serverSocket } = this.client;
     const nameable = mayNameStatements(sql, options);
     // A caller's DISCARD or DEALLOCATE (or sqlgate's own DISCARD ALL, 2.6) may drop the
@@ -207,13 +208,11 @@ export class PgConnection implements Connection {
       statements: preparedStatements,
       named,
     });
-    try {
-      return await this.send(query, sql.length, options);
-    } catch (error) {
+    return this.send(query, sql.length, options).then(undefined, (error: unknown) => {
       const failure = query.namingFailure(error);
       if (failure === undefined) throw error;
       return this.sendUnnamed(query, failure, sql, options);
-    }
+    });
   }
 
   /**
@@ -251,27 +250,45 @@ export class PgConnection implements Connection {
   }
 
   /** Submits `query` and waits for its results, within the options' deadlines. */
-  private async send(
+  private send(
     query: BoundedQuery,
     statements: number,
     options: RunOptions,
   ): Promise<StatementResult[]> {
-    const watchdog =
-      options.silenceLimitMs === undefined
-        ? undefined
-        : new SilenceWatchdog(
-            this.client.serverSocket,
-            options.silenceLimitMs,
-            totalTimeLimit(statements, options),
-          );
+    const { silenceLimitMs } = options;
+    if (silenceLimitMs !== undefined) {
+      return this.watchedSend(query, silenceLimitMs, totalTimeLimit(statements, options));
+    }
     try {
       submit(this.client, query);
-      const results = await query.done;
-      if (this.types.anyUnknown(results)) await this.learnCustomTypes(results, query);
-      return results;
-    } finally {
-      watchdog?.stop();
+    } catch (error) {
+      return Promise.reject(error);
     }
+    return query.done.then((results) => this.withCustomTypes(results, query));
+  }
+
+  /** `send` with a watchdog that ends the round trip when the server stays silent too long. */
+  private async watchedSend(
+    query: BoundedQuery,
+    silenceLimitMs: number,
+    totalLimitMs: ReturnType<typeof totalTimeLimit>,
+  ): Promise<StatementResult[]> {
+    const watchdog = new SilenceWatchdog(this.client.serverSocket, silenceLimitMs, totalLimitMs);
+    try {
+      submit(this.client, query);
+      return await this.withCustomTypes(await query.done, query);
+    } finally {
+      watchdog.stop();
+    }
+  }
+
+  /** `results`, once the types they name that the registry did not know were learnt. */
+  private withCustomTypes(
+    results: StatementResult[],
+    query: BoundedQuery,
+  ): StatementResult[] | Promise<StatementResult[]> {
+    if (!this.types.anyUnknown(results)) return results;
+    return this.learnCustomTypes(results, query).then(() => results);
   }
 
   /**
@@ -388,4 +405,9 @@ function reparseCustomArrays(
       if (typeof value === 'string') (row as Record<string | number, unknown>)[key] = parse(value);
     }
   });
+}
+
+/** The outcome of a batch of one statement. */
+function settledOfOne({ results, error }: BatchResult): Settled<StatementResult> {
+  return error ? { ok: false, error } : { ok: true, value: results[0] as StatementResult };
 }
