@@ -42,10 +42,24 @@ export function isExactLiteral(literal: string): boolean {
 }
 
 /**
+ * Text that may hold a literal `isExactLiteral` must look at: one with an exponent (a digit before
+ * an `e`), or 16 characters without one (a literal is made of `-`, digits and `.` then). Where it
+ * matches nothing, every number is short and exact; a match may be in a string, and the scan
+ * decides. One regular expression over the text costs a fraction of the scan's loop, which ran on
+ * every body (measured: about 2 µs of a SELECT 1 in the server, its string reads not inlined).
+ */
+const MAY_HOLD_INEXACT = /\d[eE]|[-\d.]{16}/;
+
+/**
  * The first number of a JSON text that a double cannot carry exactly, or undefined. Strings are
  * skipped; the text may be invalid JSON (parsing reports that afterwards).
  */
 export function firstInexactNumber(text: string): string | undefined {
+  return MAY_HOLD_INEXACT.test(text) ? scanForInexactNumber(text) : undefined;
+}
+
+/** firstInexactNumber without its shortcut: every number literal of the text, in order. */
+export function scanForInexactNumber(text: string): string | undefined {
   for (let i = 0; i < text.length; i++) {
     let code = text.charCodeAt(i);
     if (code === QUOTE) {

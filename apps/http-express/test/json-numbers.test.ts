@@ -1,4 +1,4 @@
-import { firstInexactNumber, isExactLiteral } from '../src/json-numbers';
+import { firstInexactNumber, isExactLiteral, scanForInexactNumber } from '../src/json-numbers';
 
 /** The rule without its shortcut for short literals: digits kept by a double (decisions 10.8). */
 function exactByDigits(literal: string): boolean {
@@ -49,6 +49,35 @@ describe('numbers a JSON body may carry', () => {
     }
     expect(disagreements).toEqual([]);
     expect(short).toBeGreaterThan(2_000);
+  });
+
+  it('are judged alike with and without the shortcut, on 20,000 seeded bodies', () => {
+    const next = random(20261127);
+    const pick = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)] as T;
+    const value = (): string =>
+      pick([
+        () => literal(next),
+        () => JSON.stringify(literal(next)), // a number's text in a string: never refused
+        () => `"${pick(['a', 'e', 'E', '1', '-', '.', '\\"', ' '])}${literal(next)}"`,
+        () => `[${literal(next)},${literal(next)}]`,
+        () => pick(['true', 'null', '"x"', '{}']),
+      ])();
+    let refused = 0;
+    let shortcut = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const fields = Array.from(
+        { length: 1 + Math.floor(next() * 4) },
+        (_, at) => `"${pick(['port', 'sql', 'e1', 'params', '1e5'])}${at}":${value()}`,
+      );
+      const text = `{${fields.join(',')}}`;
+      const expected = scanForInexactNumber(text);
+      expect(firstInexactNumber(text)).toBe(expected);
+      if (expected !== undefined) refused++;
+      if (!/\d[eE]|[-\d.]{16}/.test(text)) shortcut++;
+    }
+    // Both paths ran many times: bodies refused, and bodies the shortcut let through at once.
+    expect(refused).toBeGreaterThan(2_000);
+    expect(shortcut).toBeGreaterThan(2_000);
   });
 
   it('refuse what parsing would round, and pass what it keeps', () => {
