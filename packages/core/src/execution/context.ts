@@ -517,18 +517,25 @@ export class LentConnection {
     this.sessionChanged = context.settings.alwaysResetSession;
   }
 
-  async run(statement: ParsedStatement, options: RunOptions): Promise<Settled<StatementResult>> {
+  run(statement: ParsedStatement, options: RunOptions): Promise<Settled<StatementResult>> {
     if (statement.changesSession) this.sessionChanged = true;
-    let run: Settled<StatementResult>;
-    // `watch`, inlined on the path every statement takes.
+    // `watch`, chained rather than awaited on the path every statement takes.
+    let running: Promise<Settled<StatementResult>>;
     try {
-      run = await this.connection.run(statement.sql, options);
+      running = this.connection.run(statement.sql, options);
     } catch (defect) {
-      this.broken = true;
-      throw defect;
+      running = Promise.reject(defect);
     }
-    if (!run.ok) this.noteFailure(run.error);
-    return run;
+    return running.then(
+      (run) => {
+        if (!run.ok) this.noteFailure(run.error);
+        return run;
+      },
+      (defect: unknown) => {
+        this.broken = true;
+        throw defect;
+      },
+    );
   }
 
   async runBatch(statements: readonly ParsedStatement[], options: RunOptions) {
