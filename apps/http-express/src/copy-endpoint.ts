@@ -146,10 +146,15 @@ export function answerCopy(
   // On the request, not the socket: Node's server destroys a timed-out socket unless the request
   // (or the response, or the server) listens for 'timeout', which would leave no room for the 408.
   req.once('timeout', onIdle);
+  // Once the whole body is read the statement's own time rules, so the socket's timeout goes. Once
+  // the answer has finished (a refusal may leave before the body), the socket's timeout is Node's
+  // keep-alive timeout and must stay: without it an idle connection would stay open for ever.
   const stopIdleTimer = (): void => {
-    req.socket.setTimeout(0);
     req.off('timeout', onIdle);
+    req.off('end', stopIdleTimer);
+    if (!res.writableFinished) req.socket.setTimeout(0);
   };
+  req.once('end', stopIdleTimer);
   res.once('close', stopIdleTimer);
   let body: unknown;
   let data: Readable | undefined;
