@@ -7,7 +7,7 @@
  * Code that runs on both paths reads and adds headers here: on the direct path they are kept in a
  * plain object, elsewhere (Express routes) they go to `setHeader` as usual.
  */
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 
 const KEPT = Symbol('sqlgate.keptHeaders');
 
@@ -32,12 +32,30 @@ export function answerHeader(res: ServerResponse, name: string): string | undefi
   return value === undefined ? undefined : String(value);
 }
 
-/** Writes the status line with the headers kept so far and `headers`. */
+/**
+ * Whether part of the request's body has yet to arrive: an answer given without reading it (a
+ * refusal, a route that takes no body) would otherwise leave Node reading the rest at the client's
+ * pace, without BODY_TIMEOUT_MS or MAX_BODY_BYTES (docs/decisions.md 10.17).
+ */
+function bodyStillComing(req: IncomingMessage): boolean {
+  if (req.complete) return false;
+  const { headers } = req;
+  return (
+    headers['transfer-encoding'] !== undefined ||
+    (headers['content-length'] !== undefined && headers['content-length'] !== '0')
+  );
+}
+
+/**
+ * Writes the status line with the headers kept so far and `headers`. An answer that leaves before
+ * the request's body arrived closes the connection after it: the rest of the body is not waited for.
+ */
 export function writeAnswerHead(
   res: ServerResponse,
   status: number,
   headers: OutgoingHttpHeaders,
 ): void {
+  if (bodyStillComing(res.req)) setAnswerHeader(res, 'Connection', 'close');
   const kept = (res as KeepingResponse)[KEPT];
   if (!kept) {
     res.writeHead(status, headers);

@@ -13,8 +13,8 @@ interface Watched {
   next: Watched | undefined;
 }
 
-/** A timer may fire up to a millisecond before `performance.now()` says its delay is over. */
-const TIMER_SLACK_MS = 1;
+/** The longest delay a Node timer takes; a longer one would fire after 1 ms. */
+const TIMER_MAX_MS = 2 ** 31 - 1;
 
 export class BodyDeadlines {
   /** The oldest read still waiting; its deadline comes first. */
@@ -59,7 +59,12 @@ export class BodyDeadlines {
    * fires, it expires every read past its deadline and is set again for the next, if any.
    */
   private arm(delayMs: number): NodeJS.Timeout {
-    const timer = setTimeout(() => this.expireDue(), Math.max(0, delayMs));
+    // Rounded up: a timer may fire a fraction of a millisecond before performance.now() says
+    // its delay is over, and a read is never expired early (a timer that fires early is set again).
+    const timer = setTimeout(
+      () => this.expireDue(),
+      Math.min(TIMER_MAX_MS, Math.max(1, Math.ceil(delayMs))),
+    );
     // Sockets keep a server's process alive, not the deadlines of their bodies.
     timer.unref();
     return timer;
@@ -67,7 +72,7 @@ export class BodyDeadlines {
 
   private expireDue(): void {
     this.timer = undefined;
-    const now = performance.now() + TIMER_SLACK_MS;
+    const now = performance.now();
     for (let due = this.oldest; due && due.deadline <= now; due = this.oldest) {
       this.unlink(due);
       due.expire();

@@ -161,6 +161,12 @@ export function environmentWithout(env: Env, given: Partial<ServerConfig>): Env 
   return remaining;
 }
 
+/**
+ * The longest delay a Node timer takes (2^31 - 1 ms, about 24.8 days): a longer one fires after
+ * 1 ms, so every setting that ends up in a timer stops there.
+ */
+const TIMER_MAX_MS = 2 ** 31 - 1;
+
 function integer(
   env: Env,
   name: string,
@@ -214,25 +220,24 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     port: integer(env, 'PORT', 3000, 0, 65535),
     hostname: env.HOSTNAME || '0.0.0.0',
     poolMax: integer(env, 'POOL_MAX', 10, 1, 10_000),
-    poolIdleTimeoutMs: integer(env, 'POOL_IDLE_TIMEOUT_MS', 30_000, 1),
-    poolMaxLifetimeMs: integer(env, 'POOL_MAX_LIFETIME_MS', 30 * 60_000, 1),
-    connectTimeoutMs: integer(env, 'CONNECT_TIMEOUT_MS', 5_000, 1),
-    poolWaitTimeoutMs: integer(env, 'POOL_WAIT_TIMEOUT_MS', 10_000, 1),
+    poolIdleTimeoutMs: integer(env, 'POOL_IDLE_TIMEOUT_MS', 30_000, 1, TIMER_MAX_MS),
+    poolMaxLifetimeMs: integer(env, 'POOL_MAX_LIFETIME_MS', 30 * 60_000, 1, TIMER_MAX_MS),
+    connectTimeoutMs: integer(env, 'CONNECT_TIMEOUT_MS', 5_000, 1, TIMER_MAX_MS),
+    poolWaitTimeoutMs: integer(env, 'POOL_WAIT_TIMEOUT_MS', 10_000, 1, TIMER_MAX_MS),
     poolTargetsMax: integer(env, 'POOL_TARGETS_MAX', 100, 1),
     maxRows: integer(env, 'MAX_ROWS', 10_000, 1, 1_000_000),
     maxResultBytes: integer(env, 'MAX_RESULT_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31 - 1),
     maxStatements: integer(env, 'MAX_STATEMENTS', 10_000, 1),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1),
     maxCopyBytes: integer(env, 'MAX_COPY_BYTES', 10 * 1024 ** 3, 1),
-    bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 10_000, 1),
+    bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 10_000, 1, TIMER_MAX_MS),
     maxConnections: integer(env, 'MAX_CONNECTIONS', 1000, 1),
     sessionReset: oneOf(env, 'SESSION_RESET', ['auto', 'always'] as const, 'auto'),
     preparedStatements: oneOf(env, 'PREPARED_STATEMENTS', ['on', 'off'] as const, 'on') === 'on',
     console: oneOf(env, 'CONSOLE', ['on', 'off'] as const, 'on') === 'on',
     maxSessions: integer(env, 'MAX_SESSIONS', 100, 0, 100_000),
-    // Timers take at most 2^31 - 1 ms.
-    sessionIdleTimeoutMs: integer(env, 'SESSION_IDLE_TIMEOUT_MS', 60_000, 1, 2 ** 31 - 1),
-    sessionMaxLifetimeMs: integer(env, 'SESSION_MAX_LIFETIME_MS', 15 * 60_000, 1, 2 ** 31 - 1),
+    sessionIdleTimeoutMs: integer(env, 'SESSION_IDLE_TIMEOUT_MS', 60_000, 1, TIMER_MAX_MS),
+    sessionMaxLifetimeMs: integer(env, 'SESSION_MAX_LIFETIME_MS', 15 * 60_000, 1, TIMER_MAX_MS),
     queryCacheDefault: oneOf(env, 'QUERY_CACHE_DEFAULT', ['on', 'off'] as const, 'off') === 'on',
     queryCacheTtlMs: integer(env, 'QUERY_CACHE_TTL_MS', 60_000, 1),
     queryCacheMaxEntries: integer(env, 'QUERY_CACHE_MAX_ENTRIES', 1000, 1),

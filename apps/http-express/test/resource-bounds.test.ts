@@ -90,8 +90,106 @@ describe('BODY_TIMEOUT_MS', () => {
   it('defaults to 10 s and 1000 connections, and refuses a malformed value', () => {
     expect(loadConfig({})).toMatchObject({ bodyTimeoutMs: 10_000, maxConnections: 1000 });
     expect(() => loadConfig({ BODY_TIMEOUT_MS: '0' })).toThrow(/^BODY_TIMEOUT_MS must be/);
+    // A Node timer waits at most 2^31 - 1 ms; a longer delay would fire at once.
+    expect(loadConfig({ BODY_TIMEOUT_MS: String(2 ** 31 - 1) }).bodyTimeoutMs).toBe(2 ** 31 - 1);
+    for (const name of ['BODY_TIMEOUT_MS', 'POOL_MAX_LIFETIME_MS', 'POOL_WAIT_TIMEOUT_MS']) {
+      expect(() => loadConfig({ [name]: String(2 ** 31) })).toThrow(`${name} must be`);
+    }
     expect(() => loadConfig({ MAX_CONNECTIONS: 'many' })).toThrow(/^MAX_CONNECTIONS must be/);
   });
+});
+
+/** Sends `head` (request line and headers, ending with a blank line), then a byte every 100 ms. */
+function dribblingRequest(port: number, head: string): Promise<SocketOutcome> {
+  const { socket, closed } = openSocket(port);
+  socket.once('connect', () => {
+    socket.write(head);
+    const dribble = setInterval(() => {
+      if (socket.destroyed || !socket.writable) clearInterval(dribble);
+      else socket.write('x');
+    }, 100);
+    socket.once('close', () => clearInterval(dribble));
+  });
+  return closed;
+}
+
+describe('an answer given before the body arrived', () => {
+  let server: RunningServer;
+  beforeAll(async () => {
+    server = await startServer({
+      port: 0,
+      hostname: '127.0.0.1',
+      logLevel: 'silent',
+      bodyTimeoutMs: 5_000,
+    });
+  });
+  afterAll(() => server.close());
+
+  const withBody = (line: string, headers = 'Content-Type: application/json\r\n'): string =>
+    `${line} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}Content-Length: 1000000000\r\n\r\n`;
+
+  it.each([
+    ['an unknown path', withBody('POST /api/nope'), 404],
+    ['a route that takes no body', withBody('GET /healthz'), 200],
+    [
+      'a refused Origin',
+      withBody(
+        'POST /api/query',
+        'Content-Type: application/json\r\nOrigin: https://evil.example\r\n',
+      ),
+      403,
+    ],
+    ['a refused Content-Type', withBody('POST /api/query', 'Content-Type: text/plain\r\n'), 415],
+    ['a body declared too large', withBody('POST /api/query'), 413],
+    [
+      'a chunked body to a route that takes none',
+      'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n',
+      200,
+    ],
+  ])(
+    "closes the connection after answering %s, not waiting for the rest at the client's pace",
+    async (_what, head, status) => {
+      const { received, closedAfterMs } = await dribblingRequest(server.port, head);
+      expect(received).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(received).toMatch(/\r\nConnection: close\r\n/i);
+      // Before: the socket stayed as long as a byte came every few seconds.
+      expect(closedAfterMs).toBeLessThan(2_000);
+    },
+  );
+
+  it('keeps the connection of a request whose body was read', async () => {
+    const { socket, closed } = openSocket(server.port);
+    socket.once('connect', () =>
+      socket.write(
+        'POST /api/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+          'Content-Length: 2\r\n\r\n{}',
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(socket.destroyed).toBe(false);
+    socket.destroy();
+    const { received } = await closed;
+    // Refused after reading it (fields missing): the connection can carry the next request.
+    expect(received).toMatch(/^HTTP\/1\.1 400 /);
+    expect(received).not.toMatch(/\r\nConnection: close\r\n/i);
+  });
+
+  it('closes an idle connection after POST /api/copy like after any other request', async () => {
+    // The upload is refused at once (no data part); the connection stays for the next request,
+    // for Node's keep-alive timeout (5 s) and no longer.
+    const { socket, closed } = openSocket(server.port);
+    const body = '--x--\r\n';
+    socket.once('connect', () =>
+      socket.write(
+        'POST /api/copy HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
+          `Content-Type: multipart/form-data; boundary=x\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      ),
+    );
+    const { received, closedAfterMs } = await closed;
+    expect(received).toMatch(/^HTTP\/1\.1 400 /);
+    expect(closedAfterMs).toBeGreaterThan(4_000);
+    expect(closedAfterMs).toBeLessThan(9_000);
+  }, 15_000);
 });
 
 describe('MAX_CONNECTIONS', () => {
