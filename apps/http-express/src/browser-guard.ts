@@ -196,10 +196,11 @@ export function createBrowserGuard(options: BrowserGuardOptions = {}): BrowserGu
   };
 
   return (req, res) => {
-    if (req.headers.host === undefined && req.httpVersion !== '1.0') {
+    if (req.headers.host === undefined && req.httpVersionMajor * 10 + req.httpVersionMinor > 10) {
       // RFC 9112 3.2: an HTTP/1.1 request without Host is malformed. Node's own answer to it would
       // be an empty 400 (the server leaves that check here: `requireHostHeader: false`).
-      writeJson(res, 400, JSON.stringify({ error: 'An HTTP/1.1 request must send a Host header' }));
+      const error = `An HTTP/${req.httpVersion} request must send a Host header`;
+      writeJson(res, 400, JSON.stringify({ error }));
       return false;
     }
     if (!hostAllowed(req)) {

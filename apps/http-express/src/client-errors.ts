@@ -1,10 +1,12 @@
 /**
  * Answers what Node's HTTP parser refuses (a malformed request line, a bad chunk, headers too
- * large, a request that took too long) in JSON like every other answer (docs/decisions.md 5),
- * instead of Node's bare replies, and closes the connection.
+ * large, a request that took too long), an Expect other than 100-continue (417) and CONNECT (501)
+ * in JSON like every other answer (docs/decisions.md 5), instead of Node's bare replies or none,
+ * and closes the connection.
  */
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { requestIdOf } from './request-log';
 
 const STATUS_BY_PARSER_CODE: Record<string, [number, string]> = {
   HPE_HEADER_OVERFLOW: [431, 'Request headers too large'],
@@ -13,11 +15,43 @@ const STATUS_BY_PARSER_CODE: Record<string, [number, string]> = {
 
 const REASON: Record<number, string> = {
   400: 'Bad Request',
+  501: 'Not Implemented',
   408: 'Request Timeout',
   431: 'Request Header Fields Too Large',
 };
 
+/** One JSON answer on a socket Node's HTTP server no longer answers on, and the socket closed. */
+function answerOnSocket(socket: Duplex, status: number, body: string, headers = ''): void {
+  socket.end(
+    `HTTP/1.1 ${status} ${REASON[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n${headers}Connection: close\r\n\r\n${body}`,
+  );
+}
+
 export function answerClientErrorsInJson(server: Server): void {
+  // An Expect other than 100-continue: Node's own answer is an empty 417.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const body = JSON.stringify({
+      error: `Expect '${String(req.headers.expect).slice(0, 100)}' is not supported`,
+    });
+    res.writeHead(417, {
+      'X-Request-Id': requestIdOf(req),
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+      // The body the client holds back for the expectation will not be read.
+      Connection: 'close',
+    });
+    res.end(body);
+  });
+  // CONNECT asks for a tunnel; without a listener Node drops the socket without a word.
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    answerOnSocket(
+      socket,
+      501,
+      JSON.stringify({ error: 'CONNECT is not supported' }),
+      `X-Request-Id: ${requestIdOf(req)}\r\n`,
+    );
+  });
   server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {
     if (!socket.writable) {
       socket.destroy();
@@ -27,10 +61,6 @@ export function answerClientErrorsInJson(server: Server): void {
       400,
       'Malformed HTTP request',
     ];
-    const body = JSON.stringify({ error: message });
-    socket.end(
-      `HTTP/1.1 ${status} ${REASON[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    answerOnSocket(socket, status, JSON.stringify({ error: message }));
   });
 }

@@ -27,6 +27,12 @@ export function pathForLogs(path: string): string {
   );
 }
 
+/** The request's id: the caller's X-Request-Id when it is sane, else a new one. */
+export function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+}
+
 /** Gives the request its id and logs it when it finishes. */
 export function logRequest(
   logger: Logger,
@@ -34,8 +40,7 @@ export function logRequest(
   res: ServerResponse,
   requestPath: string,
 ): void {
-  const given = req.headers['x-request-id'];
-  const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+  const id = requestIdOf(req);
   setAnswerHeader(res, 'X-Request-Id', id);
   if (!logger.isLevelEnabled('info')) return;
   const path = pathForLogs(requestPath);

@@ -70,3 +70,23 @@ describe('a request without Host', () => {
     expect(answer.match(/HTTP\/1\.1 \d+ /g)).toEqual(['HTTP/1.1 400 ', 'HTTP/1.1 200 ']);
   });
 });
+
+it('answers an Expect other than 100-continue with 417 in JSON, with a request id', async () => {
+  const answer = await raw(
+    'POST /api/query HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: teapot\r\nX-Request-Id: expect-1\r\n' +
+      'Content-Type: application/json\r\nContent-Length: 2\r\n\r\n',
+  );
+  const [head = '', body = ''] = answer.split('\r\n\r\n');
+  expect(head).toMatch(/^HTTP\/1\.1 417 /);
+  expect(head).toMatch(/\r\nContent-Type: application\/json/i);
+  expect(head).toMatch(/\r\nX-Request-Id: expect-1\r\n/i);
+  expect(JSON.parse(body)).toEqual({ error: "Expect 'teapot' is not supported" });
+});
+
+it('answers CONNECT with 501 in JSON instead of dropping the socket', async () => {
+  const answer = await raw('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+  const [head = '', body = ''] = answer.split('\r\n\r\n');
+  expect(head).toMatch(/^HTTP\/1\.1 501 /);
+  expect(head).toMatch(/\r\nX-Request-Id: /i);
+  expect(JSON.parse(body)).toEqual({ error: 'CONNECT is not supported' });
+});
