@@ -100,10 +100,16 @@ await runMain(async () => {
   const client = await connectClient(database);
   await prepareBenchTables(client);
   await client.end();
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlgate-perf-'));
   const server = await startServerProcess(SCRIPTS[side], {
     name: side,
-    // JIT code gets names in /tmp/perf-<pid>.map.
-    nodeArgs: ['--perf-basic-prof-only-functions'],
+    // JIT code gets names in /tmp/perf-<pid>.map; V8 then also writes a log, kept out of the
+    // working directory.
+    nodeArgs: [
+      '--perf-basic-prof-only-functions',
+      '--no-logfile-per-isolate',
+      `--logfile=${path.join(scratch, 'v8.log')}`,
+    ],
     env: LAYERS.includes(side) ? { LAYER: side } : {},
   });
   const target = targetOf(database);
@@ -113,7 +119,7 @@ await runMain(async () => {
     ...workload[bodySide],
   };
   await load(server, body, CONNECTIONS, 3); // warm-up: JIT and pools, not recorded
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sqlgate-perf-')), 'perf.data');
+  const file = path.join(scratch, 'perf.data');
   const recorder = spawn(
     'perf',
     ['record', '-F', String(FREQUENCY), '-g', '-o', file, '-p', String(server.pid), '--'],
@@ -127,7 +133,8 @@ await runMain(async () => {
   await server.stop();
   const requests = measured.ok + measured.bad;
   const { perRequest, byFunction, kernel, total } = summarize(samplesOf(file), requests);
-  fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  fs.rmSync(scratch, { recursive: true, force: true });
+  fs.rmSync(`/tmp/perf-${server.pid}.map`, { force: true });
 
   const us = (count) => perRequest(count).toFixed(2).padStart(7);
   console.log(
