@@ -20,7 +20,7 @@ import {
   startServerProcess,
   targetOf,
 } from './lib/harness.mjs';
-import { prepareBenchTables, WORKLOADS } from './lib/workloads.mjs';
+import { prepareBenchTables, requestBody, WORKLOADS } from './lib/workloads.mjs';
 
 const SECONDS = Number(process.env.PERF_SECONDS ?? 6);
 const CONNECTIONS = Number(process.env.PERF_CONNECTIONS ?? 10);
@@ -112,12 +112,7 @@ await runMain(async () => {
     ],
     env: LAYERS.includes(side) ? { LAYER: side } : {},
   });
-  const target = targetOf(database);
-  const { sslMode, ...plainTarget } = target;
-  const body = {
-    ...(bodySide === 'sqlgate' ? { ...target, sslMode } : plainTarget),
-    ...workload[bodySide],
-  };
+  const body = requestBody(workload, bodySide, targetOf(database));
   await load(server, body, CONNECTIONS, 3); // warm-up: JIT and pools, not recorded
   const file = path.join(scratch, 'perf.data');
   const recorder = spawn(

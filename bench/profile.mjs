@@ -24,7 +24,7 @@ import {
   targetOf,
 } from './lib/harness.mjs';
 import { flameGraphSvg } from './lib/flame-graph.mjs';
-import { prepareBenchTables, WORKLOADS } from './lib/workloads.mjs';
+import { prepareBenchTables, requestBody, WORKLOADS } from './lib/workloads.mjs';
 
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 10);
 /** PROFILE_KIND=heap: where memory is allocated, in bytes per request, instead of CPU time. */
@@ -191,12 +191,7 @@ await runMain(async () => {
       ...(LAYER_SERVERS.includes(side) ? { LAYER: side } : {}),
     },
   });
-  const target = targetOf(database);
-  const { sslMode, ...plainTarget } = target;
-  const body = {
-    ...(bodySide === 'sqlgate' ? { ...target, sslMode } : plainTarget),
-    ...workload[bodySide],
-  };
+  const body = requestBody(workload, bodySide, targetOf(database));
   await load(server, body, CONNECTIONS, 3); // warm-up: JIT and pools, not profiled
   process.kill(server.pid, 'SIGUSR2');
   await delay(300);

@@ -98,3 +98,12 @@ export async function prepareBenchTables(client) {
     ANALYZE bench_t, bench_w;
   `);
 }
+
+/**
+ * The body `side` (sqlgate, fast or baseline) receives for `workload` against `target`: the fast
+ * peer and the baseline take no sslMode (they connect without TLS).
+ */
+export function requestBody(workload, side, target) {
+  const { sslMode, ...plainTarget } = target;
+  return { ...(side === 'sqlgate' ? { ...plainTarget, sslMode } : plainTarget), ...workload[side] };
+}

@@ -1,17 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { mulberry32 } from '@sqlgate/testing';
 import { BodyDeadlines } from '../src/body-deadlines';
-
-/** A small seeded generator (mulberry32), so a failing schedule can be replayed. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('BodyDeadlines', () => {
   it('expires each read once its time has passed, in the order the reads began', async () => {
@@ -56,7 +45,7 @@ describe('BodyDeadlines', () => {
   it.each([1, 2, 3])(
     'with reads beginning and ending at random (seed %i), expires exactly those left waiting',
     async (seed) => {
-      const random = seeded(seed);
+      const random = mulberry32(seed);
       const timeoutMs = 30;
       const deadlines = new BodyDeadlines(timeoutMs);
       const expiredAfter = new Map<number, number>();

@@ -30,17 +30,11 @@ function openSocket(port: number): { socket: Socket; closed: Promise<SocketOutco
   return { socket, closed };
 }
 
-/**
- * A slow client: sends the headers of a POST with a 1,000-byte JSON body, then one byte of the body
- * every 100 ms, until the server closes the socket.
- */
-function slowPost(port: number, path: string): Promise<SocketOutcome> {
+/** Sends `head` (request line and headers, ending with a blank line), then a byte every 100 ms. */
+function dribblingRequest(port: number, head: string): Promise<SocketOutcome> {
   const { socket, closed } = openSocket(port);
   socket.once('connect', () => {
-    socket.write(
-      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
-        'Content-Length: 1000\r\n\r\n{',
-    );
+    socket.write(head);
     const dribble = setInterval(() => {
       if (socket.destroyed || !socket.writable) clearInterval(dribble);
       else socket.write(' ');
@@ -48,6 +42,15 @@ function slowPost(port: number, path: string): Promise<SocketOutcome> {
     socket.once('close', () => clearInterval(dribble));
   });
   return closed;
+}
+
+/** A slow client: a POST with a 1,000-byte JSON body, one byte every 100 ms after the first. */
+function slowPost(port: number, path: string): Promise<SocketOutcome> {
+  return dribblingRequest(
+    port,
+    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\n` +
+      'Content-Length: 1000\r\n\r\n{',
+  );
 }
 
 describe('BODY_TIMEOUT_MS', () => {
@@ -98,20 +101,6 @@ describe('BODY_TIMEOUT_MS', () => {
     expect(() => loadConfig({ MAX_CONNECTIONS: 'many' })).toThrow(/^MAX_CONNECTIONS must be/);
   });
 });
-
-/** Sends `head` (request line and headers, ending with a blank line), then a byte every 100 ms. */
-function dribblingRequest(port: number, head: string): Promise<SocketOutcome> {
-  const { socket, closed } = openSocket(port);
-  socket.once('connect', () => {
-    socket.write(head);
-    const dribble = setInterval(() => {
-      if (socket.destroyed || !socket.writable) clearInterval(dribble);
-      else socket.write('x');
-    }, 100);
-    socket.once('close', () => clearInterval(dribble));
-  });
-  return closed;
-}
 
 describe('an answer given before the body arrived', () => {
   let server: RunningServer;
