@@ -33,7 +33,9 @@ export class DisconnectSignal implements AbortSignalLike {
 /** Aborts when the client goes away before the response was sent: the statement is cancelled. */
 export function abortOnDisconnect(res: ServerResponse): DisconnectSignal {
   const signal = new DisconnectSignal();
-  res.once('close', () => {
+  // `on`, not `once`: a response closes once, and abort() is idempotent anyway; `once` would wrap
+  // the listener and remove it again on every request.
+  res.on('close', () => {
     if (!res.writableFinished) signal.abort();
   });
   return signal;

@@ -96,6 +96,8 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
     const stopWatching = bodyDeadlinesFor(timeoutMs).watch(() =>
       fail(new BodyError(408, `Request body not received within ${timeoutMs} ms`)),
     );
+    // `on` for every event: each happens once or is ignored once the read settled, and `once`
+    // would wrap each listener and remove it again on every request.
     req.on('data', (chunk: Buffer) => {
       if (settled) return;
       length += chunk.length;
@@ -105,13 +107,13 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
       }
       chunks.push(chunk);
     });
-    req.once('error', (error) => {
+    req.on('error', (error) => {
       fail(new BodyError(400, `Request body could not be read: ${error.message}`));
     });
-    req.once('close', () => {
+    req.on('close', () => {
       if (!req.complete) fail(new BodyError(400, 'Request body could not be read: aborted'));
     });
-    req.once('end', () => {
+    req.on('end', () => {
       if (settled) return;
       settled = true;
       stopWatching();
