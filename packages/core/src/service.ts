@@ -346,7 +346,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
    * (POST /api/copy). `openStream`, when given, is asked for a channel once the request turns out to
    * stream: always with `rows`, and for a lone COPY ... TO STDOUT (with its format).
    */
-  async function run(
+  function run(
     body: unknown,
     executeOptions: StreamOptions,
     openStream?: (copy?: CopyOut) => EventChannel,
@@ -360,19 +360,18 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       registration ??= running.add(requestId);
       return registration.request;
     };
-    try {
-      const response = await runRegistered(
-        body,
-        executeOptions,
-        register,
-        openStream,
-        copySource,
-        inSession,
-      );
-      return response;
-    } finally {
-      registration?.done();
-    }
+    // Chained rather than awaited in a try/finally: one turn of the microtasks fewer per request.
+    const done = (): void => registration?.done();
+    return runRegistered(body, executeOptions, register, openStream, copySource, inSession).then(
+      (response) => {
+        done();
+        return response;
+      },
+      (defect: unknown) => {
+        done();
+        throw defect;
+      },
+    );
   }
 
   /** `register` enters the request among the running ones, by its id, if it has one. */

@@ -23,13 +23,25 @@ export function isPortFailure(error: unknown): error is PortFailure {
 }
 
 /** For implementations of a port: `work`'s value or its port failure; anything else is a defect and rejects. */
-export async function settle<T>(work: () => Promise<T>): Promise<Settled<T>> {
+export function settle<T>(work: () => Promise<T>): Promise<Settled<T>> {
+  // Chained, not an async function: every request borrows a connection through here, and an
+  // async function would cost it one more turn of the microtasks.
+  let pending: Promise<T>;
   try {
-    return { ok: true, value: await work() };
+    pending = work();
   } catch (error) {
-    if (isPortFailure(error)) return { ok: false, error };
-    throw error;
+    pending = Promise.reject(error);
   }
+  return pending.then(succeeded, failedOrDefect);
+}
+
+function succeeded<T>(value: T): Settled<T> {
+  return { ok: true, value };
+}
+
+function failedOrDefect(error: unknown): Settled<never> {
+  if (isPortFailure(error)) return { ok: false, error };
+  throw error;
 }
 
 /** For callers that prefer exceptions (scripts, tests): the value, or the failure thrown. */
