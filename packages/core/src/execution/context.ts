@@ -440,25 +440,45 @@ export class ExecutionContext {
   }
 
   /** `send`'s result or failure as the statement's outcome, timed; a cancel reaches it meanwhile. */
-  private async timedOutcome(
+  private timedOutcome(
     lent: LentConnection,
     statement: ParsedStatement,
     send: () => Promise<Settled<StatementResult>>,
   ): Promise<StatementOutcome | undefined> {
     const cancels = this.cancelsSettled();
-    if (cancels) await cancels;
-    if (this.aborted) return undefined;
+    if (cancels) return cancels.then(() => this.timedOutcomeNow(lent, statement, send));
+    return this.timedOutcomeNow(lent, statement, send);
+  }
+
+  /** timedOutcome once no CancelRequest is on its way: chained, on the path of every statement. */
+  private timedOutcomeNow(
+    lent: LentConnection,
+    statement: ParsedStatement,
+    send: () => Promise<Settled<StatementResult>>,
+  ): Promise<StatementOutcome | undefined> {
+    if (this.aborted) return Promise.resolve(undefined);
     const started = this.clock.now();
-    this.active.set(lent.connection, ++this.runsStarted);
+    const { connection } = lent;
+    this.active.set(connection, ++this.runsStarted);
+    let sending: Promise<Settled<StatementResult>>;
     try {
-      const run = await send();
-      const executionTime = elapsed(this.clock, started);
-      return run.ok
-        ? { ok: true, statement, result: run.value, executionTime, startedAt: started }
-        : { ok: false, statement, error: run.error, executionTime, startedAt: started };
-    } finally {
-      this.active.delete(lent.connection);
+      sending = send();
+    } catch (defect) {
+      sending = Promise.reject(defect);
     }
+    return sending.then(
+      (run): StatementOutcome => {
+        this.active.delete(connection);
+        const executionTime = elapsed(this.clock, started);
+        return run.ok
+          ? { ok: true, statement, result: run.value, executionTime, startedAt: started }
+          : { ok: false, statement, error: run.error, executionTime, startedAt: started };
+      },
+      (defect: unknown) => {
+        this.active.delete(connection);
+        throw defect;
+      },
+    );
   }
 
   /** Runs sqlgate's own statement (BEGIN, COMMIT, SET LOCAL...); its failure, if any. */
