@@ -69,36 +69,60 @@ export class PgConnection implements Connection {
   }
 
   /** Every failure is returned as the batch's error (docs/decisions.md 10.21). */
-  async runBatch(sql: readonly string[], options: RunOptions): Promise<BatchResult> {
-    if (this.clientGone) return { results: [], error: goneClient() };
+  runBatch(sql: readonly string[], options: RunOptions): Promise<BatchResult> {
+    if (this.clientGone) return Promise.resolve({ results: [], error: goneClient() });
     // Only the first statement may move to another client: later ones depend on the session
     // (a transaction, SET) the earlier ones built on this client.
     const first = this.statementsRun++ === 0;
-    for (let replacements = 0; ; replacements++) {
-      const delivery = first
-        ? new StatementDelivery(this.client.serverSocket.framing.facts)
-        : undefined;
-      try {
-        return { results: await this.runOnce(sql, options) };
-      } catch (error) {
-        if (error instanceof RequestError) return { results: [], error };
-        // A fault sqlgate found (a broken protocol, a silent server) explains the break best.
-        const fault = this.client.serverSocket.fault;
-        const cause = fault ?? (error instanceof RoundTripFailure ? error.reason : error);
-        if (delivery?.neverReachedServer(cause) && replacements < this.lending.maxReplacements) {
-          const replacementFailure = await this.replaceDeadClient(cause);
-          if (replacementFailure) return { results: [], error: replacementFailure };
-          continue;
-        }
-        const domainError = toDomainError(
-          cause,
-          error instanceof RoundTripFailure ? error.step : undefined,
-        );
-        // The statements that completed before a failure may have committed: they are kept.
-        const results = error instanceof RoundTripFailure ? error.completed : [];
-        return { results, error: domainError };
-      }
+    return this.attemptBatch(sql, options, first, 0);
+  }
+
+  /** One attempt at a batch; a first statement that never reached its server tries another client. */
+  private attemptBatch(
+    sql: readonly string[],
+    options: RunOptions,
+    first: boolean,
+    replacements: number,
+  ): Promise<BatchResult> {
+    const delivery = first
+      ? new StatementDelivery(this.client.serverSocket.framing.facts)
+      : undefined;
+    let running: Promise<StatementResult[]>;
+    try {
+      running = this.runOnce(sql, options);
+    } catch (error) {
+      running = Promise.reject(error);
     }
+    return running.then(
+      (results) => ({ results }),
+      (error: unknown) => this.batchFailure(error, sql, options, first, delivery, replacements),
+    );
+  }
+
+  private async batchFailure(
+    error: unknown,
+    sql: readonly string[],
+    options: RunOptions,
+    first: boolean,
+    delivery: StatementDelivery | undefined,
+    replacements: number,
+  ): Promise<BatchResult> {
+    if (error instanceof RequestError) return { results: [], error };
+    // A fault sqlgate found (a broken protocol, a silent server) explains the break best.
+    const fault = this.client.serverSocket.fault;
+    const cause = fault ?? (error instanceof RoundTripFailure ? error.reason : error);
+    if (delivery?.neverReachedServer(cause) && replacements < this.lending.maxReplacements) {
+      const replacementFailure = await this.replaceDeadClient(cause);
+      if (replacementFailure) return { results: [], error: replacementFailure };
+      return this.attemptBatch(sql, options, first, replacements + 1);
+    }
+    const domainError = toDomainError(
+      cause,
+      error instanceof RoundTripFailure ? error.step : undefined,
+    );
+    // The statements that completed before a failure may have committed: they are kept.
+    const results = error instanceof RoundTripFailure ? error.completed : [];
+    return { results, error: domainError };
   }
 
   async copyFrom(
