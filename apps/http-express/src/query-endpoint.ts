@@ -58,7 +58,7 @@ export function writeJson(res: ServerResponse, status: number, json: string): vo
   res.end(json);
 }
 
-export async function answerQuery(
+export function answerQuery(
   service: QueryService,
   logger: Logger,
   body: unknown,
@@ -79,16 +79,21 @@ export async function answerQuery(
   varyOn(res, 'Accept');
   const format = streamFormatOf(req.headers.accept);
   const watched = executeOptionsOf(res);
-  const answer = await service.stream(
-    body,
-    format === 'csv'
-      ? withFields(watched, { oneStatement: true, rows: 'text' as const })
-      : format === 'ndjson'
-        ? withFields(watched, { rows: 'parsed' as const })
-        : watched,
-  );
-  if (answer.streamed) await writeStream(res, logger, answer, format, body, observerOf(res));
-  else writeAnswer(res, logger, answer.response);
+  // Chained rather than awaited: one turn of the microtasks fewer per request.
+  return service
+    .stream(
+      body,
+      format === 'csv'
+        ? withFields(watched, { oneStatement: true, rows: 'text' as const })
+        : format === 'ndjson'
+          ? withFields(watched, { rows: 'parsed' as const })
+          : watched,
+    )
+    .then((answer) =>
+      answer.streamed
+        ? writeStream(res, logger, answer, format, body, observerOf(res))
+        : writeAnswer(res, logger, answer.response),
+    );
 }
 
 /** A whole answer as JSON, with its status and Server-Timing. */
