@@ -1,6 +1,7 @@
 /** The standalone server answers POST /api/query without Express: the same answers as the app. */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { QueryService } from '@sqlgate/core';
 import { startServer, type RunningServer } from '../src/server';
 import { createTestApp, target, type TestApp } from './support';
 
@@ -117,5 +118,44 @@ describe('the same headers as the app', () => {
     const ownId = headers['x-request-id'];
     if (ownId) expect([fromDirect.id, fromApp.id]).toEqual([ownId, ownId]);
     else expect(fromDirect.id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('a defect on the direct path', () => {
+  it.each([
+    ['thrown by the service before any promise', 'throws'],
+    ['rejected by the service', 'rejects'],
+  ])('%s is answered 500 with the request id, and the server goes on', async (_what, how) => {
+    const failing = await startServer({
+      port: 0,
+      hostname: '127.0.0.1',
+      logLevel: 'silent',
+      // A service whose answer to a query is a defect; everything else does nothing.
+      service: new Proxy({} as QueryService, {
+        get: (_target, key) =>
+          key === 'stream'
+            ? () => {
+                if (how === 'throws') throw new Error('defect');
+                return Promise.reject(new Error('defect'));
+              }
+            : () => undefined,
+      }),
+    });
+    try {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const response = await fetch(`${failing.url}/api/query`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-request-id': `defect-${attempt}` },
+          body: JSON.stringify(target({ sql: 'SELECT 1' })),
+        });
+        expect(response.status).toBe(500);
+        expect(await response.json()).toEqual({
+          error: 'Internal server error',
+          requestId: `defect-${attempt}`,
+        });
+      }
+    } finally {
+      await failing.close();
+    }
   });
 });
