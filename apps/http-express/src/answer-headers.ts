@@ -37,13 +37,24 @@ export function answerHeader(res: ServerResponse, name: string): string | undefi
  * refusal, a route that takes no body) would otherwise leave Node reading the rest at the client's
  * pace, without BODY_TIMEOUT_MS or MAX_BODY_BYTES (docs/decisions.md 10.17).
  */
-function bodyStillComing(req: IncomingMessage): boolean {
+export function bodyStillComing(req: IncomingMessage): boolean {
   if (req.complete) return false;
   const { headers } = req;
-  return (
-    headers['transfer-encoding'] !== undefined ||
-    (headers['content-length'] !== undefined && headers['content-length'] !== '0')
-  );
+  return headers['transfer-encoding'] !== undefined || Number(headers['content-length']) > 0;
+}
+
+/**
+ * Closes the connection after any answer given before the request's body arrived, however the
+ * answer is written (Express's `res.send`, `res.json`, static files...): the app's routes do not
+ * all go through `writeAnswerHead`. For the app's requests only; the server's direct path writes
+ * through `writeAnswerHead`.
+ */
+export function closeWhenAnsweredEarly(req: IncomingMessage, res: ServerResponse): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: Parameters<typeof writeHead>) {
+    if (bodyStillComing(req)) this.setHeader('Connection', 'close');
+    return writeHead.apply(this, args);
+  } as typeof writeHead;
 }
 
 /**

@@ -20,6 +20,7 @@ import express, {
   type Response,
 } from 'express';
 import pino, { type Logger } from 'pino';
+import { closeWhenAnsweredEarly } from './answer-headers';
 import { createBrowserGuard } from './browser-guard';
 import { consoleRouter } from './console-route';
 import { httpStatusFor } from './http-status';
@@ -164,6 +165,10 @@ export function createApp(options: AppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.use((req, res, next) => {
+    closeWhenAnsweredEarly(req, res);
+    next();
+  });
   app.use(requestLog(logger));
   app.use((req, res, next) => {
     observability.watcher.begin(req, res, routeOf(req.path));

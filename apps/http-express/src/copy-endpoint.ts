@@ -15,6 +15,7 @@ import busboy from 'busboy';
 import type { Logger } from 'pino';
 import { executeOptionsOf, writeAnswer, writeInternalError, writeJson } from './query-endpoint';
 import { streamOpened } from './server-v8-settings';
+import { bodyStillComing } from './answer-headers';
 
 /** Largest `request` part (and `data` sent as a plain field): a query body, as on POST /api/query. */
 const MAX_FIELD_BYTES = 1024 * 1024;
@@ -77,7 +78,7 @@ const MAX_DRAIN_BYTES = 1024 * 1024;
  * MAX_DRAIN_BYTES the connection is closed instead (a refusal must not cost a whole upload).
  */
 function drainRest(req: IncomingMessage, res: ServerResponse): void {
-  if (req.complete) return;
+  if (!bodyStillComing(req)) return;
   res.setHeader('Connection', 'close');
   let drained = 0;
   req.on('data', (chunk: Buffer) => {

@@ -40,6 +40,8 @@ function dribblingRequest(port: number, head: string): Promise<SocketOutcome> {
       else socket.write(' ');
     }, 100);
     socket.once('close', () => clearInterval(dribble));
+    // A server that never closes fails the test's timing check instead of holding it for ever.
+    setTimeout(() => socket.destroy(), 4_000).unref();
   });
   return closed;
 }
@@ -110,6 +112,7 @@ describe('an answer given before the body arrived', () => {
       hostname: '127.0.0.1',
       logLevel: 'silent',
       bodyTimeoutMs: 5_000,
+      statsToken: 'statistics-token',
     });
   });
   afterAll(() => server.close());
@@ -130,6 +133,9 @@ describe('an answer given before the body arrived', () => {
     ],
     ['a refused Content-Type', withBody('POST /api/query', 'Content-Type: text/plain\r\n'), 415],
     ['a body declared too large', withBody('POST /api/query'), 413],
+    ['the metrics (an Express route of its own)', withBody('GET /metrics'), 200],
+    ['the console (static files)', withBody('GET /'), 200],
+    ['a refused statistics token', withBody('GET /api/stats/pools'), 401],
     [
       'a chunked body to a route that takes none',
       'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n',
