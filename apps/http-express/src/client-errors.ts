@@ -20,11 +20,15 @@ const REASON: Record<number, string> = {
   431: 'Request Header Fields Too Large',
 };
 
-/** One JSON answer on a socket Node's HTTP server no longer answers on, and the socket closed. */
+/**
+ * One JSON answer on a socket Node's HTTP server no longer answers on, and the socket closed once
+ * it is written: ending it alone would leave it half open for as long as the client keeps its end.
+ */
 function answerOnSocket(socket: Duplex, status: number, body: string, headers = ''): void {
   socket.end(
     `HTTP/1.1 ${status} ${REASON[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\n${headers}Connection: close\r\n\r\n${body}`,
+    () => socket.destroy(),
   );
 }
 

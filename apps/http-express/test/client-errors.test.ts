@@ -90,3 +90,34 @@ it('answers CONNECT with 501 in JSON instead of dropping the socket', async () =
   expect(head).toMatch(/\r\nX-Request-Id: /i);
   expect(JSON.parse(body)).toEqual({ error: 'CONNECT is not supported' });
 });
+
+it('releases the socket after answering CONNECT, even to a client that keeps its end open', async () => {
+  // One connection at most: a socket held after its 501 would refuse the next request.
+  const single = await startServer({
+    port: 0,
+    hostname: '127.0.0.1',
+    logLevel: 'silent',
+    maxConnections: 1,
+  });
+  const socket = connect({ port: single.port, host: '127.0.0.1', allowHalfOpen: true });
+  try {
+    const answer = await new Promise<string>((resolve, reject) => {
+      socket.once('connect', () =>
+        socket.write('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'),
+      );
+      let received = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (received += chunk));
+      // The server's end arrives; this client never ends its own.
+      socket.on('end', () => resolve(received));
+      socket.on('error', reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 501 /);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const next = await fetch(`${single.url}/healthz`).catch((error: unknown) => error);
+    expect(next).toMatchObject({ status: 200 });
+  } finally {
+    socket.destroy();
+    await single.close();
+  }
+});
