@@ -4,6 +4,7 @@
  * still waiting needs a timer. A timer per body (set as its reading began, cleared as it ended)
  * cost a few per cent of a SELECT 1's CPU; here a read costs a small record, linked in and out.
  */
+import { TIMER_MAX_MS } from './timer-limit';
 
 /** A read being watched: its deadline and what to do when it passes. */
 interface Watched {
@@ -12,9 +13,6 @@ interface Watched {
   previous: Watched | undefined;
   next: Watched | undefined;
 }
-
-/** The longest delay a Node timer takes; a longer one would fire after 1 ms. */
-const TIMER_MAX_MS = 2 ** 31 - 1;
 
 export class BodyDeadlines {
   /** The oldest read still waiting; its deadline comes first. */

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createAllowedTargets } from './allowed-targets';
+import { TIMER_MAX_MS } from './timer-limit';
 import { commaList, normaliseHostName, normaliseOrigin } from './browser-guard';
 
 export interface ServerConfig {
@@ -160,12 +161,6 @@ export function environmentWithout(env: Env, given: Partial<ServerConfig>): Env 
   }
   return remaining;
 }
-
-/**
- * The longest delay a Node timer takes (2^31 - 1 ms, about 24.8 days): a longer one fires after
- * 1 ms, so every setting that ends up in a timer stops there.
- */
-const TIMER_MAX_MS = 2 ** 31 - 1;
 
 function integer(
   env: Env,

@@ -14,6 +14,7 @@ import { csvText, ndjsonLines, STREAM_CONTENT_TYPES, type StreamFormat } from '.
 import { answerHeader, writeAnswerHead } from './answer-headers';
 import { cutAnswer } from './cut-answers';
 import { streamOpened } from './server-v8-settings';
+import { TIMER_MAX_MS } from './timer-limit';
 import type { HttpRequestObserver } from './observability/request-observation';
 
 /** Media types of COPY data; text formats say their encoding (the COPY's ENCODING, else UTF-8). */
@@ -104,10 +105,10 @@ const DEFAULT_STALL_LIMIT_MS = 60_000;
 /** Beyond the request's own timeoutMs, as for a silent server (10.6). */
 const STALL_GRACE_MS = 2_000;
 
-function stallLimitOf(body: unknown): number {
+export function stallLimitOf(body: unknown): number {
   const timeoutMs = (body as { timeoutMs?: unknown } | null)?.timeoutMs;
   return typeof timeoutMs === 'number' && timeoutMs > 0
-    ? timeoutMs + STALL_GRACE_MS
+    ? Math.min(timeoutMs + STALL_GRACE_MS, TIMER_MAX_MS)
     : DEFAULT_STALL_LIMIT_MS;
 }
 
