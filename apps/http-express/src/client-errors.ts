@@ -6,7 +6,8 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { requestIdOf } from './request-log';
+import type { Logger } from 'pino';
+import { pathForLogs, requestIdOf } from './request-log';
 
 const STATUS_BY_PARSER_CODE: Record<string, [number, string]> = {
   HPE_HEADER_OVERFLOW: [431, 'Request headers too large'],
@@ -32,14 +33,26 @@ function answerOnSocket(socket: Duplex, status: number, body: string, headers = 
   );
 }
 
-export function answerClientErrorsInJson(server: Server): void {
+/**
+ * `logger`, when given, gets a request line for the answers that carry a request id (417, 501), as
+ * every other answer's id has one (docs/interface.md). The parser's refusals come before there is
+ * a request to name.
+ */
+export function answerClientErrorsInJson(server: Server, logger?: Logger): void {
+  const logged = (req: IncomingMessage, status: number): string => {
+    const id = requestIdOf(req);
+    // As the request log writes paths: no query string, a session id shortened.
+    const path = pathForLogs((req.url ?? '').split('?')[0] ?? '');
+    logger?.info({ reqId: id, method: req.method, path, status }, 'request');
+    return id;
+  };
   // An Expect other than 100-continue: Node's own answer is an empty 417.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const body = JSON.stringify({
       error: `Expect '${String(req.headers.expect).slice(0, 100)}' is not supported`,
     });
     res.writeHead(417, {
-      'X-Request-Id': requestIdOf(req),
+      'X-Request-Id': logged(req, 417),
       'Content-Type': 'application/json; charset=utf-8',
       'Content-Length': Buffer.byteLength(body),
       // The body the client holds back for the expectation will not be read.
@@ -53,7 +66,7 @@ export function answerClientErrorsInJson(server: Server): void {
       socket,
       501,
       JSON.stringify({ error: 'CONNECT is not supported' }),
-      `X-Request-Id: ${requestIdOf(req)}\r\n`,
+      `X-Request-Id: ${logged(req, 501)}\r\n`,
     );
   });
   server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {

@@ -1,5 +1,7 @@
 /** What Node's HTTP parser refuses is answered in JSON too (docs/decisions.md 5). */
 import { connect } from 'node:net';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { startServer, type RunningServer } from '../src/server';
 
 let server: RunningServer;
@@ -119,5 +121,43 @@ it('releases the socket after answering CONNECT, even to a client that keeps its
   } finally {
     socket.destroy();
     await single.close();
+  }
+});
+
+it('logs the 417 and 501 answers with their request ids, session ids shortened', async () => {
+  const lines: string[] = [];
+  const logger = pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    }),
+  );
+  const logging = await startServer({ port: 0, hostname: '127.0.0.1', logger });
+  try {
+    const session = 'a'.repeat(43);
+    const expect417 = await new Promise<string>((resolve, reject) => {
+      const socket = connect(logging.port, '127.0.0.1', () =>
+        socket.write(
+          `POST /api/sessions/${session}/query?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+            'Expect: teapot\r\nX-Request-Id: logged-417\r\nContent-Length: 2\r\n\r\n',
+        ),
+      );
+      let received = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (received += chunk));
+      socket.on('close', () => resolve(received));
+      socket.on('error', reject);
+    });
+    expect(expect417).toMatch(/^HTTP\/1\.1 417 /);
+    const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    const entry = entries.find((e) => e.reqId === 'logged-417');
+    expect(entry).toMatchObject({ method: 'POST', status: 417, msg: 'request' });
+    expect(String(entry?.path)).toMatch(/^\/api\/sessions\/a{1,12}[^a]*\/query$/);
+    expect(lines.join('')).not.toContain(session);
+  } finally {
+    await logging.close();
   }
 });
