@@ -1,8 +1,7 @@
 /** What Node's HTTP parser refuses is answered in JSON too (docs/decisions.md 5). */
 import { connect } from 'node:net';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { startServer, type RunningServer } from '../src/server';
+import { captureLogs } from './support';
 
 let server: RunningServer;
 beforeAll(async () => {
@@ -11,9 +10,9 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** Sends raw bytes and returns everything the server answered before closing. */
-function raw(bytes: string): Promise<string> {
+function raw(bytes: string, port = server.port): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = connect(server.port, '127.0.0.1', () => socket.write(bytes));
+    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
     let received = '';
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => (received += chunk));
@@ -125,38 +124,29 @@ it('releases the socket after answering CONNECT, even to a client that keeps its
 });
 
 it('logs the 417 and 501 answers with their request ids, session ids shortened', async () => {
-  const lines: string[] = [];
-  const logger = pino(
-    { level: 'info' },
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString());
-        done();
-      },
-    }),
-  );
+  const { logger, lines } = captureLogs('info');
   const logging = await startServer({ port: 0, hostname: '127.0.0.1', logger });
   try {
     const session = 'a'.repeat(43);
-    const expect417 = await new Promise<string>((resolve, reject) => {
-      const socket = connect(logging.port, '127.0.0.1', () =>
-        socket.write(
-          `POST /api/sessions/${session}/query?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
-            'Expect: teapot\r\nX-Request-Id: logged-417\r\nContent-Length: 2\r\n\r\n',
-        ),
-      );
-      let received = '';
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk: string) => (received += chunk));
-      socket.on('close', () => resolve(received));
-      socket.on('error', reject);
-    });
+    const expect417 = await raw(
+      `POST /api/sessions/${session}/query?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+        'Expect: teapot\r\nX-Request-Id: logged-417\r\nContent-Length: 2\r\n\r\n',
+      logging.port,
+    );
     expect(expect417).toMatch(/^HTTP\/1\.1 417 /);
-    const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-    const entry = entries.find((e) => e.reqId === 'logged-417');
+    const connect501 = await raw(
+      'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nX-Request-Id: logged-501\r\n\r\n',
+      logging.port,
+    );
+    expect(connect501).toMatch(/^HTTP\/1\.1 501 /);
+    const entry = lines().find((e) => e.reqId === 'logged-417');
     expect(entry).toMatchObject({ method: 'POST', status: 417, msg: 'request' });
     expect(String(entry?.path)).toMatch(/^\/api\/sessions\/a{1,12}[^a]*\/query$/);
-    expect(lines.join('')).not.toContain(session);
+    expect(lines().find((e) => e.reqId === 'logged-501')).toMatchObject({
+      method: 'CONNECT',
+      status: 501,
+    });
+    expect(JSON.stringify(lines())).not.toContain(session);
   } finally {
     await logging.close();
   }
