@@ -5,7 +5,7 @@
  * (request id and log, body reader, answerQuery); every other request goes to the app.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { QueryService } from '@sqlgate/core';
+import { promiseFrom, type QueryService } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { keepHeadersAside } from './answer-headers';
 import { createBrowserGuard, type BrowserGuardOptions } from './browser-guard';
@@ -58,14 +58,8 @@ export function withDirectQueryPath(
   };
   return (req, res) => {
     if (req.method === 'POST' && pathOf(req.url) === QUERY_PATH) {
-      let answering: Promise<void>;
-      try {
-        answering = answer(req, res);
-      } catch (error) {
-        // A defect before the first promise: answered like one after it, never thrown at Node.
-        answering = Promise.reject(error);
-      }
-      answering.catch((error: unknown) => {
+      // A defect before the first promise is answered like one after it, never thrown at Node.
+      promiseFrom(() => answer(req, res)).catch((error: unknown) => {
         if (!res.headersSent) writeInternalError(res, logger, error);
         else res.destroy();
       });

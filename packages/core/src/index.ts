@@ -32,6 +32,7 @@ export * from './ports/settled';
 export type { AbortSignalLike } from './ports/abort-signal';
 export { systemClock, type Clock } from './ports/clock';
 export { withFields } from './with-fields';
+export { promiseFrom } from './promise-from';
 export { parseQueryRequest, parseConnectionTarget, parsePort, MAX_ROWS_LIMIT } from './request';
 export type { CacheRequest, IsolationLevel, QueryOptions, QueryRequest } from './request';
 export { planExecution } from './execution/plan';

@@ -1,5 +1,6 @@
 /** The Connection port over one pooled pg client. */
 import {
+  promiseFrom,
   RequestError,
   type BatchResult,
   type Connection,
@@ -87,13 +88,7 @@ export class PgConnection implements Connection {
     const delivery = first
       ? new StatementDelivery(this.client.serverSocket.framing.facts)
       : undefined;
-    let running: Promise<StatementResult[]>;
-    try {
-      running = this.runOnce(sql, options);
-    } catch (error) {
-      running = Promise.reject(error);
-    }
-    return running.then(
+    return promiseFrom(() => this.runOnce(sql, options)).then(
       (results) => ({ results }),
       (error: unknown) => this.batchFailure(error, sql, options, first, delivery, replacements),
     );
@@ -283,12 +278,10 @@ export class PgConnection implements Connection {
     if (silenceLimitMs !== undefined) {
       return this.watchedSend(query, silenceLimitMs, totalTimeLimit(statements, options));
     }
-    try {
+    return promiseFrom(() => {
       submit(this.client, query);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return query.done.then((results) => this.withCustomTypes(results, query));
+      return query.done;
+    }).then((results) => this.withCustomTypes(results, query));
   }
 
   /** `send` with a watchdog that ends the round trip when the server stays silent too long. */

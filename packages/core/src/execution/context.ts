@@ -29,6 +29,7 @@ import {
 import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from './outcome';
 import type { StrategyName } from './plan';
 import { withFields } from '../with-fields';
+import { promiseFrom } from '../promise-from';
 
 /** Why a strategy could not start: the caller went away, or no connection could be had. */
 export type StartFailure = Extract<ExecutionFailure, { kind: 'aborted' | 'request' }>;
@@ -460,13 +461,7 @@ export class ExecutionContext {
     const started = this.clock.now();
     const { connection } = lent;
     this.active.set(connection, ++this.runsStarted);
-    let sending: Promise<Settled<StatementResult>>;
-    try {
-      sending = send();
-    } catch (defect) {
-      sending = Promise.reject(defect);
-    }
-    return sending.then(
+    return promiseFrom(send).then(
       (run): StatementOutcome => {
         this.active.delete(connection);
         const executionTime = elapsed(this.clock, started);
@@ -540,13 +535,7 @@ export class LentConnection {
   run(statement: ParsedStatement, options: RunOptions): Promise<Settled<StatementResult>> {
     if (statement.changesSession) this.sessionChanged = true;
     // `watch`, chained rather than awaited on the path every statement takes.
-    let running: Promise<Settled<StatementResult>>;
-    try {
-      running = this.connection.run(statement.sql, options);
-    } catch (defect) {
-      running = Promise.reject(defect);
-    }
-    return running.then(
+    return promiseFrom(() => this.connection.run(statement.sql, options)).then(
       (run) => {
         if (!run.ok) this.noteFailure(run.error);
         return run;

@@ -5,6 +5,7 @@
  * layer catches what another threw.
  */
 import { ConnectionError, DatabaseError, RequestError } from '../errors';
+import { promiseFrom } from '../promise-from';
 
 /**
  * Why a port call failed: PostgreSQL refused (DatabaseError), the connection could not be made or
@@ -26,13 +27,7 @@ export function isPortFailure(error: unknown): error is PortFailure {
 export function settle<T>(work: () => Promise<T>): Promise<Settled<T>> {
   // Chained, not an async function: every request borrows a connection through here, and an
   // async function would cost it one more turn of the microtasks.
-  let pending: Promise<T>;
-  try {
-    pending = work();
-  } catch (error) {
-    pending = Promise.reject(error);
-  }
-  return pending.then(succeeded, failedOrDefect);
+  return promiseFrom(work).then(succeeded, failedOrDefect);
 }
 
 function succeeded<T>(value: T): Settled<T> {
