@@ -6,7 +6,10 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { randomUUID } from 'node:crypto';
+import { routePathOf } from '@sqlgate/core';
 import type { Logger } from 'pino';
+import type { ServiceMetrics } from './observability/metrics';
 import { pathForLogs, requestIdOf } from './request-log';
 
 const STATUS_BY_PARSER_CODE: Record<string, [number, string]> = {
@@ -34,16 +37,21 @@ function answerOnSocket(socket: Duplex, status: number, body: string, headers = 
 }
 
 /**
- * `logger`, when given, gets a request line for the answers that carry a request id (417, 501), as
- * every other answer's id has one (docs/interface.md). The parser's refusals come before there is
- * a request to name.
+ * Each answer carries a request id, and `logger`, when given, gets a request line with it, as every
+ * other answer's id has one (docs/interface.md); `metrics` counts it. A refusal of the parser has
+ * no request to name: its line says why (`parserError`), and its id is always a new one.
  */
-export function answerClientErrorsInJson(server: Server, logger?: Logger): void {
+export function answerClientErrorsInJson(
+  server: Server,
+  logger?: Logger,
+  metrics?: ServiceMetrics,
+): void {
   const logged = (req: IncomingMessage, status: number): string => {
     const id = requestIdOf(req);
+    const path = (req.url ?? '').split('?')[0] ?? '';
     // As the request log writes paths: no query string, a session id shortened.
-    const path = pathForLogs((req.url ?? '').split('?')[0] ?? '');
-    logger?.info({ reqId: id, method: req.method, path, status }, 'request');
+    logger?.info({ reqId: id, method: req.method, path: pathForLogs(path), status }, 'request');
+    metrics?.httpRefused(routePathOf(path) ?? 'unmatched', req.method, status);
     return id;
   };
   // An Expect other than 100-continue: Node's own answer is an empty 417.
@@ -78,6 +86,9 @@ export function answerClientErrorsInJson(server: Server, logger?: Logger): void 
       400,
       'Malformed HTTP request',
     ];
-    answerOnSocket(socket, status, JSON.stringify({ error: message }));
+    const id = randomUUID();
+    logger?.info({ reqId: id, status, parserError: error.code ?? error.message }, 'request');
+    metrics?.httpRefused('unmatched', undefined, status);
+    answerOnSocket(socket, status, JSON.stringify({ error: message }), `X-Request-Id: ${id}\r\n`);
   });
 }

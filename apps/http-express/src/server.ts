@@ -190,7 +190,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   // POST /api/copy may take as long as it keeps moving (no BODY_TIMEOUT_MS without data, 10.23),
   // so Node's own whole-request timeout, which cannot spare one route, is off.
   server.maxConnections = config.maxConnections;
-  answerClientErrorsInJson(server, logger);
+  answerClientErrorsInJson(server, logger, observability.metrics);
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.requestTimeout = 0;
   await listen(server, config.port, config.hostname);

@@ -39,6 +39,8 @@ it.each([
   const [head = '', body = ''] = answer.split('\r\n\r\n');
   expect(head).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
   expect(head).toMatch(/Content-Type: application\/json/i);
+  // A new id each time: the bytes named none that could be trusted.
+  expect(head).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i);
   expect(JSON.parse(body)).toEqual({ error: expect.any(String) });
 });
 
@@ -147,7 +149,39 @@ it('logs the 417 and 501 answers with their request ids, session ids shortened',
       status: 501,
     });
     expect(JSON.stringify(lines())).not.toContain(session);
+    const malformed = await raw('NOT HTTP AT ALL\r\n\r\n', logging.port);
+    const id = /\r\nX-Request-Id: ([^\r]+)\r\n/i.exec(malformed)?.[1];
+    expect(lines().find((e) => e.reqId === id)).toMatchObject({
+      status: 400,
+      parserError: 'HPE_INVALID_METHOD',
+      msg: 'request',
+    });
   } finally {
     await logging.close();
+  }
+});
+
+it('counts every answer given outside the routes in sqlgate_http_requests_total', async () => {
+  const counting = await startServer({ port: 0, hostname: '127.0.0.1', logLevel: 'silent' });
+  try {
+    await raw(
+      'POST /api/query HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: teapot\r\nContent-Length: 2\r\n\r\n',
+      counting.port,
+    );
+    await raw('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', counting.port);
+    await raw('NOT HTTP AT ALL\r\n\r\n', counting.port);
+    await raw('NOT HTTP AT ALL\r\n\r\n', counting.port);
+    const metrics = await (await fetch(`${counting.url}/metrics`)).text();
+    const count = (labels: string): number | undefined => {
+      const line = metrics
+        .split('\n')
+        .find((text) => text.startsWith(`sqlgate_http_requests_total{${labels}}`));
+      return line === undefined ? undefined : Number(line.split(' ').pop());
+    };
+    expect(count('route="/api/query",method="POST",status="417"')).toBe(1);
+    expect(count('route="unmatched",method="OTHER",status="501"')).toBe(1);
+    expect(count('route="unmatched",method="OTHER",status="400"')).toBe(2);
+  } finally {
+    await counting.close();
   }
 });

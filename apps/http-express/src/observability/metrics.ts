@@ -58,7 +58,8 @@ export class ServiceMetrics {
   readonly registry = new Registry();
   private readonly httpRequests = new SeriesCounter(
     'sqlgate_http_requests_total',
-    'HTTP requests answered, by route of the route table (or "unmatched"), method and status.',
+    'HTTP requests answered, by route of the route table (or "unmatched"), method and status; ' +
+      'also the bytes Node\'s parser refused (unmatched, OTHER), which have no duration.',
     ['route', 'method', 'status'],
   );
   private readonly httpDuration = new SeriesHistogram(
@@ -172,6 +173,15 @@ export class ServiceMetrics {
     });
     series.count.value += 1;
     this.httpDuration.observe(series.time, seconds);
+  }
+
+  /**
+   * An answer given without a request sqlgate served: Node's parser refused the bytes, or the
+   * request asked for what no route does (an Expect, CONNECT). Counted, not timed: for a refusal
+   * of the parser the request's start is unknown.
+   */
+  httpRefused(route: string, method: string | undefined, status: number): void {
+    this.httpRequests.series(route, methodLabel(method), String(status)).value += 1;
   }
 
   poolAcquired(event: PoolAcquireEvent): void {
