@@ -91,6 +91,27 @@ it('after SELECT pg_advisory_lock(42), another session can take lock 42', async 
   }
 });
 
+it.each([
+  'SELECT setseed(0.5), pg_backend_pid() AS pid',
+  'DO $$ BEGIN PERFORM setseed(0.5); END $$; SELECT pg_backend_pid() AS pid',
+])('after %s, the cleaned connection draws a new random() sequence', async (dirty) => {
+  // DISCARD ALL leaves the seed as the caller set it: the cleaning seeds random() anew.
+  const other = await directClient();
+  let seeded: number;
+  try {
+    await other.query('SELECT setseed(0.5)');
+    seeded = (await other.query<{ r: number }>('SELECT random() AS r')).rows[0]!.r;
+  } finally {
+    await other.end();
+  }
+  const answer = await query({ sql: dirty }).expect(200);
+  const { pid } = (answer.body.rows ?? answer.body.results[1].rows)[0];
+  const rows = await followUps('SELECT random() AS r, pg_backend_pid() AS pid');
+  // The connection was cleaned and reused, not replaced.
+  expect(rows.map((row) => row.pid)).toContain(pid);
+  for (const row of rows) expect(row.r).not.toBe(seeded);
+});
+
 it('after a failed transaction, every pooled connection is idle and usable', async () => {
   await query({ sql: 'BEGIN; SELECT 1/0' }).expect(400);
   const rows = await followUps('SELECT 1 AS one');

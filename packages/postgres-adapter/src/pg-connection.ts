@@ -12,6 +12,7 @@ import {
   type StatementResult,
   type TransactionStatus,
 } from '@sqlgate/core';
+import { randomBytes } from 'node:crypto';
 import { BoundedQuery, RoundTripFailure, type NamingFailure } from './bounded-query';
 import { CopyInQuery } from './copy-in-query';
 import { sendCancelRequest } from './cancel-request';
@@ -329,13 +330,16 @@ export class PgConnection implements Connection {
 
   /**
    * ROLLBACK when a transaction is open, then DISCARD ALL (it ends prepared statements, cursors,
-   * temp tables, LISTEN, advisory locks, SET and SET ROLE), in one round trip. A server that does
-   * not answer within RESET_SILENCE_LIMIT_MS loses the connection: a cleaning that hangs must not
-   * keep it out of the pool for ever.
+   * temp tables, LISTEN, advisory locks, SET and SET ROLE) and a new seed for random(), in one
+   * round trip. A server that does not answer within RESET_SILENCE_LIMIT_MS loses the connection:
+   * a cleaning that hangs must not keep it out of the pool for ever.
    */
   private async resetSession(): Promise<void> {
-    const steps =
-      this.transactionStatus() === 'idle' ? ['DISCARD ALL'] : ['ROLLBACK', 'DISCARD ALL'];
+    const steps = [
+      ...(this.transactionStatus() === 'idle' ? [] : ['ROLLBACK']),
+      'DISCARD ALL',
+      reseedRandom(),
+    ];
     await this.runOnce(steps, {
       rowMode: 'array',
       maxRows: 0,
@@ -364,6 +368,17 @@ export class PgConnection implements Connection {
     for (const reader of query.statementReaders) reader.refreshTypeNames();
     for (const result of results) reparseCustomArrays(result, this.types, types);
   }
+}
+
+/**
+ * DISCARD ALL leaves random()'s seed as a caller's setseed() left it, and the next caller of the
+ * connection would draw a sequence the first one knows (docs/decisions.md 2.6). A seed drawn from
+ * sqlgate's own strong random source is known to nobody.
+ */
+function reseedRandom(): string {
+  // setseed() takes a float8 in [-1, 1]; 48 random bits fill its grid finely.
+  const seed = randomBytes(6).readUIntBE(0, 6) / 2 ** 47 - 1;
+  return `SELECT setseed(${seed})`;
 }
 
 /** The failure of a call on a connection whose client left the pool dead, with no replacement. */
