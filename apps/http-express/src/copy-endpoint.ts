@@ -16,6 +16,7 @@ import type { Logger } from 'pino';
 import { executeOptionsOf, writeAnswer, writeInternalError, writeJson } from './query-endpoint';
 import { streamOpened } from './server-v8-settings';
 import { bodyStillComing } from './answer-headers';
+import { codingError } from './json-body';
 
 /** Largest `request` part (and `data` sent as a plain field): a query body, as on POST /api/query. */
 const MAX_FIELD_BYTES = 1024 * 1024;
@@ -112,6 +113,11 @@ export function answerCopy(
       415,
       'POST /api/copy takes multipart/form-data: a request part, then a data part',
     );
+    return;
+  }
+  const wrongCoding = codingError(req);
+  if (wrongCoding) {
+    refuse(req, res, wrongCoding.status, wrongCoding.message);
     return;
   }
   let parts: busboy.Busboy;

@@ -12,7 +12,7 @@ import { writeJson } from './query-endpoint';
 /** A body that cannot be accepted; `status` is the HTTP answer. */
 export class BodyError extends Error {
   constructor(
-    readonly status: 400 | 408 | 413 | 415,
+    readonly status: 400 | 408 | 413 | 415 | 501,
     message: string,
   ) {
     super(message);
@@ -61,6 +61,26 @@ export function contentTypeError(req: IncomingMessage): BodyError | undefined {
 }
 
 /**
+ * Refuses a body whose bytes are not the body itself: compressed (Content-Encoding, 415), or sent
+ * with a transfer coding other than chunked (501, as RFC 9112 asks). Node's parser takes the
+ * chunks apart and passes any other coding through as it is: a gzip body would be read as text.
+ */
+export function codingError(req: IncomingMessage): BodyError | undefined {
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding !== 'identity') {
+    return new BodyError(415, `Content-Encoding '${encoding.slice(0, 100)}' is not supported`);
+  }
+  const transfer = req.headers['transfer-encoding'];
+  if (transfer === undefined || transfer === 'chunked') return undefined;
+  const codings = transfer.split(',').map((coding) => coding.trim().toLowerCase());
+  if (codings.every((coding) => coding === 'chunked')) return undefined;
+  return new BodyError(
+    501,
+    `Transfer-Encoding '${transfer.slice(0, 100)}' is not supported; send the body as it is or chunked`,
+  );
+}
+
+/**
  * Resolves to the parsed body, or undefined when there is none. Rejects with BodyError: 415 for a
  * Content-Type other than JSON or a compressed body, 413 past `maxBytes`, 408 when the body has not
  * fully arrived within `timeoutMs` (a client dribbling bytes would otherwise hold the socket until
@@ -72,10 +92,10 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
     req.resume();
     return Promise.reject(wrongType);
   }
-  const encoding = req.headers['content-encoding'];
-  if (encoding !== undefined && encoding !== 'identity') {
+  const wrongCoding = codingError(req);
+  if (wrongCoding) {
     req.resume();
-    return Promise.reject(new BodyError(415, `Content-Encoding '${encoding}' is not supported`));
+    return Promise.reject(wrongCoding);
   }
   const { maxBytes: limit, timeoutMs } = limits;
   const declared = Number(req.headers['content-length']);

@@ -1,6 +1,7 @@
 /** What Node's HTTP parser refuses is answered in JSON too (docs/decisions.md 5). */
 import { connect } from 'node:net';
 import { startServer, type RunningServer } from '../src/server';
+import { rawExchange } from './raw-http';
 import { captureLogs } from './support';
 
 let server: RunningServer;
@@ -10,17 +11,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** Sends raw bytes and returns everything the server answered before closing. */
-function raw(bytes: string, port = server.port): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
-    let received = '';
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => (received += chunk));
-    socket.on('close', () => resolve(received));
-    socket.on('error', reject);
-    socket.setTimeout(5000, () => socket.destroy());
-  });
-}
+const raw = (bytes: string, port = server.port): Promise<string> => rawExchange(port, bytes);
 
 it.each([
   ['a malformed request line', 'NOT HTTP AT ALL\r\n\r\n', 400],

@@ -1,5 +1,6 @@
 /** Plain HTTP requests with full control of the headers (Host, Origin), for the socket-level tests. */
 import { request } from 'node:http';
+import { connect } from 'node:net';
 
 export interface RawResponse {
   status: number;
@@ -44,5 +45,18 @@ export function rawRequest(options: RawRequest): Promise<RawResponse> {
     );
     outgoing.on('error', reject);
     outgoing.end(options.body);
+  });
+}
+
+/** Sends raw bytes on a new connection and returns everything the server answered before closing. */
+export function rawExchange(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.on('close', () => resolve(received));
+    socket.on('error', reject);
+    socket.setTimeout(5000, () => socket.destroy());
   });
 }

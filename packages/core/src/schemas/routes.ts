@@ -51,6 +51,7 @@ export type SharedResponseName =
   | 'MethodNotAllowed'
   | 'BodyTooLarge'
   | 'UnsupportedMediaType'
+  | 'UnsupportedTransferCoding'
   | 'BodyTimeout'
   | 'BrowserRefused'
   | 'InternalError';
@@ -146,6 +147,10 @@ export const SHARED_RESPONSES: Record<SharedResponseName, ResponseSpec> = {
   UnsupportedMediaType: json(
     'The body is not `Content-Type: application/json` in UTF-8, or is compressed. Web pages can send other ' +
       'types without a CORS preflight, so sqlgate refuses them.',
+    ErrorMessageSchema,
+  ),
+  UnsupportedTransferCoding: json(
+    'The body was sent with a Transfer-Encoding other than chunked (gzip, deflate...): {error}.',
     ErrorMessageSchema,
   ),
   BodyTimeout: json(
@@ -261,6 +266,7 @@ export const ROUTES: readonly RouteSpec[] = [
       '413': 'BodyTooLarge',
       '415': 'UnsupportedMediaType',
       '500': 'InternalError',
+      '501': 'UnsupportedTransferCoding',
       '502': json(
         'The target refused the connection, is unreachable, failed TLS, or is shutting down (08xxx, 57P0x).',
         connectionOrDatabase,
@@ -308,8 +314,9 @@ export const ROUTES: readonly RouteSpec[] = [
         conflictOrCancelled,
       ),
       '413': json('The data part is larger than MAX_COPY_BYTES.', ErrorMessageSchema),
-      '415': json('The body is not multipart/form-data.', ErrorMessageSchema),
+      '415': json('The body is not multipart/form-data, or is compressed.', ErrorMessageSchema),
       '500': 'InternalError',
+      '501': 'UnsupportedTransferCoding',
       '502': json(
         'The target refused the connection or the connection was lost.',
         connectionOrDatabase,
@@ -373,7 +380,8 @@ export const ROUTES: readonly RouteSpec[] = [
         connectionOrDatabase,
       ),
       '501': json(
-        'This instance opens no sessions: MAX_SESSIONS is 0, or POOL_MAX is 1 (code SESSIONS_OFF).',
+        'This instance opens no sessions: MAX_SESSIONS is 0, or POOL_MAX is 1 (code SESSIONS_OFF); or the ' +
+          'body was sent with a Transfer-Encoding other than chunked.',
         ErrorMessageSchema,
       ),
       '503': json(
@@ -435,6 +443,7 @@ export const ROUTES: readonly RouteSpec[] = [
       '413': 'BodyTooLarge',
       '415': 'UnsupportedMediaType',
       '500': 'InternalError',
+      '501': 'UnsupportedTransferCoding',
       '502': json(
         'The connection was lost or the server is shutting down (08xxx, 57P0x): the session is closed.',
         connectionOrDatabase,
@@ -506,6 +515,7 @@ export const ROUTES: readonly RouteSpec[] = [
       '413': 'BodyTooLarge',
       '415': 'UnsupportedMediaType',
       '500': 'InternalError',
+      '501': 'UnsupportedTransferCoding',
     },
   },
   {
@@ -538,6 +548,7 @@ export const ROUTES: readonly RouteSpec[] = [
       '413': 'BodyTooLarge',
       '415': 'UnsupportedMediaType',
       '500': 'InternalError',
+      '501': 'UnsupportedTransferCoding',
       '502': json(
         'The target refused the connection, is unreachable, failed TLS, or is shutting down.',
         ConnectionTestFailureSchema,
