@@ -137,9 +137,39 @@ function schemeOf(req: IncomingMessage): string {
   return first === 'https' ? 'https' : 'http';
 }
 
+/** An absolute-form target (`http://name:port/path`): its scheme, then its authority. */
+const ABSOLUTE_FORM = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i;
+
+/**
+ * The host a request addressed. RFC 9112 3.2.2: the authority of an absolute-form target replaces
+ * Host (proxies send that form; Node routes it by its path).
+ */
+function addressedHost(req: IncomingMessage): string | undefined {
+  const url = req.url ?? '';
+  if (url.charCodeAt(0) !== 0x2f /* / */) {
+    const absolute = ABSOLUTE_FORM.exec(url);
+    if (absolute) return absolute[1];
+  }
+  return req.headers.host;
+}
+
+/** Node keeps the first of several Host lines; RFC 9112 3.2 asks for a 400 instead. */
+function hasSeveralHostLines(req: IncomingMessage): boolean {
+  const raw = req.rawHeaders;
+  let seen = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 4 && name.toLowerCase() === 'host') {
+      if (seen) return true;
+      seen = true;
+    }
+  }
+  return false;
+}
+
 /** sqlgate's own origin for this request: the scheme and the Host the browser addressed. */
 function ownOrigin(req: IncomingMessage): string | undefined {
-  const host = req.headers.host;
+  const host = addressedHost(req);
   if (host === undefined || !HOST_HEADER.test(host)) return undefined;
   try {
     return new URL(`${schemeOf(req)}://${host}`).origin;
@@ -188,7 +218,7 @@ export function createBrowserGuard(options: BrowserGuardOptions = {}): BrowserGu
 
   const hostAllowed = (req: IncomingMessage): boolean => {
     if (!checkHostAlways && !listensOnLoopbackOnly(req.socket)) return true;
-    const host = req.headers.host;
+    const host = addressedHost(req);
     // HTTP/1.0 without Host (HTTP/1.1 needs one, checked first): not a browser, which always
     // sends one.
     if (host === undefined) return true;
@@ -203,8 +233,16 @@ export function createBrowserGuard(options: BrowserGuardOptions = {}): BrowserGu
       writeJson(res, 400, JSON.stringify({ error }));
       return false;
     }
+    if (hasSeveralHostLines(req)) {
+      writeJson(
+        res,
+        400,
+        JSON.stringify({ error: 'A request must send one Host header, not several' }),
+      );
+      return false;
+    }
     if (!hostAllowed(req)) {
-      return refuse(res, `Host '${shown(req.headers.host ?? '')}' is not allowed`);
+      return refuse(res, `Host '${shown(addressedHost(req) ?? '')}' is not allowed`);
     }
     if (corsOrigins.size > 0) setAnswerHeader(res, 'Vary', 'Origin');
     const origin = req.headers.origin;

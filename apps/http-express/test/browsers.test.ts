@@ -8,7 +8,7 @@ import request from 'supertest';
 import { loadConfig } from '../src/config';
 import { startServer, type RunningServer } from '../src/server';
 import { Contract } from './openapi/contract';
-import { rawRequest } from './raw-http';
+import { rawExchange, rawRequest } from './raw-http';
 import { createTestApp, sql, target, type TestApp } from './support';
 
 const probe = `browsers_probe_${process.pid}`;
@@ -255,6 +255,48 @@ describe('Host: a loopback server refuses foreign names (DNS rebinding)', () => 
     '[::1]:3000',
   ])('accepts the loopback Host %s', async (host) => {
     expect((await healthz(loopback, host)).status).toBe(200);
+  });
+
+  it('refuses several Host lines with 400, whichever comes first, on both paths', async () => {
+    const port = loopback.port;
+    for (const [first, second] of [
+      ['localhost', 'evil.example'],
+      ['evil.example', 'localhost'],
+      ['localhost', 'localhost'],
+    ]) {
+      for (const line of ['GET /healthz', 'POST /api/query']) {
+        const body = line.startsWith('POST') ? insertBody('twice') : '';
+        const answer = await rawExchange(
+          port,
+          `${line} HTTP/1.1\r\nHost: ${first}\r\nHost: ${second}\r\n` +
+            `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n` +
+            `Connection: close\r\n\r\n${body}`,
+        );
+        expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+        expect(JSON.parse(answer.split('\r\n\r\n')[1] ?? '')).toEqual({
+          error: 'A request must send one Host header, not several',
+        });
+      }
+    }
+    expect(await ranLabels()).toEqual([]);
+  });
+
+  it("checks an absolute-form target's authority, which replaces Host", async () => {
+    const port = loopback.port;
+    const send = (url: string, host: string, label: string) => {
+      const body = insertBody(label);
+      return rawExchange(
+        port,
+        `POST ${url} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    };
+    const foreign = await send('http://evil.example/api/query', `localhost:${port}`, 'foreign');
+    expect(foreign).toMatch(/^HTTP\/1\.1 403 /);
+    expect(foreign).toContain(`"Host 'evil.example' is not allowed"`);
+    const own = await send(`http://localhost:${port}/api/query`, 'evil.example', 'own');
+    expect(own).toMatch(/^HTTP\/1\.1 200 /);
+    expect(await ranLabels()).toEqual(['own']);
   });
 
   it('accepts the names of ALLOWED_HOSTS besides loopback names', async () => {
