@@ -17,6 +17,7 @@ import { executeOptionsOf, writeAnswer, writeInternalError, writeJson } from './
 import { streamOpened } from './server-v8-settings';
 import { bodyStillComing } from './answer-headers';
 import { codingError } from './json-body';
+import { inexactNumberMessage } from './json-numbers';
 
 /** Largest `request` part (and `data` sent as a plain field): a query body, as on POST /api/query. */
 const MAX_FIELD_BYTES = 1024 * 1024;
@@ -228,12 +229,15 @@ export function answerCopy(
       if (name !== 'request' || body !== undefined) {
         throw new UploadRefused(400, "The parts must be 'request', then 'data'");
       }
+      const text = utf8Text(value, 'request');
       try {
-        body = JSON.parse(utf8Text(value, 'request'));
-      } catch (error) {
-        if (error instanceof UploadRefused) throw error;
+        body = JSON.parse(text);
+      } catch {
         throw new UploadRefused(400, "The 'request' part is not valid JSON");
       }
+      // As for any JSON body: a number parsing changed is refused, not sent changed (10.8).
+      const inexact = inexactNumberMessage(text);
+      if (inexact !== undefined) throw new UploadRefused(400, inexact);
     } catch (error) {
       fail(error instanceof UploadRefused ? error : new UploadRefused(400, String(error)));
     }

@@ -3,7 +3,7 @@
  * needs to be: UTF-8 JSON only, no compression, and it runs on the hot path of every query.
  */
 import { isUtf8 } from 'node:buffer';
-import { firstInexactNumber } from './json-numbers';
+import { inexactNumberMessage } from './json-numbers';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setAnswerHeader } from './answer-headers';
 import { bodyDeadlinesFor } from './body-deadlines';
@@ -156,14 +156,8 @@ function parsedBody(chunks: Buffer[], length: number): unknown {
   } catch {
     return new BodyError(400, 'Request body is not valid JSON');
   }
-  const inexact = firstInexactNumber(text);
-  if (inexact !== undefined) {
-    return new BodyError(
-      400,
-      `The number ${inexact.slice(0, 40)} cannot be carried exactly by JSON; send it as a string`,
-    );
-  }
-  return body;
+  const inexact = inexactNumberMessage(text);
+  return inexact === undefined ? body : new BodyError(400, inexact);
 }
 
 /**

@@ -26,20 +26,35 @@ function continuesNumber(code: number): boolean {
   );
 }
 
-/** Whether a double holds exactly the number `literal` (a valid JSON number) writes. */
+/**
+ * Whether parsing keeps the value `literal` (a valid JSON number) writes: the double it parses to is
+ * written back (as PostgreSQL receives it) with the same decimal value. The spelling may change:
+ * `10.50` is sent as `10.5`, `1E+2` as `100` (docs/decisions.md 10.8).
+ */
 export function isExactLiteral(literal: string): boolean {
-  // At most 15 characters and no exponent: at most 15 digits, and no underflow (the usual case).
+  // At most 15 characters and no exponent: at most 15 digits, which any double keeps (DBL_DIG).
   if (literal.length <= EXACT_DIGITS && !/[eE]/.test(literal)) return true;
   const value = Number(literal);
-  if (!Number.isFinite(value)) return false;
-  const mantissa = literal.split(/[eE]/)[0] as string;
-  const digits = mantissa.replace('-', '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
-  if (digits === '') return true; // zero, however it is written
-  if (value === 0) return false; // underflow: 1e-400
-  if (digits.length <= EXACT_DIGITS) return true;
-  // A long integer is exact when it is within 2^53 (or happens to be a double, as 2^60 is).
-  return /^-?\d+$/.test(literal) && BigInt(literal) === BigInt(value);
+  return Number.isFinite(value) && decimalValueOf(literal) === decimalValueOf(String(value));
 }
+
+/**
+ * A decimal literal's value as `<sign><digits>e<exponent>`, the digits without leading or trailing
+ * zeros: two spellings of one value give one text (`1.50`, `15e-1` and `0.15E1` give `15e-2`).
+ * Zero is `0` whatever its sign: PostgreSQL's numeric has no negative zero.
+ */
+function decimalValueOf(literal: string): string {
+  const match = DECIMAL.exec(literal);
+  if (!match) return `not a number: ${literal}`;
+  const [, sign = '', whole = '', fraction = '', exponent = '0'] = match;
+  const digits = (whole + fraction).replace(/^0+/, '');
+  const significant = digits.replace(/0+$/, '');
+  if (significant === '') return '0';
+  const scale = Number(exponent) - fraction.length + (digits.length - significant.length);
+  return `${sign}${significant}e${scale}`;
+}
+
+const DECIMAL = /^(-?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
 
 /**
  * Text that may hold a literal `isExactLiteral` must look at: one with an exponent (a digit before
@@ -56,6 +71,14 @@ const MAY_HOLD_INEXACT = /\d[eE]|[-\d.]{16}/;
  */
 export function firstInexactNumber(text: string): string | undefined {
   return MAY_HOLD_INEXACT.test(text) ? scanForInexactNumber(text) : undefined;
+}
+
+/** Why a JSON text is refused for a number parsing would change, or undefined. */
+export function inexactNumberMessage(text: string): string | undefined {
+  const inexact = firstInexactNumber(text);
+  return inexact === undefined
+    ? undefined
+    : `The number ${inexact.slice(0, 40)} cannot be carried exactly by JSON; send it as a string`;
 }
 
 /** firstInexactNumber without its shortcut: every number literal of the text, in order. */

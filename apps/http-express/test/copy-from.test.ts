@@ -215,6 +215,21 @@ describe('malformed and hostile uploads', () => {
     expect(response.body).toMatch(/not valid UTF-8/);
   });
 
+  it('refuses a request part holding a number that parsing would change, and loads nothing', async () => {
+    // 1.0000000000000000000001 parses to 1: the caller's number would be changed silently.
+    const json = request().replace(/}$/, ',"timeoutMs":1000.0000000000000000000001}');
+    const response = await upload([
+      ['request', json],
+      ['data', '1,a\n'],
+    ]);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      error:
+        'The number 1000.0000000000000000000001 cannot be carried exactly by JSON; send it as a string',
+    });
+    expect(await rowsInTable()).toBe(0);
+  });
+
   it('takes the data as a plain field too (a browser FormData string)', async () => {
     const response = await upload([
       ['request', request()],

@@ -222,6 +222,27 @@ describe('params arrive as the caller sent them', () => {
     const exact = await withRawParams('SELECT $1::numeric::text AS v', '[0.1]').expect(200);
     expect(exact.body.rows).toEqual([{ v: '0.1' }]);
   });
+
+  it('sends every number whose value a double keeps, with 17 digits or at 2^53 too', async () => {
+    for (const [literal, text] of [
+      ['0.30000000000000004', '0.30000000000000004'],
+      ['9007199254740992', '9007199254740992'],
+      ['-1.5e300', `-15${'0'.repeat(299)}`],
+      // The value is kept, its spelling is not (decisions 10.8): a string keeps the scale.
+      ['10.50', '10.5'],
+      ['1E+2', '100'],
+    ]) {
+      const { body } = await withRawParams('SELECT $1::numeric::text AS v', `[${literal}]`).expect(
+        200,
+      );
+      expect(body.rows).toEqual([{ v: text }]);
+    }
+    const nested = await withRawParams(
+      "SELECT $1::jsonb->>'a' AS v",
+      '[{"a":0.30000000000000004}]',
+    ).expect(200);
+    expect(nested.body.rows).toEqual([{ v: '0.30000000000000004' }]);
+  });
 });
 
 describe('caller mistakes are 400 (10.8)', () => {

@@ -1,15 +1,31 @@
 import { firstInexactNumber, isExactLiteral, scanForInexactNumber } from '../src/json-numbers';
 
-/** The rule without its shortcut for short literals: digits kept by a double (decisions 10.8). */
-function exactByDigits(literal: string): boolean {
+/** A literal's exact value as integer × 10^exponent, read with BigInt. */
+function exactValue(literal: string): { integer: bigint; exponent: number } {
+  const [mantissa = '', exponent = '0'] = literal.toLowerCase().split('e');
+  const [whole = '', fraction = ''] = mantissa.split('.');
+  return {
+    integer: BigInt(`${whole}${fraction}`.replace(/^(-?)$/, '$10')),
+    exponent: Number(exponent) - fraction.length,
+  };
+}
+
+/**
+ * The rule without its shortcut, computed another way (decisions 10.8): the double the literal
+ * parses to, written back, has the literal's value; compared as BigInt at a common exponent.
+ */
+function exactByValue(literal: string): boolean {
   const value = Number(literal);
   if (!Number.isFinite(value)) return false;
-  const mantissa = literal.split(/[eE]/)[0] as string;
-  const digits = mantissa.replace('-', '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
-  if (digits === '') return true;
-  if (value === 0) return false;
-  if (digits.length <= 15) return true;
-  return /^-?\d+$/.test(literal) && BigInt(literal) === BigInt(value);
+  const a = exactValue(literal);
+  const b = exactValue(String(value));
+  if (a.integer === 0n || b.integer === 0n) return a.integer === b.integer;
+  // Far apart exponents with both non-zero cannot be equal once digits are bounded by 40.
+  if (Math.abs(a.exponent - b.exponent) > 400) return false;
+  const common = Math.min(a.exponent, b.exponent);
+  const scaled = (x: { integer: bigint; exponent: number }) =>
+    x.integer * 10n ** BigInt(x.exponent - common);
+  return scaled(a) === scaled(b);
 }
 
 /** A seeded generator (mulberry32): the same literals on every run. */
@@ -38,14 +54,14 @@ function literal(next: () => number): string {
 }
 
 describe('numbers a JSON body may carry', () => {
-  it('agree with the digit rule on 20,000 seeded literals, short ones included', () => {
+  it('agree with the value rule on 20,000 seeded literals, short ones included', () => {
     const next = random(20261126);
     const disagreements: string[] = [];
     let short = 0;
     for (let i = 0; i < 20_000; i++) {
       const text = literal(next);
       if (text.length <= 15) short++;
-      if (isExactLiteral(text) !== exactByDigits(text)) disagreements.push(text);
+      if (isExactLiteral(text) !== exactByValue(text)) disagreements.push(text);
     }
     expect(disagreements).toEqual([]);
     expect(short).toBeGreaterThan(2_000);
@@ -81,10 +97,26 @@ describe('numbers a JSON body may carry', () => {
   });
 
   it('refuse what parsing would round, and pass what it keeps', () => {
-    for (const inexact of ['9007199254740993', '1e-400', '1.0000000000000000000001', '1e400']) {
+    for (const inexact of [
+      '9007199254740993',
+      '1e-400',
+      '1.0000000000000000000001',
+      '1e400',
+      '0.12345678901234567890',
+    ]) {
       expect(firstInexactNumber(`{"params":[1,${inexact}]}`)).toBe(inexact);
     }
-    for (const exact of ['5432', '-0', '0.1', '123456789012345', '1e-300', '9007199254740992']) {
+    for (const exact of [
+      '5432',
+      '-0',
+      '0.1',
+      '123456789012345',
+      '1e-300',
+      '9007199254740992',
+      '0.30000000000000004',
+      '10.50000000000000000',
+      '1.5E+300',
+    ]) {
       expect(firstInexactNumber(`{"port":${exact},"sql":"SELECT 99999999999999999999"}`)).toBe(
         undefined,
       );

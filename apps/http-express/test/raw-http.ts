@@ -56,7 +56,9 @@ export function rawExchange(port: number, bytes: string): Promise<string> {
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => (received += chunk));
     socket.on('close', () => resolve(received));
-    socket.on('error', reject);
+    // A server that answers before reading all it was sent may reset the connection after its
+    // answer: what arrived before the reset is the answer.
+    socket.on('error', (error) => (received === '' ? reject(error) : resolve(received)));
     socket.setTimeout(5000, () => socket.destroy());
   });
 }

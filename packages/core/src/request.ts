@@ -128,14 +128,15 @@ function paramPath(keys: readonly (string | number)[]): string {
 const EXACT_DIGITS = 15;
 
 /**
- * Whether a parsed JSON number is surely the number the caller wrote: finite, and an integer within
- * 2^53 or a number of at most 15 significant digits (any such decimal survives a double). A number past that was rounded by JSON
- * parsing before sqlgate saw it (a bigint, a long numeric), so it is refused rather than sent
- * changed: nothing the caller sent is silently changed (docs/decisions.md 10.8).
+ * Whether a parsed JSON number is surely the number the caller wrote: finite, and within 2^53 or
+ * of at most 15 significant digits. Past 2^53 with more digits, it is most likely an integer that
+ * JSON parsing rounded before sqlgate saw it (a bigint id), so it is refused rather than sent
+ * changed: nothing the caller sent is silently changed (docs/decisions.md 10.8). The HTTP server
+ * checks each number's text as well, before parsing.
  */
 function isExactNumber(value: number): boolean {
   if (!Number.isFinite(value)) return false;
-  if (Number.isSafeInteger(value)) return true;
+  if (Math.abs(value) <= 2 ** 53) return true;
   const mantissa = String(value).split('e')[0] as string;
   return mantissa.replace(/^-?0*\.?0*/, '').replace('.', '').length <= EXACT_DIGITS;
 }
