@@ -1,6 +1,7 @@
 /**
  * Answers what Node's HTTP parser refuses (a malformed request line, a bad chunk, headers too
- * large, a request that took too long), an Expect other than 100-continue (417) and CONNECT (501)
+ * large, a request that took too long), an Expect other than 100-continue, alone or beside it
+ * (417), and CONNECT (501)
  * in JSON like every other answer (docs/decisions.md 5), instead of Node's bare replies or none,
  * and closes the connection.
  */
@@ -54,8 +55,7 @@ export function answerClientErrorsInJson(
     metrics?.httpRefused(routePathOf(path) ?? 'unmatched', req.method, status);
     return id;
   };
-  // An Expect other than 100-continue: Node's own answer is an empty 417.
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+  const refuseExpectation = (req: IncomingMessage, res: ServerResponse): void => {
     const body = JSON.stringify({
       error: `Expect '${String(req.headers.expect).slice(0, 100)}' is not supported`,
     });
@@ -67,6 +67,19 @@ export function answerClientErrorsInJson(
       Connection: 'close',
     });
     res.end(body);
+  };
+  // An Expect other than 100-continue: Node's own answer is an empty 417.
+  server.on('checkExpectation', refuseExpectation);
+  // Node continues whenever 100-continue is among the expectations; one it does not meet besides
+  // (`Expect: 100-continue, foo`, or two Expect lines) must be refused too (RFC 9110 10.1.1).
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    const expectations = String(req.headers.expect).split(',');
+    if (expectations.some((expectation) => expectation.trim().toLowerCase() !== '100-continue')) {
+      refuseExpectation(req, res);
+      return;
+    }
+    res.writeContinue();
+    server.emit('request', req, res);
   });
   // CONNECT asks for a tunnel; without a listener Node drops the socket without a word.
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {

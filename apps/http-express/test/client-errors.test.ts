@@ -2,7 +2,7 @@
 import { connect } from 'node:net';
 import { startServer, type RunningServer } from '../src/server';
 import { rawExchange } from './raw-http';
-import { captureLogs } from './support';
+import { captureLogs, target } from './support';
 
 let server: RunningServer;
 beforeAll(async () => {
@@ -75,6 +75,27 @@ it('answers an Expect other than 100-continue with 417 in JSON, with a request i
   expect(head).toMatch(/\r\nContent-Type: application\/json/i);
   expect(head).toMatch(/\r\nX-Request-Id: expect-1\r\n/i);
   expect(JSON.parse(body)).toEqual({ error: "Expect 'teapot' is not supported" });
+});
+
+it.each([
+  ['beside 100-continue', 'Expect: 100-continue, teapot\r\n'],
+  ['on a second Expect line', 'Expect: 100-continue\r\nExpect: teapot\r\n'],
+])('answers an expectation %s with 417 and never continues', async (_where, lines) => {
+  const answer = await raw(
+    `POST /api/query HTTP/1.1\r\nHost: 127.0.0.1\r\n${lines}Content-Type: application/json\r\n` +
+      'Content-Length: 2\r\n\r\n',
+  );
+  expect(answer).toMatch(/^HTTP\/1\.1 417 /);
+  expect(answer).not.toContain('100 Continue');
+});
+
+it('continues a request that expects 100-continue only, in any case', async () => {
+  const body = JSON.stringify(target({ sql: 'SELECT 1 AS one' }));
+  const answer = await raw(
+    'POST /api/query HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-Continue\r\n' +
+      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+  );
+  expect(answer).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /);
 });
 
 it('answers CONNECT with 501 in JSON instead of dropping the socket', async () => {
