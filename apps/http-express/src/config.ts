@@ -3,6 +3,7 @@
  * start with one line naming the variable and the expected form.
  */
 import { readFileSync } from 'node:fs';
+import { getHeapStatistics } from 'node:v8';
 import { createAllowedTargets } from './allowed-targets';
 import { TIMER_MAX_MS } from './timer-limit';
 import { commaList, normaliseHostName, normaliseOrigin } from './browser-guard';
@@ -20,6 +21,8 @@ export interface ServerConfig {
   maxRows: number;
   /** Bytes of rows one request may return (MAX_RESULT_BYTES), docs/decisions.md 10.2. */
   maxResultBytes: number;
+  /** Bytes of rows all requests may hold at once (MAX_RESULT_BYTES_TOTAL), 10.2. */
+  maxResultBytesTotal: number;
   maxStatements: number;
   maxBodyBytes: number;
   /** Bytes of data one POST /api/copy may upload (MAX_COPY_BYTES), docs/decisions.md 10.23. */
@@ -113,6 +116,7 @@ const VARIABLE_OF: Record<keyof ServerConfig, string> = {
   poolMaxLifetimeMs: 'POOL_MAX_LIFETIME_MS',
   maxRows: 'MAX_ROWS',
   maxResultBytes: 'MAX_RESULT_BYTES',
+  maxResultBytesTotal: 'MAX_RESULT_BYTES_TOTAL',
   maxStatements: 'MAX_STATEMENTS',
   maxBodyBytes: 'MAX_BODY_BYTES',
   maxCopyBytes: 'MAX_COPY_BYTES',
@@ -160,6 +164,15 @@ export function environmentWithout(env: Env, given: Partial<ServerConfig>): Env 
     if (value !== undefined && variable !== undefined) delete remaining[variable];
   }
   return remaining;
+}
+
+/**
+ * An eighth of the heap V8 may grow to (512 MiB under Node's default on a machine of 16 GB or
+ * more): rows held as objects, then as the answer's JSON text, take about three times their
+ * counted bytes, which leaves the heap room for everything else (docs/decisions.md 10.2).
+ */
+function defaultResultBytesTotal(): number {
+  return Math.floor(getHeapStatistics().heap_size_limit / 8);
 }
 
 function integer(
@@ -222,6 +235,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     poolTargetsMax: integer(env, 'POOL_TARGETS_MAX', 100, 1),
     maxRows: integer(env, 'MAX_ROWS', 10_000, 1, 1_000_000),
     maxResultBytes: integer(env, 'MAX_RESULT_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31 - 1),
+    maxResultBytesTotal: integer(env, 'MAX_RESULT_BYTES_TOTAL', defaultResultBytesTotal(), 0),
     maxStatements: integer(env, 'MAX_STATEMENTS', 10_000, 1),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1),
     maxCopyBytes: integer(env, 'MAX_COPY_BYTES', 10 * 1024 ** 3, 1),

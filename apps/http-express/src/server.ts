@@ -76,6 +76,7 @@ export function createServiceFromConfig(
     ...(config.allowedTargets ? { targetPolicy: createAllowedTargets(config.allowedTargets) } : {}),
     defaultMaxRows: config.maxRows,
     maxResultBytes: config.maxResultBytes,
+    maxResultBytesTotal: config.maxResultBytesTotal,
     maxStatements: config.maxStatements,
     alwaysResetSession: config.sessionReset === 'always',
     cacheMaxEntryBytes: config.queryCacheMaxBytes,

@@ -238,3 +238,60 @@ describe('ALLOWED_TARGETS before parsing', () => {
     }
   });
 });
+
+describe('MAX_RESULT_BYTES_TOTAL', () => {
+  // Each row counts about 1 KB; 1,000 rows take about 768 KiB of a 1 MiB shared budget beyond a
+  // request's own first 256 KiB.
+  const ROWS = "SELECT repeat('x', 1000) AS v FROM generate_series(1, 1000)";
+
+  it('cuts answers while others hold the shared budget, and gives it back when they are done', async () => {
+    const server = await startServer({
+      port: 0,
+      hostname: '127.0.0.1',
+      logLevel: 'silent',
+      maxResultBytes: 4 * 1024 * 1024,
+      maxResultBytesTotal: 1024 * 1024,
+    });
+    const post = async (sql: string) => {
+      const response = await fetch(`${server.url}/api/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(target({ sql })),
+      });
+      expect(response.status).toBe(200);
+      return (await response.json()) as Record<string, unknown> & {
+        results?: Record<string, unknown>[];
+      };
+    };
+    /** Whole: all its rows, and not marked truncated. */
+    const expectWhole = (answer: Record<string, unknown>, rows: number): void => {
+      expect(answer.truncated ?? false).toBe(false);
+      expect(answer.rows).toHaveLength(rows);
+    };
+    try {
+      // Whole while alone; then held for 1.5 s by the read beside it (two reads run in parallel).
+      expectWhole(await post(ROWS), 1000);
+      const holding = post(`${ROWS}; SELECT pg_sleep(1.5)`);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const squeezed = await post(ROWS);
+      expect(squeezed).toMatchObject({ truncated: true, truncatedBy: 'bytes' });
+      expect((squeezed.rows as unknown[]).length).toBeLessThan(600);
+      // A small answer fits in a request's own first 256 KiB, whatever others hold.
+      expectWhole(await post('SELECT 1 AS one'), 1);
+      const held = await holding;
+      expectWhole(held.results?.[0] as Record<string, unknown>, 1000);
+      expectWhole(await post(ROWS), 1000);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('defaults to an eighth of the heap, and refuses a malformed value', () => {
+    const { getHeapStatistics } = jest.requireActual<typeof import('node:v8')>('node:v8');
+    expect(loadConfig({}).maxResultBytesTotal).toBe(
+      Math.floor(getHeapStatistics().heap_size_limit / 8),
+    );
+    expect(loadConfig({ MAX_RESULT_BYTES_TOTAL: '0' }).maxResultBytesTotal).toBe(0);
+    expect(() => loadConfig({ MAX_RESULT_BYTES_TOTAL: '1e9' })).toThrow(/MAX_RESULT_BYTES_TOTAL/);
+  });
+});

@@ -14,6 +14,7 @@ import {
 import type { AbortSignalLike } from './ports/abort-signal';
 import { ErrorCodes, RequestError, SqlgateError } from './errors';
 import { ExecutionContext, elapsed, type ExecutionSettings } from './execution/context';
+import { SharedResultBudget } from './execution/result-budget';
 import { lazyCacheScope, type RequestCacheScope } from './execution/cache-attempt';
 import { noteCacheBypasses, type RequestCacheUse } from './execution/cache-use';
 import { runAlone } from './execution/strategies/single';
@@ -101,6 +102,11 @@ export interface QueryServiceOptions {
   counters?: SharedCounters;
   /** Bytes of rows one request may return (MAX_RESULT_BYTES). Default 64 MiB. */
   maxResultBytes?: number;
+  /**
+   * Bytes of rows all requests may hold at once beyond 256 KiB each (MAX_RESULT_BYTES_TOTAL,
+   * docs/decisions.md 10.2): past it, answers are cut as by maxResultBytes. Default: no bound.
+   */
+  maxResultBytesTotal?: number;
   /**
    * Limits of sessions (MAX_SESSIONS, SESSION_IDLE_TIMEOUT_MS, SESSION_MAX_LIFETIME_MS, and the
    * sessions one pool may lend, which should stay below its size). Defaults: 100, 60 s, 15 min, 9
@@ -272,6 +278,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     alwaysResetSession: options.alwaysResetSession ?? false,
     maxParallelReads: options.maxParallelReads ?? 5,
     maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+    ...(options.maxResultBytesTotal === undefined
+      ? {}
+      : { sharedResultBudget: new SharedResultBudget(options.maxResultBytesTotal) }),
     nameStatements: !(options.alwaysResetSession ?? false),
   };
   let closing: Promise<void> | undefined;
@@ -548,6 +557,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       // A request error of validation, or a defect (docs/decisions.md 10.21).
       return failed(error);
     } finally {
+      // Given back as the service answers: the rows then live on in the answer until it is
+      // written, a moment the shared bound leaves out.
+      context?.releaseResultBudget();
       countStatements(counters, statements, outcome);
       if (observer?.statementEnded && target) {
         reportStatements(observer, target, strategy ?? 'none', statements, outcome, cacheUse);
@@ -587,6 +599,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         await runAlone(detached, (lent) => detached.runStatement(lent, statement), keep);
       } finally {
         clearTimeout(timer);
+        detached.releaseResultBudget();
       }
     };
   }

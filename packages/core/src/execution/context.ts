@@ -12,7 +12,6 @@ import type {
   Connection,
   ConnectionProvider,
   ConnectionTarget,
-  ResultBudget,
   RunOptions,
   StatementResult,
 } from '../ports/connections';
@@ -30,6 +29,7 @@ import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from './out
 import type { StrategyName } from './plan';
 import { withFields } from '../with-fields';
 import { promiseFrom } from '../promise-from';
+import { RequestResultBudget, type SharedResultBudget } from './result-budget';
 
 /** Why a strategy could not start: the caller went away, or no connection could be had. */
 export type StartFailure = Extract<ExecutionFailure, { kind: 'aborted' | 'request' }>;
@@ -51,6 +51,8 @@ export interface ExecutionSettings {
   maxParallelReads: number;
   /** Bytes of rows one request may return (MAX_RESULT_BYTES, docs/decisions.md 10.2). */
   maxResultBytes: number;
+  /** Bytes of rows all requests may hold at once (MAX_RESULT_BYTES_TOTAL); absent: no bound. */
+  sharedResultBudget?: SharedResultBudget;
   /** Every value as PostgreSQL's text (a CSV answer). */
   textValues?: boolean;
   /**
@@ -158,7 +160,7 @@ export class ExecutionContext {
   private cacheRequest: RequestCacheScope | undefined;
   /** Options of sqlgate's own statements (BEGIN, COMMIT, SET...): no rows, the same deadline. */
   readonly controlOptions: RunOptions;
-  private readonly budget: ResultBudget;
+  private readonly budget: RequestResultBudget;
   /** Connections running something for this request, each with the number of that run. */
   private readonly active = new Map<Connection, number>();
   private runsStarted = 0;
@@ -192,7 +194,11 @@ export class ExecutionContext {
     /** Told of every pooled connection asked for (docs/decisions.md 10.25). */
     private readonly observer?: RequestObserver,
   ) {
-    this.budget = { remainingBytes: settings.maxResultBytes };
+    // A streamed request holds no rows: it has no budget to draw on the shared one.
+    this.budget = new RequestResultBudget(
+      settings.maxResultBytes,
+      rowStream ? undefined : settings.sharedResultBudget,
+    );
     const silence =
       options.timeoutMs === undefined
         ? {}
@@ -226,6 +232,11 @@ export class ExecutionContext {
   /** True once `cancel()` was called. */
   get cancelled(): boolean {
     return this.cancelRequested;
+  }
+
+  /** The answer no longer needs its rows counted: what they drew goes back to the shared budget. */
+  releaseResultBudget(): void {
+    this.budget.release();
   }
 
   /**

@@ -1,0 +1,71 @@
+/**
+ * Bytes of rows held in memory: each request's own budget (MAX_RESULT_BYTES), and the one all
+ * requests share (MAX_RESULT_BYTES_TOTAL, docs/decisions.md 10.2). Without the shared bound, every
+ * request may hold its own maximum at once, and a few dozen callers asking for large answers
+ * together would exhaust the process's heap.
+ *
+ * A request's first FREE_BYTES are its own, so that small answers are never cut because large ones
+ * fill the shared budget; past them it draws on the shared budget, and gives back what it drew when
+ * its answer is done (`release`).
+ */
+import type { ResultBudget } from '../ports/connections';
+
+/** Row bytes every request may hold without drawing on the shared budget. */
+export const FREE_BYTES = 256 * 1024;
+
+/** The row bytes all requests of a service may hold at once beyond their free bytes. */
+export class SharedResultBudget {
+  /** Bytes requests may still draw; never below zero. */
+  availableBytes: number;
+
+  constructor(readonly totalBytes: number) {
+    this.availableBytes = totalBytes;
+  }
+}
+
+/**
+ * One request's budget, as the connections charge it: they read `remainingBytes` and lower it by
+ * what each row costs (or raise it again, for rows of a round trip sent again).
+ */
+export class RequestResultBudget implements ResultBudget {
+  /** Bytes of the request's own budget not yet spent. */
+  private ownBytes: number;
+  /** Bytes spent so far (net of what was given back). */
+  private spentBytes = 0;
+  /** Bytes drawn on the shared budget: what was spent past FREE_BYTES. */
+  private drawnBytes = 0;
+  private released = false;
+
+  constructor(
+    ownBytes: number,
+    private readonly shared?: SharedResultBudget,
+  ) {
+    this.ownBytes = ownBytes;
+  }
+
+  get remainingBytes(): number {
+    if (!this.shared || this.released) return this.ownBytes;
+    const free = Math.max(0, FREE_BYTES - this.spentBytes);
+    return Math.max(0, Math.min(this.ownBytes, free + this.shared.availableBytes));
+  }
+
+  set remainingBytes(value: number) {
+    const spent = this.remainingBytes - value;
+    this.ownBytes -= spent;
+    this.spentBytes += spent;
+    // After release the rows are no longer counted: a statement still reading then (one being
+    // stopped) must not draw on what other requests hold.
+    if (!this.shared || this.released) return;
+    const drawn = Math.max(0, this.spentBytes - FREE_BYTES);
+    this.shared.availableBytes -= drawn - this.drawnBytes;
+    this.drawnBytes = drawn;
+  }
+
+  /** The answer is done with its rows: what was drawn goes back to the shared budget. Idempotent. */
+  release(): void {
+    if (!this.shared || this.released) return;
+    this.released = true;
+    this.shared.availableBytes += this.drawnBytes;
+    this.drawnBytes = 0;
+  }
+}

@@ -1,0 +1,106 @@
+import {
+  FREE_BYTES,
+  RequestResultBudget,
+  SharedResultBudget,
+} from '../../src/execution/result-budget';
+
+/** Charges `bytes` as the statement reader does: lowers remainingBytes, or takes what is left. */
+function charge(budget: RequestResultBudget, bytes: number): boolean {
+  if (bytes > budget.remainingBytes) {
+    budget.remainingBytes = 0;
+    return false;
+  }
+  budget.remainingBytes -= bytes;
+  return true;
+}
+
+describe('RequestResultBudget', () => {
+  it('is the request’s own budget alone without a shared one', () => {
+    const budget = new RequestResultBudget(1000);
+    expect(charge(budget, 600)).toBe(true);
+    expect(budget.remainingBytes).toBe(400);
+    expect(charge(budget, 500)).toBe(false);
+    expect(budget.remainingBytes).toBe(0);
+  });
+
+  it('draws on the shared budget only past its free bytes, and gives it back once released', () => {
+    const shared = new SharedResultBudget(1000);
+    const budget = new RequestResultBudget(10 * FREE_BYTES, shared);
+    expect(budget.remainingBytes).toBe(FREE_BYTES + 1000);
+    expect(charge(budget, FREE_BYTES)).toBe(true);
+    expect(shared.availableBytes).toBe(1000);
+    expect(charge(budget, 700)).toBe(true);
+    expect(shared.availableBytes).toBe(300);
+    expect(budget.remainingBytes).toBe(300);
+    expect(charge(budget, 301)).toBe(false);
+    expect(shared.availableBytes).toBe(0);
+    budget.release();
+    budget.release();
+    expect(shared.availableBytes).toBe(1000);
+  });
+
+  it('keeps small answers whole while large ones hold the shared budget', () => {
+    const shared = new SharedResultBudget(1000);
+    const large = new RequestResultBudget(10 * FREE_BYTES, shared);
+    expect(charge(large, FREE_BYTES + 1000)).toBe(true);
+    expect(shared.availableBytes).toBe(0);
+    const small = new RequestResultBudget(10 * FREE_BYTES, shared);
+    expect(charge(small, FREE_BYTES)).toBe(true);
+    expect(charge(small, 1)).toBe(false);
+    large.release();
+    expect(shared.availableBytes).toBe(1000);
+  });
+
+  it('is bounded by its own budget when the shared one has more', () => {
+    const shared = new SharedResultBudget(1_000_000);
+    const budget = new RequestResultBudget(FREE_BYTES + 10, shared);
+    expect(charge(budget, FREE_BYTES + 11)).toBe(false);
+    budget.release();
+    expect(shared.availableBytes).toBe(1_000_000);
+  });
+
+  it('gives back bytes of rows returned again (a round trip sent twice)', () => {
+    const shared = new SharedResultBudget(1000);
+    const budget = new RequestResultBudget(10 * FREE_BYTES, shared);
+    charge(budget, FREE_BYTES + 800);
+    expect(shared.availableBytes).toBe(200);
+    budget.remainingBytes += 500;
+    expect(shared.availableBytes).toBe(700);
+    budget.release();
+    expect(shared.availableBytes).toBe(1000);
+  });
+
+  it('charges nothing to the shared budget after release', () => {
+    const shared = new SharedResultBudget(1000);
+    const budget = new RequestResultBudget(10 * FREE_BYTES, shared);
+    charge(budget, FREE_BYTES + 500);
+    budget.release();
+    charge(budget, 400);
+    expect(shared.availableBytes).toBe(1000);
+  });
+
+  it('returns to the whole shared budget after any seeded sequence of requests', () => {
+    let state = 42;
+    const next = (): number => {
+      state = (state * 1103515245 + 12345) % 2 ** 31;
+      return state / 2 ** 31;
+    };
+    const shared = new SharedResultBudget(3 * FREE_BYTES);
+    const open: RequestResultBudget[] = [];
+    for (let step = 0; step < 20_000; step++) {
+      const roll = next();
+      if (roll < 0.2 || open.length === 0) {
+        open.push(new RequestResultBudget(Math.floor(next() * 4 * FREE_BYTES), shared));
+      } else if (roll < 0.35) {
+        open.splice(Math.floor(next() * open.length), 1)[0]?.release();
+      } else {
+        const budget = open[Math.floor(next() * open.length)] as RequestResultBudget;
+        if (roll < 0.4) budget.remainingBytes += Math.floor(next() * 1000);
+        else charge(budget, Math.floor(next() * FREE_BYTES));
+      }
+      expect(shared.availableBytes).toBeGreaterThanOrEqual(0);
+    }
+    for (const budget of open) budget.release();
+    expect(shared.availableBytes).toBe(3 * FREE_BYTES);
+  });
+});
