@@ -1,8 +1,9 @@
 // Peak memory of the sqlgate server process on large results. npm run bench:memory (builds first).
 // The server runs in its own child process; for each workload its peak RSS is reset
 // (/proc/<pid>/clear_refs), VmRSS is sampled every 20 ms while the request runs, and VmHWM is read
-// at the end. Targets: under 256 MB, and under 512 MB for 480 rows of 10 MB each (cut at
-// MAX_RESULT_BYTES, 64 MiB). Replaces the memory section of docs/benchmarks.md.
+// at the end. Targets: under 256 MB, under 512 MB for 480 rows of 10 MB each (cut at
+// MAX_RESULT_BYTES, 64 MiB), and under 2 GB for 12 such answers at once (MAX_RESULT_BYTES_TOTAL).
+// Replaces the memory section of docs/benchmarks.md.
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval, setTimeout } from 'node:timers';
 import {
@@ -56,6 +57,19 @@ const WORKLOADS = [
   },
 ];
 
+/**
+ * Many large answers at once (docs/decisions.md 10.2): each request is cut at MAX_RESULT_BYTES,
+ * and all of them together at MAX_RESULT_BYTES_TOTAL. Run against the default server and against
+ * one whose shared bound is lifted, to show what the bound saves.
+ */
+const CONCURRENT = {
+  label: '12 requests at once, 80 rows × 1 MB each',
+  requests: 12,
+  body: { sql: "SELECT repeat('x', 1000000) AS big FROM generate_series(1, 80)" },
+  targetMb: 2048,
+};
+const UNBOUNDED_TOTAL = String(Number.MAX_SAFE_INTEGER);
+
 const MB = 1024 * 1024;
 const mb = (bytes) => (Number.isFinite(bytes) ? `${(bytes / MB).toFixed(1)} MB` : '–');
 
@@ -77,54 +91,89 @@ await runMain(async () => {
     `sqlgate pid ${server.pid}, RSS after one small request ${mb(idle.rss)} (peak so far ${mb(idle.hwm)})`,
   );
 
-  const results = [];
   let peakResettable = true;
-  for (const workload of WORKLOADS) {
-    peakResettable = resetPeak(server.pid) && peakResettable;
-    const before = memoryOf(server.pid);
+  /** Runs `send` (resolving to the responses) with the peak reset and RSS sampled meanwhile. */
+  const measure = async (pid, workload, send) => {
+    peakResettable = resetPeak(pid) && peakResettable;
+    const before = memoryOf(pid);
     let sampledMax = before.rss;
     const sampler = setInterval(() => {
       try {
-        sampledMax = Math.max(sampledMax, memoryOf(server.pid).rss);
+        sampledMax = Math.max(sampledMax, memoryOf(pid).rss);
       } catch {
-        /* the process is gone: the request fails below */
+        /* the process is gone: the requests fail below */
       }
     }, SAMPLE_MS);
-    let response;
+    const sent = performance.now();
+    let responses;
     try {
-      response = await postJson(
-        `${server.url}/api/query`,
-        { ...target, ...workload.body },
-        { timeoutMs: 300_000 },
-      );
+      responses = await send();
     } finally {
       clearInterval(sampler);
     }
-    const after = memoryOf(server.pid);
+    const after = memoryOf(pid);
     sampledMax = Math.max(sampledMax, after.rss);
     const peak = peakResettable ? after.hwm : sampledMax;
-    const json = response.json ?? {};
+    const jsons = responses.map((response) => response.json ?? {});
+    const cut = jsons.filter((json) => json.truncated === true);
+    const statuses = [...new Set(responses.map((response) => response.status))];
     const result = {
       ...workload,
-      status: response.status,
-      rows: json.rows?.length,
-      truncated: json.truncated === true ? (json.truncatedBy ?? 'yes') : false,
-      error: json.error ? JSON.stringify(json.error).slice(0, 200) : undefined,
-      bytes: response.bytes,
-      ms: response.ms,
+      status: statuses.length === 1 ? statuses[0] : statuses.join('/'),
+      rows: jsons.reduce((sum, json) => sum + (json.rows?.length ?? 0), 0),
+      truncated:
+        cut.length === 0
+          ? false
+          : responses.length === 1
+            ? (cut[0].truncatedBy ?? 'yes')
+            : `${cut.length} of ${responses.length}, ${cut[0].truncatedBy ?? 'yes'}`,
+      error: jsons.find((json) => json.error)?.error,
+      bytes: responses.reduce((sum, response) => sum + (response.bytes ?? 0), 0),
+      ms: performance.now() - sent,
       before: before.rss,
       sampledMax,
       peak,
       after: after.rss,
     };
-    results.push(result);
+    if (result.error) result.error = JSON.stringify(result.error).slice(0, 200);
     console.log(
-      `${workload.label}, ${workload.limits}: ${response.status}, ${result.rows ?? 0} rows${result.truncated ? ' (truncated)' : ''}, ` +
-        `${mb(response.bytes)} of JSON in ${(response.ms / 1000).toFixed(2)} s; peak RSS ${mb(peak)} (sampled max ${mb(sampledMax)})` +
+      `${workload.label}, ${workload.limits}: ${result.status}, ${result.rows} rows${result.truncated ? ` (truncated: ${result.truncated})` : ''}, ` +
+        `${mb(result.bytes)} of JSON in ${(result.ms / 1000).toFixed(2)} s; peak RSS ${mb(peak)} (sampled max ${mb(sampledMax)})` +
         (result.error ? `; error ${result.error}` : ''),
     );
     await new Promise((resolve) => setTimeout(resolve, 1000));
+    return result;
+  };
+  const post = (url, body) =>
+    postJson(`${url}/api/query`, { ...target, ...body }, { timeoutMs: 300_000 });
+
+  const results = [];
+  for (const workload of WORKLOADS) {
+    results.push(
+      await measure(server.pid, workload, async () => [await post(server.url, workload.body)]),
+    );
   }
+  const concurrently = (url) => () =>
+    Promise.all(Array.from({ length: CONCURRENT.requests }, () => post(url, CONCURRENT.body)));
+  results.push(
+    await measure(
+      server.pid,
+      { ...CONCURRENT, limits: 'default (MAX_RESULT_BYTES_TOTAL an eighth of the heap)' },
+      concurrently(server.url),
+    ),
+  );
+  // The same without the shared bound, in a server of its own: what each request alone allows.
+  const unbounded = await startServerProcess('sqlgate-server.mjs', {
+    name: 'sqlgate without MAX_RESULT_BYTES_TOTAL',
+    env: { MAX_RESULT_BYTES_TOTAL: UNBOUNDED_TOTAL },
+  });
+  await post(unbounded.url, { sql: 'SELECT 1' });
+  const withoutBound = await measure(
+    unbounded.pid,
+    { ...CONCURRENT, limits: 'MAX_RESULT_BYTES_TOTAL lifted', targetMb: Infinity },
+    concurrently(unbounded.url),
+  );
+  await unbounded.stop();
   const overall = Math.max(...results.map((r) => r.peak), memoryOf(server.pid).hwm);
   await server.stop();
   const totalSeconds = (performance.now() - started) / 1000;
@@ -144,11 +193,11 @@ await runMain(async () => {
     'max sampled VmRSS',
   ];
   const align = ['l', 'l', 'r', 'r', 'l', 'r', 'r', 'r', 'r', 'r'];
-  const rows = results.map((r) => [
+  const rows = [...results, withoutBound].map((r) => [
     r.label,
     r.limits,
     r.status,
-    (r.rows ?? 0).toLocaleString('en-US'),
+    r.rows.toLocaleString('en-US'),
     r.truncated ? `yes (${r.truncated})` : 'no',
     mb(r.bytes),
     `${(r.ms / 1000).toFixed(2)} s`,
@@ -156,7 +205,7 @@ await runMain(async () => {
     mb(r.peak),
     mb(r.sampledMax),
   ]);
-  const verdict = `${pass ? 'PASS' : 'FAIL'}: peak RSS of the server process ${mb(overall)} (target < ${TARGET_MB} MB, < 512 MB for the 10 MB rows${results.every((r) => r.status === 200) ? '' : '; some requests failed'})`;
+  const verdict = `${pass ? 'PASS' : 'FAIL'}: peak RSS of the server process ${mb(overall)} (target < ${TARGET_MB} MB, < 512 MB for the 10 MB rows, < ${CONCURRENT.targetMb} MB for ${CONCURRENT.requests} answers at once${results.every((r) => r.status === 200) ? '' : '; some requests failed'})`;
 
   console.log('');
   console.log(textTable(header, rows, align));
@@ -172,7 +221,7 @@ await runMain(async () => {
       '',
       ...machineLines(facts),
       '',
-      `Method: the built sqlgate server (default configuration, logging off) in its own Node.js process; PostgreSQL from \`@sqlgate/testing\` (${database.source}), \`sslMode: "disable"\`. One small request first (RSS then ${mb(idle.rss)}). Each workload is one request, sent after the previous one finished; before it the process's peak RSS is reset (\`/proc/<pid>/clear_refs\` ← 5${peakResettable ? '' : ' — refused here, so the peak is the sampled maximum'}), VmRSS is sampled every ${SAMPLE_MS} ms while it runs, and VmHWM is read after the response has been received in full.`,
+      `Method: the built sqlgate server (default configuration, logging off) in its own Node.js process; PostgreSQL from \`@sqlgate/testing\` (${database.source}), \`sslMode: "disable"\`. One small request first (RSS then ${mb(idle.rss)}). Each workload is one request, sent after the previous one finished; before it the process's peak RSS is reset (\`/proc/<pid>/clear_refs\` ← 5${peakResettable ? '' : ' — refused here, so the peak is the sampled maximum'}), VmRSS is sampled every ${SAMPLE_MS} ms while it runs, and VmHWM is read after the response has been received in full. The last workload sends its ${CONCURRENT.requests} requests at once; its last row is the same on a second server with \`MAX_RESULT_BYTES_TOTAL\` lifted (${UNBOUNDED_TOTAL}), not judged: what the shared bound saves.`,
       '',
       markdownTable(header, rows, align),
       '',

@@ -38,8 +38,20 @@ export function executeOptionsOf(res: ServerResponse): ExecuteOptions {
       ? 'from-start'
       : 'when-streaming';
   return observer
-    ? { signal, observer, requestId, requestIdKnown }
-    : { signal, requestId, requestIdKnown };
+    ? { signal, observer, requestId, requestIdKnown, releaseRowsLater: releaseWhenClosed(res) }
+    : { signal, requestId, requestIdKnown, releaseRowsLater: releaseWhenClosed(res) };
+}
+
+/**
+ * The rows of an answer count against MAX_RESULT_BYTES_TOTAL until the response has been written
+ * (or its client went away): its JSON text and the bytes handed to the socket hold as much again.
+ */
+function releaseWhenClosed(res: ServerResponse): (release: () => void) => void {
+  return (release) => {
+    // `on`: a response closes once, and release() is idempotent; `once` would wrap it.
+    if (res.closed) release();
+    else res.on('close', release);
+  };
 }
 
 /** Adds `header` to the response's Vary list (the browser guard may have named Origin). */

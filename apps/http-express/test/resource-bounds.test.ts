@@ -3,6 +3,7 @@
  * BODY_TIMEOUT_MS, at most MAX_CONNECTIONS sockets are open, and ALLOWED_TARGETS is checked before
  * the SQL is parsed. Socket-level behaviour is checked against a real listening server.
  */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import request from 'supertest';
 import { loadConfig } from '../src/config';
@@ -282,6 +283,50 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
       expectWhole(held.results?.[0] as Record<string, unknown>, 1000);
       expectWhole(await post(ROWS), 1000);
     } finally {
+      await server.close();
+    }
+  });
+
+  it('counts an answer until it is written, and gives it back when its client goes away', async () => {
+    const server = await startServer({
+      port: 0,
+      hostname: '127.0.0.1',
+      logLevel: 'silent',
+      maxResultBytes: 32 * 1024 * 1024,
+      maxResultBytesTotal: 20 * 1024 * 1024,
+    });
+    // 16 rows of 1 MB: more than the socket buffers hold, so an answer nobody reads stays unwritten.
+    const big = JSON.stringify(
+      target({ sql: "SELECT repeat('x', 1000000) AS v FROM generate_series(1, 16)" }),
+    );
+    const post = async () => {
+      const response = await fetch(`${server.url}/api/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: big,
+      });
+      return (await response.json()) as { rows: unknown[]; truncated?: boolean };
+    };
+    const unread = httpRequest(`${server.url}/api/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
+    unread.on('error', () => undefined);
+    try {
+      // Its headers came: the service has answered, the rows are being written, and nobody reads.
+      const answer = await new Promise<IncomingMessage>((resolve) => {
+        unread.on('response', resolve);
+        unread.end(big);
+      });
+      answer.pause();
+      expect(await post()).toMatchObject({ truncated: true });
+      unread.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const whole = await post();
+      expect(whole.truncated ?? false).toBe(false);
+      expect(whole.rows).toHaveLength(16);
+    } finally {
+      unread.destroy();
       await server.close();
     }
   });

@@ -145,6 +145,13 @@ export interface ExecuteOptions {
    * (a JSON answer arrives whole, when nothing is left to cancel).
    */
   requestIdKnown?: 'from-start' | 'when-streaming';
+  /**
+   * The answer's rows stay in memory until the caller has written them (MAX_RESULT_BYTES_TOTAL,
+   * docs/decisions.md 10.2): given, it is handed the function that gives the request's share of
+   * the shared budget back, to call once the answer is written; absent, the share goes back as
+   * the service answers.
+   */
+  releaseRowsLater?: (release: () => void) => void;
 }
 
 export interface StreamOptions extends ExecuteOptions {
@@ -557,9 +564,11 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       // A request error of validation, or a defect (docs/decisions.md 10.21).
       return failed(error);
     } finally {
-      // Given back as the service answers: the rows then live on in the answer until it is
-      // written, a moment the shared bound leaves out.
-      context?.releaseResultBudget();
+      if (context) {
+        const release = context.releaseResultBudget;
+        if (executeOptions.releaseRowsLater) executeOptions.releaseRowsLater(release);
+        else release();
+      }
       countStatements(counters, statements, outcome);
       if (observer?.statementEnded && target) {
         reportStatements(observer, target, strategy ?? 'none', statements, outcome, cacheUse);

@@ -234,10 +234,13 @@ export class ExecutionContext {
     return this.cancelRequested;
   }
 
-  /** The answer no longer needs its rows counted: what they drew goes back to the shared budget. */
-  releaseResultBudget(): void {
+  /**
+   * The answer no longer holds its rows: what they drew goes back to the shared budget. Bound, so
+   * that it can be handed to whoever writes the answer.
+   */
+  readonly releaseResultBudget = (): void => {
     this.budget.release();
-  }
+  };
 
   /**
    * Stops the request for a caller who is still there (docs/decisions.md 10.26): the statements
