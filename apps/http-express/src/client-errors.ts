@@ -91,7 +91,10 @@ export function answerClientErrorsInJson(
     );
   });
   server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {
-    if (!socket.writable) {
+    // A request already answered, whose body the parser then refused (a refusal that came before
+    // the body): a second answer on the connection would be read as the next request's.
+    const answering = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (!socket.writable || answering?.headersSent) {
       socket.destroy();
       return;
     }

@@ -67,17 +67,24 @@ export function contentTypeError(req: IncomingMessage): BodyError | undefined {
  */
 export function codingError(req: IncomingMessage): BodyError | undefined {
   const encoding = req.headers['content-encoding'];
-  if (encoding !== undefined && encoding !== 'identity') {
+  if (encoding !== undefined && !onlyCodings(encoding, 'identity')) {
     return new BodyError(415, `Content-Encoding '${encoding.slice(0, 100)}' is not supported`);
   }
   const transfer = req.headers['transfer-encoding'];
-  if (transfer === undefined || transfer === 'chunked') return undefined;
-  const codings = transfer.split(',').map((coding) => coding.trim().toLowerCase());
-  if (codings.every((coding) => coding === 'chunked')) return undefined;
+  if (transfer === undefined || onlyCodings(transfer, 'chunked')) return undefined;
   return new BodyError(
     501,
     `Transfer-Encoding '${transfer.slice(0, 100)}' is not supported; send the body as it is or chunked`,
   );
+}
+
+/** Whether a list of codings (names are case-insensitive, empty entries nothing) holds only `name`. */
+function onlyCodings(list: string, name: string): boolean {
+  if (list === name) return true; // what nearly every client sends
+  return list.split(',').every((coding) => {
+    const trimmed = coding.trim().toLowerCase();
+    return trimmed === '' || trimmed === name;
+  });
 }
 
 /**
