@@ -8,6 +8,7 @@
  * plain object, elsewhere (Express routes) they go to `setHeader` as usual.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { bodyDeadlinesFor } from './body-deadlines';
 
 const KEPT = Symbol('sqlgate.keptHeaders');
 
@@ -43,6 +44,38 @@ export function bodyStillComing(req: IncomingMessage): boolean {
   return headers['transfer-encoding'] !== undefined || Number(headers['content-length']) > 0;
 }
 
+/** A rest of a body up to this size is read after an early answer; the connection is kept. */
+export const SMALL_REST_BYTES = 64 * 1024;
+/** How long that rest may take to arrive before the connection is closed. */
+export const SMALL_REST_TIMEOUT_MS = 10_000;
+
+/**
+ * Whether an answer given now, before the request's body arrived, must close the connection
+ * (docs/decisions.md 10.17): when the rest may be large, or its length is unknown, it is not
+ * waited for. A small declared rest is read and dropped instead, within SMALL_REST_TIMEOUT_MS: a
+ * client still sending it gets the answer rather than a reset of the connection, and keeps it.
+ */
+export function closesAfterEarlyAnswer(req: IncomingMessage): boolean {
+  if (!bodyStillComing(req)) return false;
+  const declared = Number(req.headers['content-length']);
+  if (req.headers['transfer-encoding'] !== undefined || !(declared <= SMALL_REST_BYTES)) {
+    return true;
+  }
+  readSmallRest(req);
+  return false;
+}
+
+const READING_REST = Symbol('sqlgate.readingRest');
+
+function readSmallRest(req: IncomingMessage & { [READING_REST]?: true }): void {
+  if (req[READING_REST]) return;
+  req[READING_REST] = true;
+  const stop = bodyDeadlinesFor(SMALL_REST_TIMEOUT_MS).watch(() => req.socket.destroy());
+  req.on('end', stop);
+  req.on('close', stop);
+  req.resume();
+}
+
 /**
  * Closes the connection after any answer given before the request's body arrived, however the
  * answer is written (Express's `res.send`, `res.json`, static files...): the app's routes do not
@@ -52,7 +85,7 @@ export function bodyStillComing(req: IncomingMessage): boolean {
 export function closeWhenAnsweredEarly(req: IncomingMessage, res: ServerResponse): void {
   const writeHead = res.writeHead;
   res.writeHead = function (this: ServerResponse, ...args: Parameters<typeof writeHead>) {
-    if (bodyStillComing(req)) this.setHeader('Connection', 'close');
+    if (closesAfterEarlyAnswer(req)) this.setHeader('Connection', 'close');
     return writeHead.apply(this, args);
   } as typeof writeHead;
 }
@@ -66,7 +99,7 @@ export function writeAnswerHead(
   status: number,
   headers: OutgoingHttpHeaders,
 ): void {
-  if (bodyStillComing(res.req)) setAnswerHeader(res, 'Connection', 'close');
+  if (closesAfterEarlyAnswer(res.req)) setAnswerHeader(res, 'Connection', 'close');
   const kept = (res as KeepingResponse)[KEPT];
   if (!kept) {
     res.writeHead(status, headers);

@@ -15,7 +15,7 @@ import busboy from 'busboy';
 import type { Logger } from 'pino';
 import { executeOptionsOf, writeAnswer, writeInternalError, writeJson } from './query-endpoint';
 import { streamOpened } from './server-v8-settings';
-import { bodyStillComing } from './answer-headers';
+import { closesAfterEarlyAnswer } from './answer-headers';
 import { codingError } from './json-body';
 import { inexactNumberMessage } from './json-numbers';
 
@@ -72,6 +72,21 @@ function utf8Text(latin1: string, part: string): string {
   return bytes.toString('utf8');
 }
 
+/** A part's Content-Transfer-Encoding that leaves its bytes as they are (RFC 2045 6.1). */
+const IDENTITY_ENCODINGS = new Set(['7bit', '8bit', 'binary']);
+
+/**
+ * A part whose bytes are encoded (base64, quoted-printable) would be loaded as its encoded text:
+ * refused, as a compressed body is (415).
+ */
+function transferEncodingRefusal(part: string, encoding: string): UploadRefused | undefined {
+  if (IDENTITY_ENCODINGS.has(encoding.toLowerCase())) return undefined;
+  return new UploadRefused(
+    415,
+    `The '${part.slice(0, 40)}' part's Content-Transfer-Encoding '${encoding.slice(0, 40)}' is not supported; send its bytes as they are`,
+  );
+}
+
 /** Bytes of an unread body dropped after an answer, so a client still sending gets it. */
 const MAX_DRAIN_BYTES = 1024 * 1024;
 
@@ -80,7 +95,8 @@ const MAX_DRAIN_BYTES = 1024 * 1024;
  * MAX_DRAIN_BYTES the connection is closed instead (a refusal must not cost a whole upload).
  */
 function drainRest(req: IncomingMessage, res: ServerResponse): void {
-  if (!bodyStillComing(req)) return;
+  // A small rest is read to its end and the connection kept (answer-headers.ts).
+  if (!closesAfterEarlyAnswer(req)) return;
   res.setHeader('Connection', 'close');
   let drained = 0;
   req.on('data', (chunk: Buffer) => {
@@ -218,6 +234,8 @@ export function answerCopy(
 
   parts.on('field', (name, value, info) => {
     try {
+      const encodingRefused = transferEncodingRefusal(name, info.encoding);
+      if (encodingRefused) throw encodingRefused;
       if (info.valueTruncated) {
         throw new UploadRefused(413, `The '${name}' part is larger than ${MAX_FIELD_BYTES} bytes`);
       }
@@ -242,13 +260,19 @@ export function answerCopy(
       fail(error instanceof UploadRefused ? error : new UploadRefused(400, String(error)));
     }
   });
-  parts.on('file', (name, stream: Readable) => {
+  parts.on('file', (name, stream: Readable, info) => {
     // An error of the part's stream (a body cut inside it) reaches the COPY through reading it;
     // without a listener it would end the process.
     stream.on('error', () => undefined);
     if (name !== 'data') {
       stream.resume();
       fail(new UploadRefused(400, "The parts must be 'request', then 'data'"));
+      return;
+    }
+    const encodingRefused = transferEncodingRefusal(name, info.encoding);
+    if (encodingRefused) {
+      stream.resume();
+      fail(encodingRefused);
       return;
     }
     if (!start(stream as AsyncIterable<Uint8Array>)) {

@@ -153,6 +153,33 @@ describe('an answer given before the body arrived', () => {
     },
   );
 
+  const refusedOrigin = (length: number): string =>
+    'POST /api/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+    `Origin: https://evil.example\r\nContent-Length: ${length}\r\n\r\n`;
+
+  it('reads the small rest of a body after answering early, and keeps the connection', async () => {
+    // A client still sending its body when the answer came would otherwise see a reset.
+    const { socket, closed } = openSocket(server.port);
+    socket.once('connect', () => {
+      socket.write(`${refusedOrigin(100)}${'x'.repeat(50)}`);
+      setTimeout(() => {
+        socket.write(
+          `${'x'.repeat(50)}GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+        );
+      }, 300);
+    });
+    const { received } = await closed;
+    expect(received.match(/HTTP\/1\.1 \d{3} /g)).toEqual(['HTTP/1.1 403 ', 'HTTP/1.1 200 ']);
+    expect(received.split('HTTP/1.1 200 ')[0]).not.toMatch(/\r\nConnection: close\r\n/i);
+  });
+
+  it('closes the connection when the small rest does not come in time', async () => {
+    // A byte every 100 ms: the idle keep-alive timeout never fires, 1,000 bytes would take 100 s.
+    const { received, closedAfterMs } = await dribblingRequest(server.port, refusedOrigin(1000));
+    expect(received).toMatch(/^HTTP\/1\.1 403 /);
+    expect(closedAfterMs).toBeLessThan(12_000);
+  }, 20_000);
+
   it('keeps the connection of a request whose body was read', async () => {
     const { socket, closed } = openSocket(server.port);
     socket.once('connect', () =>
