@@ -302,7 +302,11 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
       const holding = post(`${ROWS}; SELECT pg_sleep(1.5)`);
       await new Promise((resolve) => setTimeout(resolve, 400));
       const squeezed = await post(ROWS);
-      expect(squeezed).toMatchObject({ truncated: true, truncatedBy: 'bytes' });
+      expect(squeezed).toMatchObject({
+        truncated: true,
+        truncatedBy: 'bytes',
+        warnings: [expect.stringMatching(/^Rows were cut at MAX_RESULT_BYTES_TOTAL: /)],
+      });
       expect((squeezed.rows as unknown[]).length).toBeLessThan(600);
       // A small answer fits in a request's own first 256 KiB, whatever others hold.
       expectWhole(await post('SELECT 1 AS one'), 1);

@@ -270,6 +270,19 @@ export interface QueryService {
 }
 
 /**
+ * The same `truncatedBy: 'bytes'` as a request's own MAX_RESULT_BYTES, but passing: the warning
+ * tells the caller that the same request may come back whole later (docs/decisions.md 10.2).
+ */
+export const SHARED_BUDGET_WARNING =
+  'Rows were cut at MAX_RESULT_BYTES_TOTAL: other answers held the memory this server gives results; the same request may return whole later';
+
+function cutByBytes(outcome: ExecutionOutcome): boolean {
+  return outcome.outcomes.some(
+    (statement) => statement.ok && statement.result.truncatedBy === 'bytes',
+  );
+}
+
+/**
  * Builds the query service over injected ports.
  *
  * @example
@@ -558,6 +571,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         if (shaped.failure?.code === ErrorCodes.REQUEST_CANCELLED) {
           shaped.body = { ...shaped.body, cancelled: true } as QueryResponseBody;
         }
+      }
+      if (context.sharedBudgetReached && cutByBytes(outcome)) {
+        warnings = [...(warnings ?? []), SHARED_BUDGET_WARNING];
       }
       return withWarnings(withFields(shaped, { timings: timings(context, executionMs) }), warnings);
     } catch (error) {

@@ -234,6 +234,11 @@ export class ExecutionContext {
     return this.cancelRequested;
   }
 
+  /** What others held of MAX_RESULT_BYTES_TOTAL limited this request at some point. */
+  get sharedBudgetReached(): boolean {
+    return this.budget.sharedBoundReached;
+  }
+
   /**
    * The answer no longer holds its rows: what they drew goes back to the shared budget. Bound, so
    * that it can be handed to whoever writes the answer.

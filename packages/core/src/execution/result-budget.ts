@@ -35,6 +35,11 @@ export class RequestResultBudget implements ResultBudget {
   /** Bytes drawn on the shared budget: what was spent past FREE_BYTES. */
   private drawnBytes = 0;
   private released = false;
+  /**
+   * The shared budget was, at some point, what limited this request: a cut by bytes then came
+   * from the answers of others, not only from the request's own limit.
+   */
+  sharedBoundReached = false;
 
   constructor(
     ownBytes: number,
@@ -46,7 +51,10 @@ export class RequestResultBudget implements ResultBudget {
   get remainingBytes(): number {
     if (!this.shared || this.released) return this.ownBytes;
     const free = Math.max(0, FREE_BYTES - this.spentBytes);
-    return Math.max(0, Math.min(this.ownBytes, free + this.shared.availableBytes));
+    const allowed = free + this.shared.availableBytes;
+    if (allowed >= this.ownBytes) return this.ownBytes;
+    this.sharedBoundReached = true;
+    return Math.max(0, allowed);
   }
 
   set remainingBytes(value: number) {

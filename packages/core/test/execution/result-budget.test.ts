@@ -47,6 +47,7 @@ describe('RequestResultBudget', () => {
     const small = new RequestResultBudget(10 * FREE_BYTES, shared);
     expect(charge(small, FREE_BYTES)).toBe(true);
     expect(charge(small, 1)).toBe(false);
+    expect(small.sharedBoundReached).toBe(true);
     large.release();
     expect(shared.availableBytes).toBe(1000);
   });
@@ -55,6 +56,7 @@ describe('RequestResultBudget', () => {
     const shared = new SharedResultBudget(1_000_000);
     const budget = new RequestResultBudget(FREE_BYTES + 10, shared);
     expect(charge(budget, FREE_BYTES + 11)).toBe(false);
+    expect(budget.sharedBoundReached).toBe(false);
     budget.release();
     expect(shared.availableBytes).toBe(1_000_000);
   });
