@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { keepHeadersAside } from './answer-headers';
 import { createBrowserGuard, type BrowserGuardOptions } from './browser-guard';
 import { answerBodyError, BodyError, readJsonBody, type BodyLimits } from './json-body';
-import { answerQuery, writeInternalError } from './query-endpoint';
+import { answerQuery, writeInternalError, writeJson } from './query-endpoint';
 import { logRequest } from './request-log';
 import type { Observability } from './observability/request-observation';
 
@@ -29,6 +29,15 @@ const QUERY_PATH = '/api/query';
 function pathOf(url: string | undefined): string | undefined {
   const query = url?.indexOf('?') ?? -1;
   return query === -1 ? url : url?.slice(0, query);
+}
+
+/**
+ * A target that is neither a path nor a URL (`http://[::1]evil/...`): Express cannot read it and
+ * would answer its own HTML 404, without a request id or a log line.
+ */
+function isMalformedTarget(url: string | undefined): boolean {
+  if (url === undefined || url.charCodeAt(0) === 0x2f /* / */ || url === '*') return false;
+  return !URL.canParse(url);
 }
 
 export function withDirectQueryPath(
@@ -57,6 +66,12 @@ export function withDirectQueryPath(
     );
   };
   return (req, res) => {
+    if (isMalformedTarget(req.url)) {
+      logRequest(logger, req, res, 'malformed');
+      req.resume();
+      writeJson(res, 400, JSON.stringify({ error: 'Malformed request target' }));
+      return;
+    }
     if (req.method === 'POST' && pathOf(req.url) === QUERY_PATH) {
       // A defect before the first promise is answered like one after it, never thrown at Node.
       promiseFrom(() => answer(req, res)).catch((error: unknown) => {

@@ -65,6 +65,19 @@ describe('a request without Host', () => {
   });
 });
 
+it.each(['http://[::1]evil/api/query', 'http://[/x', 'http://[::1]:8091:1/healthz'])(
+  'answers the malformed target %s with 400 in JSON, with a request id',
+  async (url) => {
+    const answer = await raw(
+      `GET ${url} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: bad-target\r\nConnection: close\r\n\r\n`,
+    );
+    const [head = '', body = ''] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head).toMatch(/\r\nX-Request-Id: bad-target\r\n/i);
+    expect(JSON.parse(body)).toEqual({ error: 'Malformed request target' });
+  },
+);
+
 it('answers an Expect other than 100-continue with 417 in JSON, with a request id', async () => {
   const answer = await raw(
     'POST /api/query HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: teapot\r\nX-Request-Id: expect-1\r\n' +
