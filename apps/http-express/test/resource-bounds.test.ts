@@ -272,14 +272,18 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
   // request's own first 256 KiB.
   const ROWS = "SELECT repeat('x', 1000) AS v FROM generate_series(1, 1000)";
 
-  it('cuts answers while others hold the shared budget, and gives it back when they are done', async () => {
-    const server = await startServer({
+  /** A server whose requests may each hold `ownMiB`, and all of them `totalMiB` beyond 256 KiB each. */
+  const serverWithBudgets = (ownMiB: number, totalMiB: number) =>
+    startServer({
       port: 0,
       hostname: '127.0.0.1',
       logLevel: 'silent',
-      maxResultBytes: 4 * 1024 * 1024,
-      maxResultBytesTotal: 1024 * 1024,
+      maxResultBytes: ownMiB * 1024 * 1024,
+      maxResultBytesTotal: totalMiB * 1024 * 1024,
     });
+
+  it('cuts answers while others hold the shared budget, and gives it back when they are done', async () => {
+    const server = await serverWithBudgets(4, 1);
     const post = async (sql: string) => {
       const response = await fetch(`${server.url}/api/query`, {
         method: 'POST',
@@ -319,13 +323,7 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
   });
 
   it('counts an answer until it is written, and gives it back when its client goes away', async () => {
-    const server = await startServer({
-      port: 0,
-      hostname: '127.0.0.1',
-      logLevel: 'silent',
-      maxResultBytes: 32 * 1024 * 1024,
-      maxResultBytesTotal: 20 * 1024 * 1024,
-    });
+    const server = await serverWithBudgets(32, 20);
     // 16 rows of 1 MB: more than the socket buffers hold, so an answer nobody reads stays unwritten.
     const big = JSON.stringify(
       target({ sql: "SELECT repeat('x', 1000000) AS v FROM generate_series(1, 16)" }),
