@@ -14,7 +14,7 @@ import {
 } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { httpStatusFor, RETRY_AFTER_SECONDS } from './http-status';
-import { writeStream } from './stream-endpoint';
+import { stallLimitOf, writeStream } from './stream-endpoint';
 import { streamFormatOf } from './stream-formats';
 import { observerOf } from './observability/request-observation';
 import { abortOnDisconnect } from './disconnect-signal';
@@ -104,8 +104,27 @@ export function answerQuery(
     .then((answer) =>
       answer.streamed
         ? writeStream(res, logger, answer, format, body, observerOf(res))
-        : writeAnswer(res, logger, answer.response),
+        : writeAnswerGivingUpWhenStalled(res, logger, answer.response, stallLimitOf(body)),
     );
+}
+
+/**
+ * writeAnswer, and an answer its client stops taking is given up, as a stream's is (docs/
+ * decisions.md 10.22): a client that reads nothing would otherwise hold the socket and the
+ * answer's share of MAX_RESULT_BYTES_TOTAL (10.2) for as long as it likes. The socket's timeout
+ * counts from the last bytes that moved (Node lets it pass once while a write is still moving, so
+ * a stall is given up after one to two times `stallLimitMs`). An answer the socket took whole at
+ * once needs no timer.
+ */
+function writeAnswerGivingUpWhenStalled(
+  res: ServerResponse,
+  logger: Logger,
+  response: QueryServiceResponse,
+  stallLimitMs: number,
+): void {
+  writeAnswer(res, logger, response);
+  if (res.writableLength === 0 || res.destroyed) return;
+  res.setTimeout(stallLimitMs, () => res.destroy());
 }
 
 /** A whole answer as JSON, with its status and Server-Timing. */

@@ -360,6 +360,51 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
     }
   });
 
+  it('gives up an answer its client stops reading, freeing its share', async () => {
+    const server = await serverWithBudgets(32, 20);
+    // 16 MB: more than loopback's buffers take while the client reads nothing.
+    const big = (timeoutMs?: number) =>
+      JSON.stringify(
+        target({
+          sql: "SELECT repeat('x', 1000000) AS v FROM generate_series(1, 16)",
+          ...(timeoutMs ? { timeoutMs } : {}),
+        }),
+      );
+    const post = async () => {
+      const response = await fetch(`${server.url}/api/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: big(),
+      });
+      return (await response.json()) as { rows: unknown[]; truncated?: boolean };
+    };
+    const unread = httpRequest(`${server.url}/api/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
+    unread.on('error', () => undefined);
+    try {
+      await new Promise<void>((resolve) => {
+        unread.on('response', (answer) => {
+          answer.pause();
+          resolve();
+        });
+        // timeoutMs 1000: the answer may stall 3 s (the request's time and 2 s), as a stream's may.
+        unread.end(big(1000));
+      });
+      // While the answer waits for its client, it holds 16 of the 20 MiB: another is cut.
+      expect(await post()).toMatchObject({ truncated: true });
+      // Given up within two stall limits; its share is back.
+      await new Promise((resolve) => setTimeout(resolve, 7_000));
+      const whole = await post();
+      expect(whole.truncated ?? false).toBe(false);
+      expect(whole.rows).toHaveLength(16);
+    } finally {
+      unread.destroy();
+      await server.close();
+    }
+  }, 20_000);
+
   it('defaults to an eighth of the heap, and refuses a malformed value', () => {
     const { getHeapStatistics } = jest.requireActual<typeof import('node:v8')>('node:v8');
     expect(loadConfig({}).maxResultBytesTotal).toBe(
