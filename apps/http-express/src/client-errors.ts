@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { routePathOf } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import type { ServiceMetrics } from './observability/metrics';
+import { holdContinue } from './continue-on-read';
 import { pathForLogs, requestIdOf } from './request-log';
 
 const STATUS_BY_PARSER_CODE: Record<string, [number, string]> = {
@@ -78,7 +79,8 @@ export function answerClientErrorsInJson(
       refuseExpectation(req, res);
       return;
     }
-    res.writeContinue();
+    // Sent once a route reads the body (continue-on-read.ts), not before a refusal.
+    holdContinue(req, res);
     server.emit('request', req, res);
   });
   // CONNECT asks for a tunnel; without a listener Node drops the socket without a word.

@@ -17,6 +17,7 @@ import { executeOptionsOf, writeAnswer, writeInternalError, writeJson } from './
 import { streamOpened } from './server-v8-settings';
 import { closesAfterEarlyAnswer } from './answer-headers';
 import { codingError } from './json-body';
+import { continueIfAsked } from './continue-on-read';
 import { inexactNumberMessage } from './json-numbers';
 
 /** Largest `request` part (and `data` sent as a plain field): a query body, as on POST /api/query. */
@@ -299,5 +300,6 @@ export function answerCopy(
     bodyDone();
   });
   parts.on('error', () => fail(new UploadRefused(400, 'The multipart body could not be read')));
+  continueIfAsked(req);
   req.pipe(parts);
 }

@@ -7,6 +7,7 @@ import { inexactNumberMessage } from './json-numbers';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setAnswerHeader } from './answer-headers';
 import { bodyDeadlinesFor } from './body-deadlines';
+import { continueIfAsked } from './continue-on-read';
 import { writeJson } from './query-endpoint';
 
 /** A body that cannot be accepted; `status` is the HTTP answer. */
@@ -110,6 +111,7 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
     req.resume();
     return Promise.reject(new BodyError(413, TOO_LARGE));
   }
+  continueIfAsked(req);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let length = 0;

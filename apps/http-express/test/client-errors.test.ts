@@ -111,6 +111,52 @@ it('continues a request that expects 100-continue only, in any case', async () =
   expect(answer).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /);
 });
 
+it.each([
+  [
+    'a refused Origin (403)',
+    'POST /api/query',
+    'Origin: https://evil.example\r\nContent-Length: 20\r\n',
+    403,
+  ],
+  ['a body declared too large (413)', 'POST /api/query', 'Content-Length: 999999999\r\n', 413],
+  ['a refused Content-Type (415)', 'POST /api/copy', 'Content-Length: 20\r\n', 415],
+])(
+  'answers %s without inviting the body first, and closes the connection',
+  async (_what, line, headers, status) => {
+    // Only the head: a client that expects 100-continue waits before sending the body.
+    const answer = await raw(
+      `${line} HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n` +
+        `Content-Type: application/json\r\n${headers}\r\n`,
+    );
+    expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    expect(answer).not.toContain('100 Continue');
+    expect(answer).toMatch(/\r\nConnection: close\r\n/i);
+  },
+);
+
+it('invites the body of an upload once the request is accepted', async () => {
+  const multipart =
+    '--XB\r\nContent-Disposition: form-data; name="request"\r\n\r\n' +
+    `${JSON.stringify(target({ sql: 'SELECT 1' }))}\r\n--XB--\r\n`;
+  const socket = connect(server.port, '127.0.0.1');
+  let received = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => {
+    received += chunk;
+    // The body goes only after the invitation, as curl sends a large upload.
+    if (received.startsWith('HTTP/1.1 100 Continue\r\n\r\n') && !socket.writableEnded) {
+      socket.end(multipart);
+    }
+  });
+  socket.write(
+    'POST /api/copy HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\nConnection: close\r\n' +
+      `Content-Type: multipart/form-data; boundary=XB\r\nContent-Length: ${multipart.length}\r\n\r\n`,
+  );
+  await new Promise((resolve) => socket.on('close', resolve));
+  // Accepted, read, and refused for what it holds (not a COPY): the invitation came first.
+  expect(received).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 400 /);
+});
+
 it('answers CONNECT with 501 in JSON instead of dropping the socket', async () => {
   const answer = await raw('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
   const [head = '', body = ''] = answer.split('\r\n\r\n');
