@@ -322,38 +322,59 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
     }
   });
 
-  it('counts an answer until it is written, and gives it back when its client goes away', async () => {
-    const server = await serverWithBudgets(32, 20);
-    // 16 rows of 1 MB: more than the socket buffers hold, so an answer nobody reads stays unwritten.
-    const big = JSON.stringify(
-      target({ sql: "SELECT repeat('x', 1000000) AS v FROM generate_series(1, 16)" }),
+  /** 16 rows of 1 MB: more than loopback's buffers take while the client reads nothing. */
+  const sixteenMegabytes = (timeoutMs?: number): string =>
+    JSON.stringify(
+      target({
+        sql: "SELECT repeat('x', 1000000) AS v FROM generate_series(1, 16)",
+        ...(timeoutMs ? { timeoutMs } : {}),
+      }),
     );
-    const post = async () => {
-      const response = await fetch(`${server.url}/api/query`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: big,
-      });
-      return (await response.json()) as { rows: unknown[]; truncated?: boolean };
-    };
+
+  const postTo = async (server: RunningServer, body: string) => {
+    const response = await fetch(`${server.url}/api/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    return (await response.json()) as { rows: unknown[]; truncated?: boolean };
+  };
+
+  /** Another such answer comes back whole: no share of the budget is still held. */
+  const expectAllSixteenRows = async (server: RunningServer): Promise<void> => {
+    const whole = await postTo(server, sixteenMegabytes());
+    expect(whole.truncated ?? false).toBe(false);
+    expect(whole.rows).toHaveLength(16);
+  };
+
+  /**
+   * Sends `body` and reads none of the answer; resolves once its head came (the service has
+   * answered, the rows are being written). Destroy the request to go away.
+   */
+  const sendUnread = async (server: RunningServer, body: string) => {
     const unread = httpRequest(`${server.url}/api/query`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
     });
     unread.on('error', () => undefined);
-    try {
-      // Its headers came: the service has answered, the rows are being written, and nobody reads.
-      const answer = await new Promise<IncomingMessage>((resolve) => {
-        unread.on('response', resolve);
-        unread.end(big);
+    await new Promise<void>((resolve) => {
+      unread.on('response', (answer: IncomingMessage) => {
+        answer.pause();
+        resolve();
       });
-      answer.pause();
-      expect(await post()).toMatchObject({ truncated: true });
+      unread.end(body);
+    });
+    return unread;
+  };
+
+  it('counts an answer until it is written, and gives it back when its client goes away', async () => {
+    const server = await serverWithBudgets(32, 20);
+    const unread = await sendUnread(server, sixteenMegabytes());
+    try {
+      expect(await postTo(server, sixteenMegabytes())).toMatchObject({ truncated: true });
       unread.destroy();
       await new Promise((resolve) => setTimeout(resolve, 300));
-      const whole = await post();
-      expect(whole.truncated ?? false).toBe(false);
-      expect(whole.rows).toHaveLength(16);
+      await expectAllSixteenRows(server);
     } finally {
       unread.destroy();
       await server.close();
@@ -362,43 +383,14 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
 
   it('gives up an answer its client stops reading, freeing its share', async () => {
     const server = await serverWithBudgets(32, 20);
-    // 16 MB: more than loopback's buffers take while the client reads nothing.
-    const big = (timeoutMs?: number) =>
-      JSON.stringify(
-        target({
-          sql: "SELECT repeat('x', 1000000) AS v FROM generate_series(1, 16)",
-          ...(timeoutMs ? { timeoutMs } : {}),
-        }),
-      );
-    const post = async () => {
-      const response = await fetch(`${server.url}/api/query`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: big(),
-      });
-      return (await response.json()) as { rows: unknown[]; truncated?: boolean };
-    };
-    const unread = httpRequest(`${server.url}/api/query`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-    });
-    unread.on('error', () => undefined);
+    // timeoutMs 1000: the answer may stall 3 s (the request's time and 2 s), as a stream's may.
+    const unread = await sendUnread(server, sixteenMegabytes(1000));
     try {
-      await new Promise<void>((resolve) => {
-        unread.on('response', (answer) => {
-          answer.pause();
-          resolve();
-        });
-        // timeoutMs 1000: the answer may stall 3 s (the request's time and 2 s), as a stream's may.
-        unread.end(big(1000));
-      });
       // While the answer waits for its client, it holds 16 of the 20 MiB: another is cut.
-      expect(await post()).toMatchObject({ truncated: true });
+      expect(await postTo(server, sixteenMegabytes())).toMatchObject({ truncated: true });
       // Given up within two stall limits; its share is back.
       await new Promise((resolve) => setTimeout(resolve, 7_000));
-      const whole = await post();
-      expect(whole.truncated ?? false).toBe(false);
-      expect(whole.rows).toHaveLength(16);
+      await expectAllSixteenRows(server);
     } finally {
       unread.destroy();
       await server.close();
