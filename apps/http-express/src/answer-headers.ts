@@ -45,9 +45,9 @@ export function bodyStillComing(req: IncomingMessage): boolean {
 }
 
 /** A rest of a body up to this size is read after an early answer; the connection is kept. */
-export const SMALL_REST_BYTES = 64 * 1024;
+const SMALL_REST_BYTES = 64 * 1024;
 /** How long that rest may take to arrive before the connection is closed. */
-export const SMALL_REST_TIMEOUT_MS = 10_000;
+const SMALL_REST_TIMEOUT_MS = 10_000;
 
 /**
  * Whether an answer given now, before the request's body arrived, must close the connection

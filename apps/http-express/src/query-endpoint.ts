@@ -37,9 +37,10 @@ export function executeOptionsOf(res: ServerResponse): ExecuteOptions {
     requestId !== undefined && res.req.headers['x-request-id'] === requestId
       ? 'from-start'
       : 'when-streaming';
+  const releaseRowsLater = releaseWhenClosed(res);
   return observer
-    ? { signal, observer, requestId, requestIdKnown, releaseRowsLater: releaseWhenClosed(res) }
-    : { signal, requestId, requestIdKnown, releaseRowsLater: releaseWhenClosed(res) };
+    ? { signal, observer, requestId, requestIdKnown, releaseRowsLater }
+    : { signal, requestId, requestIdKnown, releaseRowsLater };
 }
 
 /**

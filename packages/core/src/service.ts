@@ -580,11 +580,10 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       // A request error of validation, or a defect (docs/decisions.md 10.21).
       return failed(error);
     } finally {
-      if (context) {
-        const release = context.releaseResultBudget;
-        if (executeOptions.releaseRowsLater) executeOptions.releaseRowsLater(release);
-        else release();
-      }
+      // Most answers draw nothing on the shared budget: only those that did wait for the writer.
+      if (context?.holdsSharedBudget && executeOptions.releaseRowsLater) {
+        executeOptions.releaseRowsLater(context.releaseResultBudget);
+      } else context?.releaseResultBudget();
       countStatements(counters, statements, outcome);
       if (observer?.statementEnded && target) {
         reportStatements(observer, target, strategy ?? 'none', statements, outcome, cacheUse);

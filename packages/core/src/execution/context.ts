@@ -239,6 +239,11 @@ export class ExecutionContext {
     return this.budget.sharedBoundReached;
   }
 
+  /** The answer's rows drew on MAX_RESULT_BYTES_TOTAL: they must be released once written. */
+  get holdsSharedBudget(): boolean {
+    return this.budget.holdsSharedBytes;
+  }
+
   /**
    * The answer no longer holds its rows: what they drew goes back to the shared budget. Bound, so
    * that it can be handed to whoever writes the answer.

@@ -69,6 +69,11 @@ export class RequestResultBudget implements ResultBudget {
     this.drawnBytes = drawn;
   }
 
+  /** Bytes drawn on the shared budget and not yet given back: release() has something to do. */
+  get holdsSharedBytes(): boolean {
+    return this.drawnBytes > 0;
+  }
+
   /** The answer is done with its rows: what was drawn goes back to the shared budget. Idempotent. */
   release(): void {
     if (!this.shared || this.released) return;

@@ -29,7 +29,9 @@ describe('RequestResultBudget', () => {
     expect(budget.remainingBytes).toBe(FREE_BYTES + 1000);
     expect(charge(budget, FREE_BYTES)).toBe(true);
     expect(shared.availableBytes).toBe(1000);
+    expect(budget.holdsSharedBytes).toBe(false);
     expect(charge(budget, 700)).toBe(true);
+    expect(budget.holdsSharedBytes).toBe(true);
     expect(shared.availableBytes).toBe(300);
     expect(budget.remainingBytes).toBe(300);
     expect(charge(budget, 301)).toBe(false);
