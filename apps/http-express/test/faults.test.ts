@@ -222,7 +222,10 @@ describeWithLocalCluster('faults of a running database', () => {
   it('a backend killed while it runs a statement: 502 57P01, no crash, and the next request succeeds', async () => {
     const running = await serve(createTestApp());
     try {
-      // Comments are removed before a statement is sent: the probe is found by a literal.
+      // Comments are removed before a statement is sent: the probe is found by a literal. A
+      // backend shows the statement as active from its Parse on; killed before it answered that,
+      // nothing ran and the statement rightly goes to another connection (docs/decisions.md 6).
+      // Only the PgSleep wait proves it is running.
       const slow = running.post(
         '/api/query',
         clusterTarget({ sql: "SELECT pg_sleep(10), 'terminate-probe'" }),
@@ -230,7 +233,7 @@ describeWithLocalCluster('faults of a running database', () => {
       expect(
         await eventually(async () => {
           const { rows } = await observer.query(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SELECT pg_sleep(10), ''terminate-probe''%'",
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE 'SELECT pg_sleep(10), ''terminate-probe''%'",
           );
           return rows.length > 0;
         }, 2000),

@@ -117,9 +117,11 @@ describe('reads on a busy pool', () => {
       const pending = query({
         sql: "SELECT 1 AS a; SELECT pg_sleep(1.5), 'busy-pool-kill' AS s; SELECT 3 AS c",
       }).then((answer) => answer);
+      // Killed in its sleep, not while being parsed: a statement killed before anything of it
+      // ran is sent to another connection (docs/decisions.md 6).
       for (let tries = 0; tries < 100; tries++) {
         const { rowCount } = await killer.query(
-          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%busy-pool-kill%' AND pid <> pg_backend_pid()",
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%busy-pool-kill%' AND pid <> pg_backend_pid()",
         );
         if (rowCount) break;
         await new Promise((resolve) => setTimeout(resolve, 20));

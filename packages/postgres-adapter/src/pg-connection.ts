@@ -79,7 +79,7 @@ export class PgConnection implements Connection {
     return this.attemptBatch(sql, options, first, 0);
   }
 
-  /** One attempt at a batch; a first statement that never reached its server tries another client. */
+  /** One attempt at a batch; a first round trip of which nothing ran tries another client. */
   private attemptBatch(
     sql: readonly string[],
     options: RunOptions,
@@ -107,7 +107,7 @@ export class PgConnection implements Connection {
     // A fault sqlgate found (a broken protocol, a silent server) explains the break best.
     const fault = this.client.serverSocket.fault;
     const cause = fault ?? (error instanceof RoundTripFailure ? error.reason : error);
-    if (delivery?.neverReachedServer(cause) && replacements < this.lending.maxReplacements) {
+    if (delivery?.provesNothingRan(cause) && replacements < this.lending.maxReplacements) {
       const replacementFailure = await this.replaceDeadClient(cause);
       if (replacementFailure) return { results: [], error: replacementFailure };
       return this.attemptBatch(sql, options, first, replacements + 1);

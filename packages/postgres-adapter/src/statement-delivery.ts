@@ -1,6 +1,7 @@
 /**
- * Whether a statement that failed with a broken connection provably never reached PostgreSQL, so
- * that it may be sent again on another connection without any risk of running twice.
+ * Whether a statement that failed with a broken connection provably never ran in PostgreSQL, so
+ * that it may be sent again on another connection without any risk of running twice
+ * (docs/decisions.md 6).
  *
  * A pooled connection can die while idle before the pool notices (the server restarted, an
  * administrator ended the backend, the server's host rebooted): the first statement sent on it fails.
@@ -9,7 +10,8 @@
  * BindComplete or CloseComplete before anything of the round trip runs. The server buffers its
  * answers, but it flushes them before an error report (and before closing), so:
  * - a FATAL connection-class error (57P01-57P03, 08xxx) with none of these before it means the
- *   backend died before it read the round trip's first message;
+ *   backend died before it finished reading the round trip's first message (it may have been
+ *   parsing it, and already shown it as active in pg_stat_activity, but ran none of it);
  * - a reset (ECONNRESET, EPIPE) with nothing received means the peer closed with our packet unread,
  *   or no longer knew the connection at all.
  * A connection that simply ends with nothing received is not proof: the backend may have run and
@@ -29,8 +31,8 @@ export class StatementDelivery {
     this.receiptsBefore = facts.receipts;
   }
 
-  /** True when `error` (as pg raised it) proves the server never read the statement. */
-  neverReachedServer(error: unknown): boolean {
+  /** True when `error` (as pg raised it) proves that nothing of the round trip ran. */
+  provesNothingRan(error: unknown): boolean {
     if (this.facts.receipts !== this.receiptsBefore) return false;
     if (typeof error !== 'object' || error === null) return false;
     const { code, severity } = error as { code?: unknown; severity?: unknown };
