@@ -13,6 +13,7 @@ import {
   type QueryService,
   type ServiceAnswer,
 } from '@sqlgate/core';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, {
   type ErrorRequestHandler,
   type Request,
@@ -34,7 +35,7 @@ import {
 import {
   answerQuery,
   executeOptionsOf,
-  writeAnswer,
+  writeAnswerGivingUpWhenStalled,
   writeInternalError,
   writeJson,
 } from './query-endpoint';
@@ -42,6 +43,7 @@ import type { BodyLimits } from './json-body';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi';
 import { answerCopy } from './copy-endpoint';
 import { requestLog } from './request-log';
+import { answeredMalformedTarget } from './request-target';
 import { requireStatsToken } from './stats-token';
 import { createObservability, DEFAULT_OBSERVABILITY, type AppObservability } from './observability';
 
@@ -208,7 +210,7 @@ export function createApp(options: AppOptions): express.Express {
         req.body,
         executeOptionsOf(res),
       );
-      writeAnswer(res, logger, response);
+      writeAnswerGivingUpWhenStalled(res, logger, response, req.body);
     },
     cancelSessionQuery: (req, res) => {
       sendAnswer(res, logger, service.cancelSessionQuery(parameter(req, 'sessionId')));
@@ -316,7 +318,21 @@ export function createApp(options: AppOptions): express.Express {
   });
 
   app.use(jsonErrors(logger));
+  answerMalformedTargetsFirst(app, logger);
   return app;
+}
+
+/**
+ * Express routes nothing for a target it cannot parse, so no middleware of the app would run: the
+ * check goes before its router, for the standalone server and for an app used as a listener.
+ */
+function answerMalformedTargetsFirst(app: express.Express, logger: Logger): void {
+  type Handle = (req: IncomingMessage, res: ServerResponse, next?: unknown) => void;
+  const routed = app as unknown as { handle: Handle };
+  const handle = routed.handle.bind(app);
+  routed.handle = (req, res, next) => {
+    if (!answeredMalformedTarget(logger, req, res)) handle(req, res, next);
+  };
 }
 
 /** Every error is JSON: never Express's HTML page, never a stack trace. */

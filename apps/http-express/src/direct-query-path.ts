@@ -2,7 +2,8 @@
  * The standalone server answers POST /api/query without Express's router and middleware chain:
  * it is the one hot path, and routing a request through a dozen layers costs more than sqlgate's
  * own parsing and planning. It does what the app's route does, through the same functions
- * (request id and log, body reader, answerQuery); every other request goes to the app.
+ * (request id and log, body reader, answerQuery); every other request, a malformed target
+ * included, goes to the app.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { promiseFrom, type QueryService } from '@sqlgate/core';
@@ -10,7 +11,7 @@ import type { Logger } from 'pino';
 import { keepHeadersAside } from './answer-headers';
 import { createBrowserGuard, type BrowserGuardOptions } from './browser-guard';
 import { answerBodyError, BodyError, readJsonBody, type BodyLimits } from './json-body';
-import { answerQuery, writeInternalError, writeJson } from './query-endpoint';
+import { answerQuery, writeInternalError } from './query-endpoint';
 import { logRequest } from './request-log';
 import type { Observability } from './observability/request-observation';
 
@@ -29,15 +30,6 @@ const QUERY_PATH = '/api/query';
 function pathOf(url: string | undefined): string | undefined {
   const query = url?.indexOf('?') ?? -1;
   return query === -1 ? url : url?.slice(0, query);
-}
-
-/**
- * A target that is neither a path nor a URL (`http://[::1]evil/...`): Express cannot read it and
- * would answer its own HTML 404, without a request id or a log line.
- */
-function isMalformedTarget(url: string | undefined): boolean {
-  if (url === undefined || url.charCodeAt(0) === 0x2f /* / */ || url === '*') return false;
-  return !URL.canParse(url);
 }
 
 export function withDirectQueryPath(
@@ -66,12 +58,6 @@ export function withDirectQueryPath(
     );
   };
   return (req, res) => {
-    if (isMalformedTarget(req.url)) {
-      logRequest(logger, req, res, 'malformed');
-      req.resume();
-      writeJson(res, 400, JSON.stringify({ error: 'Malformed request target' }));
-      return;
-    }
     if (req.method === 'POST' && pathOf(req.url) === QUERY_PATH) {
       // A defect before the first promise is answered like one after it, never thrown at Node.
       promiseFrom(() => answer(req, res)).catch((error: unknown) => {

@@ -105,27 +105,28 @@ export function answerQuery(
     .then((answer) =>
       answer.streamed
         ? writeStream(res, logger, answer, format, body, observerOf(res))
-        : writeAnswerGivingUpWhenStalled(res, logger, answer.response, stallLimitOf(body)),
+        : writeAnswerGivingUpWhenStalled(res, logger, answer.response, body),
     );
 }
 
 /**
  * writeAnswer, and an answer its client stops taking is given up, as a stream's is (docs/
  * decisions.md 10.22): a client that reads nothing would otherwise hold the socket and the
- * answer's share of MAX_RESULT_BYTES_TOTAL (10.2) for as long as it likes. The socket's timeout
+ * answer's share of MAX_RESULT_BYTES_TOTAL (10.2) for as long as it likes. `body` is the request's,
+ * whose timeoutMs sets the limit. The socket's timeout
  * counts from the last bytes that moved (Node lets it pass once while a write is still moving, so
  * a stall is given up after one to two times `stallLimitMs`). An answer the socket took whole at
  * once needs no timer.
  */
-function writeAnswerGivingUpWhenStalled(
+export function writeAnswerGivingUpWhenStalled(
   res: ServerResponse,
   logger: Logger,
   response: QueryServiceResponse,
-  stallLimitMs: number,
+  body: unknown,
 ): void {
   writeAnswer(res, logger, response);
   if (res.writableLength === 0 || res.destroyed) return;
-  res.setTimeout(stallLimitMs, () => res.destroy());
+  res.setTimeout(stallLimitOf(body), () => res.destroy());
 }
 
 /** A whole answer as JSON, with its status and Server-Timing. */

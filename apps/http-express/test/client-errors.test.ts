@@ -1,6 +1,9 @@
 /** What Node's HTTP parser refuses is answered in JSON too (docs/decisions.md 5). */
-import { connect } from 'node:net';
-import { startServer, type RunningServer } from '../src/server';
+import { createServer } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { createApp } from '../src/app';
+import { loadConfig } from '../src/config';
+import { createServiceFromConfig, startServer, type RunningServer } from '../src/server';
 import { rawExchange } from './raw-http';
 import { captureLogs, target } from './support';
 
@@ -77,6 +80,27 @@ it.each(['http://[::1]evil/api/query', 'http://[/x', 'http://[::1]:8091:1/health
     expect(JSON.parse(body)).toEqual({ error: 'Malformed request target' });
   },
 );
+
+it('answers a malformed target in JSON in an app used as a listener too', async () => {
+  const service = createServiceFromConfig(loadConfig({}));
+  const listener = createServer(createApp({ service }));
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = listener.address() as AddressInfo;
+    const answer = await raw(
+      'GET http://[::1]evil/api/stats/pools HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
+        'X-Request-Id: embedded-bad-target\r\nConnection: close\r\n\r\n',
+      port,
+    );
+    const [head = '', body = ''] = answer.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 400 /);
+    expect(head).toMatch(/\r\nX-Request-Id: embedded-bad-target\r\n/i);
+    expect(JSON.parse(body)).toEqual({ error: 'Malformed request target' });
+  } finally {
+    await new Promise((resolve) => listener.close(resolve));
+    await service.close();
+  }
+});
 
 it('answers an Expect other than 100-continue with 417 in JSON, with a request id', async () => {
   const answer = await raw(

@@ -351,8 +351,8 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
    * Sends `body` and reads none of the answer; resolves once its head came (the service has
    * answered, the rows are being written). Destroy the request to go away.
    */
-  const sendUnread = async (server: RunningServer, body: string) => {
-    const unread = httpRequest(`${server.url}/api/query`, {
+  const sendUnread = async (server: RunningServer, body: string, path = '/api/query') => {
+    const unread = httpRequest(`${server.url}${path}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
     });
@@ -389,6 +389,31 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
       // While the answer waits for its client, it holds 16 of the 20 MiB: another is cut.
       expect(await postTo(server, sixteenMegabytes())).toMatchObject({ truncated: true });
       // Given up within two stall limits; its share is back.
+      await new Promise((resolve) => setTimeout(resolve, 7_000));
+      await expectAllSixteenRows(server);
+    } finally {
+      unread.destroy();
+      await server.close();
+    }
+  }, 20_000);
+
+  it('gives up a session answer its client stops reading, freeing its share', async () => {
+    const server = await serverWithBudgets(32, 20);
+    const opened = await fetch(`${server.url}/api/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(target({})),
+    });
+    const { sessionId } = (await opened.json()) as { sessionId: string };
+    const { sql, timeoutMs } = JSON.parse(sixteenMegabytes(1000)) as Record<string, unknown>;
+    const unread = await sendUnread(
+      server,
+      JSON.stringify({ sql, timeoutMs }),
+      `/api/sessions/${sessionId}/query`,
+    );
+    try {
+      expect(await postTo(server, sixteenMegabytes())).toMatchObject({ truncated: true });
+      // The request's time and 2 s, within two stall limits, as for POST /api/query.
       await new Promise((resolve) => setTimeout(resolve, 7_000));
       await expectAllSixteenRows(server);
     } finally {
