@@ -50,12 +50,13 @@ const SMALL_REST_BYTES = 64 * 1024;
 const SMALL_REST_TIMEOUT_MS = 10_000;
 
 /**
- * Whether an answer given now, before the request's body arrived, must close the connection
- * (docs/decisions.md 10.17): when the rest may be large, or its length is unknown, it is not
- * waited for. A small declared rest is read and dropped instead, within SMALL_REST_TIMEOUT_MS: a
- * client still sending it gets the answer rather than a reset of the connection, and keeps it.
+ * For an answer given now, before the request's body arrived (docs/decisions.md 10.17): true when
+ * the connection must close, because the rest may be large or its length is unknown, and is not
+ * waited for. A small declared rest is drained instead (read and dropped, within
+ * SMALL_REST_TIMEOUT_MS), and the answer is false: a client still sending it gets the answer
+ * rather than a reset of the connection, and keeps the connection.
  */
-export function closesAfterEarlyAnswer(req: IncomingMessage): boolean {
+export function closeOrDrainAfterEarlyAnswer(req: IncomingMessage): boolean {
   if (!bodyStillComing(req)) return false;
   const declared = Number(req.headers['content-length']);
   if (req.headers['transfer-encoding'] !== undefined || !(declared <= SMALL_REST_BYTES)) {
@@ -85,7 +86,7 @@ function readSmallRest(req: IncomingMessage & { [READING_REST]?: true }): void {
 export function closeWhenAnsweredEarly(req: IncomingMessage, res: ServerResponse): void {
   const writeHead = res.writeHead;
   res.writeHead = function (this: ServerResponse, ...args: Parameters<typeof writeHead>) {
-    if (closesAfterEarlyAnswer(req)) this.setHeader('Connection', 'close');
+    if (closeOrDrainAfterEarlyAnswer(req)) this.setHeader('Connection', 'close');
     return writeHead.apply(this, args);
   } as typeof writeHead;
 }
@@ -99,7 +100,7 @@ export function writeAnswerHead(
   status: number,
   headers: OutgoingHttpHeaders,
 ): void {
-  if (closesAfterEarlyAnswer(res.req)) setAnswerHeader(res, 'Connection', 'close');
+  if (closeOrDrainAfterEarlyAnswer(res.req)) setAnswerHeader(res, 'Connection', 'close');
   const kept = (res as KeepingResponse)[KEPT];
   if (!kept) {
     res.writeHead(status, headers);

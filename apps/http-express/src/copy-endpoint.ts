@@ -15,7 +15,7 @@ import busboy from 'busboy';
 import type { Logger } from 'pino';
 import { executeOptionsOf, writeAnswer, writeInternalError, writeJson } from './query-endpoint';
 import { streamOpened } from './server-v8-settings';
-import { closesAfterEarlyAnswer } from './answer-headers';
+import { closeOrDrainAfterEarlyAnswer } from './answer-headers';
 import { codingError } from './json-body';
 import { continueIfAsked } from './continue-on-read';
 import { inexactNumberMessage } from './json-numbers';
@@ -97,7 +97,7 @@ const MAX_DRAIN_BYTES = 1024 * 1024;
  */
 function drainRest(req: IncomingMessage, res: ServerResponse): void {
   // A small rest is read to its end and the connection kept (answer-headers.ts).
-  if (!closesAfterEarlyAnswer(req)) return;
+  if (!closeOrDrainAfterEarlyAnswer(req)) return;
   res.setHeader('Connection', 'close');
   let drained = 0;
   req.on('data', (chunk: Buffer) => {
