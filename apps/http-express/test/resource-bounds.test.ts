@@ -351,10 +351,15 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
    * Sends `body` and reads none of the answer; resolves once its head came (the service has
    * answered, the rows are being written). Destroy the request to go away.
    */
-  const sendUnread = async (server: RunningServer, body: string, path = '/api/query') => {
+  const sendUnread = async (
+    server: RunningServer,
+    body: string,
+    path = '/api/query',
+    headers: Record<string, string> = {},
+  ) => {
     const unread = httpRequest(`${server.url}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...headers },
     });
     unread.on('error', () => undefined);
     await new Promise<void>((resolve) => {
@@ -415,6 +420,51 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
       expect(await postTo(server, sixteenMegabytes())).toMatchObject({ truncated: true });
       // The request's time and 2 s, within two stall limits, as for POST /api/query.
       await new Promise((resolve) => setTimeout(resolve, 7_000));
+      await expectAllSixteenRows(server);
+    } finally {
+      unread.destroy();
+      await server.close();
+    }
+  }, 20_000);
+
+  /** One row of 16 MB: it stays in flight while its stream's client reads nothing. */
+  const oneLargeRow = JSON.stringify(target({ sql: "SELECT repeat('x', 16000000) AS v" }));
+  const NDJSON = { accept: 'application/x-ndjson' };
+
+  const streamLines = async (server: RunningServer, body: string) => {
+    const response = await fetch(`${server.url}/api/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...NDJSON },
+      body,
+    });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    return text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, Record<string, unknown>>);
+  };
+
+  it('counts a streamed row until its client took it, and cuts another stream meanwhile', async () => {
+    const server = await serverWithBudgets(32, 20);
+    const unread = await sendUnread(server, oneLargeRow, '/api/query', NDJSON);
+    try {
+      const cut = await streamLines(server, oneLargeRow);
+      expect(cut.filter((line) => 'row' in line)).toHaveLength(0);
+      expect(cut).toContainEqual({
+        end: expect.objectContaining({ truncated: true, truncatedBy: 'bytes' }),
+      });
+      expect(cut.at(-1)?.done?.warnings).toEqual([
+        expect.stringMatching(/^Rows were cut at MAX_RESULT_BYTES_TOTAL: /),
+      ]);
+      // Streams and JSON answers share the budget.
+      expect(await postTo(server, sixteenMegabytes())).toMatchObject({ truncated: true });
+      unread.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const whole = await streamLines(server, oneLargeRow);
+      expect(whole.filter((line) => 'row' in line)).toHaveLength(1);
+      expect(whole.at(-1)?.done?.warnings).toBeUndefined();
+      // A stream read to its end holds nothing afterwards.
       await expectAllSixteenRows(server);
     } finally {
       unread.destroy();

@@ -14,7 +14,7 @@ import {
 import type { AbortSignalLike } from './ports/abort-signal';
 import { ErrorCodes, RequestError, SqlgateError } from './errors';
 import { ExecutionContext, elapsed, type ExecutionSettings } from './execution/context';
-import { SharedResultBudget } from './execution/result-budget';
+import { SharedResultBudget, StreamedRowBudget } from './execution/result-budget';
 import { lazyCacheScope, type RequestCacheScope } from './execution/cache-attempt';
 import { noteCacheBypasses, type RequestCacheUse } from './execution/cache-use';
 import { runAlone } from './execution/strategies/single';
@@ -276,6 +276,16 @@ export interface QueryService {
 export const SHARED_BUDGET_WARNING =
   'Rows were cut at MAX_RESULT_BYTES_TOTAL: other answers held the memory this server gives results; the same request may return whole later';
 
+/**
+ * A stream's rows in flight stop drawing on the shared budget once its answer is written (the
+ * transport's `releaseRowsLater`) or its consumer is done with it (event-channel.ts); at once
+ * when the answer was not streamed after all.
+ */
+function releaseStreamedRows(channel: EventChannel, executeOptions: ExecuteOptions): void {
+  if (!channel.hasStarted) channel.releaseRows();
+  else if (channel.holdsSharedBudget) executeOptions.releaseRowsLater?.(channel.releaseRows);
+}
+
 function cutByBytes(outcome: ExecutionOutcome): boolean {
   return outcome.outcomes.some(
     (statement) => statement.ok && statement.result.truncatedBy === 'bytes',
@@ -342,7 +352,11 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       let copy: CopyOut | undefined;
       const open = (copyOut?: CopyOut): EventChannel => {
         copy = copyOut;
-        const opened = new EventChannel(statementText, copyOut !== undefined);
+        const opened = new EventChannel(
+          statementText,
+          copyOut !== undefined,
+          settings.sharedResultBudget && new StreamedRowBudget(settings.sharedResultBudget),
+        );
         channel = opened;
         // `started` also settles when the channel closes without an event: then the answer is whole.
         void opened.started.then(() => {
@@ -419,6 +433,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     const registerWhenStreaming = executeOptions.requestIdKnown === 'when-streaming';
     let registered = registerWhenStreaming ? undefined : register();
     let context: ExecutionContext | undefined;
+    let rowStream: EventChannel | undefined;
     let statements: readonly ParsedStatement[] = [];
     let outcome: ExecutionOutcome | undefined;
     let strategy: StrategyName | undefined;
@@ -502,7 +517,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
             copySource ? isCopyFromStdin : copyOut ? isCopyToStdout : undefined,
           );
       strategy = plan.strategy;
-      const rowStream =
+      rowStream =
         openStream &&
         (copyOut
           ? openStream(copyOutOf(statements[0] as ParsedStatement))
@@ -572,7 +587,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
           shaped.body = { ...shaped.body, cancelled: true } as QueryResponseBody;
         }
       }
-      if (context.sharedBudgetReached && cutByBytes(outcome)) {
+      const sharedBudgetReached =
+        context.sharedBudgetReached || (rowStream?.sharedBudgetReached ?? false);
+      if (sharedBudgetReached && cutByBytes(outcome)) {
         warnings = [...(warnings ?? []), SHARED_BUDGET_WARNING];
       }
       return withWarnings(withFields(shaped, { timings: timings(context, executionMs) }), warnings);
@@ -584,6 +601,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       if (context?.holdsSharedBudget && executeOptions.releaseRowsLater) {
         executeOptions.releaseRowsLater(context.releaseResultBudget);
       } else context?.releaseResultBudget();
+      if (rowStream) releaseStreamedRows(rowStream, executeOptions);
       countStatements(counters, statements, outcome);
       if (observer?.statementEnded && target) {
         reportStatements(observer, target, strategy ?? 'none', statements, outcome, cacheUse);

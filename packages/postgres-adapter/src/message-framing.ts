@@ -86,6 +86,11 @@ export class MessageFraming {
   /** Set by the statement being read: its later rows are not wanted. */
   dropDataRows = false;
   /**
+   * Set by a streamed statement: asked, with its size, whether a DataRow within `maxRowBytes` may
+   * be read; a row it refuses is dropped unread (docs/decisions.md 10.2).
+   */
+  admitRow: ((bytes: number) => boolean) | null = null;
+  /**
    * Set by the round trip being read: a kept DataRow that arrives whole within one chunk goes
    * straight to it, read here, instead of through pg's parser and its events (which cost more
    * than the rest of a row's way). Everything before the row is passed to pg first, so pg has
@@ -120,6 +125,7 @@ export class MessageFraming {
     this.dropDataRows = false;
     this.maxRowBytes = this.limits.maxMessageBytes;
     this.rowConsumer = null;
+    this.admitRow = null;
   }
 
   /**
@@ -219,7 +225,11 @@ export class MessageFraming {
     this.dropping = false;
     this.checkingRow = false;
     if (type === DATA_ROW) {
-      if (this.dropDataRows || bodyBytes > this.maxRowBytes) {
+      if (
+        this.dropDataRows ||
+        bodyBytes > this.maxRowBytes ||
+        (this.admitRow !== null && !this.admitRow(bodyBytes))
+      ) {
         this.dropping = true;
         this.facts.droppedRows++;
       } else {

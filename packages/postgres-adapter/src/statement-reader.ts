@@ -56,6 +56,11 @@ export class StatementReader {
   private streamedRows = 0;
   /** Bytes this statement took from the request's budget. */
   private charged = 0;
+  /**
+   * What the stream's sink admitted for each row the framing let through and this reader has not
+   * seen yet, oldest first: the framing reads ahead of pg, which hands rows over in order.
+   */
+  private admitted: number[] = [];
 
   constructor(
     private readonly types: TypeRegistry,
@@ -71,7 +76,22 @@ export class StatementReader {
     this.framing.dropDataRows = false;
     this.framing.maxRowBytes =
       this.budget?.remainingBytes ?? this.stream?.maxRowBytes ?? Number.MAX_SAFE_INTEGER;
+    this.admitted = [];
+    this.framing.admitRow = this.stream?.sink.admit ? this.admitRow : null;
   }
+
+  /**
+   * Before the framing reads a streamed row: the sink takes its bytes, or refuses it, and then the
+   * statement is cut there (the framing drops the rest, which result() reports as bytes).
+   */
+  private readonly admitRow = (bytes: number): boolean => {
+    if (this.stream?.sink.admit?.(bytes)) {
+      this.admitted.push(bytes);
+      return true;
+    }
+    this.framing.dropDataRows = true;
+    return false;
+  };
 
   describe(wireFields: WireField[]): void {
     this.begin();
@@ -103,6 +123,8 @@ export class StatementReader {
         `The server sent a row of ${values.length} values for ${this.fields.length} columns`,
       );
     }
+    // A row the reader drops after its sink admitted it is given back when the stream ends.
+    const admittedBytes = this.admitted.length > 0 ? this.admitted.shift() : undefined;
     if (this.truncatedBy) return;
     if (this.rows.length + this.streamedRows >= this.maxRows) {
       this.stopKeeping('rows');
@@ -111,7 +133,8 @@ export class StatementReader {
     if (this.stream) {
       this.streamedRows++;
       const row = this.parseRow(values);
-      if (!this.stream.sink.row(this.stream.position, row, rowBytes(values))) this.stream.pause();
+      const bytes = admittedBytes ?? rowBytes(values);
+      if (!this.stream.sink.row(this.stream.position, row, bytes)) this.stream.pause();
       return;
     }
     if (this.budget) {

@@ -194,7 +194,8 @@ export class ExecutionContext {
     /** Told of every pooled connection asked for (docs/decisions.md 10.25). */
     private readonly observer?: RequestObserver,
   ) {
-    // A streamed request holds no rows: it has no budget to draw on the shared one.
+    // A streamed request keeps no rows: its rows in flight draw on the shared budget through its
+    // channel (StreamedRowBudget) instead.
     this.budget = new RequestResultBudget(
       settings.maxResultBytes,
       rowStream ? undefined : settings.sharedResultBudget,

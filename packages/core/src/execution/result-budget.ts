@@ -82,3 +82,59 @@ export class RequestResultBudget implements ResultBudget {
     this.drawnBytes = 0;
   }
 }
+
+/**
+ * The rows a streamed answer holds in flight, between its connection and its client
+ * (docs/decisions.md 10.2, 10.22). A stream keeps no result, but each row waits in memory until
+ * its client took it, and a row may be as large as MAX_RESULT_BYTES: past FREE_BYTES in flight,
+ * a stream's rows draw on the shared budget like a JSON answer's, or are refused.
+ */
+export class StreamedRowBudget {
+  /** Bytes of the rows admitted and not yet freed. */
+  private heldBytes = 0;
+  /** Of those, the bytes drawn on the shared budget. */
+  private drawnBytes = 0;
+  private closed = false;
+  /** A row was refused because the shared budget could not hold it. */
+  sharedBoundReached = false;
+
+  constructor(private readonly shared?: SharedResultBudget) {}
+
+  /** Takes `bytes` for a row about to be read; false when the shared budget cannot give them. */
+  admit(bytes: number): boolean {
+    if (!this.shared || this.closed) return true;
+    const held = this.heldBytes + bytes;
+    const draw = Math.max(0, held - FREE_BYTES) - this.drawnBytes;
+    if (draw > this.shared.availableBytes) {
+      this.sharedBoundReached = true;
+      return false;
+    }
+    this.shared.availableBytes -= draw;
+    this.drawnBytes += draw;
+    this.heldBytes = held;
+    return true;
+  }
+
+  /** A row admitted before is no longer held. */
+  free(bytes: number): void {
+    if (!this.shared || this.closed) return;
+    this.heldBytes = Math.max(0, this.heldBytes - bytes);
+    const drawn = Math.max(0, this.heldBytes - FREE_BYTES);
+    this.shared.availableBytes += this.drawnBytes - drawn;
+    this.drawnBytes = drawn;
+  }
+
+  /** The stream is done with its rows: all it drew goes back, and later rows draw nothing. Idempotent. */
+  close(): void {
+    if (!this.shared || this.closed) return;
+    this.closed = true;
+    this.shared.availableBytes += this.drawnBytes;
+    this.drawnBytes = 0;
+    this.heldBytes = 0;
+  }
+
+  /** Bytes drawn on the shared budget and not yet given back. */
+  get holdsSharedBytes(): boolean {
+    return this.drawnBytes > 0;
+  }
+}

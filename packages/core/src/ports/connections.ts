@@ -107,8 +107,15 @@ export interface RowSink {
   /** The statement's columns, before its first row (statements without rows have none). */
   describe(position: number, fields: FieldDescription[]): void;
   /**
-   * One row, and about how many bytes its values take. False when the consumer holds enough: the
-   * connection stops reading from the server (which then waits) until `drained()` resolves.
+   * Asked before a row is read, with its size on the wire: false when the consumer cannot hold
+   * it now (docs/decisions.md 10.2). The row is then dropped unread, and so are the statement's
+   * later rows: it is cut, `truncatedBy: 'bytes'`. Without `admit`, every row is taken.
+   */
+  admit?(bytes: number): boolean;
+  /**
+   * One row, and how many bytes it holds: what `admit` took for it, or without `admit` about what
+   * its values take. False when the consumer holds enough: the connection stops reading from the
+   * server (which then waits) until `drained()` resolves.
    */
   row(position: number, row: unknown, bytes: number): boolean;
   /**
@@ -126,7 +133,8 @@ export interface RowSink {
 export interface RunOptions {
   /**
    * Rows go here as they arrive, with backpressure, and are not kept (streamed responses). The
-   * byte budget does not apply: memory stays bounded because reading waits for the consumer.
+   * byte budget does not apply: memory stays bounded because reading waits for the consumer, and
+   * the sink admits each row (`admit`) or refuses it.
    */
   rowSink?: RowSink;
   /** Every value as PostgreSQL sent it: its text, or null (a CSV answer). */

@@ -6,6 +6,7 @@
  */
 import type { ParsedStatement } from '../parser/types';
 import type { FieldDescription, RowSink, StatementResult } from '../ports/connections';
+import type { StreamedRowBudget } from '../execution/result-budget';
 import type { StreamEvent } from './stream-events';
 
 const HIGH_WATER_BYTES = 256 * 1024;
@@ -46,10 +47,13 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
   /**
    * `acceptsCopy`: the request is a COPY ... TO STDOUT, whose data this channel carries; for any
    * other request its sinks take no COPY data (from a server it is then a protocol fault).
+   * `rowBudget`: admits each row before it is read, and gets it back once the consumer, having
+   * taken it, asks for more (it wrote it) or goes away (docs/decisions.md 10.2).
    */
   constructor(
     private readonly statementText: (statement: ParsedStatement) => string,
     private readonly acceptsCopy = false,
+    private readonly rowBudget?: StreamedRowBudget,
   ) {
     this.started = new Promise((resolve) => (this.firstEvent = resolve));
   }
@@ -80,8 +84,10 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
         false,
       );
     };
+    const { rowBudget } = this;
     return {
       describe: header,
+      ...(rowBudget ? { admit: (bytes: number) => rowBudget.admit(bytes) } : {}),
       row: (_position, row, bytes) => this.pushRow(row, bytes),
       ...(this.acceptsCopy
         ? { copyData: (_position: number, data: Uint8Array) => this.pushCopy(data) }
@@ -141,6 +147,7 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
     this.consumerGone = true;
     this.queue = [];
     this.queuedBytes = 0;
+    this.releaseRows();
     this.releaseProducer();
     this.wake();
   }
@@ -154,6 +161,8 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
           const held = this.held.get(event);
           if (held) await held;
           yield event;
+          // Asked for more: the consumer has written these rows and waited for its client.
+          if (event.type === 'rows') this.rowBudget?.free(this.batchBytes.get(event) ?? 0);
           continue;
         }
         if (this.closed || this.consumerGone) return;
@@ -162,11 +171,30 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
     } finally {
       // Leaving the loop early (a consumer's break or error) counts as going away.
       if (!this.closed) this.cancel();
+      this.releaseRows();
     }
   }
 
+  /** A row was refused because MAX_RESULT_BYTES_TOTAL was spent by others (10.2). */
+  get sharedBudgetReached(): boolean {
+    return this.rowBudget?.sharedBoundReached ?? false;
+  }
+
+  /** The rows in flight drew on the shared budget and still hold it. */
+  get holdsSharedBudget(): boolean {
+    return this.rowBudget?.holdsSharedBytes ?? false;
+  }
+
+  /** Nothing of the stream's rows is held any more: what they drew goes back. Idempotent. */
+  readonly releaseRows = (): void => {
+    this.rowBudget?.close();
+  };
+
   private pushRow(row: unknown, bytes: number): boolean {
-    if (this.consumerGone || this.closed) return true;
+    if (this.consumerGone || this.closed) {
+      this.rowBudget?.free(bytes);
+      return true;
+    }
     let last = this.queue[this.queue.length - 1];
     if (last?.type === 'rows' && last.rows.length < ROWS_PER_EVENT) last.rows.push(row);
     else {

@@ -2,6 +2,7 @@ import {
   FREE_BYTES,
   RequestResultBudget,
   SharedResultBudget,
+  StreamedRowBudget,
 } from '../../src/execution/result-budget';
 
 /** Charges `bytes` as the statement reader does: lowers remainingBytes, or takes what is left. */
@@ -106,5 +107,57 @@ describe('RequestResultBudget', () => {
     }
     for (const budget of open) budget.release();
     expect(shared.availableBytes).toBe(3 * FREE_BYTES);
+  });
+});
+
+describe('StreamedRowBudget', () => {
+  it('admits rows in flight up to its free bytes and the shared budget, and frees them', () => {
+    const shared = new SharedResultBudget(1000);
+    const stream = new StreamedRowBudget(shared);
+    expect(stream.admit(FREE_BYTES)).toBe(true);
+    expect(shared.availableBytes).toBe(1000);
+    expect(stream.admit(600)).toBe(true);
+    expect(shared.availableBytes).toBe(400);
+    expect(stream.holdsSharedBytes).toBe(true);
+    // Refused whole: nothing of a row that does not fit is taken.
+    expect(stream.admit(401)).toBe(false);
+    expect(stream.sharedBoundReached).toBe(true);
+    expect(shared.availableBytes).toBe(400);
+    // The first row was written: the second now fits in the free bytes.
+    stream.free(FREE_BYTES);
+    expect(shared.availableBytes).toBe(1000);
+    expect(stream.holdsSharedBytes).toBe(false);
+    expect(stream.admit(FREE_BYTES)).toBe(true);
+    expect(shared.availableBytes).toBe(400);
+  });
+
+  it('gives everything back when closed, and draws nothing afterwards', () => {
+    const shared = new SharedResultBudget(1000);
+    const stream = new StreamedRowBudget(shared);
+    expect(stream.admit(FREE_BYTES + 1000)).toBe(true);
+    expect(shared.availableBytes).toBe(0);
+    stream.close();
+    stream.close();
+    expect(shared.availableBytes).toBe(1000);
+    expect(stream.admit(10 * FREE_BYTES)).toBe(true);
+    stream.free(10 * FREE_BYTES);
+    expect(shared.availableBytes).toBe(1000);
+  });
+
+  it('shares the budget with JSON answers', () => {
+    const shared = new SharedResultBudget(1000);
+    const answer = new RequestResultBudget(10 * FREE_BYTES, shared);
+    answer.remainingBytes -= FREE_BYTES + 900;
+    const stream = new StreamedRowBudget(shared);
+    expect(stream.admit(FREE_BYTES + 101)).toBe(false);
+    expect(stream.admit(FREE_BYTES + 100)).toBe(true);
+    answer.release();
+    expect(shared.availableBytes).toBe(900);
+  });
+
+  it('admits every row without a shared budget', () => {
+    const stream = new StreamedRowBudget();
+    expect(stream.admit(Number.MAX_SAFE_INTEGER)).toBe(true);
+    expect(stream.sharedBoundReached).toBe(false);
   });
 });

@@ -104,15 +104,20 @@ describe('the parse memo’s memory bound (docs/decisions.md 10.17)', () => {
     const gc = runInNewContext('gc') as () => void;
     const warm = createParseMemo();
     for (let index = 0; index < 40; index++) warm(semicolonText(1000 + index));
-    let parse: ReturnType<typeof createParseMemo> | undefined = createParseMemo();
-    // Each text made here, so that the memo holds the only reference to it.
-    for (let index = 0; index < 40; index++) parse(semicolonText(index));
-    const accounted = parse.accountedBytes;
-    gc();
-    const withMemo = process.memoryUsage().heapUsed;
-    parse = undefined;
-    gc();
-    const held = withMemo - process.memoryUsage().heapUsed;
+    const measure = (first: number): { accounted: number; held: number } => {
+      let parse: ReturnType<typeof createParseMemo> | undefined = createParseMemo();
+      // Each text made here, so that the memo holds the only reference to it.
+      for (let index = first; index < first + 40; index++) parse(semicolonText(index));
+      const accounted = parse.accountedBytes;
+      gc();
+      const withMemo = process.memoryUsage().heapUsed;
+      parse = undefined;
+      gc();
+      return { accounted, held: withMemo - process.memoryUsage().heapUsed };
+    };
+    // The median of three: on a loaded machine one difference of the heap may be off.
+    const samples = [measure(0), measure(100), measure(200)].sort((a, b) => a.held - b.held);
+    const { accounted, held } = samples[1] as { accounted: number; held: number };
     expect(accounted).toBeGreaterThanOrEqual(held * 0.9);
     // ...and does not overcount it wildly either, which would waste the bound.
     expect(accounted).toBeLessThan(held * 3);

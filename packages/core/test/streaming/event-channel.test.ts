@@ -2,6 +2,11 @@
 import { parseSql, loadParser, type ParsedStatement } from '../../src/parser';
 import type { FieldDescription, StatementResult } from '../../src/ports/connections';
 import { copyOutOf } from '../../src/streaming/copy-out';
+import {
+  FREE_BYTES,
+  SharedResultBudget,
+  StreamedRowBudget,
+} from '../../src/execution/result-budget';
 import { EventChannel } from '../../src/streaming/event-channel';
 import type { StreamEvent } from '../../src/streaming/stream-events';
 
@@ -114,5 +119,65 @@ describe('COPY ... TO STDOUT format and encoding', () => {
     ["COPY t TO STDOUT (FORMAT csv, NULL 'stdout')", { format: 'csv' }],
   ])('%s', (sql, expected) => {
     expect(formatOf(sql)).toEqual(expected);
+  });
+
+  describe('with a row budget (MAX_RESULT_BYTES_TOTAL)', () => {
+    const setup = () => {
+      const shared = new SharedResultBudget(1000);
+      const channel = new EventChannel(
+        (statement) => statement.text,
+        false,
+        new StreamedRowBudget(shared),
+      );
+      return { shared, channel, sink: channel.sinkFor(statements) };
+    };
+
+    it('holds a row’s bytes until the consumer asks for more after taking it', async () => {
+      const { shared, channel, sink } = setup();
+      sink.describe(0, [field]);
+      expect(sink.admit?.(FREE_BYTES + 600)).toBe(true);
+      sink.row(0, { n: 1 }, FREE_BYTES + 600);
+      expect(shared.availableBytes).toBe(400);
+      const events = channel[Symbol.asyncIterator]();
+      expect((await events.next()).value).toMatchObject({ type: 'statement' });
+      expect((await events.next()).value).toEqual({ type: 'rows', rows: [{ n: 1 }] });
+      // Taken, not yet written: still held, and a second large row is refused.
+      expect(shared.availableBytes).toBe(400);
+      expect(sink.admit?.(FREE_BYTES)).toBe(false);
+      expect(channel.sharedBudgetReached).toBe(true);
+      sink.complete(0, result('SELECT', 1));
+      channel.close();
+      expect((await events.next()).value).toMatchObject({ type: 'end' });
+      expect(shared.availableBytes).toBe(1000);
+      expect((await events.next()).done).toBe(true);
+    });
+
+    it('gives back what it holds when the consumer goes away, and what arrives later', async () => {
+      const { shared, channel, sink } = setup();
+      sink.describe(0, [field]);
+      expect(sink.admit?.(FREE_BYTES + 600)).toBe(true);
+      sink.row(0, { n: 1 }, FREE_BYTES + 600);
+      channel.cancel();
+      expect(shared.availableBytes).toBe(1000);
+      expect(sink.admit?.(FREE_BYTES + 1000)).toBe(true);
+      sink.row(0, { n: 2 }, FREE_BYTES + 1000);
+      expect(shared.availableBytes).toBe(1000);
+    });
+
+    it('gives back everything on releaseRows, once', () => {
+      const { shared, channel, sink } = setup();
+      sink.describe(0, [field]);
+      expect(sink.admit?.(FREE_BYTES + 1000)).toBe(true);
+      expect(channel.holdsSharedBudget).toBe(true);
+      channel.releaseRows();
+      channel.releaseRows();
+      expect(shared.availableBytes).toBe(1000);
+      expect(channel.holdsSharedBudget).toBe(false);
+    });
+  });
+
+  it('admits every row without a row budget', () => {
+    const channel = new EventChannel((statement) => statement.text);
+    expect(channel.sinkFor(statements).admit).toBeUndefined();
   });
 });

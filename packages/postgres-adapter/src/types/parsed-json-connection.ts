@@ -28,6 +28,7 @@ export class ParsedJsonConnection implements Connection {
           ...options,
           rowSink: {
             describe: (at, fields) => sink.describe(at, fields),
+            ...(sink.admit ? { admit: (bytes: number) => sink.admit?.(bytes) ?? true } : {}),
             row: (at, row, bytes) => sink.row(at, parsedRow(row), bytes),
             ...(sink.copyData
               ? { copyData: (at: number, data: Uint8Array) => sink.copyData?.(at, data) ?? true }
