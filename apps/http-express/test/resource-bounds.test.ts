@@ -386,24 +386,8 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
     }
   });
 
-  it('gives up an answer its client stops reading, freeing its share', async () => {
-    const server = await serverWithBudgets(32, 20);
-    // timeoutMs 1000: the answer may stall 3 s (the request's time and 2 s), as a stream's may.
-    const unread = await sendUnread(server, sixteenMegabytes(1000));
-    try {
-      // While the answer waits for its client, it holds 16 of the 20 MiB: another is cut.
-      expect(await postTo(server, sixteenMegabytes())).toMatchObject({ truncated: true });
-      // Given up within two stall limits; its share is back.
-      await new Promise((resolve) => setTimeout(resolve, 7_000));
-      await expectAllSixteenRows(server);
-    } finally {
-      unread.destroy();
-      await server.close();
-    }
-  }, 20_000);
-
-  it('gives up a session answer its client stops reading, freeing its share', async () => {
-    const server = await serverWithBudgets(32, 20);
+  /** The 16 MB query with timeoutMs 1000, sent in a new session; its client reads nothing. */
+  const sendUnreadInSession = async (server: RunningServer) => {
     const opened = await fetch(`${server.url}/api/sessions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -411,21 +395,35 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
     });
     const { sessionId } = (await opened.json()) as { sessionId: string };
     const { sql, timeoutMs } = JSON.parse(sixteenMegabytes(1000)) as Record<string, unknown>;
-    const unread = await sendUnread(
+    return sendUnread(
       server,
       JSON.stringify({ sql, timeoutMs }),
       `/api/sessions/${sessionId}/query`,
     );
-    try {
-      expect(await postTo(server, sixteenMegabytes())).toMatchObject({ truncated: true });
-      // The request's time and 2 s, within two stall limits, as for POST /api/query.
-      await new Promise((resolve) => setTimeout(resolve, 7_000));
-      await expectAllSixteenRows(server);
-    } finally {
-      unread.destroy();
-      await server.close();
-    }
-  }, 20_000);
+  };
+
+  it.each([
+    ['an answer', (server: RunningServer) => sendUnread(server, sixteenMegabytes(1000))],
+    ['a session answer', sendUnreadInSession],
+  ])(
+    'gives up %s its client stops reading, freeing its share',
+    async (_what, sendUnreadQuery) => {
+      const server = await serverWithBudgets(32, 20);
+      // timeoutMs 1000: the answer may stall 3 s (the request's time and 2 s), as a stream's may.
+      const unread = await sendUnreadQuery(server);
+      try {
+        // While the answer waits for its client, it holds 16 of the 20 MiB: another is cut.
+        expect(await postTo(server, sixteenMegabytes())).toMatchObject({ truncated: true });
+        // Given up within two stall limits; its share is back.
+        await new Promise((resolve) => setTimeout(resolve, 7_000));
+        await expectAllSixteenRows(server);
+      } finally {
+        unread.destroy();
+        await server.close();
+      }
+    },
+    20_000,
+  );
 
   /** One row of 16 MB: it stays in flight while its stream's client reads nothing. */
   const oneLargeRow = JSON.stringify(target({ sql: "SELECT repeat('x', 16000000) AS v" }));
