@@ -237,10 +237,11 @@ describe('malformed and hostile uploads', () => {
   ])(
     'refuses %s data part in base64 or quoted-printable, and loads nothing',
     async (_kind, filename) => {
-      for (const [encoding, encoded] of [
+      const encodings: [string, string][] = [
         ['base64', Buffer.from('1,a\n').toString('base64')],
         ['Quoted-Printable', '1,a=0A'],
-      ]) {
+      ];
+      for (const [encoding, encoded] of encodings) {
         const response = await rawUpload([
           requestPart(),
           `--XB\r\nContent-Disposition: form-data; ${filename}name="data"\r\n` +
