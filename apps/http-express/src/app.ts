@@ -35,7 +35,7 @@ import {
 import {
   answerQuery,
   executeOptionsOf,
-  writeAnswerGivingUpWhenStalled,
+  writeAnswer,
   writeInternalError,
   writeJson,
 } from './query-endpoint';
@@ -43,7 +43,8 @@ import type { BodyLimits } from './json-body';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi';
 import { answerCopy } from './copy-endpoint';
 import { requestLog } from './request-log';
-import { answeredMalformedTarget } from './request-target';
+import { answeredUnroutableTarget } from './request-target';
+import { DEFAULT_ANSWER_STALL_TIMEOUT_MS, giveUpWhenStalled } from './answer-stall';
 import { requireStatsToken } from './stats-token';
 import { createObservability, DEFAULT_OBSERVABILITY, type AppObservability } from './observability';
 
@@ -68,6 +69,11 @@ export interface AppOptions {
   statsToken?: string;
   /** Time a request body may take to arrive (BODY_TIMEOUT_MS); past it, 408. Default 10 s. */
   bodyTimeoutMs?: number;
+  /**
+   * Time a client may take none of an answer before it is given up (ANSWER_STALL_TIMEOUT_MS).
+   * Default 60 s.
+   */
+  answerStallTimeoutMs?: number;
   /** Origins whose pages may call sqlgate, with CORS headers (CORS_ORIGINS). Default: none. */
   corsOrigins?: readonly string[];
   /** Host names accepted besides loopback names when the server listens on loopback (ALLOWED_HOSTS). */
@@ -189,6 +195,7 @@ export function createApp(options: AppOptions): express.Express {
   if (options.metricsToken && observability.metrics) {
     app.use('/metrics', requireStatsToken(options.metricsToken, 'sqlgate metrics'));
   }
+  const answerStallMs = options.answerStallTimeoutMs ?? DEFAULT_ANSWER_STALL_TIMEOUT_MS;
   const body = jsonBody({
     maxBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
@@ -200,7 +207,7 @@ export function createApp(options: AppOptions): express.Express {
 
   /** One handler per operation of core's route table; the table decides methods and paths. */
   const handlers: Record<string, RequestHandler> = {
-    executeQuery: (req, res) => answerQuery(service, logger, req.body, req, res),
+    executeQuery: (req, res) => answerQuery(service, logger, req.body, req, res, answerStallMs),
     openSession: async (req, res) => {
       sendAnswer(res, logger, await service.openSession(req.body, executeOptionsOf(res)), 201);
     },
@@ -210,7 +217,8 @@ export function createApp(options: AppOptions): express.Express {
         req.body,
         executeOptionsOf(res),
       );
-      writeAnswerGivingUpWhenStalled(res, logger, response, req.body);
+      writeAnswer(res, logger, response);
+      giveUpWhenStalled(res, answerStallMs);
     },
     cancelSessionQuery: (req, res) => {
       sendAnswer(res, logger, service.cancelSessionQuery(parameter(req, 'sessionId')));
@@ -318,7 +326,7 @@ export function createApp(options: AppOptions): express.Express {
   });
 
   app.use(jsonErrors(logger));
-  answerMalformedTargetsFirst(app, logger);
+  answerUnroutableTargetsFirst(app, logger);
   return app;
 }
 
@@ -326,12 +334,12 @@ export function createApp(options: AppOptions): express.Express {
  * Express routes nothing for a target it cannot parse, so no middleware of the app would run: the
  * check goes before its router, for the standalone server and for an app used as a listener.
  */
-function answerMalformedTargetsFirst(app: express.Express, logger: Logger): void {
+function answerUnroutableTargetsFirst(app: express.Express, logger: Logger): void {
   type Handle = (req: IncomingMessage, res: ServerResponse, next?: unknown) => void;
   const routed = app as unknown as { handle: Handle };
   const handle = routed.handle.bind(app);
   routed.handle = (req, res, next) => {
-    if (!answeredMalformedTarget(logger, req, res)) handle(req, res, next);
+    if (!answeredUnroutableTarget(logger, req, res)) handle(req, res, next);
   };
 }
 

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { getHeapStatistics } from 'node:v8';
 import { createAllowedTargets } from './allowed-targets';
+import { DEFAULT_ANSWER_STALL_TIMEOUT_MS } from './answer-stall';
 import { TIMER_MAX_MS } from './timer-limit';
 import { commaList, normaliseHostName, normaliseOrigin } from './browser-guard';
 
@@ -29,6 +30,11 @@ export interface ServerConfig {
   maxCopyBytes: number;
   /** Time a request body may take to arrive (BODY_TIMEOUT_MS); past it, 408 and the socket closed. */
   bodyTimeoutMs: number;
+  /**
+   * Time a client may take none of an answer before it is given up (ANSWER_STALL_TIMEOUT_MS), for a
+   * JSON answer and a stream without timeoutMs, docs/decisions.md 10.22.
+   */
+  answerStallTimeoutMs: number;
   /** Open HTTP sockets at most (MAX_CONNECTIONS); further ones are refused at once. */
   maxConnections: number;
   /** Origins whose pages may call sqlgate, answered with CORS headers (CORS_ORIGINS). */
@@ -121,6 +127,7 @@ const VARIABLE_OF: Record<keyof ServerConfig, string> = {
   maxBodyBytes: 'MAX_BODY_BYTES',
   maxCopyBytes: 'MAX_COPY_BYTES',
   bodyTimeoutMs: 'BODY_TIMEOUT_MS',
+  answerStallTimeoutMs: 'ANSWER_STALL_TIMEOUT_MS',
   maxConnections: 'MAX_CONNECTIONS',
   corsOrigins: 'CORS_ORIGINS',
   allowedHosts: 'ALLOWED_HOSTS',
@@ -240,6 +247,13 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1024 * 1024, 1),
     maxCopyBytes: integer(env, 'MAX_COPY_BYTES', 10 * 1024 ** 3, 1),
     bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 10_000, 1, TIMER_MAX_MS),
+    answerStallTimeoutMs: integer(
+      env,
+      'ANSWER_STALL_TIMEOUT_MS',
+      DEFAULT_ANSWER_STALL_TIMEOUT_MS,
+      1,
+      TIMER_MAX_MS,
+    ),
     maxConnections: integer(env, 'MAX_CONNECTIONS', 1000, 1),
     sessionReset: oneOf(env, 'SESSION_RESET', ['auto', 'always'] as const, 'auto'),
     preparedStatements: oneOf(env, 'PREPARED_STATEMENTS', ['on', 'off'] as const, 'on') === 'on',

@@ -1,6 +1,7 @@
 /**
  * Answers sqlgate itself cut short after their status was sent (docs/decisions.md 10.22: a CSV or
- * COPY answer whose statement failed, a stream a defect ended). The request log and the metrics
+ * COPY answer whose statement failed, a stream a defect ended, a whole answer its client stopped
+ * taking). The request log and the metrics
  * tell them from clients that went away: the status they carry is the one sent.
  */
 import type { ServerResponse } from 'node:http';
@@ -24,6 +25,12 @@ export function cutAnswer(res: ServerResponse): void {
   }
   socket.end();
   setTimeout(() => res.destroy(), FLUSH_LIMIT_MS).unref();
+}
+
+/** Ends an answer whose client has taken none of it for too long: at once, nothing more is sent. */
+export function giveUpAnswer(res: ServerResponse): void {
+  cut.add(res);
+  res.destroy();
 }
 
 export function wasCutBySqlgate(res: ServerResponse): boolean {

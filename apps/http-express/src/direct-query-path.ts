@@ -20,6 +20,8 @@ export interface DirectQueryPathOptions extends BrowserGuardOptions {
   logger: Logger;
   /** MAX_BODY_BYTES and BODY_TIMEOUT_MS. */
   bodyLimits: BodyLimits;
+  /** ANSWER_STALL_TIMEOUT_MS. */
+  answerStallTimeoutMs: number;
   /** The app's metrics, spans and slow-query log (`createObservability`); absent: none. */
   observability?: Observability;
 }
@@ -36,7 +38,7 @@ export function withDirectQueryPath(
   app: RequestListener,
   options: DirectQueryPathOptions,
 ): RequestListener {
-  const { service, logger, bodyLimits, observability } = options;
+  const { service, logger, bodyLimits, observability, answerStallTimeoutMs } = options;
   const admit = createBrowserGuard(options);
   // Chained rather than awaited: each async function on a request's way costs it a turn of the
   // microtasks.
@@ -49,7 +51,7 @@ export function withDirectQueryPath(
       return Promise.resolve();
     }
     return readJsonBody(req, bodyLimits).then(
-      (body) => answerQuery(service, logger, body, req, res),
+      (body) => answerQuery(service, logger, body, req, res, answerStallTimeoutMs),
       (error: unknown) =>
         answerBodyError(
           res,

@@ -14,7 +14,8 @@ import {
 } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { httpStatusFor, RETRY_AFTER_SECONDS } from './http-status';
-import { stallLimitOf, writeStream } from './stream-endpoint';
+import { giveUpWhenStalled, streamStallLimit } from './answer-stall';
+import { writeStream } from './stream-endpoint';
 import { streamFormatOf } from './stream-formats';
 import { observerOf } from './observability/request-observation';
 import { abortOnDisconnect } from './disconnect-signal';
@@ -71,12 +72,18 @@ export function writeJson(res: ServerResponse, status: number, json: string): vo
   res.end(json);
 }
 
+/**
+ * Answers a POST /api/query body, whole or streamed. A client that takes none of the answer for
+ * `answerStallMs` (ANSWER_STALL_TIMEOUT_MS) is given up, a stream's after its own limit
+ * (answer-stall.ts).
+ */
 export function answerQuery(
   service: QueryService,
   logger: Logger,
   body: unknown,
   req: IncomingMessage,
   res: ServerResponse,
+  answerStallMs: number,
 ): Promise<void> {
   if (logger.isLevelEnabled('debug')) {
     // SQL text only at debug, and never the rest of the body: it carries the password.
@@ -102,31 +109,15 @@ export function answerQuery(
           ? withFields(watched, { rows: 'parsed' as const })
           : watched,
     )
-    .then((answer) =>
-      answer.streamed
-        ? writeStream(res, logger, answer, format, body, observerOf(res))
-        : writeAnswerGivingUpWhenStalled(res, logger, answer.response, body),
-    );
-}
-
-/**
- * writeAnswer, and an answer its client stops taking is given up, as a stream's is (docs/
- * decisions.md 10.22): a client that reads nothing would otherwise hold the socket and the
- * answer's share of MAX_RESULT_BYTES_TOTAL (10.2) for as long as it likes. `body` is the request's,
- * whose timeoutMs sets the limit. The socket's timeout
- * counts from the last bytes that moved (Node lets it pass once while a write is still moving, so
- * a stall is given up after one to two times `stallLimitMs`). An answer the socket took whole at
- * once needs no timer.
- */
-export function writeAnswerGivingUpWhenStalled(
-  res: ServerResponse,
-  logger: Logger,
-  response: QueryServiceResponse,
-  body: unknown,
-): void {
-  writeAnswer(res, logger, response);
-  if (res.writableLength === 0 || res.destroyed) return;
-  res.setTimeout(stallLimitOf(body), () => res.destroy());
+    .then((answer) => {
+      if (answer.streamed) {
+        const stallLimitMs = streamStallLimit(body, answerStallMs);
+        return writeStream(res, logger, answer, format, stallLimitMs, observerOf(res));
+      }
+      writeAnswer(res, logger, answer.response);
+      giveUpWhenStalled(res, answerStallMs);
+      return undefined;
+    });
 }
 
 /** A whole answer as JSON, with its status and Server-Timing. */

@@ -46,10 +46,18 @@ export function logRequest(
   const path = pathForLogs(requestPath);
   const started = performance.now();
   const durationMs = (): number => Math.round((performance.now() - started) * 1000) / 1000;
-  // Logged as soon as the answer is sent; only an answer that never was is logged at close.
+  // Logged as soon as the answer is sent; only an answer that never was is logged at close. An
+  // answer given up while it was being written may also end here.
   res.once('finish', () => {
     logger.info(
-      { reqId: id, method: req.method, path, status: res.statusCode, durationMs: durationMs() },
+      {
+        reqId: id,
+        method: req.method,
+        path,
+        status: res.statusCode,
+        ...(wasCutBySqlgate(res) ? { cut: true } : {}),
+        durationMs: durationMs(),
+      },
       'request',
     );
   });

@@ -1,24 +1,38 @@
 /**
- * A request target Express cannot route: neither a path nor a URL (`http://[::1]evil/...`). Express
- * matches no route for it and answers its own HTML 404, without a request id or a log line; sqlgate
- * answers it a JSON 400 instead (docs/decisions.md 10.8), before Express sees it.
+ * A request target Express cannot route: neither a path nor a URL (`http://[::1]evil/...`), or `*`
+ * (the asterisk form, RFC 9112 3.2.4), which only OPTIONS may use. Express matches no route for
+ * these and answers its own HTML 404, without a request id or a log line; sqlgate answers a JSON
+ * 400 instead (docs/decisions.md 5), and `OPTIONS *`, a question about the server as a whole, 204
+ * with the methods it serves. Both before Express sees the request.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { writeJson } from './query-endpoint';
 import { logRequest } from './request-log';
 
+/** The methods some route of sqlgate serves. */
+const SERVED_METHODS = 'GET, POST, DELETE, OPTIONS';
+
 function isMalformedTarget(url: string | undefined): boolean {
-  if (url === undefined || url.charCodeAt(0) === 0x2f /* / */ || url === '*') return false;
-  return !URL.canParse(url);
+  if (url === undefined || url.charCodeAt(0) === 0x2f /* / */) return false;
+  return url === '*' || !URL.canParse(url);
 }
 
-/** Answers a malformed target and says so; false for any other request, which goes on. */
-export function answeredMalformedTarget(
+/**
+ * Answers a target Express cannot route (a malformed one, the asterisk form) and says so; false
+ * for any other request, which goes on.
+ */
+export function answeredUnroutableTarget(
   logger: Logger,
   req: IncomingMessage,
   res: ServerResponse,
 ): boolean {
+  if (req.url === '*' && req.method === 'OPTIONS') {
+    logRequest(logger, req, res, '*');
+    req.resume();
+    res.writeHead(204, { Allow: SERVED_METHODS }).end();
+    return true;
+  }
   if (!isMalformedTarget(req.url)) return false;
   logRequest(logger, req, res, 'malformed');
   req.resume();

@@ -166,6 +166,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     maxBodyBytes: config.maxBodyBytes,
     maxCopyBytes: config.maxCopyBytes,
     bodyTimeoutMs: config.bodyTimeoutMs,
+    answerStallTimeoutMs: config.answerStallTimeoutMs,
     logger,
     ...(config.statsToken ? { statsToken: config.statsToken } : {}),
     ...browsers,
@@ -182,6 +183,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
       logger,
       observability: observability.watcher,
       bodyLimits: { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs },
+      answerStallTimeoutMs: config.answerStallTimeoutMs,
       ...browsers,
     }),
   );

@@ -14,7 +14,6 @@ import { csvText, ndjsonLines, STREAM_CONTENT_TYPES, type StreamFormat } from '.
 import { answerHeader, writeAnswerHead } from './answer-headers';
 import { cutAnswer } from './cut-answers';
 import { streamOpened } from './server-v8-settings';
-import { TIMER_MAX_MS } from './timer-limit';
 import type { HttpRequestObserver } from './observability/request-observation';
 
 /** Media types of COPY data; text formats say their encoding (the COPY's ENCODING, else UTF-8). */
@@ -31,20 +30,21 @@ function copyBytes(event: StreamEvent): Uint8Array | string | null {
 
 /**
  * Writes a streamed answer: rows in `format`, or a COPY's data (`format` is then whatever the
- * client asked for, and does not matter). `body` is the request's, for its timeoutMs.
+ * client asked for, and does not matter). A client that takes nothing for `stallLimitMs` is cut
+ * off (answer-stall.ts).
  */
 export async function writeStream(
   res: ServerResponse,
   logger: Logger,
   answer: Extract<QueryStream, { streamed: true }>,
   format: StreamFormat | undefined,
-  body: unknown,
+  stallLimitMs: number,
   observer?: HttpRequestObserver,
 ): Promise<void> {
   const written: Written = { rows: 0, bytes: 0, countBytes: observer !== undefined };
   const streamClosed = streamOpened();
   try {
-    await writeEvents(res, logger, answer, format, stallLimitOf(body), written);
+    await writeEvents(res, logger, answer, format, stallLimitMs, written);
   } finally {
     streamClosed();
     // Whole or cut, what was written counts (metrics of streamed rows and bytes).
@@ -98,18 +98,6 @@ async function writeEvents(
   // Without `done` the answer is not whole (a defect ended it): cut, so no client takes it as complete.
   if (complete) res.end();
   else cutAnswer(res);
-}
-
-/** How long a client may take nothing before the answer is cut (docs/decisions.md 10.22). */
-const DEFAULT_STALL_LIMIT_MS = 60_000;
-/** Beyond the request's own timeoutMs, as for a silent server (10.6). */
-const STALL_GRACE_MS = 2_000;
-
-export function stallLimitOf(body: unknown): number {
-  const timeoutMs = (body as { timeoutMs?: unknown } | null)?.timeoutMs;
-  return typeof timeoutMs === 'number' && timeoutMs > 0
-    ? Math.min(timeoutMs + STALL_GRACE_MS, TIMER_MAX_MS)
-    : DEFAULT_STALL_LIMIT_MS;
 }
 
 /**

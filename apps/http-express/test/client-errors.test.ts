@@ -81,6 +81,23 @@ it.each(['http://[::1]evil/api/query', 'http://[/x', 'http://[::1]:8091:1/health
   },
 );
 
+it('answers the asterisk form with 400 in JSON, but OPTIONS * with the methods served', async () => {
+  const posted = await raw(
+    'POST * HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+      'Content-Length: 2\r\nX-Request-Id: star-post\r\nConnection: close\r\n\r\n{}',
+  );
+  const [head = '', body = ''] = posted.split('\r\n\r\n');
+  expect(head).toMatch(/^HTTP\/1\.1 400 /);
+  expect(head).toMatch(/\r\nX-Request-Id: star-post\r\n/i);
+  expect(JSON.parse(body)).toEqual({ error: 'Malformed request target' });
+  const options = await raw(
+    'OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: star-options\r\nConnection: close\r\n\r\n',
+  );
+  expect(options).toMatch(/^HTTP\/1\.1 204 /);
+  expect(options).toMatch(/\r\nAllow: GET, POST, DELETE, OPTIONS\r\n/i);
+  expect(options).toMatch(/\r\nX-Request-Id: star-options\r\n/i);
+});
+
 it('answers a malformed target in JSON in an app used as a listener too', async () => {
   const service = createServiceFromConfig(loadConfig({}));
   const listener = createServer(createApp({ service }));

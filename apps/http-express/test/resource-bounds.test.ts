@@ -8,7 +8,7 @@ import { connect, type Socket } from 'node:net';
 import request from 'supertest';
 import { loadConfig } from '../src/config';
 import { startServer, type RunningServer } from '../src/server';
-import { createTestApp, target } from './support';
+import { captureLogs, createTestApp, target } from './support';
 
 interface SocketOutcome {
   /** Everything the server sent. */
@@ -273,13 +273,18 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
   const ROWS = "SELECT repeat('x', 1000) AS v FROM generate_series(1, 1000)";
 
   /** A server whose requests may each hold `ownMiB`, and all of them `totalMiB` beyond 256 KiB each. */
-  const serverWithBudgets = (ownMiB: number, totalMiB: number) =>
+  const serverWithBudgets = (
+    ownMiB: number,
+    totalMiB: number,
+    more: Partial<Parameters<typeof startServer>[0]> = {},
+  ) =>
     startServer({
       port: 0,
       hostname: '127.0.0.1',
       logLevel: 'silent',
       maxResultBytes: ownMiB * 1024 * 1024,
       maxResultBytesTotal: totalMiB * 1024 * 1024,
+      ...more,
     });
 
   it('cuts answers while others hold the shared budget, and gives it back when they are done', async () => {
@@ -386,7 +391,7 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
     }
   });
 
-  /** The 16 MB query with timeoutMs 1000, sent in a new session; its client reads nothing. */
+  /** The 16 MB query, sent in a new session; its client reads nothing. */
   const sendUnreadInSession = async (server: RunningServer) => {
     const opened = await fetch(`${server.url}/api/sessions`, {
       method: 'POST',
@@ -394,29 +399,28 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
       body: JSON.stringify(target({})),
     });
     const { sessionId } = (await opened.json()) as { sessionId: string };
-    const { sql, timeoutMs } = JSON.parse(sixteenMegabytes(1000)) as Record<string, unknown>;
-    return sendUnread(
-      server,
-      JSON.stringify({ sql, timeoutMs }),
-      `/api/sessions/${sessionId}/query`,
-    );
+    const { sql } = JSON.parse(sixteenMegabytes()) as Record<string, unknown>;
+    return sendUnread(server, JSON.stringify({ sql }), `/api/sessions/${sessionId}/query`);
   };
 
   it.each([
-    ['an answer', (server: RunningServer) => sendUnread(server, sixteenMegabytes(1000))],
+    ['an answer', (server: RunningServer) => sendUnread(server, sixteenMegabytes())],
     ['a session answer', sendUnreadInSession],
   ])(
-    'gives up %s its client stops reading, freeing its share',
+    'gives up %s its client stops reading, freeing its share, and logs it as cut',
     async (_what, sendUnreadQuery) => {
-      const server = await serverWithBudgets(32, 20);
-      // timeoutMs 1000: the answer may stall 3 s (the request's time and 2 s), as a stream's may.
+      const { logger, lines } = captureLogs('info');
+      const server = await serverWithBudgets(32, 20, { answerStallTimeoutMs: 2_000, logger });
       const unread = await sendUnreadQuery(server);
       try {
         // While the answer waits for its client, it holds 16 of the 20 MiB: another is cut.
         expect(await postTo(server, sixteenMegabytes())).toMatchObject({ truncated: true });
         // Given up within two stall limits; its share is back.
-        await new Promise((resolve) => setTimeout(resolve, 7_000));
+        await new Promise((resolve) => setTimeout(resolve, 5_000));
         await expectAllSixteenRows(server);
+        // Its status was sent: it is logged with it, as cut, not as a 200 delivered.
+        const given = lines().filter((line) => line.msg === 'request' && line.cut === true);
+        expect(given).toEqual([expect.objectContaining({ status: 200, cut: true })]);
       } finally {
         unread.destroy();
         await server.close();
@@ -424,6 +428,32 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
     },
     20_000,
   );
+
+  it('lets a client pause an answer for longer than the request’s timeoutMs', async () => {
+    // A slow but steady reader moves nothing Node can see until the kernel's send buffer has
+    // room again: the request's short timeoutMs must not become the answer's stall limit.
+    const server = await serverWithBudgets(32, 64, { answerStallTimeoutMs: 8_000 });
+    const unread = httpRequest(`${server.url}/api/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
+    try {
+      const answer = await new Promise<IncomingMessage>((resolve, reject) => {
+        unread.on('response', resolve);
+        unread.on('error', reject);
+        unread.end(sixteenMegabytes(1000));
+      });
+      answer.pause();
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      const chunks: Buffer[] = [];
+      for await (const chunk of answer) chunks.push(chunk as Buffer);
+      const whole = JSON.parse(Buffer.concat(chunks).toString()) as { rows: unknown[] };
+      expect(whole.rows).toHaveLength(16);
+    } finally {
+      unread.destroy();
+      await server.close();
+    }
+  }, 20_000);
 
   /** One row of 16 MB: it stays in flight while its stream's client reads nothing. */
   const oneLargeRow = JSON.stringify(target({ sql: "SELECT repeat('x', 16000000) AS v" }));

@@ -1,0 +1,37 @@
+/**
+ * How long a client may take none of an answer before it is given up (docs/decisions.md 10.22), so
+ * that a client that stops reading cannot hold its socket, its share of MAX_RESULT_BYTES_TOTAL
+ * (10.2) or, for a stream, a pooled connection, for as long as it likes.
+ *
+ * Node sees an answer move only when the kernel takes more of it, which the kernel does once
+ * about a third of the socket's send buffer (up to 4 MB on Linux) is free again: a client reading
+ * slowly but steadily moves nothing, as far as Node can tell, until it has read that much. So the
+ * limit of a whole answer is long (ANSWER_STALL_TIMEOUT_MS, 60 s), whatever the request's
+ * timeoutMs; only a stream with timeoutMs is held to it, as PostgreSQL's statement_timeout, which
+ * counts the wait for its client, already is.
+ */
+import type { ServerResponse } from 'node:http';
+import { giveUpAnswer } from './cut-answers';
+import { TIMER_MAX_MS } from './timer-limit';
+
+export const DEFAULT_ANSWER_STALL_TIMEOUT_MS = 60_000;
+/** Beyond a stream's own timeoutMs, as for a silent server (10.6). */
+const STALL_GRACE_MS = 2_000;
+
+/** A stream's limit: its request's timeoutMs and 2 s, or `answerStallMs` without timeoutMs. */
+export function streamStallLimit(body: unknown, answerStallMs: number): number {
+  const timeoutMs = (body as { timeoutMs?: unknown } | null)?.timeoutMs;
+  return typeof timeoutMs === 'number' && timeoutMs > 0
+    ? Math.min(timeoutMs + STALL_GRACE_MS, TIMER_MAX_MS)
+    : answerStallMs;
+}
+
+/**
+ * A whole answer just written is cut once its client has taken none of it for `answerStallMs`
+ * (Node lets the limit pass once while a write is still moving, so after one to two limits). An
+ * answer the socket took whole at once needs no timer.
+ */
+export function giveUpWhenStalled(res: ServerResponse, answerStallMs: number): void {
+  if (res.writableLength === 0 || res.destroyed) return;
+  res.setTimeout(answerStallMs, () => giveUpAnswer(res));
+}
