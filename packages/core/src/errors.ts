@@ -166,14 +166,20 @@ export type ConnectionErrorCode =
 export class ConnectionError extends SqlgateError {
   declare readonly code: ConnectionErrorCode;
   readonly systemCode: string;
+  /**
+   * The connection failed after the statement reached the server, which may have run it, and
+   * committed it when it commits on its own (docs/decisions.md 10.5).
+   */
+  readonly statementMayHaveRun: boolean;
 
   constructor(
     code: ConnectionErrorCode,
     message: string,
     systemCode: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; statementMayHaveRun?: boolean },
   ) {
-    super(code, message, options);
+    super(code, message, options && 'cause' in options ? { cause: options.cause } : undefined);
     this.systemCode = systemCode;
+    this.statementMayHaveRun = options?.statementMayHaveRun ?? false;
   }
 }

@@ -1,10 +1,10 @@
 /** The Connection port over one pooled pg client. */
 import {
+  ConnectionError,
   promiseFrom,
   RequestError,
   type BatchResult,
   type Connection,
-  type ConnectionError,
   type DatabaseError,
   type RunOptions,
   type ServerSettings,
@@ -86,9 +86,7 @@ export class PgConnection implements Connection {
     first: boolean,
     replacements: number,
   ): Promise<BatchResult> {
-    const delivery = first
-      ? new StatementDelivery(this.client.serverSocket.framing.facts)
-      : undefined;
+    const delivery = new StatementDelivery(this.client.serverSocket.framing.facts);
     return promiseFrom(() => this.runOnce(sql, options)).then(
       (results) => ({ results }),
       (error: unknown) => this.batchFailure(error, sql, options, first, delivery, replacements),
@@ -100,25 +98,27 @@ export class PgConnection implements Connection {
     sql: readonly string[],
     options: RunOptions,
     first: boolean,
-    delivery: StatementDelivery | undefined,
+    delivery: StatementDelivery,
     replacements: number,
   ): Promise<BatchResult> {
     if (error instanceof RequestError) return { results: [], error };
     // A fault sqlgate found (a broken protocol, a silent server) explains the break best.
     const fault = this.client.serverSocket.fault;
     const cause = fault ?? (error instanceof RoundTripFailure ? error.reason : error);
-    if (delivery?.provesNothingRan(cause) && replacements < this.lending.maxReplacements) {
+    const nothingRan = delivery.provesNothingRan(cause);
+    // Only the first statement may move to another client: later ones depend on the session
+    // (a transaction, SET) the earlier ones built on this client.
+    if (first && nothingRan && replacements < this.lending.maxReplacements) {
       const replacementFailure = await this.replaceDeadClient(cause);
       if (replacementFailure) return { results: [], error: replacementFailure };
       return this.attemptBatch(sql, options, first, replacements + 1);
     }
-    const domainError = toDomainError(
-      cause,
-      error instanceof RoundTripFailure ? error.step : undefined,
-    );
+    const step = error instanceof RoundTripFailure ? error.step : undefined;
+    const domainError = toDomainError(cause, step);
     // The statements that completed before a failure may have committed: they are kept.
     const results = error instanceof RoundTripFailure ? error.completed : [];
-    return { results, error: domainError };
+    const mayHaveRun = !nothingRan && step !== 'before';
+    return { results, error: mayHaveRun ? statementMayHaveRun(domainError) : domainError };
   }
 
   async copyFrom(
@@ -382,6 +382,20 @@ function reseedRandom(): string {
 }
 
 /** The failure of a call on a connection whose client left the pool dead, with no replacement. */
+/**
+ * A connection failure after the round trip reached the server: its statement may have run, and
+ * committed if it commits on its own (docs/decisions.md 10.5). Core words the answer.
+ */
+function statementMayHaveRun(
+  error: ConnectionError | DatabaseError,
+): ConnectionError | DatabaseError {
+  if (!(error instanceof ConnectionError) || error.statementMayHaveRun) return error;
+  return new ConnectionError(error.code, error.message, error.systemCode, {
+    cause: error.cause,
+    statementMayHaveRun: true,
+  });
+}
+
 function goneClient(): ConnectionError | DatabaseError {
   return toDomainError(new Error('Connection terminated unexpectedly'));
 }

@@ -14,6 +14,7 @@ import type {
   ConnectionTarget,
   RunOptions,
   StatementResult,
+  TransactionStatus,
 } from '../ports/connections';
 import type { PortFailure, Settled } from '../ports/settled';
 import type { PoolAcquireEvent, RequestObserver } from '../ports/request-observer';
@@ -485,14 +486,17 @@ export class ExecutionContext {
     if (this.aborted) return Promise.resolve(undefined);
     const started = this.clock.now();
     const { connection } = lent;
+    const statusBefore = connection.transactionStatus();
     this.active.set(connection, ++this.runsStarted);
     return promiseFrom(send).then(
       (run): StatementOutcome => {
         this.active.delete(connection);
         const executionTime = elapsed(this.clock, started);
-        return run.ok
-          ? { ok: true, statement, result: run.value, executionTime, startedAt: started }
-          : { ok: false, statement, error: run.error, executionTime, startedAt: started };
+        if (run.ok) {
+          return { ok: true, statement, result: run.value, executionTime, startedAt: started };
+        }
+        const error = withUnknownOutcome(run.error, statement, statusBefore);
+        return { ok: false, statement, error, executionTime, startedAt: started };
       },
       (defect: unknown) => {
         this.active.delete(connection);
@@ -661,6 +665,39 @@ export class LentConnection {
     }
   }
 }
+
+/**
+ * A statement that commits on its own (a write outside any transaction, a COMMIT) had reached the
+ * server when its connection failed: PostgreSQL may have committed it, so the answer must not say
+ * that it failed (docs/decisions.md 10.5). A caller who believed that would run it again.
+ */
+function withUnknownOutcome(
+  error: PortFailure,
+  statement: ParsedStatement,
+  statusBefore: TransactionStatus,
+): PortFailure {
+  if (!(error instanceof ConnectionError) || !error.statementMayHaveRun) return error;
+  if (!commitsOnItsOwn(statement, statusBefore)) return error;
+  return new ConnectionError(
+    error.code,
+    `The connection was lost while the statement ran; whether it committed is unknown (${error.message})`,
+    error.systemCode,
+    { cause: error, statementMayHaveRun: true },
+  );
+}
+
+function commitsOnItsOwn(statement: ParsedStatement, statusBefore: TransactionStatus): boolean {
+  const { statementClass, keyword } = statement;
+  if (statementClass === 'transaction-control') {
+    return statusBefore === 'in-transaction' && COMMITTING_KEYWORDS.has(keyword);
+  }
+  return (
+    statusBefore === 'idle' && (statementClass === 'write' || statementClass === 'no-transaction')
+  );
+}
+
+/** COMMIT, END, COMMIT PREPARED and PREPARE TRANSACTION end a transaction that may commit. */
+const COMMITTING_KEYWORDS = new Set(['COMMIT', 'END', 'PREPARE']);
 
 function endsConnection(error: PortFailure): boolean {
   if (error instanceof DatabaseError) {

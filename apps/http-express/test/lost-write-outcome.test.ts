@@ -1,0 +1,119 @@
+/**
+ * A statement that commits on its own, whose connection is lost after it reached PostgreSQL, may
+ * have committed: its answer says that the outcome is unknown, never that it failed
+ * (docs/decisions.md 10.5). A caller who believed the failure would run the write again. A proxy
+ * between sqlgate and PostgreSQL cuts both sides of a connection shortly after it forwards a round
+ * trip that holds the probe; PostgreSQL, which already has the round trip's Sync, runs the
+ * statement to its end and commits it.
+ */
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import request from 'supertest';
+import { createTestApp, database, sql, target, type TestApp } from './support';
+
+const PROBE = 'cut-probe';
+const CUT_AFTER_MS = 200;
+const UNKNOWN = /whether it committed is unknown/;
+
+/** Forwards to the test database; cuts a connection CUT_AFTER_MS after it forwards the probe. */
+async function cuttingProxy(): Promise<{ port: number; close: () => Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((client) => {
+    const upstream = connect(database.port, database.host);
+    sockets.add(client).add(upstream);
+    const cut = (): void => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('data', (chunk: Buffer) => {
+      upstream.write(chunk);
+      if (chunk.includes(PROBE)) setTimeout(cut, CUT_AFTER_MS);
+    });
+    upstream.on('data', (chunk: Buffer) => client.write(chunk));
+    client.on('error', cut).on('close', cut);
+    upstream.on('error', cut).on('close', cut);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+let testApp: TestApp;
+let proxy: Awaited<ReturnType<typeof cuttingProxy>>;
+const throughProxy = () => target({ host: '127.0.0.1', port: proxy.port, sslMode: 'disable' });
+const query = (sqlText: string) =>
+  request(testApp.app)
+    .post('/api/query')
+    .send({ ...throughProxy(), sql: sqlText });
+const rowsWith = async (id: number): Promise<number> =>
+  (
+    (await sql('SELECT count(*)::int AS n FROM lost_writes WHERE id = $1', [id])) as { n: number }[]
+  )[0]?.n ?? -1;
+/** The cut statement has finished in PostgreSQL (it sleeps 0.5 s). */
+const settled = () => new Promise((resolve) => setTimeout(resolve, 800));
+
+beforeAll(async () => {
+  await sql('DROP TABLE IF EXISTS lost_writes; CREATE TABLE lost_writes (id int, note text)');
+  testApp = createTestApp();
+  proxy = await cuttingProxy();
+});
+afterAll(async () => {
+  await proxy.close();
+  await testApp.close();
+});
+
+it('says that a lone write cut after it was sent may have committed', async () => {
+  const response = await query(`INSERT INTO lost_writes SELECT 1, '${PROBE}' FROM pg_sleep(0.5)`);
+  expect(response.status).toBe(502);
+  expect(response.body.error.message).toMatch(UNKNOWN);
+  await settled();
+  // It did: the answer must not have said that it failed.
+  expect(await rowsWith(1)).toBe(1);
+});
+
+it('says so for a write of a script without a transaction, after the statements that ran', async () => {
+  const response = await query(
+    `INSERT INTO lost_writes VALUES (2, 'first'); ` +
+      `INSERT INTO lost_writes SELECT 3, '${PROBE}' FROM pg_sleep(0.5); VACUUM lost_writes`,
+  );
+  expect(response.status).toBe(502);
+  const [first, cut] = response.body.results as { error?: string; rowCount?: number }[];
+  expect(first).toMatchObject({ rowCount: 1 });
+  expect(cut?.error).toMatch(UNKNOWN);
+  await settled();
+  expect(await rowsWith(3)).toBe(1);
+});
+
+it('says that a read cut so failed: it changed nothing', async () => {
+  const response = await query(`SELECT '${PROBE}' AS probe, pg_sleep(0.5)`);
+  expect(response.status).toBe(502);
+  expect(response.body.error.message).not.toMatch(UNKNOWN);
+});
+
+it('says that sqlgate’s own transaction cut before its COMMIT failed: nothing committed', async () => {
+  const response = await query(
+    `INSERT INTO lost_writes VALUES (4, 'in a transaction'); ` +
+      `INSERT INTO lost_writes SELECT 5, '${PROBE}' FROM pg_sleep(0.5)`,
+  );
+  expect(response.status).toBe(502);
+  expect(JSON.stringify(response.body)).not.toMatch(UNKNOWN);
+  await settled();
+  expect(await rowsWith(4)).toBe(0);
+  expect(await rowsWith(5)).toBe(0);
+});
+
+it('says so in a session, for a write outside a transaction', async () => {
+  const opened = await request(testApp.app).post('/api/sessions').send(throughProxy());
+  expect(opened.status).toBe(201);
+  const response = await request(testApp.app)
+    .post(`/api/sessions/${opened.body.sessionId as string}/query`)
+    .send({ sql: `INSERT INTO lost_writes SELECT 6, '${PROBE}' FROM pg_sleep(0.5)` });
+  expect(response.status).toBe(502);
+  expect(response.body.error.message).toMatch(UNKNOWN);
+  await settled();
+  expect(await rowsWith(6)).toBe(1);
+});
