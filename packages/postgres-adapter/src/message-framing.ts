@@ -31,6 +31,13 @@ const READY_FOR_QUERY = 0x5a; // Z
 /** ParseComplete (1), BindComplete (2), CloseComplete (3). */
 const RECEIPTS = new Set([0x31, 0x32, 0x33]);
 const AUTHENTICATION = 0x52; // R
+/** Requests of an Authentication message, its first int32. */
+const AUTH_OK = 0;
+const AUTH_CLEARTEXT = 3;
+const AUTH_MD5 = 5;
+const AUTH_SASL = 10;
+const AUTH_SASL_CONTINUE = 11;
+const AUTH_SASL_FINAL = 12;
 
 /** Messages after which the next statement's rows, or none, follow. */
 const STATEMENT_BOUNDARIES = new Set(
@@ -115,6 +122,8 @@ export class MessageFraming {
   /** The current message is a DataRow being passed on: its fields are checked. */
   private checkingRow = false;
   private readonly rowCheck = new DataRowCheck();
+  /** The server began a SASL exchange (AuthenticationSASL). */
+  private saslStarted = false;
 
   constructor(private readonly limits: FramingLimits) {
     this.maxRowBytes = limits.maxMessageBytes;
@@ -260,8 +269,10 @@ export class MessageFraming {
       const body =
         this.keptBody.length === 1 ? (this.keptBody[0] as Buffer) : Buffer.concat(this.keptBody);
       this.keptBody = null;
-      if (TYPES_WITH_STRINGS.has(type)) checkStrings(type, body);
-      else this.readFacts(type, body);
+      if (TYPES_WITH_STRINGS.has(type)) {
+        checkStrings(type, body);
+        if (type === AUTHENTICATION) this.checkAuthentication(body);
+      } else this.readFacts(type, body);
     }
     if (RECEIPTS.has(type)) this.facts.receipts++;
     if (this.dropping) {
@@ -272,6 +283,23 @@ export class MessageFraming {
     if (STATEMENT_BOUNDARIES.has(type)) flush(offset);
   }
 
+  /**
+   * pg follows the server's authentication requests without checking their order or sizes: a
+   * SASLContinue that no SASL exchange began made it throw a TypeError, whose text reached the
+   * caller, and an MD5 request without its 4-byte salt left the login hanging.
+   */
+  private checkAuthentication(body: Buffer): void {
+    const request = body.readInt32BE(0);
+    if (request === AUTH_SASL) this.saslStarted = true;
+    else if ((request === AUTH_SASL_CONTINUE || request === AUTH_SASL_FINAL) && !this.saslStarted) {
+      throw new ProtocolViolation('The server continued a SASL exchange that never began');
+    } else if (request === AUTH_MD5 && body.length !== 8) {
+      throw new ProtocolViolation('The server sent a malformed AuthenticationMD5Password message');
+    } else if ((request === AUTH_OK || request === AUTH_CLEARTEXT) && body.length !== 4) {
+      throw new ProtocolViolation('The server sent a malformed Authentication message');
+    }
+  }
+
   private readFacts(type: number, body: Buffer): void {
     if (type === PARAMETER_STATUS) {
       const nameEnd = body.indexOf(0);
@@ -279,10 +307,17 @@ export class MessageFraming {
       if (nameEnd < 0 || valueEnd < 0) {
         throw new ProtocolViolation('The server sent a malformed ParameterStatus message');
       }
-      this.facts.parameters.set(
-        body.toString('utf8', 0, nameEnd),
-        body.toString('utf8', nameEnd + 1, valueEnd),
-      );
+      const name = body.toString('utf8', 0, nameEnd);
+      const value = body.toString('utf8', nameEnd + 1, valueEnd);
+      // Values are read as UTF-8: in another encoding they would come back changed, their
+      // characters replaced (docs/decisions.md 10.12). The rows of the statement that changed it
+      // came before this message, already in the new encoding.
+      if (name === 'client_encoding' && value !== 'UTF8') {
+        throw new ProtocolViolation(
+          `The server's client_encoding became ${value}; sqlgate reads values only as UTF8`,
+        );
+      }
+      this.facts.parameters.set(name, value);
     } else if (type === BACKEND_KEY_DATA) {
       if (body.length < 8) {
         throw new ProtocolViolation('The server sent a malformed BackendKeyData message');

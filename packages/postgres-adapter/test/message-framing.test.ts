@@ -130,6 +130,18 @@ it.each([
     'a backend key after the login',
     encode([backend.readyForQuery('I'), backend.backendKeyData(1, 2)]),
   ],
+  // pg threw a TypeError on these, whose text reached the caller, or waited for ever.
+  [
+    'a SASLContinue after an MD5 request',
+    encode([backend.authenticationRequest(5), backend.authenticationSaslContinue('r=x')]),
+  ],
+  ['a SASLFinal without a SASL exchange', rawMessage('R', '\0\0\0\u000cv=x')],
+  ['an MD5 request with a 2-byte salt', rawMessage('R', '\0\0\0\u0005ab')],
+  ['an AuthenticationOk with a body', rawMessage('R', '\0\0\0\0extra')],
+  [
+    'a client_encoding other than UTF8',
+    encode([backend.readyForQuery('I'), backend.parameterStatus('client_encoding', 'LATIN1')]),
+  ],
 ])('refuses %s', (_what, bytes) => {
   const framing = new MessageFraming(LIMITS);
   expect(() => deliver(framing, bytes, [])).toThrow(ProtocolViolation);

@@ -82,6 +82,9 @@ export const backend = {
       : code === 10
         ? message('R', int32(10), cstring('SCRAM-SHA-256'), ZERO)
         : message('R', int32(code)),
+  /** The server's next SCRAM message (AuthenticationSASLContinue). */
+  authenticationSaslContinue: (data: string): BackendMessage =>
+    message('R', int32(11), Buffer.from(data, 'utf8')),
   parameterStatus: (name: string, value: string): BackendMessage =>
     message('S', cstring(name), cstring(value)),
   backendKeyData: (processId: number, secretKey: number): BackendMessage =>
