@@ -122,8 +122,8 @@ export class MessageFraming {
   /** The current message is a DataRow being passed on: its fields are checked. */
   private checkingRow = false;
   private readonly rowCheck = new DataRowCheck();
-  /** The server began a SASL exchange (AuthenticationSASL). */
-  private saslStarted = false;
+  /** Where the login's SASL exchange is: begun, or proven by the server's SASLFinal. */
+  private sasl: 'started' | 'proven' | undefined;
 
   constructor(private readonly limits: FramingLimits) {
     this.maxRowBytes = limits.maxMessageBytes;
@@ -286,13 +286,17 @@ export class MessageFraming {
   /**
    * pg follows the server's authentication requests without checking their order or sizes: a
    * SASLContinue that no SASL exchange began made it throw a TypeError, whose text reached the
-   * caller, and an MD5 request without its 4-byte salt left the login hanging.
+   * caller, an MD5 request without its 4-byte salt left the login hanging, and an
+   * AuthenticationOk before SASLFinal skipped the check that the server knows the password.
    */
   private checkAuthentication(body: Buffer): void {
     const request = body.readInt32BE(0);
-    if (request === AUTH_SASL) this.saslStarted = true;
-    else if ((request === AUTH_SASL_CONTINUE || request === AUTH_SASL_FINAL) && !this.saslStarted) {
+    if (request === AUTH_SASL) this.sasl = 'started';
+    else if ((request === AUTH_SASL_CONTINUE || request === AUTH_SASL_FINAL) && !this.sasl) {
       throw new ProtocolViolation('The server continued a SASL exchange that never began');
+    } else if (request === AUTH_SASL_FINAL) this.sasl = 'proven';
+    else if (request === AUTH_OK && this.sasl === 'started') {
+      throw new ProtocolViolation('The server ended a SASL exchange without proving its identity');
     } else if (request === AUTH_MD5 && body.length !== 8) {
       throw new ProtocolViolation('The server sent a malformed AuthenticationMD5Password message');
     } else if ((request === AUTH_OK || request === AUTH_CLEARTEXT) && body.length !== 4) {

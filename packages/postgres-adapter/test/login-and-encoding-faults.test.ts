@@ -25,6 +25,10 @@ it.each<[string, BackendMessage[]]>([
     [authentication(3, Buffer.alloc(0)), authentication(11, Buffer.from('r=x'))],
   ],
   ['an MD5 request with a 2-byte salt', [authentication(5, Buffer.from([1, 2]))]],
+  [
+    'an AuthenticationOk in the middle of a SCRAM exchange',
+    [backend.authenticationRequest(10), backend.authenticationOk()],
+  ],
 ])('refuses a login with %s, at once', async (_what, login) => {
   const fake = await startFakePostgres({ login: () => replyWith(login) });
   const connections = createPostgresConnections({ connectTimeoutMs: 3_000 });
