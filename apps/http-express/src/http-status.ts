@@ -25,6 +25,8 @@ const STATUS_BY_CODE: Record<string, number> = {
   [ErrorCodes.TARGET_NOT_ALLOWED]: 403,
   [ErrorCodes.CONNECTION_FAILED]: 502,
   [ErrorCodes.PROTOCOL_ERROR]: 502,
+  // sqlgate could not hold the answer (a COPY line): retrying may help only once others are done.
+  [ErrorCodes.RESULT_TOO_LARGE]: 507,
   [ErrorCodes.SERVER_TIMEOUT]: 504,
   [ErrorCodes.INTERNAL_ERROR]: 500,
   [ErrorCodes.POOL_EXHAUSTED]: 503,

@@ -500,6 +500,39 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
     }
   }, 20_000);
 
+  it('counts a COPY line until its client took it, and stops another COPY meanwhile', async () => {
+    const server = await serverWithBudgets(32, 20);
+    const copy = JSON.stringify(target({ sql: "COPY (SELECT repeat('x', 16000000)) TO STDOUT" }));
+    const unread = await sendUnread(server, copy);
+    try {
+      const stopped = await fetch(`${server.url}/api/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: copy,
+      });
+      expect(stopped.status).toBe(507);
+      expect(await stopped.json()).toMatchObject({
+        error: {
+          code: 'RESULT_TOO_LARGE',
+          message: expect.stringMatching(/MAX_RESULT_BYTES_TOTAL/),
+        },
+      });
+      expect(await postTo(server, sixteenMegabytes())).toMatchObject({ truncated: true });
+      unread.destroy();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const whole = await fetch(`${server.url}/api/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: copy,
+      });
+      expect((await whole.text()).length).toBe(16_000_001);
+      await expectAllSixteenRows(server);
+    } finally {
+      unread.destroy();
+      await server.close();
+    }
+  }, 20_000);
+
   it('defaults to an eighth of the heap, and refuses a malformed value', () => {
     const { getHeapStatistics } = jest.requireActual<typeof import('node:v8')>('node:v8');
     expect(loadConfig({}).maxResultBytesTotal).toBe(

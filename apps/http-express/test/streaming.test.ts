@@ -226,7 +226,7 @@ describe('streamed answers under a hostile reading', () => {
     expect(held).toBe(0);
   }, 20_000);
 
-  it('drops a row larger than MAX_RESULT_BYTES unread and says the statement was cut', async () => {
+  it('cuts the statement at a row larger than MAX_RESULT_BYTES, unread, and says so', async () => {
     const narrow = await startSqlgateProcess({ LOG_LEVEL: 'info', MAX_RESULT_BYTES: '1048576' });
     try {
       const response = await fetch(`${narrow.url}/api/query`, {
@@ -242,12 +242,25 @@ describe('streamed answers under a hostile reading', () => {
         .trim()
         .split('\n')
         .map((line) => JSON.parse(line) as Line);
-      expect(lines.filter((line) => 'row' in line)).toEqual([
-        { row: { g: 1, v: 'xxx' } },
-        { row: { g: 3, v: 'xxx' } },
-      ]);
+      // The rows before it, never the ones after it: a hole would pass for the whole result.
+      expect(lines.filter((line) => 'row' in line)).toEqual([{ row: { g: 1, v: 'xxx' } }]);
       expect(lines.find((line) => 'end' in line)).toMatchObject({
         end: { rowCount: 3, truncated: true, truncatedBy: 'bytes' },
+      });
+      // So does a JSON answer.
+      const json = await fetch(`${narrow.url}/api/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(
+          target({
+            sql: "SELECT g, repeat('x', CASE g WHEN 2 THEN 2000000 ELSE 3 END) AS v FROM generate_series(1, 3) g",
+          }),
+        ),
+      });
+      expect(await json.json()).toMatchObject({
+        rows: [{ g: 1, v: 'xxx' }],
+        truncated: true,
+        truncatedBy: 'bytes',
       });
       // CSV has no way to say a row is missing: the answer is cut instead of ending whole.
       const csv = await fetch(`${narrow.url}/api/query`, {
@@ -267,6 +280,33 @@ describe('streamed answers under a hostile reading', () => {
 });
 
 describe('COPY ... TO STDOUT', () => {
+  it('stops a COPY at a line larger than MAX_RESULT_BYTES, naming the limit', async () => {
+    const narrow = await startSqlgateProcess({ MAX_RESULT_BYTES: '1048576' });
+    try {
+      const answer = async (sql: string) => {
+        const response = await fetch(`${narrow.url}/api/query`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(target({ sql })),
+        });
+        return { status: response.status, text: await response.text().catch(() => 'cut') };
+      };
+      // Its first line: refused before anything was sent.
+      const first = await answer("COPY (SELECT repeat('x', 2000000)) TO STDOUT");
+      expect(first.status).toBe(507);
+      expect(JSON.parse(first.text)).toMatchObject({
+        error: { code: 'RESULT_TOO_LARGE', message: expect.stringMatching(/MAX_RESULT_BYTES/) },
+      });
+      // A later line, once data was sent: the answer is cut, never ended as if whole.
+      const later = await answer(
+        "COPY (SELECT repeat('x', CASE g WHEN 200000 THEN 2000000 ELSE 3 END) FROM generate_series(1, 200000) g) TO STDOUT",
+      );
+      expect(later.text).toBe('cut');
+    } finally {
+      await narrow.stop();
+    }
+  }, 30_000);
+
   it('answers with the COPY data itself, text format as text/plain', async () => {
     const response = await post(
       { sql: "COPY (SELECT g, E'a\\tb' AS t, NULL AS n FROM generate_series(1, 2) g) TO STDOUT" },

@@ -22,6 +22,8 @@ export const ErrorCodes = {
   SERVER_TIMEOUT: 'SERVER_TIMEOUT',
   /** The server broke the wire protocol; the connection was closed. */
   PROTOCOL_ERROR: 'PROTOCOL_ERROR',
+  /** A COPY line sqlgate could not hold (MAX_RESULT_BYTES, MAX_RESULT_BYTES_TOTAL); the connection was closed. */
+  RESULT_TOO_LARGE: 'RESULT_TOO_LARGE',
   /** A defect in sqlgate: the detail goes to the log only. */
   INTERNAL_ERROR: 'INTERNAL_ERROR',
   /** No pooled connection became free within the pool wait timeout. */
@@ -161,6 +163,7 @@ export type ConnectionErrorCode =
   | typeof ErrorCodes.CONNECT_TIMEOUT
   | typeof ErrorCodes.SERVER_TIMEOUT
   | typeof ErrorCodes.PROTOCOL_ERROR
+  | typeof ErrorCodes.RESULT_TOO_LARGE
   | typeof ErrorCodes.POOL_EXHAUSTED;
 
 export class ConnectionError extends SqlgateError {

@@ -18,7 +18,13 @@
  * error. Close messages of names the connection no longer keeps go first. Every other round trip
  * uses the unnamed statement, as above.
  */
-import { ErrorCodes, RequestError, type RunOptions, type StatementResult } from '@sqlgate/core';
+import {
+  ErrorCodes,
+  RequestError,
+  type RowSink,
+  type RunOptions,
+  type StatementResult,
+} from '@sqlgate/core';
 import { serialize } from 'pg-protocol';
 import { ProtocolViolation } from './message-framing';
 import { afterReadyForQuery, prepareValue, type SubmittableConnection } from './pg-internals';
@@ -174,6 +180,10 @@ export class BoundedQuery {
     this.lastCompletion = performance.now();
     this.droppedAtStepStart = this.socket.framing.facts.droppedRows;
     this.socket.framing.rowConsumer = this.takeRow;
+    const sink = this.options.rowSink;
+    if (sink?.copyData) {
+      this.socket.framing.admitCopyData = copyDataAdmission(sink, this.options.maxRowBytes);
+    }
     this.socket.write(messages.length === 1 ? (messages[0] as Buffer) : Buffer.concat(messages));
     return null;
   }
@@ -443,4 +453,23 @@ function pushControlMessages(messages: Buffer[], text: string): void {
     serialize.bind({}),
     serialize.execute({ portal: '', rows: 0 }),
   );
+}
+
+/**
+ * Whether a COPY line of `bytes` may be read for `sink`: not past `maxBytes` (MAX_RESULT_BYTES),
+ * nor past what the sink admits (MAX_RESULT_BYTES_TOTAL); the reason when not.
+ */
+function copyDataAdmission(
+  sink: RowSink,
+  maxBytes = Number.MAX_SAFE_INTEGER,
+): (bytes: number) => string | undefined {
+  return (bytes) => {
+    if (bytes > maxBytes) {
+      return `A line of the COPY data (${bytes} bytes) is larger than MAX_RESULT_BYTES (${maxBytes}); the COPY was stopped`;
+    }
+    if (sink.admit && !sink.admit(bytes)) {
+      return `A line of the COPY data (${bytes} bytes) did not fit in MAX_RESULT_BYTES_TOTAL, which other answers hold; the COPY was stopped, and the same request may succeed later`;
+    }
+    return undefined;
+  };
 }

@@ -10,7 +10,7 @@
  * change of the drop decision made while a statement completes applies to the next statement's rows.
  */
 import { DataRowCheck, readWholeRow } from './data-row-check';
-import { ProtocolViolation } from './message-framing-errors';
+import { ProtocolViolation, ResultTooLarge } from './message-framing-errors';
 import { checkStrings, TYPES_WITH_STRINGS } from './message-checks';
 
 export { ProtocolViolation };
@@ -25,6 +25,7 @@ export { ProtocolViolation };
 const KNOWN_TYPES = new Set([...'123ACDEGHIKNRSTZcdnst'].map((type) => type.charCodeAt(0)));
 
 const DATA_ROW = 0x44; // D
+const COPY_DATA = 0x64; // d
 const PARAMETER_STATUS = 0x53; // S
 const BACKEND_KEY_DATA = 0x4b; // K
 const READY_FOR_QUERY = 0x5a; // Z
@@ -98,6 +99,12 @@ export class MessageFraming {
    */
   admitRow: ((bytes: number) => boolean) | null = null;
   /**
+   * Set by a round trip that streams a COPY's data: asked, with its size, whether a CopyData
+   * message may be read; the refusal's reason when not. COPY data cannot be dropped, so a refusal
+   * ends the connection (ResultTooLarge), and a DataRow there breaks the protocol.
+   */
+  admitCopyData: ((bytes: number) => string | undefined) | null = null;
+  /**
    * Set by the round trip being read: a kept DataRow that arrives whole within one chunk goes
    * straight to it, read here, instead of through pg's parser and its events (which cost more
    * than the rest of a row's way). Everything before the row is passed to pg first, so pg has
@@ -135,6 +142,7 @@ export class MessageFraming {
     this.maxRowBytes = this.limits.maxMessageBytes;
     this.rowConsumer = null;
     this.admitRow = null;
+    this.admitCopyData = null;
   }
 
   /**
@@ -233,12 +241,22 @@ export class MessageFraming {
     this.keptBody = null;
     this.dropping = false;
     this.checkingRow = false;
+    if (type === DATA_ROW && this.admitCopyData !== null) {
+      throw new ProtocolViolation('The server sent a row in answer to a COPY TO STDOUT');
+    }
+    if (type === COPY_DATA && this.admitCopyData !== null) {
+      const refusal = this.admitCopyData(bodyBytes);
+      if (refusal !== undefined) throw new ResultTooLarge(refusal);
+    }
     if (type === DATA_ROW) {
       if (
         this.dropDataRows ||
         bodyBytes > this.maxRowBytes ||
         (this.admitRow !== null && !this.admitRow(bodyBytes))
       ) {
+        // The rows after a row too large are dropped too: an answer keeps a prefix of the
+        // result, never one with a hole.
+        this.dropDataRows = true;
         this.dropping = true;
         this.facts.droppedRows++;
       } else {

@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { BoundedQuery, RoundTripFailure, type NamingFailure } from './bounded-query';
 import { CopyInQuery } from './copy-in-query';
 import { sendCancelRequest } from './cancel-request';
+import { ResultTooLarge } from './message-framing-errors';
 import { toDomainError } from './pg-errors';
 import { submit } from './pg-internals';
 import type { PooledClient } from './pool-registry';
@@ -117,7 +118,8 @@ export class PgConnection implements Connection {
     const domainError = toDomainError(cause, step);
     // The statements that completed before a failure may have committed: they are kept.
     const results = error instanceof RoundTripFailure ? error.completed : [];
-    const mayHaveRun = !nothingRan && step !== 'before';
+    // Not when sqlgate itself stopped the statement for a COPY line it could not hold.
+    const mayHaveRun = !nothingRan && step !== 'before' && !(cause instanceof ResultTooLarge);
     return { results, error: mayHaveRun ? statementMayHaveRun(domainError) : domainError };
   }
 

@@ -98,6 +98,9 @@ export function toDomainError(
       : message;
     return new ConnectionError(ErrorCodes.PROTOCOL_ERROR, shown, systemCode, { cause: error });
   }
+  if (systemCode === 'RESULT_TOO_LARGE') {
+    return new ConnectionError(ErrorCodes.RESULT_TOO_LARGE, message, systemCode, { cause: error });
+  }
   if (systemCode === 'SERVER_TIMEOUT') {
     return new ConnectionError(ErrorCodes.SERVER_TIMEOUT, message, 'ETIMEDOUT', { cause: error });
   }

@@ -21,6 +21,7 @@ import { connect as connectTcp, isIP, type Socket } from 'node:net';
 import { connect as connectTls, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import type { SslMode } from '@sqlgate/core';
 import { MessageFraming, ProtocolViolation, type FramingLimits } from './message-framing';
+import { ResultTooLarge } from './message-framing-errors';
 
 /** The SSLRequest packet: length 8, code 80877103. */
 const SSL_REQUEST = Buffer.from([0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]);
@@ -301,9 +302,12 @@ export class ServerSocket extends EventEmitter {
   }
 }
 
-/** Anything thrown while a server's bytes were handled means the connection cannot be trusted. */
+/**
+ * Anything thrown while a server's bytes were handled means the connection cannot be trusted;
+ * the framing's own errors say why.
+ */
 function asProtocolFault(error: unknown): Error & { code: string } {
-  if (error instanceof ProtocolViolation) return error;
+  if (error instanceof ProtocolViolation || error instanceof ResultTooLarge) return error;
   const detail = error instanceof Error ? error.message : String(error);
   const fault = new ProtocolViolation('The server sent a message that could not be read');
   // The detail stays on the error for the log; the message shown to callers is fixed.

@@ -147,6 +147,30 @@ it.each([
   expect(() => deliver(framing, bytes, [])).toThrow(ProtocolViolation);
 });
 
+it('refuses a row, of any size, in answer to a COPY TO STDOUT', () => {
+  for (const value of ['small', 'x'.repeat(100_000)]) {
+    const framing = new MessageFraming(LIMITS);
+    framing.admitCopyData = () => undefined;
+    framing.maxRowBytes = 10;
+    expect(() => deliver(framing, encode([backend.dataRow([value])]), [])).toThrow(
+      ProtocolViolation,
+    );
+  }
+});
+
+it('drops every row after one too large: a prefix, never a hole', () => {
+  const framing = new MessageFraming(LIMITS);
+  framing.maxRowBytes = 100;
+  const first = encode([backend.dataRow(['first'])]);
+  const rows = Buffer.concat([
+    first,
+    encode([backend.dataRow(['x'.repeat(200)])]),
+    encode([backend.dataRow(['after'])]),
+  ]);
+  expect(deliver(framing, rows, []).equals(first)).toBe(true);
+  expect(framing.facts.droppedRows).toBe(2);
+});
+
 describe('rows read by the framing for the round trip reading them (rowConsumer)', () => {
   /**
    * What a consumer and pg see of `bytes` fed in chunks cut at `cuts`: pg's part parsed by

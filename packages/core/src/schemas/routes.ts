@@ -282,6 +282,12 @@ export const ROUTES: readonly RouteSpec[] = [
         connectionOrDatabase,
         timed,
       ),
+      '507': json(
+        'A COPY ... TO STDOUT line larger than MAX_RESULT_BYTES, or that MAX_RESULT_BYTES_TOTAL, held by other ' +
+          'answers, could not hold, before any of its data was sent (code RESULT_TOO_LARGE); the COPY was stopped.',
+        connectionOrDatabase,
+        timed,
+      ),
     },
   },
   {

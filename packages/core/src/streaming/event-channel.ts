@@ -162,7 +162,9 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
           if (held) await held;
           yield event;
           // Asked for more: the consumer has written these rows and waited for its client.
-          if (event.type === 'rows') this.rowBudget?.free(this.batchBytes.get(event) ?? 0);
+          if (event.type === 'rows' || event.type === 'copy') {
+            this.rowBudget?.free(this.batchBytes.get(event) ?? 0);
+          }
           continue;
         }
         if (this.closed || this.consumerGone) return;
@@ -209,7 +211,10 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
 
   /** Copies `data` (valid only during the call) into the COPY event being filled. */
   private pushCopy(data: Uint8Array): boolean {
-    if (this.consumerGone || this.closed) return true;
+    if (this.consumerGone || this.closed) {
+      this.rowBudget?.free(data.length);
+      return true;
+    }
     let batch = this.copyBatch;
     const last = this.queue[this.queue.length - 1];
     if (!batch || last !== batch.event || batch.used + data.length > batch.buffer.length) {
