@@ -68,16 +68,21 @@ describe('a request without Host', () => {
   });
 });
 
+/** The JSON 400 of a target that cannot be routed, with the request id the client sent. */
+function expectMalformedTargetAnswer(answer: string, requestId: string): void {
+  const [head = '', body = ''] = answer.split('\r\n\r\n');
+  expect(head).toMatch(/^HTTP\/1\.1 400 /);
+  expect(head).toContain(`\r\nX-Request-Id: ${requestId}\r\n`);
+  expect(JSON.parse(body)).toEqual({ error: 'Malformed request target' });
+}
+
 it.each(['http://[::1]evil/api/query', 'http://[/x', 'http://[::1]:8091:1/healthz'])(
   'answers the malformed target %s with 400 in JSON, with a request id',
   async (url) => {
     const answer = await raw(
       `GET ${url} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: bad-target\r\nConnection: close\r\n\r\n`,
     );
-    const [head = '', body = ''] = answer.split('\r\n\r\n');
-    expect(head).toMatch(/^HTTP\/1\.1 400 /);
-    expect(head).toMatch(/\r\nX-Request-Id: bad-target\r\n/i);
-    expect(JSON.parse(body)).toEqual({ error: 'Malformed request target' });
+    expectMalformedTargetAnswer(answer, 'bad-target');
   },
 );
 
@@ -86,10 +91,7 @@ it('answers the asterisk form with 400 in JSON, but OPTIONS * with the methods s
     'POST * HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
       'Content-Length: 2\r\nX-Request-Id: star-post\r\nConnection: close\r\n\r\n{}',
   );
-  const [head = '', body = ''] = posted.split('\r\n\r\n');
-  expect(head).toMatch(/^HTTP\/1\.1 400 /);
-  expect(head).toMatch(/\r\nX-Request-Id: star-post\r\n/i);
-  expect(JSON.parse(body)).toEqual({ error: 'Malformed request target' });
+  expectMalformedTargetAnswer(posted, 'star-post');
   const options = await raw(
     'OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: star-options\r\nConnection: close\r\n\r\n',
   );
@@ -109,10 +111,7 @@ it('answers a malformed target in JSON in an app used as a listener too', async 
         'X-Request-Id: embedded-bad-target\r\nConnection: close\r\n\r\n',
       port,
     );
-    const [head = '', body = ''] = answer.split('\r\n\r\n');
-    expect(head).toMatch(/^HTTP\/1\.1 400 /);
-    expect(head).toMatch(/\r\nX-Request-Id: embedded-bad-target\r\n/i);
-    expect(JSON.parse(body)).toEqual({ error: 'Malformed request target' });
+    expectMalformedTargetAnswer(answer, 'embedded-bad-target');
   } finally {
     await new Promise((resolve) => listener.close(resolve));
     await service.close();
