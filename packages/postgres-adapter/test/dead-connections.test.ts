@@ -117,6 +117,17 @@ it('a connection that just closes after the statement was sent is not proof: the
   expect(await orThrow(insertOnce())).toMatchObject({ rowCount: 1 });
 });
 
+it('a pooler’s FATAL 08P01 is not proof: the statement, which the server ran, is not sent again', async () => {
+  await idleClient();
+  proxy.breakOpenConnections('pooler-fatal');
+  expect(await failureOf(insertOnce())).toMatchObject({ fields: { code: '08P01' } });
+  for (let waited = 0; (await insertedRows()) === 0 && waited < 2000; waited += 50) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  // Once, by the server; sent again, it would have run twice.
+  expect(await insertedRows()).toBe(1);
+});
+
 it('a later statement of the same loan is never sent again, whatever broke', async () => {
   const connection = await orThrow(connections.acquire(target));
   try {

@@ -13,7 +13,12 @@ type Fault =
   /** The server reads the request and closes without a word. */
   | 'silent-close'
   /** What the server sent is held back and delivered only after the client's next request. */
-  | 'late-delivery';
+  | 'late-delivery'
+  /**
+   * A pooler's own FATAL (PgBouncer's "server conn crashed?", 08P01): the request reaches the
+   * server, which runs it, and the client gets the pooler's error instead of the server's answers.
+   */
+  | 'pooler-fatal';
 
 interface Link {
   client: Socket;
@@ -108,6 +113,19 @@ export class TcpProxy {
         for (const held of link.held) link.client.write(held);
         link.client.end();
         return;
+      case 'pooler-fatal':
+        link.upstream.write(chunk);
+        link.client.end(poolerFatal());
+        return;
     }
   }
+}
+
+/** An ErrorResponse as PgBouncer sends it when its server connection broke. */
+function poolerFatal(): Buffer {
+  const fields = Buffer.from('SFATAL\0VFATAL\0C08P01\0Mserver conn crashed?\0\0', 'latin1');
+  const head = Buffer.alloc(5);
+  head.write('E', 0, 'latin1');
+  head.writeInt32BE(4 + fields.length, 1);
+  return Buffer.concat([head, fields]);
 }
