@@ -691,8 +691,13 @@ function commitsOnItsOwn(statement: ParsedStatement, statusBefore: TransactionSt
   if (statementClass === 'transaction-control') {
     return statusBefore === 'in-transaction' && COMMITTING_KEYWORDS.has(keyword);
   }
+  if (statusBefore !== 'idle') return false;
+  // A read that calls a volatile or unknown function (a function of the caller's that inserts)
+  // may write as well: without the catalog, it is not proven free of side effects (10.4).
   return (
-    statusBefore === 'idle' && (statementClass === 'write' || statementClass === 'no-transaction')
+    statementClass === 'write' ||
+    statementClass === 'no-transaction' ||
+    (statementClass === 'read' && statement.callsVolatileFunction)
   );
 }
 
