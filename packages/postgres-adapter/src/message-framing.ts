@@ -131,6 +131,8 @@ export class MessageFraming {
   private readonly rowCheck = new DataRowCheck();
   /** Where the login's SASL exchange is: begun, or proven by the server's SASLFinal. */
   private sasl: 'started' | 'proven' | undefined;
+  /** The server sent AuthenticationOk. */
+  private authenticated = false;
 
   constructor(private readonly limits: FramingLimits) {
     this.maxRowBytes = limits.maxMessageBytes;
@@ -315,11 +317,14 @@ export class MessageFraming {
     } else if (request === AUTH_SASL_FINAL) this.sasl = 'proven';
     else if (request === AUTH_OK && this.sasl === 'started') {
       throw new ProtocolViolation('The server ended a SASL exchange without proving its identity');
+    } else if (request === AUTH_OK && this.authenticated) {
+      throw new ProtocolViolation('The server sent AuthenticationOk twice');
     } else if (request === AUTH_MD5 && body.length !== 8) {
       throw new ProtocolViolation('The server sent a malformed AuthenticationMD5Password message');
     } else if ((request === AUTH_OK || request === AUTH_CLEARTEXT) && body.length !== 4) {
       throw new ProtocolViolation('The server sent a malformed Authentication message');
     }
+    if (request === AUTH_OK) this.authenticated = true;
   }
 
   private readFacts(type: number, body: Buffer): void {
@@ -352,6 +357,11 @@ export class MessageFraming {
         throw new ProtocolViolation('The server sent a malformed ReadyForQuery message');
       }
       if (this.facts.transactionStatus === null) {
+        // PostgreSQL always says AuthenticationOk before the login ends; libpq refuses a login
+        // without it too.
+        if (!this.authenticated) {
+          throw new ProtocolViolation('The server ended the login without authenticating it');
+        }
         this.facts.loginParameters = new Map(this.facts.parameters);
       }
       this.facts.transactionStatus = status;

@@ -25,6 +25,8 @@ it.each<[string, BackendMessage[]]>([
     [authentication(3, Buffer.alloc(0)), authentication(11, Buffer.from('r=x'))],
   ],
   ['an MD5 request with a 2-byte salt', [authentication(5, Buffer.from([1, 2]))]],
+  ['no authentication at all', [backend.readyForQuery('I')]],
+  ['two AuthenticationOk', [backend.authenticationOk(), backend.authenticationOk()]],
   [
     'an AuthenticationOk in the middle of a SCRAM exchange',
     [backend.authenticationRequest(10), backend.authenticationOk()],
