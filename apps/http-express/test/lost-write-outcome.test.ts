@@ -75,6 +75,8 @@ it('says that a lone write cut after it was sent may have committed', async () =
   const response = await query(`INSERT INTO lost_writes SELECT 1, '${PROBE}' FROM pg_sleep(0.5)`);
   expect(response.status).toBe(502);
   expect(response.body.error.message).toMatch(UNKNOWN);
+  // Programs need not read the message.
+  expect(response.body.error.outcomeUnknown).toBe(true);
   await settled();
   // It did: the answer must not have said that it failed.
   expect(await rowsWith(1)).toBe(1);
@@ -86,9 +88,14 @@ it('says so for a write of a script without a transaction, after the statements 
       `INSERT INTO lost_writes SELECT 3, '${PROBE}' FROM pg_sleep(0.5); VACUUM lost_writes`,
   );
   expect(response.status).toBe(502);
-  const [first, cut] = response.body.results as { error?: string; rowCount?: number }[];
+  const [first, cut] = response.body.results as {
+    error?: string;
+    rowCount?: number;
+    cause?: { outcomeUnknown?: boolean };
+  }[];
   expect(first).toMatchObject({ rowCount: 1 });
   expect(cut?.error).toMatch(UNKNOWN);
+  expect(cut?.cause?.outcomeUnknown).toBe(true);
   await settled();
   expect(await rowsWith(3)).toBe(1);
 });
@@ -108,6 +115,7 @@ it('says that a read cut so failed: it changed nothing', async () => {
   );
   expect(response.status).toBe(502);
   expect(response.body.error.message).not.toMatch(UNKNOWN);
+  expect(response.body.error.outcomeUnknown).toBeUndefined();
 });
 
 it('says that sqlgate’s own transaction cut before its COMMIT failed: nothing committed', async () => {

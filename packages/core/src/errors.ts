@@ -174,15 +174,18 @@ export class ConnectionError extends SqlgateError {
    * committed it when it commits on its own (docs/decisions.md 10.5).
    */
   readonly statementMayHaveRun: boolean;
+  /** Whether what failed committed cannot be known: the answer says so (`outcomeUnknown`). */
+  readonly outcomeUnknown: boolean;
 
   constructor(
     code: ConnectionErrorCode,
     message: string,
     systemCode: string,
-    options?: { cause?: unknown; statementMayHaveRun?: boolean },
+    options?: { cause?: unknown; statementMayHaveRun?: boolean; outcomeUnknown?: boolean },
   ) {
     super(code, message, options && 'cause' in options ? { cause: options.cause } : undefined);
     this.systemCode = systemCode;
     this.statementMayHaveRun = options?.statementMayHaveRun ?? false;
+    this.outcomeUnknown = options?.outcomeUnknown ?? false;
   }
 }

@@ -682,7 +682,7 @@ function withUnknownOutcome(
     error.code,
     `The connection was lost while the statement ran; whether it committed is unknown (${error.message})`,
     error.systemCode,
-    { cause: error, statementMayHaveRun: true },
+    { cause: error, statementMayHaveRun: true, outcomeUnknown: true },
   );
 }
 

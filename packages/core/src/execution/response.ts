@@ -138,8 +138,12 @@ function statementErrorObject(
     code: error instanceof ConnectionError ? error.systemCode : error.code,
     executionTime,
     statementIndex: statement.index,
+    ...(error instanceof ConnectionError && error.outcomeUnknown ? UNKNOWN_OUTCOME : {}),
   };
 }
+
+/** Marks the error of a statement that may have committed (docs/decisions.md 10.5). */
+const UNKNOWN_OUTCOME = { outcomeUnknown: true } as const;
 
 /**
  * SQLSTATEs that answer by their own status on every path: a lost connection or a server going
@@ -346,7 +350,13 @@ export function errorResponse(error: unknown, executionTime: number): QueryRespo
   }
   if (error instanceof ConnectionError) {
     return {
-      body: { error: { message: error.message, code: error.systemCode } },
+      body: {
+        error: {
+          message: error.message,
+          code: error.systemCode,
+          ...(error.outcomeUnknown ? UNKNOWN_OUTCOME : {}),
+        },
+      },
       failure: { code: error.code },
     };
   }

@@ -124,7 +124,7 @@ async function commit(
       error.code,
       `The connection was lost during COMMIT; whether the transaction committed is unknown (${error.message})`,
       error.systemCode,
-      { cause: error },
+      { cause: error, outcomeUnknown: true },
     );
     return { kind: 'request', error: unknown };
   }

@@ -197,6 +197,15 @@ export const QueryExecutionResultSchema = Type.Object(
   { $id: 'QueryExecutionResult', description: 'The result of one statement that succeeded.' },
 );
 
+/** docs/decisions.md 10.5: the statement, or sqlgate's COMMIT, may have committed. */
+function OutcomeUnknown() {
+  return Type.Literal(true, {
+    description:
+      'Present when the connection was lost after a statement that commits on its own (a write outside a transaction, ' +
+      'a COMMIT) reached the server: it may have committed. Check before running it again.',
+  });
+}
+
 export const QueryErrorObjectSchema = Type.Object(
   {
     message: Type.String({ description: 'Database error message.' }),
@@ -231,6 +240,7 @@ export const QueryErrorObjectSchema = Type.Object(
         false,
       ),
     ),
+    outcomeUnknown: Type.Optional(OutcomeUnknown()),
   },
   {
     $id: 'QueryErrorObject',
@@ -351,7 +361,11 @@ export const QueryErrorResponseSchema = Type.Object(
 );
 
 export const ConnectionErrorObjectSchema = Type.Object(
-  { message: Type.String(), code: Type.String({ minLength: 1 }) },
+  {
+    message: Type.String(),
+    code: Type.String({ minLength: 1 }),
+    outcomeUnknown: Type.Optional(OutcomeUnknown()),
+  },
   {
     $id: 'ConnectionErrorObject',
     additionalProperties: false,

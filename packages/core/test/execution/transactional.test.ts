@@ -99,8 +99,11 @@ describe('the transactional strategy', () => {
 
     const response = await query(WRITES);
 
-    const error = (response.body as { error: { message: string; code: string } }).error;
+    const error = (
+      response.body as { error: { message: string; code: string; outcomeUnknown?: boolean } }
+    ).error;
     expect(error.code).toBe('08006');
+    expect(error.outcomeUnknown).toBe(true);
     expect(error.message).toMatch(
       /^The connection was lost during COMMIT; whether the transaction committed is unknown \(Connection terminated unexpectedly\)$/,
     );
