@@ -6,12 +6,18 @@
  * with the methods it serves. Both before Express sees the request.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ROUTES } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { writeJson } from './query-endpoint';
 import { logRequest } from './request-log';
 
-/** The methods some route of sqlgate serves. */
-const SERVED_METHODS = 'GET, POST, DELETE, OPTIONS';
+/** The methods some route of the contract's table serves, and OPTIONS (CORS preflights). */
+const SERVED_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']
+  .filter(
+    (method) =>
+      method === 'OPTIONS' || ROUTES.some((route) => route.method.toUpperCase() === method),
+  )
+  .join(', ');
 
 function isMalformedTarget(url: string | undefined): boolean {
   if (url === undefined || url.charCodeAt(0) === 0x2f /* / */) return false;

@@ -243,13 +243,7 @@ export class MessageFraming {
     this.keptBody = null;
     this.dropping = false;
     this.checkingRow = false;
-    if (type === DATA_ROW && this.admitCopyData !== null) {
-      throw new ProtocolViolation('The server sent a row in answer to a COPY TO STDOUT');
-    }
-    if (type === COPY_DATA && this.admitCopyData !== null) {
-      const refusal = this.admitCopyData(bodyBytes);
-      if (refusal !== undefined) throw new ResultTooLarge(refusal);
-    }
+    if (this.admitCopyData !== null) this.checkCopyMessage(type, bodyBytes, this.admitCopyData);
     if (type === DATA_ROW) {
       if (
         this.dropDataRows ||
@@ -301,6 +295,20 @@ export class MessageFraming {
     }
     // The reader may change its mind about rows while this message is handled.
     if (STATEMENT_BOUNDARIES.has(type)) flush(offset);
+  }
+
+  /** In answer to a COPY TO STDOUT: no row, and no line sqlgate cannot hold. */
+  private checkCopyMessage(
+    type: number,
+    bodyBytes: number,
+    admit: (bytes: number) => string | undefined,
+  ): void {
+    if (type === DATA_ROW) {
+      throw new ProtocolViolation('The server sent a row in answer to a COPY TO STDOUT');
+    }
+    if (type !== COPY_DATA) return;
+    const refusal = admit(bodyBytes);
+    if (refusal !== undefined) throw new ResultTooLarge(refusal);
   }
 
   /**

@@ -383,7 +383,6 @@ function reseedRandom(): string {
   return `SELECT setseed(${seed})`;
 }
 
-/** The failure of a call on a connection whose client left the pool dead, with no replacement. */
 /**
  * A connection failure after the round trip reached the server: its statement may have run, and
  * committed if it commits on its own (docs/decisions.md 10.5). Core words the answer.
@@ -398,6 +397,7 @@ function statementMayHaveRun(
   });
 }
 
+/** The failure of a call on a connection whose client left the pool dead, with no replacement. */
 function goneClient(): ConnectionError | DatabaseError {
   return toDomainError(new Error('Connection terminated unexpectedly'));
 }

@@ -171,9 +171,10 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
         await new Promise<void>((resolve) => (this.wakeConsumer = resolve));
       }
     } finally {
-      // Leaving the loop early (a consumer's break or error) counts as going away.
-      if (!this.closed) this.cancel();
-      this.releaseRows();
+      // Leaving the loop early (a consumer's break or error) counts as going away; either way
+      // nothing of the stream's rows is held any more.
+      if (this.closed) this.releaseRows();
+      else this.cancel();
     }
   }
 
