@@ -7,14 +7,20 @@
  * statement to its end and commits it.
  */
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { backend, encode } from '@sqlgate/testing';
 import request from 'supertest';
 import { createTestApp, database, sql, target, type TestApp } from './support';
 
 const PROBE = 'cut-probe';
+/** Like the probe, but the proxy answers as PgBouncer does when its server connection broke. */
+const FATAL_PROBE = 'fatal-probe';
 const CUT_AFTER_MS = 200;
 const UNKNOWN = /whether it committed is unknown/;
 
-/** Forwards to the test database; cuts a connection CUT_AFTER_MS after it forwards the probe. */
+/**
+ * Forwards to the test database; cuts a connection CUT_AFTER_MS after it forwards the probe, or
+ * sends PgBouncer's FATAL 08P01 then for the FATAL probe.
+ */
 async function cuttingProxy(): Promise<{ port: number; close: () => Promise<void> }> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
@@ -27,6 +33,12 @@ async function cuttingProxy(): Promise<{ port: number; close: () => Promise<void
     client.on('data', (chunk: Buffer) => {
       upstream.write(chunk);
       if (chunk.includes(PROBE)) setTimeout(cut, CUT_AFTER_MS);
+      if (chunk.includes(FATAL_PROBE)) {
+        setTimeout(() => {
+          upstream.destroy();
+          client.end(poolerFatal());
+        }, CUT_AFTER_MS);
+      }
     });
     upstream.on('data', (chunk: Buffer) => client.write(chunk));
     client.on('error', cut).on('close', cut);
@@ -40,6 +52,13 @@ async function cuttingProxy(): Promise<{ port: number; close: () => Promise<void
       await new Promise((resolve) => server.close(resolve));
     },
   };
+}
+
+/** An ErrorResponse as PgBouncer sends it when its server connection broke. */
+function poolerFatal(): Buffer {
+  return encode([
+    backend.errorResponse({ S: 'FATAL', V: 'FATAL', C: '08P01', M: 'server conn crashed?' }),
+  ]);
 }
 
 let testApp: TestApp;
@@ -80,6 +99,16 @@ it('says that a lone write cut after it was sent may have committed', async () =
   await settled();
   // It did: the answer must not have said that it failed.
   expect(await rowsWith(1)).toBe(1);
+});
+
+it('says so when a pooler’s FATAL ends the connection, never that the caller erred', async () => {
+  const response = await query(
+    `INSERT INTO lost_writes SELECT 8, '${FATAL_PROBE}' FROM pg_sleep(0.5)`,
+  );
+  expect(response.status).toBe(502);
+  expect(response.body.error).toMatchObject({ code: '08P01', outcomeUnknown: true });
+  await settled();
+  expect(await rowsWith(8)).toBe(1);
 });
 
 it('says so for a write of a script without a transaction, after the statements that ran', async () => {

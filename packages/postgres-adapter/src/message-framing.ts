@@ -40,6 +40,14 @@ const AUTH_SASL = 10;
 const AUTH_SASL_CONTINUE = 11;
 const AUTH_SASL_FINAL = 12;
 
+type SaslStep = 'started' | 'continued' | 'proven';
+/** Each SASL request, the step before which it may come, and the step it reaches. */
+const SASL_STEPS = new Map<number, { after: SaslStep | undefined; reached: SaslStep }>([
+  [AUTH_SASL, { after: undefined, reached: 'started' }],
+  [AUTH_SASL_CONTINUE, { after: 'started', reached: 'continued' }],
+  [AUTH_SASL_FINAL, { after: 'continued', reached: 'proven' }],
+]);
+
 /** Messages after which the next statement's rows, or none, follow. */
 const STATEMENT_BOUNDARIES = new Set(
   [...'CsEIZTn'].map((type) => type.charCodeAt(0)), // complete, suspended, error, empty, ready, description, no data
@@ -129,8 +137,8 @@ export class MessageFraming {
   /** The current message is a DataRow being passed on: its fields are checked. */
   private checkingRow = false;
   private readonly rowCheck = new DataRowCheck();
-  /** Where the login's SASL exchange is: begun, or proven by the server's SASLFinal. */
-  private sasl: 'started' | 'proven' | undefined;
+  /** Where the login's SASL exchange is, until the server's SASLFinal proves its identity. */
+  private sasl: SaslStep | undefined;
   /** The server sent AuthenticationOk. */
   private authenticated = false;
 
@@ -319,11 +327,14 @@ export class MessageFraming {
    */
   private checkAuthentication(body: Buffer): void {
     const request = body.readInt32BE(0);
-    if (request === AUTH_SASL) this.sasl = 'started';
-    else if ((request === AUTH_SASL_CONTINUE || request === AUTH_SASL_FINAL) && !this.sasl) {
-      throw new ProtocolViolation('The server continued a SASL exchange that never began');
-    } else if (request === AUTH_SASL_FINAL) this.sasl = 'proven';
-    else if (request === AUTH_OK && this.sasl === 'started') {
+    // SCRAM is SASL, one SASLContinue, SASLFinal: each step only after the one before it.
+    const step = SASL_STEPS.get(request);
+    if (step !== undefined) {
+      if (this.sasl !== step.after) {
+        throw new ProtocolViolation('The server sent the steps of a SASL exchange out of order');
+      }
+      this.sasl = step.reached;
+    } else if (request === AUTH_OK && this.sasl !== undefined && this.sasl !== 'proven') {
       throw new ProtocolViolation('The server ended a SASL exchange without proving its identity');
     } else if (request === AUTH_OK && this.authenticated) {
       throw new ProtocolViolation('The server sent AuthenticationOk twice');

@@ -125,7 +125,11 @@ it.each([
   ['a SASL mechanism list without its NUL', rawMessage('R', '\0\0\0\nSCRAM-SHA-256')],
   [
     'an authentication request after the login',
-    encode([backend.authenticationOk(), backend.readyForQuery('I'), backend.authenticationRequest(3)]),
+    encode([
+      backend.authenticationOk(),
+      backend.readyForQuery('I'),
+      backend.authenticationRequest(3),
+    ]),
   ],
   [
     'a backend key after the login',
@@ -137,11 +141,30 @@ it.each([
     encode([backend.authenticationRequest(5), backend.authenticationSaslContinue('r=x')]),
   ],
   ['a SASLFinal without a SASL exchange', rawMessage('R', '\0\0\0\u000cv=x')],
+  [
+    'a SASLFinal before the SASLContinue',
+    Buffer.concat([
+      encode([backend.authenticationRequest(10)]),
+      rawMessage('R', '\0\0\0\u000cv=x'),
+    ]),
+  ],
+  [
+    'a second AuthenticationSASL in the middle of the exchange',
+    encode([
+      backend.authenticationRequest(10),
+      backend.authenticationSaslContinue('r=x'),
+      backend.authenticationRequest(10),
+    ]),
+  ],
   ['an MD5 request with a 2-byte salt', rawMessage('R', '\0\0\0\u0005ab')],
   ['an AuthenticationOk with a body', rawMessage('R', '\0\0\0\0extra')],
   [
     'a client_encoding other than UTF8',
-    encode([backend.authenticationOk(), backend.readyForQuery('I'), backend.parameterStatus('client_encoding', 'LATIN1')]),
+    encode([
+      backend.authenticationOk(),
+      backend.readyForQuery('I'),
+      backend.parameterStatus('client_encoding', 'LATIN1'),
+    ]),
   ],
 ])('refuses %s', (_what, bytes) => {
   const framing = new MessageFraming(LIMITS);

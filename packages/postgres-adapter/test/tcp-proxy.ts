@@ -3,6 +3,7 @@
  * networks and servers do, at a moment a test chooses.
  */
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { backend, encode } from '@sqlgate/testing';
 
 /** What happens to a connection when the client next sends something. */
 type Fault =
@@ -123,9 +124,7 @@ export class TcpProxy {
 
 /** An ErrorResponse as PgBouncer sends it when its server connection broke. */
 function poolerFatal(): Buffer {
-  const fields = Buffer.from('SFATAL\0VFATAL\0C08P01\0Mserver conn crashed?\0\0', 'latin1');
-  const head = Buffer.alloc(5);
-  head.write('E', 0, 'latin1');
-  head.writeInt32BE(4 + fields.length, 1);
-  return Buffer.concat([head, fields]);
+  return encode([
+    backend.errorResponse({ S: 'FATAL', V: 'FATAL', C: '08P01', M: 'server conn crashed?' }),
+  ]);
 }

@@ -30,6 +30,7 @@ import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from './out
 import type { StrategyName } from './plan';
 import { withFields } from '../with-fields';
 import { promiseFrom } from '../promise-from';
+import { lostAfterSending, unknownOutcome } from './unknown-outcome';
 import { RequestResultBudget, type SharedResultBudget } from './result-budget';
 
 /** Why a strategy could not start: the caller went away, or no connection could be had. */
@@ -668,27 +669,25 @@ export class LentConnection {
 
 /**
  * A statement that commits on its own (a write outside any transaction, a COMMIT) had reached the
- * server when its connection failed: PostgreSQL may have committed it, so the answer must not say
- * that it failed (docs/decisions.md 10.5). A caller who believed that would run it again.
+ * server when its connection ended: PostgreSQL may have committed it (unknown-outcome.ts).
  */
 function withUnknownOutcome(
   error: PortFailure,
   statement: ParsedStatement,
   statusBefore: TransactionStatus,
 ): PortFailure {
-  if (!(error instanceof ConnectionError) || !error.statementMayHaveRun) return error;
-  if (!commitsOnItsOwn(statement, statusBefore)) return error;
-  return new ConnectionError(
-    error.code,
-    `The connection was lost while the statement ran; whether it committed is unknown (${error.message})`,
-    error.systemCode,
-    { cause: error, statementMayHaveRun: true, outcomeUnknown: true },
+  if (!lostAfterSending(error) || !commitsOnItsOwn(statement, statusBefore)) return error;
+  return unknownOutcome(
+    error,
+    'The connection was lost while the statement ran; whether it committed',
   );
 }
 
 function commitsOnItsOwn(statement: ParsedStatement, statusBefore: TransactionStatus): boolean {
   const { statementClass, keyword } = statement;
   if (statementClass === 'transaction-control') {
+    // COMMIT PREPARED and ROLLBACK PREPARED end a prepared transaction, inside none.
+    if (SETTLES_PREPARED.test(statement.text)) return true;
     return statusBefore === 'in-transaction' && COMMITTING_KEYWORDS.has(keyword);
   }
   if (statusBefore !== 'idle') return false;
@@ -701,8 +700,9 @@ function commitsOnItsOwn(statement: ParsedStatement, statusBefore: TransactionSt
   );
 }
 
-/** COMMIT, END, COMMIT PREPARED and PREPARE TRANSACTION end a transaction that may commit. */
+/** COMMIT, END and PREPARE TRANSACTION end a transaction that may commit. */
 const COMMITTING_KEYWORDS = new Set(['COMMIT', 'END', 'PREPARE']);
+const SETTLES_PREPARED = /^(?:COMMIT|ROLLBACK)\s+PREPARED\b/i;
 
 function endsConnection(error: PortFailure): boolean {
   if (error instanceof DatabaseError) {

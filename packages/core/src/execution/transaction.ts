@@ -18,6 +18,7 @@ import {
 } from './context';
 import type { ExecutionFailure, StatementOutcome } from './outcome';
 import type { TransactionMode } from './plan';
+import { isFatal, unknownOutcome } from './unknown-outcome';
 
 /** `BEGIN ISOLATION LEVEL ... READ ONLY` for the mode; the parts are fixed keywords, never caller text. */
 export function beginStatement(mode: TransactionMode): string {
@@ -115,18 +116,14 @@ async function commit(
 ): Promise<TransactionFailure | StartFailure | undefined> {
   const error = await context.runControl(lent, 'COMMIT');
   if (!error) return undefined;
+  // A connection ended during COMMIT, by a failure or a FATAL report: it may have committed.
+  if (error instanceof ConnectionError || isFatal(error)) {
+    const lost = 'The connection was lost during COMMIT; whether the transaction committed';
+    return { kind: 'request', error: unknownOutcome(error, lost) };
+  }
   // COMMIT itself failed (deferred constraints, serialization): the transaction is gone.
   if (error instanceof DatabaseError) {
     return { kind: 'transaction', index: statementCount, error, executionTime: 0, end: 'COMMIT' };
-  }
-  if (error instanceof ConnectionError) {
-    const unknown = new ConnectionError(
-      error.code,
-      `The connection was lost during COMMIT; whether the transaction committed is unknown (${error.message})`,
-      error.systemCode,
-      { cause: error, outcomeUnknown: true },
-    );
-    return { kind: 'request', error: unknown };
   }
   return { kind: 'request', error };
 }
