@@ -13,7 +13,8 @@ let server: Server;
 let url: string;
 
 beforeAll(async () => {
-  testApp = createTestApp({ poolTargetsMax: 1, poolWaitTimeoutMs: 300 });
+  // pg-pool bounds each new connection's login by the wait too: it must fit on a busy machine.
+  testApp = createTestApp({ poolTargetsMax: 1, poolWaitTimeoutMs: 3000 });
   server = testApp.app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -116,7 +116,8 @@ it('a new target waits while every pool has a connection lent, and gets a pool o
 });
 
 it('refuses a new target with POOL_EXHAUSTED when no pool is given back within the wait', async () => {
-  connections = createPostgresConnections({ maxPools: 2, waitTimeoutMs: 200 });
+  // pg-pool bounds each new connection's login by the wait too: it must fit on a busy machine.
+  connections = createPostgresConnections({ maxPools: 2, waitTimeoutMs: 3000 });
   const held = await Promise.all([0, 1].map((i) => orThrow(connections.acquire(asUser(i)))));
   try {
     const failure = await failureOf(connections.acquire(asUser(2)));
