@@ -268,7 +268,7 @@ export class BoundedQuery {
     const statement = this.currentStep() === 'statement' ? this.step - this.before.length : -1;
     if (!isCopyStatement(this.texts[statement] ?? '')) {
       this.violate(
-        new ProtocolViolation('The server asked for COPY data for a statement that is no COPY'),
+        new ProtocolViolation('The server asked for COPY data for a statement that is not a COPY'),
       );
       return;
     }
