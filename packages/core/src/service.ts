@@ -26,6 +26,7 @@ import { asCancelled, cancelByRequestId, cancelledFailure } from './execution/ca
 import {
   ABORTED_BEFORE_START_MESSAGE,
   errorResponse,
+  duplicateColumnWarnings,
   shapeResponse,
   withWarnings,
   type ServiceAnswer,
@@ -591,6 +592,10 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         context.sharedBudgetReached || (rowStream?.sharedBudgetReached ?? false);
       if (sharedBudgetReached && cutByBytes(outcome)) {
         warnings = [...(warnings ?? []), SHARED_BUDGET_WARNING];
+      }
+      if (request.options.rowMode === 'object' && !textValues) {
+        const duplicates = duplicateColumnWarnings(outcome);
+        if (duplicates.length > 0) warnings = [...(warnings ?? []), ...duplicates];
       }
       return withWarnings(withFields(shaped, { timings: timings(context, executionMs) }), warnings);
     } catch (error) {

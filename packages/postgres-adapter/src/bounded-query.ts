@@ -26,6 +26,7 @@ import {
   type StatementResult,
 } from '@sqlgate/core';
 import { serialize } from 'pg-protocol';
+import { isCopyStatement } from './copy-in-query';
 import { ProtocolViolation } from './message-framing';
 import { afterReadyForQuery, prepareValue, type SubmittableConnection } from './pg-internals';
 import type { NamedStatement, PreparedStatements } from './prepared-statements';
@@ -262,8 +263,18 @@ export class BoundedQuery {
     this.completeStep();
   }
 
+  /** COPY data goes in only through CopyInQuery: a COPY here is failed, for any other step a fault. */
   handleCopyInResponse(connection: SubmittableConnection): void {
+    const statement = this.currentStep() === 'statement' ? this.step - this.before.length : -1;
+    if (!isCopyStatement(this.texts[statement] ?? '')) {
+      this.violate(
+        new ProtocolViolation('The server asked for COPY data for a statement that is not a COPY'),
+      );
+      return;
+    }
     connection.sendCopyFail('COPY FROM STDIN is not supported over HTTP');
+    // In COPY mode the server skipped the Sync that ends the round trip; after its error it waits for one.
+    if (this.step === this.stepCount - 1) this.socket.write(SYNC);
   }
 
   /** COPY TO STDOUT data: to the sink of a streamed COPY; from any other statement, a fault. */

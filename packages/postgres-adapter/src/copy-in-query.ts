@@ -2,9 +2,10 @@
  * COPY ... FROM STDIN fed from a stream (docs/decisions.md 10.23). The statement goes as a simple
  * Query: after an error the server then answers ReadyForQuery at once and drops whatever COPY data
  * is still on its way, so a failing row stops the upload cleanly. The data is written as it is
- * read, and reading waits while the socket's buffer is full: a slow server holds the upload.
+ * read, and reading waits while the socket's buffer is full: a slow server holds the upload. The
+ * server's CommandComplete counts only after sqlgate sent CopyDone (docs/decisions.md 10.42).
  */
-import type { StatementResult } from '@sqlgate/core';
+import { splitSql, type StatementResult } from '@sqlgate/core';
 import { serialize } from 'pg-protocol';
 import { ProtocolViolation } from './message-framing';
 import { afterReadyForQuery, type SubmittableConnection } from './pg-internals';
@@ -12,6 +13,18 @@ import type { ServerSocket } from './server-socket';
 
 const COMMAND_TAG = /^COPY (\d+)$/;
 const COPY_DATA = 0x64; // d
+
+/**
+ * Whether `sql` is a COPY statement, read with sqlgate's lexer (comments before it do not count):
+ * only a COPY ... FROM STDIN may make a server ask for COPY data (docs/decisions.md 10.42).
+ */
+export function isCopyStatement(sql: string): boolean {
+  try {
+    return /^copy\b/i.test(splitSql(sql)[0] ?? '');
+  } catch {
+    return false; // a text the lexer cannot end is no statement a server could have run
+  }
+}
 
 export class CopyInQuery {
   readonly done: Promise<StatementResult>;
@@ -21,6 +34,8 @@ export class CopyInQuery {
   private serverError: unknown;
   private sourceError: unknown;
   private copying = false;
+  /** CopyDone went out: the server has all the data, and may now say how many rows it loaded. */
+  private copyDoneSent = false;
   private readonly started = performance.now();
 
   constructor(
@@ -46,6 +61,11 @@ export class CopyInQuery {
   }
 
   handleCommandComplete(message: { text: string }): void {
+    if (!this.copyDoneSent) {
+      // It cannot have loaded data it never had: whatever its tag says, the COPY did not happen.
+      this.violate(new ProtocolViolation('The server ended the COPY before it received the data'));
+      return;
+    }
     const count = COMMAND_TAG.exec(message.text)?.[1];
     this.rowCount = count === undefined ? null : Number(count);
   }
@@ -80,6 +100,13 @@ export class CopyInQuery {
     }
   }
 
+  /** The upload stops, this COPY fails with `violation`, and the connection is ended. */
+  private violate(violation: ProtocolViolation): void {
+    this.copying = false;
+    this.reject(violation);
+    this.socket.abort(violation);
+  }
+
   // pg calls these for any statement; a COPY FROM STDIN sends none of them.
   handleRowDescription(): void {}
   handleDataRow(): void {}
@@ -102,7 +129,10 @@ export class CopyInQuery {
           await this.socket.drainedForWriting();
         }
       }
-      if (this.copying) this.socket.write(serialize.copyDone());
+      if (this.copying) {
+        this.copyDoneSent = true;
+        this.socket.write(serialize.copyDone());
+      }
     } catch (error) {
       this.sourceError = error instanceof Error ? error : new Error(String(error));
       if (this.copying) {

@@ -20,7 +20,8 @@ export { ProtocolViolation };
  * NegotiateProtocolVersion (v) and CopyBothResponse (W) answer requests sqlgate never makes: from
  * a server they are a protocol fault. The COPY TO STDOUT messages (H, d, c) come for a streamed
  * COPY (docs/decisions.md 10.22); CopyData for any other statement is refused where it arrives
- * (bounded-query.ts). CopyInResponse (G) stays: a COPY FROM STDIN is answered with CopyFail.
+ * (bounded-query.ts). CopyInResponse (G) stays: a COPY FROM STDIN is answered with CopyFail, or
+ * fed by copy-in-query.ts; for any other statement it is refused where it arrives.
  */
 const KNOWN_TYPES = new Set([...'123ACDEGHIKNRSTZcdnst'].map((type) => type.charCodeAt(0)));
 

@@ -15,6 +15,7 @@ import { tlsOptionsFor, type TlsSettings } from './tls';
 import { TypeRegistry } from './types/type-registry';
 import { PasswordDigests } from './password-digests';
 import { PreparedStatementsSwitch } from './prepared-statements';
+import { PoolRoom } from './pool-room';
 
 export interface PoolLimits {
   /** Clients per pool (POOL_MAX). */
@@ -30,7 +31,11 @@ export interface PoolLimits {
   connectTimeoutMs: number;
   /** Waiting for a free client gives up after this long (POOL_WAIT_TIMEOUT_MS). */
   waitTimeoutMs: number;
-  /** Pools kept at once (POOL_TARGETS_MAX); the least recently used idle pool goes first. */
+  /**
+   * Pools kept at once (POOL_TARGETS_MAX); the least recently used idle pool goes first. While
+   * every pool has connections lent, a new target waits for one to come free (docs/decisions.md
+   * 10.43).
+   */
   maxPools: number;
   /** A pool with no clients for this long is closed and removed. */
   unusedPoolTtlMs: number;
@@ -63,6 +68,8 @@ export class PoolRegistry {
   /** The fields of the target `keyOf` was last asked for, and its key. */
   private lastKeyed: { target: ConnectionTarget; key: string } | undefined;
   private readonly sweeper: NodeJS.Timeout;
+  /** New targets waiting for a pool to come free, while POOL_TARGETS_MAX are all busy. */
+  private readonly room = new PoolRoom();
   private closed = false;
 
   constructor(
@@ -84,6 +91,15 @@ export class PoolRegistry {
    * each async function between it and pg-pool's promise cost one more turn of the microtasks.
    */
   acquire(target: ConnectionTarget, options: AcquireOptions = {}): Promise<PgConnection> {
+    return this.lend(target, options, Date.now() + this.limits.waitTimeoutMs);
+  }
+
+  /** `roomDeadline`: how long a new target may wait for a pool to come free. */
+  private lend(
+    target: ConnectionTarget,
+    options: AcquireOptions,
+    roomDeadline: number,
+  ): Promise<PgConnection> {
     if (this.closed) {
       return Promise.reject(
         new ConnectionError(
@@ -94,6 +110,7 @@ export class PoolRegistry {
       );
     }
     const entry = this.entryFor(target);
+    if (!entry) return this.acquireWhenRoom(target, options, roomDeadline);
     entry.lent++;
     entry.lastUsed = Date.now();
     const { signal } = options;
@@ -103,8 +120,7 @@ export class PoolRegistry {
           onReleased: () => {
             entry.lent--;
             entry.lastUsed = Date.now();
-            // Pools allowed over the limit while every pool was busy go as soon as they may.
-            if (this.pools.size > this.limits.maxPools) this.trimToLimit();
+            if (entry.lent === 0) this.room.freed();
           },
           replace: () => this.liveClient(entry, signal),
           maxReplacements: this.limits.max,
@@ -112,9 +128,31 @@ export class PoolRegistry {
         }),
       (error: unknown) => {
         entry.lent--;
+        if (entry.lent === 0) this.room.freed();
         throw error;
       },
     );
+  }
+
+  /**
+   * Waits, up to the deadline, for a pool that may be closed to make room for the target's
+   * (docs/decisions.md 10.43), then tries again; POOL_EXHAUSTED when none came free.
+   */
+  private acquireWhenRoom(
+    target: ConnectionTarget,
+    options: AcquireOptions,
+    deadline: number,
+  ): Promise<PgConnection> {
+    return this.room.wait(deadline - Date.now(), options.signal).then((outcome) => {
+      if (outcome === 'room') return this.lend(target, options, deadline);
+      if (outcome === 'aborted') throw requestAborted();
+      throw new ConnectionError(
+        ErrorCodes.POOL_EXHAUSTED,
+        `No pool came free within ${this.limits.waitTimeoutMs} ms for a pool to ${poolIdOf(target)}: ` +
+          `all ${this.limits.maxPools} pools sqlgate keeps (POOL_TARGETS_MAX) have connections lent`,
+        'POOL_EXHAUSTED',
+      );
+    });
   }
 
   stats(): PoolStat[] {
@@ -165,6 +203,7 @@ export class PoolRegistry {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.sweeper);
+    this.room.freeAll();
     const entries = [...this.pools.values()];
     this.pools.clear();
     await Promise.all(entries.map((entry) => entry.pool.end().catch(() => undefined)));
@@ -193,7 +232,8 @@ export class PoolRegistry {
     return key;
   }
 
-  private entryFor(target: ConnectionTarget): PoolEntry {
+  /** The target's pool; undefined when none may be made now (docs/decisions.md 10.43). */
+  private entryFor(target: ConnectionTarget): PoolEntry | undefined {
     const key = this.keyOf(target);
     const existing = this.pools.get(key);
     if (existing) {
@@ -206,7 +246,7 @@ export class PoolRegistry {
       }
       return existing;
     }
-    this.makeRoom();
+    if (!this.makeRoom()) return undefined;
     const entry: PoolEntry = {
       key,
       poolId: poolIdOf(target),
@@ -295,24 +335,20 @@ export class PoolRegistry {
     return toDomainError(error);
   }
 
-  /** Over the limit, closes the least recently used pools that have nothing lent, down to it. */
-  private trimToLimit(): void {
-    for (const entry of [...this.pools.values()]) {
-      if (this.pools.size <= this.limits.maxPools) return;
-      if (entry.lent === 0 && entry.pool.waitingCount === 0) this.remove(entry);
-    }
-  }
-
-  /** At the limit, closes the least recently used pool that has nothing lent. */
-  private makeRoom(): void {
-    if (this.pools.size < this.limits.maxPools) return;
+  /**
+   * Whether a pool may be added: below the limit, or once the least recently used pool that has
+   * nothing lent is closed. A pool with connections lent is never closed, and none is made past
+   * the limit: every pool lends up to POOL_MAX connections.
+   */
+  private makeRoom(): boolean {
+    if (this.pools.size < this.limits.maxPools) return true;
     for (const entry of this.pools.values()) {
       if (entry.lent === 0 && entry.pool.waitingCount === 0) {
         this.remove(entry);
-        return;
+        return true;
       }
     }
-    // Every pool is busy: the new one is allowed over the limit until one frees up.
+    return false;
   }
 
   private closeUnusedPools(): void {
@@ -320,11 +356,6 @@ export class PoolRegistry {
     for (const entry of [...this.pools.values()]) {
       if (entry.lent === 0 && entry.pool.totalCount === 0 && entry.lastUsed < cutoff)
         this.remove(entry);
-    }
-    while (this.pools.size > this.limits.maxPools) {
-      const idle = [...this.pools.values()].find((entry) => entry.lent === 0);
-      if (!idle) break;
-      this.remove(idle);
     }
   }
 
@@ -355,6 +386,10 @@ function sameTarget(a: ConnectionTarget, b: ConnectionTarget): boolean {
   );
 }
 
+function requestAborted(): ConnectionError {
+  return new ConnectionError(ErrorCodes.CONNECTION_FAILED, 'The request was aborted', 'ABORTED');
+}
+
 /** A client lent by one of the registry's pools. */
 export type PooledClient = pg.PoolClient & SqlgateClient;
 
@@ -369,18 +404,14 @@ function abortable(
       (client) => client.release(),
       () => undefined,
     );
-    return Promise.reject(
-      new ConnectionError(ErrorCodes.CONNECTION_FAILED, 'The request was aborted', 'ABORTED'),
-    );
+    return Promise.reject(requestAborted());
   }
   return new Promise((resolve, reject) => {
     let settled = false;
     const onAbort = (): void => {
       if (settled) return;
       settled = true;
-      reject(
-        new ConnectionError(ErrorCodes.CONNECTION_FAILED, 'The request was aborted', 'ABORTED'),
-      );
+      reject(requestAborted());
     };
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(

@@ -191,8 +191,13 @@ export class StatementReader {
     if (!this.truncatedBy && this.suspendedByServer) this.truncatedBy = 'rows';
     return {
       command: this.command,
+      // A tag without a count (SHOW, EXPLAIN) still returned every row. A suspended statement has
+      // no tag: how many rows it would have produced is unknown (docs/decisions.md 10.42).
       rowCount:
-        this.rowCount ?? (this.fields.length > 0 ? this.rows.length + this.streamedRows : null),
+        this.rowCount ??
+        (this.fields.length > 0 && !this.suspendedByServer
+          ? this.rows.length + this.streamedRows
+          : null),
       fields: this.fields,
       rows: this.rows,
       truncated: this.truncatedBy !== undefined,

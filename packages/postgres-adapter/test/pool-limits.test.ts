@@ -1,12 +1,13 @@
 /**
  * docs/decisions.md 6 limits: clients per pool, idle timeout, pools kept at once (least recently
- * used idle pool closed first), and pools unused for unusedPoolTtlMs closed and removed.
+ * used idle pool closed first, never one past the bound: 10.43), and pools unused for
+ * unusedPoolTtlMs closed and removed.
  */
 import { randomBytes } from 'node:crypto';
 import type { Connection, ConnectionTarget } from '@sqlgate/core';
-import { orThrow } from '@sqlgate/core';
+import { ConnectionError, orThrow } from '@sqlgate/core';
 import { Client } from 'pg';
-import { database, testTarget } from './support';
+import { database, failureOf, testTarget } from './support';
 import { createPostgresConnections, type PostgresConnections } from '../src';
 
 const rows = { rowMode: 'object' as const, maxRows: 10 };
@@ -94,18 +95,41 @@ it('a pool with a connection lent is never closed to make room', async () => {
   }
 });
 
-it('pools opened over the limit while every pool was busy are closed once they are given back', async () => {
-  connections = createPostgresConnections({ maxPools: 2 });
-  const held = await Promise.all([0, 1, 2, 3].map((i) => orThrow(connections.acquire(asUser(i)))));
-  // Every pool had a connection lent: none could be closed to make room.
-  expect(connections.poolStats()).toHaveLength(4);
-  for (const connection of held.slice(0, 3)) connection.release();
-  // The two least recently used ones went back first and were closed; the one still lent stays.
-  expect(await until(() => connections.poolStats().length === 2, 2000)).toBe(true);
-  const ids = connections.poolStats().map((stat) => stat.poolId);
-  expect(ids).toContain(poolIdOf(asUser(3)));
-  held[3]?.release();
+it('a new target waits while every pool has a connection lent, and gets a pool once one is given back', async () => {
+  connections = createPostgresConnections({ maxPools: 2, waitTimeoutMs: 30_000 });
+  const held = await Promise.all([0, 1].map((i) => orThrow(connections.acquire(asUser(i)))));
+  let third: Connection | undefined;
+  const waiting = orThrow(connections.acquire(asUser(2))).then((lent) => (third = lent));
+  // It asked while both pools were busy: no third pool exists, and it has no connection.
+  await orThrow(held[1]!.run('SELECT 1', rows));
   expect(connections.poolStats()).toHaveLength(2);
+  expect(third).toBeUndefined();
+  held[0]?.release();
+  await waiting;
+  expect((await orThrow(third!.run('SELECT 1 AS ok', rows))).rows).toEqual([{ ok: 1 }]);
+  expect(connections.poolStats().map((stat) => stat.poolId)).toEqual([
+    poolIdOf(asUser(1)),
+    poolIdOf(asUser(2)),
+  ]);
+  third?.release();
+  held[1]?.release();
+});
+
+it('refuses a new target with POOL_EXHAUSTED when no pool is given back within the wait', async () => {
+  // pg-pool bounds each new connection's login by the wait too: it must fit on a busy machine.
+  connections = createPostgresConnections({ maxPools: 2, waitTimeoutMs: 3000 });
+  const held = await Promise.all([0, 1].map((i) => orThrow(connections.acquire(asUser(i)))));
+  try {
+    const failure = await failureOf(connections.acquire(asUser(2)));
+    expect(failure).toBeInstanceOf(ConnectionError);
+    expect(failure).toMatchObject({ code: 'POOL_EXHAUSTED' });
+    expect(failure.message).toMatch(/POOL_TARGETS_MAX/);
+    expect(connections.poolStats()).toHaveLength(2);
+  } finally {
+    for (const connection of held) connection.release();
+  }
+  // Once they are given back the target is served.
+  await runOnce(connections, asUser(2));
 });
 
 it('a pool with no clients for unusedPoolTtlMs is closed and removed; a pool in use is kept', async () => {

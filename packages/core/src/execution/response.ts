@@ -14,7 +14,7 @@ import {
 } from '../errors';
 import type { CacheBypassReason, CacheStatus } from '../cache/cache-status';
 import type { ParsedStatement } from '../parser/types';
-import type { FieldDescription } from '../ports/connections';
+import type { FieldDescription, StatementResult } from '../ports/connections';
 import type { PortFailure } from '../ports/settled';
 import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from './outcome';
 import type { ExecutionPlan } from './plan';
@@ -165,6 +165,20 @@ export function statementText(statement: ParsedStatement): string {
   return statement.terminated ? `${statement.text};` : statement.text;
 }
 
+/** First keywords of the statements PostgreSQL tags SELECT. */
+const SELECT_KEYWORDS = new Set(['SELECT', 'VALUES', 'TABLE', 'WITH']);
+
+/**
+ * The statement's command: its tag's verb, or for a read stopped early at its limit, which gets
+ * no tag (PortalSuspended), the verb PostgreSQL tags such a statement with (docs/decisions.md
+ * 10.42). Only reads are stopped early, so a WITH here is a query.
+ */
+export function commandOf(result: StatementResult, statement: ParsedStatement): string | null {
+  if (result.command !== null || !result.truncated) return result.command;
+  if (SELECT_KEYWORDS.has(statement.keyword)) return 'SELECT';
+  return statement.keyword === '' ? null : statement.keyword;
+}
+
 function executionResult(outcome: StatementOutcome): QueryExecutionResult {
   if (!outcome.ok) {
     return withCacheStatus(
@@ -182,7 +196,7 @@ function executionResult(outcome: StatementOutcome): QueryExecutionResult {
     rows: result.rows,
     fields: result.fields,
     rowCount: result.rowCount,
-    command: result.command,
+    command: commandOf(result, outcome.statement),
     executionTime: outcome.executionTime,
     statement: statementText(outcome.statement),
   };
@@ -367,6 +381,27 @@ export function errorResponse(error: unknown, executionTime: number): QueryRespo
     body: { error: INTERNAL_ERROR_MESSAGE },
     failure: { code: ErrorCodes.INTERNAL_ERROR, internal: error },
   };
+}
+
+/**
+ * A warning for each statement whose columns share a name, in object rows (docs/decisions.md
+ * 10.42): a row keeps one value per name, the last column's, as pg does; arrays keep every column.
+ */
+export function duplicateColumnWarnings(outcome: ExecutionOutcome): string[] {
+  const warnings: string[] = [];
+  for (const each of outcome.outcomes) {
+    if (!each.ok || each.result.fields.length < 2) continue;
+    const seen = new Set<string>();
+    const repeated = new Set<string>();
+    for (const { name } of each.result.fields) (seen.has(name) ? repeated : seen).add(name);
+    if (repeated.size === 0) continue;
+    const names = [...repeated].map((name) => JSON.stringify(name)).join(', ');
+    warnings.push(
+      `Statement ${each.statement.index} returns more than one column named ${names}: each object ` +
+        `row holds only the last column of a name; send rowMode: 'array' to receive every column`,
+    );
+  }
+  return warnings;
 }
 
 /** The only thing a caller learns of a defect; the request id leads to the log line. */

@@ -456,11 +456,21 @@ export const StreamLineSchema = Type.Union(
       { description: 'The statement finished.' },
     ),
     Type.Object(
-      { error: Type.Object({ code: Type.String(), sqlState: Type.Optional(Type.String()) }) },
+      {
+        error: Type.Object({
+          error: Type.String({ description: 'What failed, as a sentence.' }),
+          cause: Type.Optional(
+            Type.Object({}, { description: "The failure's error object, when it has one." }),
+          ),
+          code: Type.String(),
+          sqlState: Type.Optional(Type.String()),
+        }),
+      },
       {
         description:
           'The request failed after streaming began: the fields of the error body the JSON answer would have had ' +
-          '(error, failedStatementIndex, cause, rolledBack...), with the code and SQLSTATE that would have set its status.',
+          '(error, failedStatementIndex, cause, rolledBack...), with the code and SQLSTATE that would have set its status. ' +
+          '`error` is always the sentence; an error object (a one-statement answer has one) is `cause`.',
       },
     ),
     Type.Object(

@@ -20,6 +20,7 @@ export function closingEvents(response: QueryServiceResponse): StreamEvent[] {
         ? (body.results[index] as { cause?: { code?: unknown } } | undefined)
         : undefined;
     if (failed?.cause && errorBody.cause === undefined) errorBody.cause = failed.cause;
+    liftErrorObject(errorBody);
     const sqlState =
       failure.sqlState ?? (typeof failed?.cause?.code === 'string' ? failed.cause.code : undefined);
     events.push({
@@ -39,4 +40,17 @@ export function closingEvents(response: QueryServiceResponse): StreamEvent[] {
   if (Array.isArray(body.warnings)) done.warnings = body.warnings as string[];
   events.push(done);
   return events;
+}
+
+/**
+ * One shape for every `error` line (docs/decisions.md 10.42): `error` is the sentence, and the
+ * error object of a one-statement answer (`{error: {message, code...}}`) is its `cause`, as the
+ * failed statement's is in a multi-statement answer; nested whole, `error.error` held it.
+ */
+function liftErrorObject(errorBody: Record<string, unknown>): void {
+  const { error } = errorBody;
+  if (typeof error !== 'object' || error === null) return;
+  const { message } = error as { message?: unknown };
+  errorBody.error = typeof message === 'string' ? message : 'The request failed';
+  errorBody.cause ??= error;
 }

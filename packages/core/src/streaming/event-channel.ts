@@ -6,6 +6,7 @@
  */
 import type { ParsedStatement } from '../parser/types';
 import type { FieldDescription, RowSink, StatementResult } from '../ports/connections';
+import { commandOf } from '../execution/response';
 import type { StreamedRowBudget } from '../execution/result-budget';
 import type { StreamEvent } from './stream-events';
 
@@ -100,7 +101,7 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
         const end: StreamEvent = {
           type: 'end',
           index: statement.index,
-          command: result.command,
+          command: commandOf(result, statement),
           rowCount: result.rowCount,
           executionTime: result.durationMs ?? 0,
           ...(result.truncated
