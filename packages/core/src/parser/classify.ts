@@ -1,4 +1,4 @@
-import { clockFeatures } from './clock-features';
+import { clockFeatures, NO_CLOCK } from './clock-features';
 import {
   effectOfCall,
   summariseCalls,
@@ -241,7 +241,8 @@ function classifyQuery(context: StatementContext, from: number, tree: TreeAccess
     features.selectInto === 'table' ||
     calls.hasSideEffect;
   const temporary = features.selectInto === 'temporary-table';
-  const clock = clockFeatures(tokenFeatures, tree);
+  // Only a read is ever cached: what else it may read from the clock does not matter.
+  const clock = writes || temporary ? NO_CLOCK : clockFeatures(tokenFeatures, tree);
   return {
     statementClass: writes ? 'write' : temporary ? 'session' : 'read',
     // A user-defined or unknown function may SET, lock or create temp tables (docs/decisions.md

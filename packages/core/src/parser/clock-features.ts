@@ -25,7 +25,7 @@ export interface ClockFeatures {
   castsParameterToClockType: boolean;
 }
 
-const NONE: ClockFeatures = { readsClock: false, castsParameterToClockType: false };
+export const NO_CLOCK: ClockFeatures = { readsClock: false, castsParameterToClockType: false };
 const READS_CLOCK: ClockFeatures = { readsClock: true, castsParameterToClockType: false };
 
 /** What a string token tells: a clock word, none, or only the syntax tree can say. */
@@ -33,9 +33,10 @@ export type StringClock = 'clock' | 'none' | 'tree';
 
 /**
  * The string token at `i`. Its text is its value unless escapes or a continuation change it
- * (`E'n\ow'`, `E'no\x77'`, `U&'n\006Fw'`, `'n'` newline `'ow'`): backslash escapes of single
- * characters are decoded here, the rest goes to the tree, whose parser decodes them. A string
- * after `timetz` or `... time zone` is a typed literal that may read the clock (clock-inputs.ts).
+ * (`E'n\ow'`, `E'no\x77'`, `U&'n\006Fw'`, `'n'` newline `'ow'`): continuations and backslash
+ * escapes of single characters are decoded here, the rest goes to the tree, whose parser decodes
+ * them. A string after `timetz` or `... time zone` is a typed literal that may read the clock
+ * (clock-inputs.ts).
  */
 export function clockOfString(context: StatementContext, i: number): StringClock {
   const text = context.tokenText(i);
@@ -43,14 +44,27 @@ export function clockOfString(context: StatementContext, i: number): StringClock
   if (context.kind(i) === 'dollar-string') return 'none';
   const prefix = context.letterAt(i);
   if (prefix === 'b' || prefix === 'x') return 'none';
-  if (context.isWord(i - 1, 'timetz') || context.isWord(i - 1, 'zone')) return 'tree';
-  if (prefix === 'u' || /'\s/.test(text.slice(1, -1))) return 'tree';
+  if (prefix === 'u' || context.isWord(i - 1, 'timetz') || context.isWord(i - 1, 'zone')) {
+    return 'tree';
+  }
+  let value = text;
+  const escapes = prefix === 'e' || context.treeMisreadsText;
+  if (CONTINUATION.test(text)) {
+    // An escaped quote (`\'`) may end a segment's look-alike: the parser tells.
+    if (escapes && text.includes('\\')) return 'tree';
+    value = text.replace(CONTINUATION_GLUE, '');
+  }
   // Escapes: in E'' strings, and in '' strings under standard_conforming_strings off.
-  if (!text.includes('\\') || (prefix !== 'e' && !context.treeMisreadsText)) return 'none';
-  if (CODE_ESCAPE.test(text)) return 'tree';
-  return namesTheClock(text.replace(SINGLE_ESCAPE, decodeEscape)) ? 'clock' : 'none';
+  if (escapes && value.includes('\\')) {
+    if (CODE_ESCAPE.test(value)) return 'tree';
+    value = value.replace(SINGLE_ESCAPE, decodeEscape);
+  }
+  return value !== text && namesTheClock(value) ? 'clock' : 'none';
 }
 
+/** `'n'` newline `'ow'` is one string, `'now'`: the quotes and whitespace between go. */
+const CONTINUATION = /'\s/;
+const CONTINUATION_GLUE = /'\s+'/g;
 /** `\x6e`, `\156`, `\u006e`, `\U0000006e`: a character by its code. */
 const CODE_ESCAPE = /\\[0-7xuU]/;
 const SINGLE_ESCAPE = /\\(.)/gs;
@@ -98,7 +112,7 @@ export function clockFeatures(
 ): ClockFeatures {
   // Reading the clock anyway, the statement is never cached: its parameters no longer matter.
   if (tokens.holdsClockWord) return READS_CLOCK;
-  if (!tokens.clockNeedsTree) return NONE;
+  if (!tokens.clockNeedsTree) return NO_CLOCK;
   const root = tree();
   return root === null ? READS_CLOCK : clockFeaturesFromTree(root);
 }

@@ -160,6 +160,8 @@ describe('the syntax tree is parsed only where the tokens cannot rule a clock wo
     "SELECT 'now'::timestamptz",
     'SELECT CAST(a AS bigint) FROM t',
     "SELECT date '2024-01-01'",
+    "SELECT 'first segment'\n'continued' AS joined",
+    "SELECT 'n'\n'ow'::timestamptz",
   ])('%s: tokens only', (sql) => {
     expect(classifyStatement(sql).usedTree).toBe(false);
   });
