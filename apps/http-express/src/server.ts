@@ -90,6 +90,9 @@ export function createServiceFromConfig(
       idleTimeoutMs: config.sessionIdleTimeoutMs,
       maxLifetimeMs: config.sessionMaxLifetimeMs,
     },
+    ...(logger
+      ? { warn: (message: string, details: object) => logger.warn(details, message) }
+      : {}),
   });
 }
 

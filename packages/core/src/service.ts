@@ -8,6 +8,7 @@ import {
   DEFAULT_CACHE_MAX_BYTES,
   DEFAULT_CACHE_TTL_MS,
   requestMayUseCache,
+  UNCONFIRMED_INVALIDATION_WARNING,
   writeExtentOf,
   type WriteExtent,
 } from './cache';
@@ -114,6 +115,11 @@ export interface QueryServiceOptions {
    * (for pools of 10 connections: set `maxPerPool` to your pool size - 1).
    */
   sessions?: Partial<SessionLimits>;
+  /**
+   * Told what an operator should know that the answer alone does not show: a write whose cache
+   * invalidation the store did not confirm (docs/decisions.md 10.27). The server logs it at warn.
+   */
+  warn?: (message: string, details: Record<string, unknown>) => void;
 }
 
 /** docs/decisions.md 10.2. */
@@ -562,6 +568,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       registered?.attach(context);
       inSession?.attach(context);
       const statusBefore = session?.connection.transactionStatus();
+      /** The place whose invalidation the cache store did not confirm, if any. */
+      let unconfirmed: string | undefined;
       try {
         outcome = copySource
           ? await runCopyFrom(context, statements[0] as ParsedStatement, copySource)
@@ -574,8 +582,15 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
           const extent = session
             ? session.writesToInvalidate(statements, statusBefore ?? 'idle')
             : writeExtentOf(statements);
-          await invalidateWritten(cache, scope, extent);
+          unconfirmed = await invalidateWritten(cache, scope, extent);
         }
+      }
+      if (unconfirmed) {
+        warnings = [...(warnings ?? []), UNCONFIRMED_INVALIDATION_WARNING];
+        options.warn?.('cache invalidation not confirmed by the store', {
+          reqId: executeOptions.requestId,
+          place: unconfirmed,
+        });
       }
       if (context.cancelled) outcome = asCancelled(outcome);
       noteCacheBypasses(outcome, cacheUse);
@@ -819,7 +834,7 @@ function holdStreamedWriteEnds(
   channel.holdEnds((statement) =>
     statement.statementClass === 'read' && !statement.changesSession
       ? undefined
-      : invalidateWritten(cache, scope, extent),
+      : invalidateWritten(cache, scope, extent).then(() => undefined),
   );
 }
 
@@ -828,15 +843,23 @@ function holdStreamedWriteEnds(
  * database it reached, for every user, or of the whole server when a statement may reach beyond
  * the database (docs/decisions.md 10.20). Decided from the statements sent, not from their
  * outcomes: a rolled-back or failed request invalidates too, which costs only re-execution.
+ * Resolves to the database (or server) whose invalidation the store did not confirm, if any: it
+ * stays pending (docs/decisions.md 10.27), and the answer says so.
  */
 async function invalidateWritten(
   cache: ResultCache,
   scope: () => Promise<CacheScope | undefined>,
   extent: WriteExtent,
-): Promise<void> {
-  if (extent === 'none') return;
+): Promise<string | undefined> {
+  if (extent === 'none') return undefined;
   // A host that does not resolve was not reached by the connection either (same resolver). A
   // defect here must not turn the answer about what ran (a committed write) into a failure.
   const reached = await scope().catch(() => undefined);
-  if (reached) await cache.invalidate(reached, extent).catch(() => undefined);
+  if (!reached) return undefined;
+  try {
+    await cache.invalidate(reached, extent);
+    return undefined;
+  } catch {
+    return extent === 'server' ? reached.server : reached.database;
+  }
 }

@@ -17,6 +17,7 @@ export function parsedStatement(
     relations: { reads: null, writes: null },
     changesSession: false,
     callsVolatileFunction: false,
+    castsParameterToClockType: false,
     unsupported: null,
     locate: (position) => ({ offset: position - 1, line: 1, column: position }),
     ...overrides,

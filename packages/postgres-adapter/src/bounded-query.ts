@@ -28,7 +28,12 @@ import {
 import { serialize } from 'pg-protocol';
 import { isCopyStatement } from './copy-in-query';
 import { ProtocolViolation } from './message-framing';
-import { afterReadyForQuery, prepareValue, type SubmittableConnection } from './pg-internals';
+import {
+  afterReadyForQuery,
+  prepareValue,
+  type ParameterDescription,
+  type SubmittableConnection,
+} from './pg-internals';
 import type { NamedStatement, PreparedStatements } from './prepared-statements';
 import type { ServerSocket } from './server-socket';
 import { StatementReader, type WireField } from './statement-reader';
@@ -41,6 +46,12 @@ const MAX_EXECUTE_ROWS = 2 ** 31 - 2;
 const NO_STEPS: readonly string[] = [];
 const NO_VALUES: readonly unknown[] = [];
 const DESCRIBE_PORTAL = serialize.describe({ type: 'P', name: '' });
+/**
+ * A statement with parameters is described as a statement instead of as a portal: the answer
+ * adds the parameters' types (ParameterDescription), which decide whether its result may be
+ * cached (docs/decisions.md 10.36), to the same RowDescription (text columns either way).
+ */
+const DESCRIBE_UNNAMED_STATEMENT = serialize.describe({ type: 'S', name: '' });
 
 /** PostgreSQL's message when a prepared statement's result columns changed under it. */
 const RESULT_TYPE_CHANGED = 'cached plan must not change result type';
@@ -96,6 +107,8 @@ export class BoundedQuery {
   /** How each statement went out, when the round trip named any; undefined otherwise. */
   private plan: (NamedStatement | undefined)[] | undefined;
   private settled = false;
+  /** pg's connection, listened to for ParameterDescription while a statement has parameters. */
+  private described: SubmittableConnection | undefined;
 
   constructor(
     private readonly texts: readonly string[],
@@ -139,7 +152,11 @@ export class BoundedQuery {
     return this.readers;
   }
 
-  submit(): Error | null {
+  submit(connection?: SubmittableConnection): Error | null {
+    if (connection && this.options.params?.length) {
+      this.described = connection;
+      connection.on('parameterDescription', this.takeParameterTypes);
+    }
     // Built with push, not spreads: this runs once per round trip, on every request.
     const messages: Buffer[] = [];
     for (const name of this.naming?.statements.takeCloses() ?? NO_STEPS) {
@@ -226,6 +243,11 @@ export class BoundedQuery {
     if (!budget) return;
     for (const reader of this.readers) budget.remainingBytes += reader.takeCharged();
   }
+
+  /** The types of the current statement's parameters (pg's client does not pass them on). */
+  private readonly takeParameterTypes = (message: ParameterDescription): void => {
+    this.currentReader()?.describeParameters(message.dataTypeIDs);
+  };
 
   handleRowDescription(message: { fields: WireField[] }): void {
     this.currentReader()?.describe(message.fields);
@@ -358,6 +380,8 @@ export class BoundedQuery {
   private stopTakingRows(): void {
     const { framing } = this.socket;
     if (framing.rowConsumer === this.takeRow) framing.rowConsumer = null;
+    this.described?.off('parameterDescription', this.takeParameterTypes);
+    this.described = undefined;
   }
 
   /** The round trip ended without an error: the statements it parsed are prepared. */
@@ -393,7 +417,7 @@ export class BoundedQuery {
       messages.push(
         serialize.parse({ text, name: '', types: [] }),
         serialize.bind({ values, valueMapper: parameterText }),
-        DESCRIBE_PORTAL,
+        values.length > 0 ? DESCRIBE_UNNAMED_STATEMENT : DESCRIBE_PORTAL,
         serialize.execute({ portal: '', rows }),
       );
       return;
@@ -452,7 +476,7 @@ function parameterText(value: unknown): unknown {
 function executeMessages(statement: string, values: unknown[], rows: number): Buffer[] {
   return [
     serialize.bind({ statement, values, valueMapper: parameterText }),
-    DESCRIBE_PORTAL,
+    values.length > 0 ? serialize.describe({ type: 'S', name: statement }) : DESCRIBE_PORTAL,
     serialize.execute({ portal: '', rows }),
   ];
 }

@@ -55,12 +55,20 @@ export function isPoolWaitTimeout(error: unknown): boolean {
 /**
  * What pg hands a submitted query object (a "submittable", as pg-cursor uses): its protocol
  * connection, an EventEmitter of the messages it parsed. sqlgate waits on `readyForQuery` (and
- * `end`) after an ErrorResponse, and fails a COPY FROM STDIN with `sendCopyFail`.
+ * `end`) after an ErrorResponse, fails a COPY FROM STDIN with `sendCopyFail`, and reads the
+ * `parameterDescription` that pg's client does not pass on (its submit() receives the connection).
  */
 export interface SubmittableConnection {
   sendCopyFail(message: string): void;
   once(event: 'readyForQuery' | 'end', listener: () => void): void;
   off(event: 'readyForQuery' | 'end', listener: () => void): void;
+  on(event: 'parameterDescription', listener: (message: ParameterDescription) => void): void;
+  off(event: 'parameterDescription', listener: (message: ParameterDescription) => void): void;
+}
+
+/** pg's ParameterDescription message: the type OID of each parameter, `$1` first. */
+export interface ParameterDescription {
+  dataTypeIDs: number[];
 }
 
 /** Submits a query object to pg's queue; pg then calls its handle* methods as messages arrive. */

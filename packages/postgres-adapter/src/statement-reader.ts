@@ -61,6 +61,8 @@ export class StatementReader {
    * seen yet, oldest first: the framing reads ahead of pg, which hands rows over in order.
    */
   private admitted: number[] = [];
+  /** From the statement's ParameterDescription, when it was described with its parameters. */
+  private parameterTypes: readonly number[] | undefined;
 
   constructor(
     private readonly types: TypeRegistry,
@@ -92,6 +94,11 @@ export class StatementReader {
     this.framing.dropDataRows = true;
     return false;
   };
+
+  /** The types PostgreSQL gave the statement's parameters (OIDs), for the result cache. */
+  describeParameters(types: readonly number[]): void {
+    this.parameterTypes = types;
+  }
 
   describe(wireFields: WireField[]): void {
     this.begin();
@@ -203,6 +210,7 @@ export class StatementReader {
       truncated: this.truncatedBy !== undefined,
       ...(this.truncatedBy ? { truncatedBy: this.truncatedBy } : {}),
       durationMs,
+      ...(this.parameterTypes ? { parameterTypes: this.parameterTypes } : {}),
     };
   }
 

@@ -122,3 +122,47 @@ it('pg drives a stream object given as the stream option, and calls a submittabl
     await client.end();
   }
 });
+
+it("pg's connection, handed to submit(), emits each ParameterDescription with its type OIDs", async () => {
+  const target = testTarget('disable');
+  const Client = clientClass(2000, {
+    sslMode: 'disable',
+    tls: false,
+    limits: DEFAULT_FRAMING_LIMITS,
+  });
+  const client = new Client(clientConfig(target));
+  await client.connect();
+  try {
+    const described = await new Promise<number[]>((resolve, reject) => {
+      let types: number[] = [];
+      const listener = (message: { dataTypeIDs: number[] }): void => {
+        types = message.dataTypeIDs;
+      };
+      let connection: SubmittableConnection | undefined;
+      submit(client, {
+        submit: (given: SubmittableConnection) => {
+          connection = given;
+          given.on('parameterDescription', listener);
+          client.serverSocket.write(
+            Buffer.concat([
+              serialize.parse({ text: 'SELECT $1::date, $2::int', name: '', types: [] }),
+              serialize.describe({ type: 'S', name: '' }),
+              serialize.sync(),
+            ]),
+          );
+          return null;
+        },
+        handleRowDescription: () => undefined,
+        handleReadyForQuery: () => {
+          connection?.off('parameterDescription', listener);
+          resolve(types);
+        },
+        handleError: (error: Error) => reject(error),
+      });
+      setTimeout(() => reject(new Error('no answer')), 5000).unref();
+    });
+    expect(described).toEqual([1082, 23]);
+  } finally {
+    await client.end();
+  }
+});

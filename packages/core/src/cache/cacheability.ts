@@ -1,3 +1,4 @@
+import { clockInputOfType, namesTheClock } from '../parser/clock-inputs';
 import type { ParsedStatement } from '../parser/types';
 import type { CacheRequest } from '../request';
 
@@ -11,6 +12,46 @@ export function isCacheableStatement(statement: ParsedStatement): boolean {
     !statement.callsVolatileFunction &&
     !statement.changesSession
   );
+}
+
+/**
+ * Whether the result of `statement`, run with `params`, may have read the clock through a
+ * parameter (docs/decisions.md 10.36): one whose type may read the clock (PostgreSQL describes
+ * each parameter's type: `parameterTypes`, OIDs) or that the text casts to such a type, and whose
+ * value may be a clock input (`'now'`, `['today']`). Without the types (an adapter that does not
+ * describe them), every parameter counts as one that may.
+ */
+export function readsClockThroughParameters(
+  statement: ParsedStatement,
+  params: readonly unknown[] | undefined,
+  parameterTypes: readonly number[] | undefined,
+): boolean {
+  if (params === undefined) return false;
+  for (let index = 0; index < params.length; index++) {
+    const value = params[index];
+    if (value === null || value === undefined) continue;
+    const input = clockInputOfType(parameterTypes?.[index]);
+    if (input === 'always') return true;
+    if (input === 'never' && !statement.castsParameterToClockType) continue;
+    if (mayBeClockInput(value)) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether a parameter's value may hold a clock word where a date/time input reads it: a string,
+ * an array's element (pg sends an array literal of them), or an object's JSON text.
+ */
+function mayBeClockInput(value: unknown): boolean {
+  if (typeof value === 'string') return namesTheClock(value);
+  if (Array.isArray(value)) return value.some(mayBeClockInput);
+  if (typeof value !== 'object' || value === null) return false;
+  try {
+    return namesTheClock(JSON.stringify(value) ?? '');
+  } catch {
+    // Nothing proven: a value that cannot be written as JSON counts as one that may.
+    return true;
+  }
 }
 
 /**

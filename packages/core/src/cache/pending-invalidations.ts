@@ -20,6 +20,10 @@ export type InvalidationAttempt = (place: InvalidationScope) => Promise<number>;
 
 export const RETRY_INTERVAL_MS = 100;
 
+/** What the answer to a write says while the store has not confirmed its invalidation. */
+export const UNCONFIRMED_INVALIDATION_WARNING =
+  'The shared result cache did not confirm that it dropped what this request may have changed (its store failed or did not answer in time): until it does, other sqlgate instances sharing it may still answer reads with the rows as they were before. This instance serves none of them, and sends the invalidation again every 100 ms.';
+
 interface Pending {
   place: InvalidationScope;
   /** When the latest failed attempt began (in attempts): only an attempt begun later clears it. */

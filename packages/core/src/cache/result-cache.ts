@@ -14,7 +14,11 @@ import type { CacheRequest } from '../request';
 import { serializeResponse } from '../json/serialize-response';
 import { toCacheEntry, type CacheEntry } from './cache-entry';
 import { cacheKey } from './cache-key';
-import { isCacheableStatement, isCacheRequested } from './cacheability';
+import {
+  isCacheableStatement,
+  isCacheRequested,
+  readsClockThroughParameters,
+} from './cacheability';
 import { PendingInvalidations, placeKey } from './pending-invalidations';
 import { ReadFlights } from './read-flights';
 import { ScopeWriteLog } from './scope-write-log';
@@ -47,6 +51,8 @@ export interface StoreResultArgs {
   /** The database and credentials the statement ran on. */
   scope: CacheScope;
   statement: ParsedStatement;
+  /** The request's `params`, which the key holds: a clock word among them may make it uncacheable. */
+  params?: readonly unknown[];
   result: StatementResult;
   /** Milliseconds the statement took in PostgreSQL. */
   executionTime: number;
@@ -184,11 +190,11 @@ export class ResultCache {
 
   /**
    * Keeps a statement's result, and says whether it did: `stored`, or why not: the statement is
-   * not cacheable, the result is over the byte bound or cannot be measured (`oversize`), or the
+   * not cacheable (or its parameters read the clock), the result is over the byte bound or cannot be measured (`oversize`), or the
    * store refused it, above all because a write to the scope happened since `readMark`.
    */
   async store(args: StoreResultArgs): Promise<StoreVerdict> {
-    if (!isCacheableStatement(args.statement)) return 'not-cacheable';
+    if (!isCacheableResult(args)) return 'not-cacheable';
     // Cut by the request's byte budget, which other statements of the request shared: another
     // request would have been answered more rows.
     if (args.result.truncatedBy === 'bytes') return 'oversize';
@@ -287,6 +293,19 @@ export class ResultCache {
     await this.unconfirmed.retryAll();
     await this.cacheStore.close?.();
   }
+}
+
+/**
+ * Whether a statement's result may be kept: the statement is cacheable and no parameter handed
+ * date/time input a clock word (docs/decisions.md 10.36).
+ */
+export function isCacheableResult(
+  read: Pick<StoreResultArgs, 'statement' | 'params' | 'result'>,
+): boolean {
+  return (
+    isCacheableStatement(read.statement) &&
+    !readsClockThroughParameters(read.statement, read.params, read.result.parameterTypes)
+  );
 }
 
 /**

@@ -3,7 +3,7 @@
  * else keep what the read produced. A failing store never fails the query: it is bypassed
  * (`unavailable`). docs/decisions.md 8, 10.27.
  */
-import type { ResultCache, StoreVerdict } from '../cache';
+import { isCacheableResult, type ResultCache, type StoreVerdict } from '../cache/result-cache';
 import type { CacheBypassReason, CacheStatus } from '../cache/cache-status';
 import { isCacheableStatement } from '../cache/cacheability';
 import type { LeadFlight } from '../cache/read-flights';
@@ -180,6 +180,13 @@ function keepAfterRead(
     keep: async (outcome) => {
       outcome.cache = { status: 'miss' };
       if (!outcome.ok) return;
+      const { params } = request.options;
+      if (!isCacheableResult({ statement: outcome.statement, params, result: outcome.result })) {
+        // A parameter handed date/time input a clock word: neither kept nor shared (settle()
+        // sends the requests waiting for it to read for themselves).
+        outcome.cache = { status: 'bypass', reason: 'volatile' };
+        return;
+      }
       // Rows cut by this request's own byte budget are not another request's answer. A request
       // that joined before a write may get rows the write overtook: it overlapped the write.
       if (outcome.result.truncatedBy !== 'bytes') flight.land(outcome.result);
@@ -227,6 +234,7 @@ function storeRead(
     key,
     scope,
     statement: outcome.statement,
+    ...(request.options.params ? { params: request.options.params } : {}),
     result: outcome.result,
     executionTime: outcome.executionTime,
     readMark,

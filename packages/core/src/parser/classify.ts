@@ -1,3 +1,4 @@
+import { clockFeatures, NO_CLOCK } from './clock-features';
 import {
   effectOfCall,
   summariseCalls,
@@ -27,6 +28,7 @@ export interface Classification {
   statementClass: StatementClass;
   changesSession: boolean;
   callsVolatileFunction: boolean;
+  castsParameterToClockType: boolean;
   unsupported: string | null;
   /** Classification parsed the syntax tree (tokens could not decide). */
   usedTree: boolean;
@@ -38,6 +40,7 @@ interface Verdict {
   statementClass: StatementClass;
   changesSession: boolean;
   callsVolatileFunction: boolean;
+  castsParameterToClockType: boolean;
   unsupported: string | null;
 }
 
@@ -150,6 +153,7 @@ function unsure(): Verdict {
     statementClass: 'write',
     changesSession: true,
     callsVolatileFunction: true,
+    castsParameterToClockType: false,
     unsupported: null,
   };
 }
@@ -177,7 +181,9 @@ function plain(
     callsVolatileFunction:
       options.volatile === true ||
       features.mentionsVolatileWord ||
+      features.holdsClockWord ||
       knownCalls.callsVolatileFunction,
+    castsParameterToClockType: false,
     unsupported: null,
   };
 }
@@ -208,7 +214,9 @@ function dataModifying(context: StatementContext, from: number): Verdict {
   return {
     statementClass: 'write',
     changesSession: !proven || summary.changesSession || summary.callsUnknownFunction,
-    callsVolatileFunction: features.mentionsVolatileWord || summary.callsVolatileFunction,
+    callsVolatileFunction:
+      features.mentionsVolatileWord || features.holdsClockWord || summary.callsVolatileFunction,
+    castsParameterToClockType: false,
     unsupported: null,
   };
 }
@@ -233,20 +241,25 @@ function classifyQuery(context: StatementContext, from: number, tree: TreeAccess
     features.selectInto === 'table' ||
     calls.hasSideEffect;
   const temporary = features.selectInto === 'temporary-table';
+  // Only a read is ever cached: what else it may read from the clock does not matter.
+  const clock = writes || temporary ? NO_CLOCK : clockFeatures(tokenFeatures, tree);
   return {
     statementClass: writes ? 'write' : temporary ? 'session' : 'read',
     // A user-defined or unknown function may SET, lock or create temp tables (docs/decisions.md
     // 10.15); SELECT ... INTO is a CREATE TABLE, not a read.
     changesSession:
       calls.changesSession || calls.callsUnknownFunction || features.selectInto !== 'none',
-    callsVolatileFunction: features.mentionsVolatileWord || calls.callsVolatileFunction,
+    callsVolatileFunction:
+      features.mentionsVolatileWord || calls.callsVolatileFunction || clock.readsClock,
+    castsParameterToClockType: clock.castsParameterToClockType,
     unsupported: null,
   };
 }
 
 /**
  * EXPLAIN only plans its statement (a read), unless ANALYZE runs it: then it is what the inner
- * statement is, and its output (timings) is never the same twice.
+ * statement is, and its output (timings) is never the same twice. A plan shows the constants of
+ * its statement as parsed, so one holding a clock word shows the time it was planned.
  */
 function classifyExplain(context: StatementContext, from: number, tree: TreeAccess): Verdict {
   let i = from + 1;
@@ -264,10 +277,12 @@ function classifyExplain(context: StatementContext, from: number, tree: TreeAcce
     }
   }
   if (!analyze) {
+    const clock = clockFeatures(featuresFromTokens(context, i), tree);
     return {
       statementClass: 'read',
       changesSession: false,
-      callsVolatileFunction: false,
+      callsVolatileFunction: clock.readsClock,
+      castsParameterToClockType: clock.castsParameterToClockType,
       unsupported: null,
     };
   }

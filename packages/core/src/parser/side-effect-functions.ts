@@ -80,6 +80,17 @@ const VOLATILE = words(`
   current_setting current_schema current_schemas pg_jit_available pg_stat_file pg_tablespace_databases
 `);
 
+/**
+ * Built-ins that read values of any type from JSON (a record's columns, the type RETURNING names):
+ * a date/time value reads a clock word in the data from the clock (docs/decisions.md 10.36), so
+ * their results change between calls as a volatile function's do.
+ */
+const READS_VALUES_OF_ANY_TYPE = words(`
+  json_populate_record jsonb_populate_record json_populate_recordset jsonb_populate_recordset
+  jsonb_populate_record_valid json_to_record jsonb_to_record json_to_recordset jsonb_to_recordset
+  json_value json_query json_table
+`);
+
 /** Families of functions named by prefix, checked in order after the exact lists. */
 const PREFIXES: ReadonlyArray<readonly [string, FunctionEffect]> = [
   ['pg_advisory_xact_', 'transaction-state'],
@@ -127,9 +138,7 @@ const STABLE = words(`
   json_extract_path jsonb_extract_path json_extract_path_text jsonb_extract_path_text
   json_object_keys jsonb_object_keys json_typeof jsonb_typeof jsonb_set jsonb_set_lax jsonb_insert
   jsonb_pretty jsonb_strip_nulls json_strip_nulls jsonb_path_query jsonb_path_query_array
-  jsonb_path_query_first jsonb_path_exists jsonb_path_match json_populate_record
-  jsonb_populate_record json_to_record jsonb_to_record json_to_recordset jsonb_to_recordset
-  json_scalar json_serialize json_query json_value json_exists json_table
+  jsonb_path_query_first jsonb_path_exists jsonb_path_match json_scalar json_serialize json_exists
   to_char to_date to_timestamp to_number date_part date_trunc date_bin extract make_date make_time
   make_timestamp make_timestamptz make_interval justify_days justify_hours justify_interval
   isfinite timezone overlaps similar_to_escape like_escape is_normalized pg_collation_for
@@ -161,6 +170,7 @@ const EFFECT_BY_NAME = new Map<string, FunctionEffect>();
 for (const [list, effect] of [
   [STABLE, 'stable'],
   [VOLATILE, 'volatile'],
+  [READS_VALUES_OF_ANY_TYPE, 'volatile'],
   [OUTSIDE_WORLD, 'outside-world'],
   [TRANSACTION_STATE, 'transaction-state'],
   [SESSION_STATE, 'session-state'],

@@ -20,6 +20,7 @@ export class Statement implements ParsedStatement {
   declare relations: StatementRelations;
   changesSession: boolean;
   callsVolatileFunction: boolean;
+  castsParameterToClockType: boolean;
   unsupported: string | null;
   locate: (position: number) => SourcePosition;
   #computeRelations: () => StatementRelations;
@@ -55,6 +56,7 @@ export class Statement implements ParsedStatement {
     Object.defineProperty(this, 'relations', Statement.#relationsProperty);
     this.changesSession = classification.changesSession;
     this.callsVolatileFunction = classification.callsVolatileFunction;
+    this.castsParameterToClockType = classification.castsParameterToClockType;
     this.unsupported = classification.unsupported;
     this.locate = locate;
     this.#computeRelations = classification.relations;

@@ -1,3 +1,9 @@
+import {
+  castTargetIsClockFree,
+  castTypeIndex,
+  clockOfString,
+  isDateTimeCast,
+} from './clock-features';
 import type { FunctionCall, StatementFeatures } from './features';
 import { functionEffect, isVolatileWord, VOLATILE_KEYWORDS } from './side-effect-functions';
 import type { StatementContext } from './statement-context';
@@ -9,6 +15,14 @@ export interface TokenFeatures extends StatementFeatures {
    * alias column list or a user function; set_config() whose third argument decides its scope.
    */
   needsTree: boolean;
+  /** A string constant holds a clock word (`'now'`, `date 'today'`): see clock-inputs.ts. */
+  holdsClockWord: boolean;
+  /**
+   * The tokens cannot rule out that date/time input reads a clock word: a cast (`::`, CAST,
+   * `date(...)`) to a type that may read the clock, or a string whose escapes only the parser
+   * decodes. The syntax tree decides (clock-features.ts).
+   */
+  clockNeedsTree: boolean;
 }
 
 /**
@@ -38,16 +52,31 @@ export function featuresFromTokens(context: StatementContext, from = 0): TokenFe
     selectInto: 'none',
     locksRows: false,
     needsTree: false,
+    holdsClockWord: false,
+    clockNeedsTree: false,
   };
   for (let i = from; i < context.length; i++) {
     const kind = context.kind(i);
     if (kind === 'string' || kind === 'dollar-string') {
-      if (namesTheClock(context, i)) features.mentionsVolatileWord = true;
+      const clock = clockOfString(context, i);
+      if (clock === 'clock') features.holdsClockWord = true;
+      else if (clock === 'tree') features.clockNeedsTree = true;
+      continue;
+    }
+    if (kind === 'punctuation') {
+      if (isCastOperator(context, i) && !castTargetIsClockFree(context, i + 1)) {
+        features.clockNeedsTree = true;
+      }
       continue;
     }
     if (kind === 'word') {
       const keyword = featureKeywordAt(context, i);
-      if (keyword === 'for') {
+      if (keyword === 'cast') {
+        const type = castTypeIndex(context, i + 1);
+        if (type === undefined || !castTargetIsClockFree(context, type)) {
+          features.clockNeedsTree = true;
+        }
+      } else if (keyword === 'for') {
         const lockWords = rowLockWords(context, i + 1);
         if (lockWords > 0) {
           features.locksRows = true;
@@ -70,27 +99,10 @@ export function featuresFromTokens(context: StatementContext, from = 0): TokenFe
     features.calls.push(call);
     if (call.name === 'set_config' || functionEffect(call.name, call.schema) === 'unknown') {
       features.needsTree = true;
-    }
+    } else if (isDateTimeCast(call.name, call.schema)) features.clockNeedsTree = true;
   }
   if (features.modifiesData) features.needsTree = true;
   return features;
-}
-
-/** The longest literal `namesTheClock` looks into: `'  yesterday  '` and its quotes fit. */
-const LONGEST_CLOCK_LITERAL = 32;
-const CLOCK_STRING = /^[a-z&]*'\s*(?:now|today|tomorrow|yesterday)\s*'$/i;
-const CLOCK_DOLLAR_STRING = /^(\$[^$]*\$)\s*(?:now|today|tomorrow|yesterday)\s*\1$/i;
-
-/**
- * Whether the literal at `i` is one of the date/time inputs read from the clock when the
- * statement runs (`'now'::timestamptz`, `date 'today'`): such a result must never be cached, as
- * `now()`'s is not (docs/decisions.md 8). Any literal spelled so counts, cast or not: a text
- * column compared with 'today' only costs a cache miss.
- */
-function namesTheClock(context: StatementContext, i: number): boolean {
-  if (context.tokenLength(i) > LONGEST_CLOCK_LITERAL) return false;
-  const text = context.tokenText(i);
-  return CLOCK_STRING.test(text) || CLOCK_DOLLAR_STRING.test(text);
 }
 
 /**
@@ -100,11 +112,14 @@ function namesTheClock(context: StatementContext, i: number): boolean {
 function featureKeywordAt(
   context: StatementContext,
   i: number,
-): 'for' | 'into' | 'modify' | 'maybe-volatile' | null {
+): 'for' | 'into' | 'cast' | 'modify' | 'maybe-volatile' | null {
   const length = context.tokenLength(i);
   const first = context.letterAt(i);
   if (length === 3) return first === 'f' && context.isWord(i, 'for') ? 'for' : null;
-  if (length === 4) return first === 'i' && context.isWord(i, 'into') ? 'into' : null;
+  if (length === 4) {
+    if (first === 'i') return context.isWord(i, 'into') ? 'into' : null;
+    return first === 'c' && context.isWord(i, 'cast') ? 'cast' : null;
+  }
   if (length === 5) return first === 'm' && context.isWord(i, 'merge') ? 'modify' : null;
   if (length === 6) {
     const modifies =
@@ -147,6 +162,13 @@ function callAt(context: StatementContext, i: number): FunctionCall | null {
  */
 function isInsertTarget(context: StatementContext, nameStart: number): boolean {
   return context.isWord(nameStart - 1, 'into');
+}
+
+/** The token at `i` is `::`. */
+function isCastOperator(context: StatementContext, i: number): boolean {
+  return (
+    context.tokenLength(i) === 2 && context.letterAt(i) === ':' && context.letterAt(i, 1) === ':'
+  );
 }
 
 /** Number of words after FOR that make a row-locking clause (UPDATE, NO KEY UPDATE...), or 0. */

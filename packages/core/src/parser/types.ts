@@ -58,8 +58,18 @@ export interface ParsedStatement {
    * set_config(), advisory locks, transaction control...), so the connection must be cleaned before reuse.
    */
   changesSession: boolean;
-  /** The statement calls a volatile function (now(), random(), nextval()...): its result must not be cached. */
+  /**
+   * The statement calls a volatile function (now(), random(), nextval()...) or reads the clock
+   * otherwise (`'now'::timestamptz`, `textcol::date`: docs/decisions.md 10.36): its result must
+   * not be cached.
+   */
   callsVolatileFunction: boolean;
+  /**
+   * A parameter is cast to a type that may read the clock (`$1::timestamptz`, `date($1)`): its
+   * value may be read as date/time input whatever type PostgreSQL describes for the parameter,
+   * so that value decides whether the result may be cached (docs/decisions.md 10.36).
+   */
+  castsParameterToClockType: boolean;
   /** Set when the statement cannot be served over HTTP (COPY ... FROM STDIN / TO STDOUT): the reason. */
   unsupported: string | null;
   /**

@@ -81,6 +81,12 @@ export interface StatementResult {
    * one round trip cannot be timed from outside one by one).
    */
   durationMs?: number;
+  /**
+   * The types PostgreSQL gave the statement's parameters (OIDs, `$1` first), when the adapter
+   * asked for them: whether a parameter's value may be read as date/time input depends on them
+   * (docs/decisions.md 10.36).
+   */
+  parameterTypes?: readonly number[];
 }
 
 /** Statements sent together: the results of those that ran, and the error that stopped the rest. */

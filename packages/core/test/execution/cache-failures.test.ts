@@ -3,7 +3,7 @@
  * invalidate, reads that never land, waiting requests cancelled, refreshes that hang, results cut
  * by another statement's byte budget, and hit counts of entries not served.
  */
-import { MemoryCacheStore } from '../../src/cache';
+import { MemoryCacheStore, UNCONFIRMED_INVALIDATION_WARNING } from '../../src/cache';
 import type { InvalidationScope } from '../../src/ports/cache-store';
 import { databaseError, fakeTarget } from '../fakes/fake-connections';
 import { harness, sleep } from './service-harness';
@@ -45,6 +45,34 @@ describe('coherence', () => {
     const after = await query(READ, { cache: true });
 
     expect(after.body).toMatchObject({ rows: [{ version: 2 }] });
+  });
+
+  it('answers a write whose invalidation failed with a warning, and tells the service warn hook', async () => {
+    class FailingInvalidate extends MemoryCacheStore {
+      override async invalidate(): Promise<number> {
+        throw new Error('store timed out');
+      }
+    }
+    const warned: Record<string, unknown>[] = [];
+    const { fake, query } = harness({
+      cacheStore: new FailingInvalidate(),
+      warn: (message, details) => warned.push({ message, ...details }),
+    });
+    fake.on(WRITE, { command: 'UPDATE', rowCount: 1 });
+    fake.on(READ, { rows: [{ id: 1 }] });
+
+    const write = await query(WRITE, {}, { requestId: 'r-1' });
+    const read = await query(READ, { cache: true });
+
+    expect(write.body).toMatchObject({ rowCount: 1, warnings: [UNCONFIRMED_INVALIDATION_WARNING] });
+    expect(warned).toEqual([
+      {
+        message: 'cache invalidation not confirmed by the store',
+        reqId: 'r-1',
+        place: expect.any(String),
+      },
+    ]);
+    expect(read.body).not.toHaveProperty('warnings');
   });
 
   it('does not let a read that began before a write join or keep its rows when invalidate failed', async () => {

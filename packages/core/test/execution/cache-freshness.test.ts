@@ -184,6 +184,26 @@ describe('single-flight', () => {
     expect(second?.body).toMatchObject({ rows: [{ id: 1 }], cacheStatus: 'miss' });
   });
 
+  it("shares no read whose parameter handed date/time input 'now': each request reads for itself", async () => {
+    const { fake, query } = harness({ cacheStore: new MemoryCacheStore() });
+    const CLOCK_READ = 'SELECT $1::timestamptz AS at';
+    let reads = 0;
+    fake.on(CLOCK_READ, () => ({ rows: [{ at: `read ${++reads}` }], delayMs: 40 }));
+
+    const answers = await Promise.all(
+      [0, 5, 10].map((ms) =>
+        sleep(ms).then(() => query(CLOCK_READ, { cache: true, params: ['now'] })),
+      ),
+    );
+
+    expect(fake.sent().filter((sql) => sql === CLOCK_READ)).toHaveLength(3);
+    for (const answer of answers) {
+      expect(answer.body).toMatchObject({ cacheStatus: 'bypass', cacheReason: 'volatile' });
+    }
+    const again = await query(CLOCK_READ, { cache: true, params: ['now'] });
+    expect(again.body).toMatchObject({ rows: [{ at: 'read 4' }], cacheStatus: 'bypass' });
+  });
+
   it('does not share between requests with different time limits', async () => {
     const { fake, query } = harness({ cacheStore: new MemoryCacheStore() });
     fake.on(READ, { rows: [{ id: 1 }], delayMs: 40 });
