@@ -41,6 +41,7 @@ import {
 } from './query-endpoint';
 import type { BodyLimits } from './json-body';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi';
+import { answerCancel, localCancelDesk, type CancelDesk } from './cancel-endpoint';
 import { answerCopy } from './copy-endpoint';
 import { requestLog } from './request-log';
 import { answeredUnroutableTarget } from './request-target';
@@ -96,6 +97,14 @@ export interface AppOptions {
    * (CONSOLE).
    */
   console?: boolean;
+  /**
+   * Proxies whose X-Forwarded-For tells the client's address (TRUST_PROXY): addresses, CIDR
+   * ranges, or `loopback`, `linklocal`, `uniquelocal`, as Express's `trust proxy` takes them.
+   * Default: the host app's setting when mounted, else none (docs/decisions.md 10.34).
+   */
+  trustProxy?: readonly string[];
+  /** Where cancels by request id are tried (every worker of WORKERS=n). Default: this process. */
+  cancelDesk?: CancelDesk;
 }
 
 /** Sends a JSON body with its status; a 503 also says when to come back. */
@@ -170,9 +179,11 @@ export function createApp(options: AppOptions): express.Express {
   const logger = options.logger ?? pino({ level: 'silent' });
   const observability =
     options.observability ?? createObservability(service, logger, DEFAULT_OBSERVABILITY);
+  const cancelDesk = options.cancelDesk ?? localCancelDesk(service);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  if (options.trustProxy) app.set('trust proxy', options.trustProxy);
   app.use((req, res, next) => {
     closeWhenAnsweredEarly(req, res);
     next();
@@ -226,9 +237,7 @@ export function createApp(options: AppOptions): express.Express {
     closeSession: async (req, res) => {
       sendAnswer(res, logger, await service.closeSession(parameter(req, 'sessionId')));
     },
-    cancelRequest: (req, res) => {
-      sendAnswer(res, logger, service.cancelRequest(parameter(req, 'requestId'), req.body));
-    },
+    cancelRequest: (req, res) => answerCancel(cancelDesk, logger, req, res),
     copyFrom: (req, res) =>
       answerCopy(
         service,

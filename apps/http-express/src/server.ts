@@ -171,6 +171,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     ...(config.statsToken ? { statsToken: config.statsToken } : {}),
     ...browsers,
     console: config.console,
+    ...(config.trustProxy ? { trustProxy: config.trustProxy } : {}),
   });
   const server = createServer(
     // Node checks its header and request timeouts on this interval (30 s by default), so they
