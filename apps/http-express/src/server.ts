@@ -16,6 +16,8 @@ import pino, { type Logger } from 'pino';
 import { createAllowedTargets } from './allowed-targets';
 import { answerClientErrorsInJson } from './client-errors';
 import { createApp, type ClusterStatistics } from './app';
+import type { CancelDesk } from './cancel-endpoint';
+import type { SessionsElsewhere } from './session-endpoints';
 import { withDirectQueryPath } from './direct-query-path';
 import {
   cacheSecretOf,
@@ -35,6 +37,10 @@ export interface StartServerOptions extends Partial<ServerConfig> {
   observability?: AppObservability;
   /** Answer the statistics of every process serving together (a worker of WORKERS=n). */
   clusterStatistics?: ClusterStatistics;
+  /** Try cancels by request id in every process serving together (a worker of WORKERS=n). */
+  cancelDesk?: CancelDesk;
+  /** Run session requests in the process holding the session (a worker of WORKERS=n). */
+  sessionsElsewhere?: SessionsElsewhere;
 }
 
 export interface RunningServer {
@@ -147,6 +153,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     logger: givenLogger,
     observability: givenObservability,
     clusterStatistics,
+    cancelDesk,
+    sessionsElsewhere,
     ...overrides
   } = options;
   const given = definedOnly(overrides);
@@ -162,6 +170,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     service,
     observability,
     ...(clusterStatistics ? { clusterStatistics } : {}),
+    ...(cancelDesk ? { cancelDesk } : {}),
+    ...(sessionsElsewhere ? { sessionsElsewhere } : {}),
     ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
     maxBodyBytes: config.maxBodyBytes,
     maxCopyBytes: config.maxCopyBytes,

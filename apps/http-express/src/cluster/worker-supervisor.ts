@@ -27,6 +27,8 @@ export interface WorkerSupervisorOptions {
   logger: Logger;
   /** Variables each worker gets on top of the primary's environment. */
   workerEnv: Record<string, string>;
+  /** How long a session request forwarded to its worker may run (docs/decisions.md 10.35). */
+  sessionRequestTimeoutMs: number;
   backoff?: RestartBackoff;
 }
 
@@ -55,6 +57,7 @@ export class WorkerSupervisor {
     this.backoff = options.backoff ?? new RestartBackoff();
     this.hub = new ClusterHub({
       logger: options.logger,
+      sessionRequestTimeoutMs: options.sessionRequestTimeoutMs,
       evict: (link) => this.evict(link),
       listening: (link, url) => this.listening(link, url),
     });

@@ -89,6 +89,17 @@ export class Observability {
     });
   }
 
+  /**
+   * The observer of a request another worker received and this one runs (a session's, WORKERS=n,
+   * docs/decisions.md 10.35): its statements' metrics and slow-query lines are this worker's; the
+   * receiving worker counts the HTTP request and has its span.
+   */
+  observerFor(requestId: string | undefined): HttpRequestObserver | undefined {
+    const { metrics, slowQueryMs } = this.options;
+    if (!metrics && slowQueryMs === undefined) return undefined;
+    return new WatchedRequest(this.options, requestId, undefined, this.failed);
+  }
+
   /** An observer's failure is its own defect: logged once, never the request's. */
   private observerFailed(error: unknown): void {
     if (this.reportedFailure) return;
