@@ -27,6 +27,7 @@ import {
   type ServerConfig,
 } from './config';
 import { createObservability, type AppObservability } from './observability';
+import { InFlightRequests, shutDown } from './graceful-shutdown';
 
 export interface StartServerOptions extends Partial<ServerConfig> {
   /** Use this service instead of building one from the configuration. */
@@ -183,21 +184,25 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     console: config.console,
     ...(config.trustProxy ? { trustProxy: config.trustProxy } : {}),
   });
+  const inFlight = new InFlightRequests();
   const server = createServer(
     // Node checks its header and request timeouts on this interval (30 s by default), so they
     // would otherwise fire up to 30 s late.
     // An HTTP/1.1 request without Host is answered in JSON by the browser guard, not by Node's
     // empty 400.
     { connectionsCheckingInterval: 1000, requireHostHeader: false },
-    withDirectQueryPath(app, {
-      service,
-      logger,
-      observability: observability.watcher,
-      bodyLimits: { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs },
-      answerStallTimeoutMs: config.answerStallTimeoutMs,
-      ...browsers,
-    }),
+    inFlight.track(
+      withDirectQueryPath(app, {
+        service,
+        logger,
+        observability: observability.watcher,
+        bodyLimits: { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs },
+        answerStallTimeoutMs: config.answerStallTimeoutMs,
+        ...browsers,
+      }),
+    ),
   );
+  inFlight.watch(server);
   // Slow clients cannot hold sockets for long, nor many of them (docs/decisions.md 9, 10.17):
   // past MAX_CONNECTIONS new sockets are closed at once; headers must arrive within 10 s; the
   // JSON body within BODY_TIMEOUT_MS (answered 408 by the body reader); an upload to
@@ -212,7 +217,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const host =
     config.hostname === '0.0.0.0' || config.hostname === '::' ? '127.0.0.1' : config.hostname;
   let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => (closing ??= shutDown(server, service));
+  const close = (): Promise<void> => (closing ??= shutDown(server, service, inFlight));
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
@@ -231,27 +236,7 @@ function listen(server: Server, port: number, hostname: string): Promise<void> {
   });
 }
 
-const GRACE_PERIOD_MS = 10_000;
 const HEADERS_TIMEOUT_MS = 10_000;
-
-async function shutDown(server: Server, service: QueryService): Promise<void> {
-  const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-  // Sessions end at once (docs/decisions.md 10.26): a statement running in one is cancelled and
-  // answered, their transactions rolled back. Other in-flight requests get the grace period.
-  const sessionsClosed = service.closeSessions();
-  // Keep-alive sockets become idle as their last response ends: close them as they do, so a
-  // client's idle connection cannot hold the shutdown open.
-  server.closeIdleConnections();
-  const sweep = setInterval(() => server.closeIdleConnections(), 50);
-  const grace = setTimeout(() => server.closeAllConnections(), GRACE_PERIOD_MS);
-  sweep.unref();
-  grace.unref();
-  await stopped;
-  clearInterval(sweep);
-  clearTimeout(grace);
-  await sessionsClosed;
-  await service.close();
-}
 
 function definedOnly<T extends object>(values: T): Partial<T> {
   return Object.fromEntries(

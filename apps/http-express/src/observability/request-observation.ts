@@ -13,7 +13,7 @@ import type {
 } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { answerHeader } from '../answer-headers';
-import { wasCutBySqlgate } from '../cut-answers';
+import { loggedStatusOf } from '../cut-answers';
 import { commandLabel } from './labels';
 import type { ServiceMetrics } from './metrics';
 import { startRequestTrace, type TracingOptions } from './tracing';
@@ -79,7 +79,7 @@ export class Observability {
     // 'close' follows 'finish' when the answer was sent; alone, the client went away first
     // (docs/decisions.md 10.7): nginx's 499, unless sqlgate cut the answer itself.
     res.once('close', () => {
-      const status = res.writableFinished || wasCutBySqlgate(res) ? res.statusCode : 499;
+      const status = loggedStatusOf(res);
       try {
         metrics?.httpRequest(route, req.method, status, (performance.now() - started) / 1000);
         requestTrace?.end(status);
