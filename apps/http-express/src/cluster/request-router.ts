@@ -17,7 +17,10 @@ interface Forward {
   origin: WorkerLink;
   /** The receiving worker's id of it. */
   originId: number;
-  owner: WorkerLink;
+  /** The worker running it, once found. */
+  owner?: WorkerLink;
+  /** Its caller went away while the worker holding the session was looked for. */
+  callerGone?: true;
 }
 
 export class RequestRouter {
@@ -40,12 +43,14 @@ export class RequestRouter {
     origin: WorkerLink,
     request: SessionRequest,
   ): Promise<{ answer: SessionAnswer | null }> {
-    const owner = await this.holderOf(request.sessionId, origin);
-    if (owner === undefined) return { answer: null };
     const forwardId = this.nextForwardId++;
-    this.forwards.set(forwardId, { origin, originId: request.forwardId, owner });
+    const forward: Forward = { origin, originId: request.forwardId };
+    this.forwards.set(forwardId, forward);
     try {
-      const answer = await owner.channel.request(
+      forward.owner = await this.holderOf(request.sessionId, origin);
+      // Nobody reads the answer of a caller that went away meanwhile: nothing is run for it.
+      if (forward.owner === undefined || forward.callerGone) return { answer: null };
+      const answer = await forward.owner.channel.request(
         'runSessionRequest',
         { ...request, forwardId },
         this.sessionRequestTimeoutMs,
@@ -60,7 +65,7 @@ export class RequestRouter {
   callerGone(origin: WorkerLink, originId: number): void {
     for (const [forwardId, forward] of this.forwards) {
       if (forward.origin === origin && forward.originId === originId) {
-        void forward.owner.channel.notify('callerGone', { forwardId });
+        this.tellCallerGone(forwardId, forward);
       }
     }
   }
@@ -71,8 +76,13 @@ export class RequestRouter {
    */
   workerGone(link: WorkerLink): void {
     for (const [forwardId, forward] of this.forwards) {
-      if (forward.origin === link) void forward.owner.channel.notify('callerGone', { forwardId });
+      if (forward.origin === link) this.tellCallerGone(forwardId, forward);
     }
+  }
+
+  private tellCallerGone(forwardId: number, forward: Forward): void {
+    if (forward.owner === undefined) forward.callerGone = true;
+    else void forward.owner.channel.notify('callerGone', { forwardId });
   }
 
   cancelRequest(requestId: string, body: unknown, client: string): Promise<CancelVerdict> {

@@ -53,6 +53,8 @@ export class WorkerRouting implements CancelDesk, SessionsElsewhere {
     };
     res.on('close', gone);
     try {
+      // Gone already, before its body was read: told after the request, so the primary knows it.
+      if (res.closed) setImmediate(gone);
       const { answer } = await this.primary.request(
         'sessionRequest',
         { ...request, forwardId },

@@ -92,6 +92,23 @@ describe('RequestRouter', () => {
     expect(holder.notices).toHaveLength(2);
   });
 
+  it('runs nothing for a caller that went away while the worker holding its session was looked for', async () => {
+    let holds!: (value: unknown) => void;
+    const origin = fakeWorker(1, async () => ({ holds: false }));
+    const holder = fakeWorker(2, (type) =>
+      type === 'holdsSession'
+        ? new Promise((resolve) => (holds = resolve))
+        : Promise.resolve(answered),
+    );
+    const router = new RequestRouter(() => [origin, holder], 10_000);
+    const forwarded = router.sessionRequest(origin, request('s-4', 7));
+    await new Promise((resolve) => setImmediate(resolve));
+    router.callerGone(origin, 7);
+    holds({ holds: true });
+    expect(await forwarded).toEqual({ answer: null });
+    expect(holder.asked.map((each) => each.type)).toEqual(['holdsSession']);
+  });
+
   it('tries a cancel in every worker, and counts a failure for its client when none cancelled', async () => {
     const cancelling = fakeWorker(1, async () => ({ cancelled: true }));
     const idle = fakeWorker(2, async () => ({ cancelled: false }));
