@@ -11,7 +11,6 @@ import {
   ZERO_CACHE_STATS,
   type PoolStat,
   type QueryService,
-  type ServiceAnswer,
 } from '@sqlgate/core';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, {
@@ -32,19 +31,15 @@ import {
   DEFAULT_BODY_TIMEOUT_MS,
   readJsonBody,
 } from './json-body';
-import {
-  answerQuery,
-  executeOptionsOf,
-  writeAnswer,
-  writeInternalError,
-  writeJson,
-} from './query-endpoint';
+import { answerQuery, writeInternalError, writeJson } from './query-endpoint';
 import type { BodyLimits } from './json-body';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi';
+import { answerCancel, localCancelDesk, type CancelDesk } from './cancel-endpoint';
 import { answerCopy } from './copy-endpoint';
+import { sessionHandlers, type SessionsElsewhere } from './session-endpoints';
 import { requestLog } from './request-log';
 import { answeredUnroutableTarget } from './request-target';
-import { DEFAULT_ANSWER_STALL_TIMEOUT_MS, giveUpWhenStalled } from './answer-stall';
+import { DEFAULT_ANSWER_STALL_TIMEOUT_MS } from './answer-stall';
 import { requireStatsToken } from './stats-token';
 import { createObservability, DEFAULT_OBSERVABILITY, type AppObservability } from './observability';
 
@@ -96,6 +91,16 @@ export interface AppOptions {
    * (CONSOLE).
    */
   console?: boolean;
+  /**
+   * Proxies whose X-Forwarded-For tells the client's address (TRUST_PROXY): addresses, CIDR
+   * ranges, or `loopback`, `linklocal`, `uniquelocal`, as Express's `trust proxy` takes them.
+   * Default: the host app's setting when mounted, else none (docs/decisions.md 10.34).
+   */
+  trustProxy?: readonly string[];
+  /** Where cancels by request id are tried (every worker of WORKERS=n). Default: this process. */
+  cancelDesk?: CancelDesk;
+  /** The processes holding sessions this one does not (the other workers of WORKERS=n). */
+  sessionsElsewhere?: SessionsElsewhere;
 }
 
 /** Sends a JSON body with its status; a 503 also says when to come back. */
@@ -112,26 +117,6 @@ const ALLOWED_METHODS = allowedMethodsByPath();
  */
 function routeOf(path: string): string {
   return routePathOf(path) ?? 'unmatched';
-}
-
-/** An answer of the session and cancel use cases, with the status its failure decides. */
-function sendAnswer<T>(
-  res: Response,
-  logger: Logger,
-  answer: ServiceAnswer<T>,
-  okStatus = 200,
-): void {
-  const { failure } = answer;
-  if (failure?.internal !== undefined) {
-    writeInternalError(res, logger, failure.internal);
-    return;
-  }
-  sendJson(res, failure ? httpStatusFor(failure) : okStatus, answer.body);
-}
-
-/** A path parameter of the route; Express has decoded it. */
-function parameter(req: Request, name: string): string {
-  return String(req.params[name] ?? '');
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
@@ -170,9 +155,11 @@ export function createApp(options: AppOptions): express.Express {
   const logger = options.logger ?? pino({ level: 'silent' });
   const observability =
     options.observability ?? createObservability(service, logger, DEFAULT_OBSERVABILITY);
+  const cancelDesk = options.cancelDesk ?? localCancelDesk(service);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  if (options.trustProxy) app.set('trust proxy', options.trustProxy);
   app.use((req, res, next) => {
     closeWhenAnsweredEarly(req, res);
     next();
@@ -208,27 +195,8 @@ export function createApp(options: AppOptions): express.Express {
   /** One handler per operation of core's route table; the table decides methods and paths. */
   const handlers: Record<string, RequestHandler> = {
     executeQuery: (req, res) => answerQuery(service, logger, req.body, req, res, answerStallMs),
-    openSession: async (req, res) => {
-      sendAnswer(res, logger, await service.openSession(req.body, executeOptionsOf(res)), 201);
-    },
-    executeSessionQuery: async (req, res) => {
-      const response = await service.executeInSession(
-        parameter(req, 'sessionId'),
-        req.body,
-        executeOptionsOf(res),
-      );
-      writeAnswer(res, logger, response);
-      giveUpWhenStalled(res, answerStallMs);
-    },
-    cancelSessionQuery: (req, res) => {
-      sendAnswer(res, logger, service.cancelSessionQuery(parameter(req, 'sessionId')));
-    },
-    closeSession: async (req, res) => {
-      sendAnswer(res, logger, await service.closeSession(parameter(req, 'sessionId')));
-    },
-    cancelRequest: (req, res) => {
-      sendAnswer(res, logger, service.cancelRequest(parameter(req, 'requestId'), req.body));
-    },
+    ...sessionHandlers(service, logger, answerStallMs, options.sessionsElsewhere),
+    cancelRequest: (req, res) => answerCancel(cancelDesk, logger, req, res),
     copyFrom: (req, res) =>
       answerCopy(
         service,

@@ -3,6 +3,7 @@
  * start with one line naming the variable and the expected form.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { getHeapStatistics } from 'node:v8';
 import { createAllowedTargets } from './allowed-targets';
 import { DEFAULT_ANSWER_STALL_TIMEOUT_MS } from './answer-stall';
@@ -41,6 +42,12 @@ export interface ServerConfig {
   corsOrigins?: readonly string[];
   /** Host names accepted besides loopback names (ALLOWED_HOSTS); when set, checked on any address. */
   allowedHosts?: readonly string[];
+  /**
+   * Proxies whose X-Forwarded-For names the client (TRUST_PROXY), for the limit of failed cancels
+   * per client, docs/decisions.md 10.34: addresses, CIDR ranges, `loopback`, `linklocal`,
+   * `uniquelocal`.
+   */
+  trustProxy?: readonly string[];
   sessionReset: 'auto' | 'always';
   /** Repeated reads kept as named prepared statements per connection (PREPARED_STATEMENTS), 10.30. */
   preparedStatements: boolean;
@@ -131,6 +138,7 @@ const VARIABLE_OF: Record<keyof ServerConfig, string> = {
   maxConnections: 'MAX_CONNECTIONS',
   corsOrigins: 'CORS_ORIGINS',
   allowedHosts: 'ALLOWED_HOSTS',
+  trustProxy: 'TRUST_PROXY',
   sessionReset: 'SESSION_RESET',
   preparedStatements: 'PREPARED_STATEMENTS',
   console: 'CONSOLE',
@@ -311,12 +319,29 @@ export function loadConfig(env: Env = process.env): ServerConfig {
   if (corsOrigins) config.corsOrigins = corsOrigins;
   const allowedHosts = list(env, 'ALLOWED_HOSTS', normaliseHostName);
   if (allowedHosts) config.allowedHosts = allowedHosts;
+  const trustProxy = list(env, 'TRUST_PROXY', proxyAddress);
+  if (trustProxy) config.trustProxy = trustProxy;
   const redisUrl = redisUrlOf(env);
   if (redisUrl) config.queryCacheRedisUrl = redisUrl;
   if (env.QUERY_CACHE_SECRET) config.queryCacheSecret = cacheSecretOf(env.QUERY_CACHE_SECRET);
   const sslRootCertificate = fileContents(env, 'SSL_ROOT_CERT');
   if (sslRootCertificate) config.sslRootCertificate = sslRootCertificate;
   return config;
+}
+
+/** A TRUST_PROXY entry: an IP address, a CIDR range, or a name Express gives to a set of ranges. */
+function proxyAddress(entry: string): string {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return entry;
+  const [address = '', bits, extra] = entry.split('/');
+  const family = isIP(address);
+  const maxBits = family === 4 ? 32 : 128;
+  const validBits = bits === undefined || (/^[0-9]{1,3}$/.test(bits) && Number(bits) <= maxBits);
+  if (family === 0 || !validBits || extra !== undefined) {
+    throw new Error(
+      `'${entry}' is not an IP address, a CIDR range, loopback, linklocal or uniquelocal`,
+    );
+  }
+  return entry;
 }
 
 /**

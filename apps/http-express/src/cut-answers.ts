@@ -1,8 +1,8 @@
 /**
- * Answers sqlgate itself cut short after their status was sent (docs/decisions.md 10.22: a CSV or
- * COPY answer whose statement failed, a stream a defect ended, a whole answer its client stopped
- * taking). The request log and the metrics
- * tell them from clients that went away: the status they carry is the one sent.
+ * Requests sqlgate itself cut short (docs/decisions.md 10.22: a CSV or COPY answer whose statement
+ * failed, a stream a defect ended, an answer whole or streamed that its client stopped taking; 9:
+ * a request still running when a shutdown's grace period ends). The request log and the metrics
+ * tell them from clients that went away: they carry the status sent, and `cut: true`.
  */
 import type { ServerResponse } from 'node:http';
 
@@ -35,4 +35,22 @@ export function giveUpAnswer(res: ServerResponse): void {
 
 export function wasCutBySqlgate(res: ServerResponse): boolean {
   return cut.has(res);
+}
+
+/**
+ * Marks a request sqlgate stops without ending its answer here: one cancelled at the end of a
+ * shutdown's grace period, which answers that it was cancelled.
+ */
+export function markCut(res: ServerResponse): void {
+  cut.add(res);
+}
+
+/**
+ * The status a request is logged and counted with: the one sent; 503 for an answer sqlgate cut
+ * before sending any; 499 for one whose client went away first (nginx's, docs/decisions.md 10.7).
+ */
+export function loggedStatusOf(res: ServerResponse): number {
+  if (res.writableFinished) return res.statusCode;
+  if (!cut.has(res)) return 499;
+  return res.headersSent ? res.statusCode : 503;
 }

@@ -9,6 +9,8 @@ import type { AbortSignalLike } from '@sqlgate/core';
 
 export class DisconnectSignal implements AbortSignalLike {
   aborted = false;
+  /** Set by `cancel()`: sqlgate stopped the request, and its caller reads the answer. */
+  cancelled = false;
   private listeners: (() => void)[] = [];
 
   addEventListener(_type: 'abort', listener: () => void): void {
@@ -18,6 +20,21 @@ export class DisconnectSignal implements AbortSignalLike {
   removeEventListener(_type: 'abort', listener: () => void): void {
     const at = this.listeners.indexOf(listener);
     if (at !== -1) this.listeners.splice(at, 1);
+  }
+
+  /**
+   * Stops the request as a cancel does (the end of a shutdown's grace period): what runs gets a
+   * CancelRequest, and the request answers that it was cancelled.
+   */
+  cancel(): void {
+    if (this.aborted) return;
+    this.cancelled = true;
+    this.abort();
+  }
+
+  /** The request is answered: nothing will abort it, and its listeners need not be kept. */
+  release(): void {
+    this.listeners = [];
   }
 
   /** Marks the signal aborted and calls each listener once, in the order they were added. */
@@ -30,13 +47,26 @@ export class DisconnectSignal implements AbortSignalLike {
   }
 }
 
+const SIGNAL = Symbol('sqlgate.disconnectSignal');
+
+type SignalledResponse = ServerResponse & { [SIGNAL]?: DisconnectSignal };
+
 /** Aborts when the client goes away before the response was sent: the statement is cancelled. */
 export function abortOnDisconnect(res: ServerResponse): DisconnectSignal {
   const signal = new DisconnectSignal();
+  // On the response, which lives as long as the request: the end of a shutdown finds it there.
+  (res as SignalledResponse)[SIGNAL] = signal;
   // `on`, not `once`: a response closes once, and abort() is idempotent anyway; `once` would wrap
   // the listener and remove it again on every request.
   res.on('close', () => {
     if (!res.writableFinished) signal.abort();
+    // A connection keeps its last response until its next request: not what the request ran.
+    else signal.release();
   });
   return signal;
+}
+
+/** The signal `abortOnDisconnect` gave the request, if it runs anything. */
+export function disconnectSignalOf(res: ServerResponse): DisconnectSignal | undefined {
+  return (res as SignalledResponse)[SIGNAL];
 }

@@ -36,7 +36,8 @@ const STATUS_BY_CODE: Record<string, number> = {
   [ErrorCodes.SESSION_BUSY]: 409,
   [ErrorCodes.SESSION_NOT_FOUND]: 404,
   [ErrorCodes.REQUEST_NOT_FOUND]: 404,
-  [ErrorCodes.CANCEL_REFUSED]: 403,
+  // Too many failed cancels from one client lately (docs/decisions.md 10.34).
+  [ErrorCodes.CANCEL_LIMITED]: 429,
   [ErrorCodes.SESSION_LIMIT]: 503,
   // Permanent for this instance: retrying does not help, so no 503 and no Retry-After.
   [ErrorCodes.SESSIONS_OFF]: 501,

@@ -34,14 +34,30 @@ export function executeOptionsOf(res: ServerResponse): ExecuteOptions {
   const signal = abortOnDisconnect(res);
   const observer = observerOf(res);
   const requestId = answerHeader(res, 'X-Request-Id');
-  const requestIdKnown =
-    requestId !== undefined && res.req.headers['x-request-id'] === requestId
-      ? 'from-start'
-      : 'when-streaming';
+  const requestIdKnown = requestIdKnownOf(res, requestId);
   const releaseRowsLater = releaseWhenClosed(res);
   return observer
     ? { signal, observer, requestId, requestIdKnown, releaseRowsLater }
     : { signal, requestId, requestIdKnown, releaseRowsLater };
+}
+
+/** Whether the caller chose the request's id, and so may cancel it by that id from the start. */
+function requestIdKnownOf(
+  res: ServerResponse,
+  requestId: string | undefined,
+): 'from-start' | 'when-streaming' {
+  return requestId !== undefined && res.req.headers['x-request-id'] === requestId
+    ? 'from-start'
+    : 'when-streaming';
+}
+
+/** The request's id and whether its caller chose it, for a request run by another worker. */
+export function requestIdOf(res: ServerResponse): {
+  requestId: string | null;
+  requestIdKnown: 'from-start' | 'when-streaming';
+} {
+  const requestId = answerHeader(res, 'X-Request-Id');
+  return { requestId: requestId ?? null, requestIdKnown: requestIdKnownOf(res, requestId) };
 }
 
 /**
@@ -120,32 +136,51 @@ export function answerQuery(
     });
 }
 
+/**
+ * A whole answer ready to be sent: its status, JSON and Server-Timing, or the defect that stopped
+ * it. Made apart from the response, so that a worker can make it for a request another worker
+ * received (docs/decisions.md 10.35).
+ */
+export type RenderedAnswer =
+  { status: number; json: string; serverTiming?: string } | { internal: unknown };
+
+/** A query's answer as JSON, with its status and Server-Timing. */
+export function renderAnswer(response: QueryServiceResponse): RenderedAnswer {
+  const { body: answer, failure, timings } = response;
+  if (failure?.internal !== undefined) return { internal: failure.internal };
+  const started = performance.now();
+  try {
+    const json = serializeResponse(answer);
+    const timing = serverTiming(
+      timings.poolWaitMs,
+      timings.executionMs,
+      performance.now() - started,
+    );
+    return { status: httpStatusFor(failure), json, serverTiming: timing };
+  } catch (error) {
+    // A body too large for one string, say: a defect of the bounds, never the caller's fault.
+    return { internal: error };
+  }
+}
+
 /** A whole answer as JSON, with its status and Server-Timing. */
 export function writeAnswer(
   res: ServerResponse,
   logger: Logger,
   response: QueryServiceResponse,
 ): void {
-  const { body: answer, failure, timings } = response;
-  if (failure?.internal !== undefined) {
-    writeInternalError(res, logger, failure.internal);
+  writeRendered(res, logger, renderAnswer(response));
+}
+
+export function writeRendered(res: ServerResponse, logger: Logger, rendered: RenderedAnswer): void {
+  if ('internal' in rendered) {
+    writeInternalError(res, logger, rendered.internal);
     return;
   }
-  const started = performance.now();
-  let json: string;
-  try {
-    json = serializeResponse(answer);
-  } catch (error) {
-    // A body too large for one string, say: a defect of the bounds, never the caller's fault.
-    writeInternalError(res, logger, error);
-    return;
+  if (rendered.serverTiming !== undefined) {
+    setAnswerHeader(res, 'Server-Timing', rendered.serverTiming);
   }
-  setAnswerHeader(
-    res,
-    'Server-Timing',
-    serverTiming(timings.poolWaitMs, timings.executionMs, performance.now() - started),
-  );
-  writeJson(res, httpStatusFor(failure), json);
+  writeJson(res, rendered.status, rendered.json);
 }
 
 /**
@@ -153,7 +188,16 @@ export function writeAnswer(
  * log line with that id, never to the caller.
  */
 export function writeInternalError(res: ServerResponse, logger: Logger, error: unknown): void {
-  const requestId = answerHeader(res, 'X-Request-Id');
+  const { status, json } = internalErrorAnswer(logger, answerHeader(res, 'X-Request-Id'), error);
+  writeJson(res, status, json);
+}
+
+/** The 500 of a defect, logged with the request's id. */
+export function internalErrorAnswer(
+  logger: Logger,
+  requestId: string | undefined,
+  error: unknown,
+): { status: number; json: string } {
   logger.error({ reqId: requestId, err: error }, 'internal error');
-  writeJson(res, 500, JSON.stringify({ error: INTERNAL_ERROR_MESSAGE, requestId }));
+  return { status: 500, json: JSON.stringify({ error: INTERNAL_ERROR_MESSAGE, requestId }) };
 }

@@ -9,7 +9,7 @@ import type { RequestHandler } from 'express';
 import { sessionIdForLogs } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { setAnswerHeader } from './answer-headers';
-import { wasCutBySqlgate } from './cut-answers';
+import { loggedStatusOf, wasCutBySqlgate } from './cut-answers';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -48,40 +48,25 @@ export function logRequest(
   const durationMs = (): number => Math.round((performance.now() - started) * 1000) / 1000;
   // Logged as soon as the answer is sent; only an answer that never was is logged at close. An
   // answer given up while it was being written may also end here.
-  res.once('finish', () => {
+  const log = (sent: boolean): void => {
+    const cut = wasCutBySqlgate(res);
     logger.info(
       {
         reqId: id,
         method: req.method,
         path,
-        status: res.statusCode,
-        ...(wasCutBySqlgate(res) ? { cut: true } : {}),
+        status: sent ? res.statusCode : loggedStatusOf(res),
+        ...(cut ? { cut: true } : {}),
+        // The client went away before the answer was sent (docs/decisions.md 10.7): nginx's 499.
+        ...(sent || cut ? {} : { aborted: true }),
         durationMs: durationMs(),
       },
       'request',
     );
-  });
+  };
+  res.once('finish', () => log(true));
   res.once('close', () => {
-    if (res.writableFinished) return;
-    if (wasCutBySqlgate(res)) {
-      logger.info(
-        {
-          reqId: id,
-          method: req.method,
-          path,
-          status: res.statusCode,
-          cut: true,
-          durationMs: durationMs(),
-        },
-        'request',
-      );
-      return;
-    }
-    // The client went away before the answer was sent (docs/decisions.md 10.7): nginx's 499.
-    logger.info(
-      { reqId: id, method: req.method, path, status: 499, aborted: true, durationMs: durationMs() },
-      'request',
-    );
+    if (!res.writableFinished) log(false);
   });
 }
 

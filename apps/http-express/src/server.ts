@@ -16,6 +16,8 @@ import pino, { type Logger } from 'pino';
 import { createAllowedTargets } from './allowed-targets';
 import { answerClientErrorsInJson } from './client-errors';
 import { createApp, type ClusterStatistics } from './app';
+import type { CancelDesk } from './cancel-endpoint';
+import type { SessionsElsewhere } from './session-endpoints';
 import { withDirectQueryPath } from './direct-query-path';
 import {
   cacheSecretOf,
@@ -25,6 +27,7 @@ import {
   type ServerConfig,
 } from './config';
 import { createObservability, type AppObservability } from './observability';
+import { InFlightRequests, shutDown } from './graceful-shutdown';
 
 export interface StartServerOptions extends Partial<ServerConfig> {
   /** Use this service instead of building one from the configuration. */
@@ -35,6 +38,10 @@ export interface StartServerOptions extends Partial<ServerConfig> {
   observability?: AppObservability;
   /** Answer the statistics of every process serving together (a worker of WORKERS=n). */
   clusterStatistics?: ClusterStatistics;
+  /** Try cancels by request id in every process serving together (a worker of WORKERS=n). */
+  cancelDesk?: CancelDesk;
+  /** Run session requests in the process holding the session (a worker of WORKERS=n). */
+  sessionsElsewhere?: SessionsElsewhere;
 }
 
 export interface RunningServer {
@@ -150,6 +157,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     logger: givenLogger,
     observability: givenObservability,
     clusterStatistics,
+    cancelDesk,
+    sessionsElsewhere,
     ...overrides
   } = options;
   const given = definedOnly(overrides);
@@ -165,6 +174,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     service,
     observability,
     ...(clusterStatistics ? { clusterStatistics } : {}),
+    ...(cancelDesk ? { cancelDesk } : {}),
+    ...(sessionsElsewhere ? { sessionsElsewhere } : {}),
     ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
     maxBodyBytes: config.maxBodyBytes,
     maxCopyBytes: config.maxCopyBytes,
@@ -174,22 +185,27 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     ...(config.statsToken ? { statsToken: config.statsToken } : {}),
     ...browsers,
     console: config.console,
+    ...(config.trustProxy ? { trustProxy: config.trustProxy } : {}),
   });
+  const inFlight = new InFlightRequests();
   const server = createServer(
     // Node checks its header and request timeouts on this interval (30 s by default), so they
     // would otherwise fire up to 30 s late.
     // An HTTP/1.1 request without Host is answered in JSON by the browser guard, not by Node's
     // empty 400.
     { connectionsCheckingInterval: 1000, requireHostHeader: false },
-    withDirectQueryPath(app, {
-      service,
-      logger,
-      observability: observability.watcher,
-      bodyLimits: { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs },
-      answerStallTimeoutMs: config.answerStallTimeoutMs,
-      ...browsers,
-    }),
+    inFlight.track(
+      withDirectQueryPath(app, {
+        service,
+        logger,
+        observability: observability.watcher,
+        bodyLimits: { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs },
+        answerStallTimeoutMs: config.answerStallTimeoutMs,
+        ...browsers,
+      }),
+    ),
   );
+  inFlight.watch(server);
   // Slow clients cannot hold sockets for long, nor many of them (docs/decisions.md 9, 10.17):
   // past MAX_CONNECTIONS new sockets are closed at once; headers must arrive within 10 s; the
   // JSON body within BODY_TIMEOUT_MS (answered 408 by the body reader); an upload to
@@ -204,7 +220,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const host =
     config.hostname === '0.0.0.0' || config.hostname === '::' ? '127.0.0.1' : config.hostname;
   let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => (closing ??= shutDown(server, service));
+  const close = (): Promise<void> => (closing ??= shutDown(server, service, inFlight));
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
@@ -223,27 +239,7 @@ function listen(server: Server, port: number, hostname: string): Promise<void> {
   });
 }
 
-const GRACE_PERIOD_MS = 10_000;
 const HEADERS_TIMEOUT_MS = 10_000;
-
-async function shutDown(server: Server, service: QueryService): Promise<void> {
-  const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-  // Sessions end at once (docs/decisions.md 10.26): a statement running in one is cancelled and
-  // answered, their transactions rolled back. Other in-flight requests get the grace period.
-  const sessionsClosed = service.closeSessions();
-  // Keep-alive sockets become idle as their last response ends: close them as they do, so a
-  // client's idle connection cannot hold the shutdown open.
-  server.closeIdleConnections();
-  const sweep = setInterval(() => server.closeIdleConnections(), 50);
-  const grace = setTimeout(() => server.closeAllConnections(), GRACE_PERIOD_MS);
-  sweep.unref();
-  grace.unref();
-  await stopped;
-  clearInterval(sweep);
-  clearTimeout(grace);
-  await sessionsClosed;
-  await service.close();
-}
 
 function definedOnly<T extends object>(values: T): Partial<T> {
   return Object.fromEntries(

@@ -12,7 +12,7 @@ import type { CopyOut, QueryStream, StreamEvent } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { csvText, ndjsonLines, STREAM_CONTENT_TYPES, type StreamFormat } from './stream-formats';
 import { answerHeader, writeAnswerHead } from './answer-headers';
-import { cutAnswer } from './cut-answers';
+import { cutAnswer, giveUpAnswer } from './cut-answers';
 import { streamOpened } from './server-v8-settings';
 import type { HttpRequestObserver } from './observability/request-observation';
 
@@ -102,12 +102,13 @@ async function writeEvents(
 
 /**
  * Resolves when the client has taken what was written, or has gone away. A client that takes
- * nothing for `stallLimitMs` is cut off, as one that went away: its statement is cancelled and its
- * connection goes back to the pool, instead of being held for as long as the client likes.
+ * nothing for `stallLimitMs` is given up (and logged so, not as a client that left): its
+ * statement is cancelled and its connection goes back to the pool, instead of being held for as
+ * long as the client likes.
  */
 async function drained(res: ServerResponse, stallLimitMs: number): Promise<void> {
   const controller = new AbortController();
-  const stalled = setTimeout(() => res.destroy(), stallLimitMs);
+  const stalled = setTimeout(() => giveUpAnswer(res), stallLimitMs);
   await Promise.race([
     once(res, 'drain', { signal: controller.signal }),
     once(res, 'close', { signal: controller.signal }),

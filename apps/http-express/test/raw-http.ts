@@ -15,6 +15,8 @@ export interface RawRequest {
   path?: string;
   headers?: Record<string, string>;
   body?: string;
+  /** The address the connection comes from (any of 127.0.0.0/8 reaches a server on 127.0.0.1). */
+  localAddress?: string;
 }
 
 /** Sends one request on its own connection and reads the whole answer. */
@@ -28,6 +30,7 @@ export function rawRequest(options: RawRequest): Promise<RawResponse> {
         path: options.path ?? '/',
         headers: { connection: 'close', ...options.headers },
         agent: false,
+        ...(options.localAddress ? { localAddress: options.localAddress } : {}),
       },
       (incoming) => {
         let text = '';

@@ -48,8 +48,13 @@ export const ErrorCodes = {
   SHUTTING_DOWN: 'SHUTTING_DOWN',
   /** Nothing with this request id runs here (POST /api/requests/{id}/cancel). */
   REQUEST_NOT_FOUND: 'REQUEST_NOT_FOUND',
-  /** The request runs, but for other credentials than the canceller presented. */
+  /**
+   * No longer answered: a cancel for another login answers REQUEST_NOT_FOUND, as one for an id
+   * nothing runs under does (docs/decisions.md 10.34). Kept so that the code stays reserved.
+   */
   CANCEL_REFUSED: 'CANCEL_REFUSED',
+  /** The caller's cancels by request id cancelled nothing too often lately; it must wait (10.34). */
+  CANCEL_LIMITED: 'CANCEL_LIMITED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -24,6 +24,8 @@ export {
 export type { SessionEnd } from './sessions/session';
 export type { SessionOpened, SessionState } from './sessions/session-use-cases';
 export type { ServiceAnswer } from './execution/response';
+export { cancelAnswer, NOTHING_CANCELLED_MESSAGE, readCancelBody } from './execution/cancelled';
+export { FAILED_CANCELS_PER_REQUEST } from './execution/running-requests';
 export type { CopyFormat, CopyOut } from './streaming/copy-out';
 export * from './errors';
 export * from './parser';

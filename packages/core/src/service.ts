@@ -271,6 +271,11 @@ export interface QueryService {
   closeSessions(): Promise<void>;
   /** Sessions open now, opened and ended since the start; touches no database. */
   sessionStatistics(): SessionStatistics;
+  /**
+   * Whether this instance holds the session: open or ending here, or ended here lately. Requests
+   * naming another are for another instance (a worker of WORKERS=n finds it, docs/decisions.md 10.35).
+   */
+  knowsSession(sessionId: string): boolean;
   /** Ends every pool. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -757,6 +762,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       cancelByRequestId(running, requestId, body),
     closeSessions,
     sessionStatistics: () => sessions.statistics(),
+    knowsSession: (sessionId: string) => sessions.knows(sessionId),
     close,
     [Symbol.asyncDispose]: close,
   };

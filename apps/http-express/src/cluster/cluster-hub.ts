@@ -1,6 +1,7 @@
 /**
  * The primary's answers to its workers (docs/decisions.md 10.28): it relays invalidations and
- * clears, holds the sums of the counters, and gathers statistics from every worker. It starts and
+ * clears, holds the sums of the counters, gathers statistics from every worker, and finds the
+ * worker a session or a cancel is for (10.35). It starts and
  * stops no process (worker-supervisor.ts does); a worker that does not acknowledge a relay is
  * handed to `evict`, which kills it and waits for its exit.
  */
@@ -9,6 +10,7 @@ import type { Logger } from 'pino';
 import type { NoticeHandlers, RequestHandlers } from './ipc-channel';
 import { aggregateMetrics } from './aggregate-metrics';
 import type { CacheEntryOnTheWire } from './protocol';
+import { RequestRouter } from './request-router';
 import { SharedReading } from './shared-reading';
 import { mergePoolStats, newestEntries } from './merge-statistics';
 import type { WorkerNotices, WorkerRequests } from './protocol';
@@ -36,6 +38,8 @@ export interface WorkerLink {
 
 export interface ClusterHubOptions {
   logger: Logger;
+  /** How long a session request forwarded to its worker may run (docs/decisions.md 10.35). */
+  sessionRequestTimeoutMs: number;
   /** Kills a worker that did not acknowledge; resolves once it has exited (within a bound). */
   evict(link: WorkerLink): Promise<void>;
   /** A worker's server listens. */
@@ -71,7 +75,15 @@ export class ClusterHub {
     return { exposition: await aggregateMetrics(metrics.map((each) => each.metrics)) };
   }, READING_REUSE_MS);
 
-  constructor(private readonly options: ClusterHubOptions) {}
+  /** Session requests and cancels that reach one worker for another. */
+  private readonly router: RequestRouter;
+
+  constructor(private readonly options: ClusterHubOptions) {
+    this.router = new RequestRouter(
+      () => Array.from(this.members),
+      options.sessionRequestTimeoutMs,
+    );
+  }
 
   /** The answers to one worker's requests. */
   handlersFor(link: WorkerLink): RequestHandlers<WorkerRequests> {
@@ -103,6 +115,9 @@ export class ClusterHub {
       recentEntries: ({ limit }) => this.recentReading(limit).get(),
       poolStats: () => this.poolStats.get(),
       metrics: () => this.metrics.get(),
+      sessionRequest: (request) => this.router.sessionRequest(link, request),
+      cancelRequest: ({ requestId, body, client }) =>
+        this.router.cancelRequest(requestId, body, client),
     };
   }
 
@@ -111,12 +126,14 @@ export class ClusterHub {
     return {
       counters: (delta) => this.sums.add(delta),
       listening: ({ url }) => this.options.listening(link, url),
+      callerGone: ({ forwardId }) => this.router.callerGone(link, forwardId),
     };
   }
 
   /** The worker is gone or going: it takes no more relays. */
   leave(link: WorkerLink): void {
     this.members.delete(link);
+    this.router.workerGone(link);
   }
 
   /**

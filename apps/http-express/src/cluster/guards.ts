@@ -21,6 +21,19 @@ export const nonNegative: Guard<number> = (value) =>
 
 export const text: Guard<string> = (value) => (typeof value === 'string' ? value : undefined);
 
+export const flag: Guard<boolean> = (value) => (typeof value === 'boolean' ? value : undefined);
+
+/**
+ * Any value but undefined: a request body forwarded as its worker parsed it, which the use case
+ * that receives it checks as it checks every body.
+ */
+export const anyValue: Guard<unknown> = (value) => value;
+
+/** One of the listed strings. */
+export function oneOf<T extends string>(values: readonly T[]): Guard<T> {
+  return (value) => (values.includes(value as T) ? (value as T) : undefined);
+}
+
 /** An object with no fields of interest (any object passes; what it holds is ignored). */
 export const empty: Guard<Record<string, never>> = (value) => (isRecord(value) ? {} : undefined);
 

@@ -8,6 +8,7 @@ import cluster from 'node:cluster';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config';
 import { PRIMARY_PID_VARIABLE } from './process-role';
+import { sessionRequestTimeoutMs } from './worker-channel';
 import { WorkerSupervisor } from './worker-supervisor';
 
 export async function runPrimary(config: ServerConfig, logger: Logger): Promise<void> {
@@ -15,6 +16,7 @@ export async function runPrimary(config: ServerConfig, logger: Logger): Promise<
     count: config.workers,
     logger,
     workerEnv: { [PRIMARY_PID_VARIABLE]: String(process.pid) },
+    sessionRequestTimeoutMs: sessionRequestTimeoutMs(config.sessionMaxLifetimeMs),
   });
   let stopping: Promise<void> | undefined;
   const stop = (signal: string): void => {
@@ -35,7 +37,9 @@ export async function runPrimary(config: ServerConfig, logger: Logger): Promise<
   }
   // Workers run the same command with the same arguments (node:cluster's defaults); the
   // environment tells them they are workers.
-  cluster.setupPrimary({});
+  // 'advanced' (structured clone, not JSON): a request body forwarded to another worker keeps
+  // every value as its caller sent it (a -0 parameter stays -0, docs/decisions.md 10.35).
+  cluster.setupPrimary({ serialization: 'advanced' });
   let url: string;
   try {
     url = await supervisor.start();

@@ -4,16 +4,20 @@
  */
 import type { CacheEntrySummary, CounterTotals, InvalidationScope, PoolStat } from '@sqlgate/core';
 import {
+  anyValue,
   count,
   either,
   empty,
+  flag,
   isRecord,
   listOf,
   nonNegative,
   nullable,
   objectOf,
+  oneOf,
   text,
   type Guard,
+  type Guarded,
 } from './guards';
 
 /** A request type: what its payload and its result must look like. */
@@ -123,6 +127,31 @@ const metricJson: Guard<MetricJson> = (value) => {
 
 const entries = objectOf({ entries: count });
 
+/**
+ * A session route a worker received for a session another worker holds (docs/decisions.md 10.35),
+ * as the worker that holds it runs it.
+ */
+const sessionRequest = objectOf({
+  sessionId: text,
+  operation: oneOf(['query', 'cancelQuery', 'close'] as const),
+  /** The body of a query, as the receiving worker parsed it; null for the others. */
+  body: anyValue,
+  /** The request's X-Request-Id, and whether its caller chose it (then it may cancel by it). */
+  requestId: nullable(text),
+  requestIdKnown: oneOf(['from-start', 'when-streaming'] as const),
+  /** Names the request until it is answered, so that its caller's going away can follow it. */
+  forwardId: count,
+});
+
+export type SessionRequest = Guarded<typeof sessionRequest>;
+
+/** An answer made by the worker that ran the request (RenderedAnswer, a defect's made a 500). */
+const sessionAnswer = objectOf({ status: count, json: text, serverTiming: nullable(text) });
+
+export type SessionAnswer = Guarded<typeof sessionAnswer>;
+
+const cancelVerdict = either(objectOf({ cancelled: flag }), objectOf({ retryAfterMs: count }));
+
 /** Requests a worker sends the primary. */
 export const WORKER_REQUESTS = {
   /** The worker can take relayed invalidations from now on; it listens only once answered. */
@@ -141,6 +170,13 @@ export const WORKER_REQUESTS = {
   poolStats: request(empty, objectOf({ pools: listOf(poolStat) })),
   /** Prometheus exposition of every worker's metrics, aggregated. */
   metrics: request(empty, objectOf({ exposition: text })),
+  /** Run in the worker holding the session; `answer` is null when no worker holds it. */
+  sessionRequest: request(sessionRequest, objectOf({ answer: nullable(sessionAnswer) })),
+  /** A cancel by request id, tried in every worker unless its client failed too often (10.34). */
+  cancelRequest: request(
+    objectOf({ requestId: text, body: anyValue, client: text }),
+    cancelVerdict,
+  ),
 } satisfies RequestProtocol;
 
 /** Requests the primary sends a worker, about that worker alone. */
@@ -154,6 +190,15 @@ export const PRIMARY_REQUESTS = {
   ),
   localPoolStats: request(empty, objectOf({ pools: listOf(poolStat) })),
   localMetrics: request(empty, objectOf({ metrics: listOf(metricJson) })),
+  /** Whether the worker holds the session (open, ending, or ended lately). */
+  holdsSession: request(objectOf({ sessionId: text }), objectOf({ holds: flag })),
+  /** Runs a session request another worker received; `forwardId` is the primary's. */
+  runSessionRequest: request(sessionRequest, sessionAnswer),
+  /** Tries a cancel by request id on the worker's own requests. */
+  cancelLocal: request(
+    objectOf({ requestId: text, body: anyValue }),
+    objectOf({ cancelled: flag }),
+  ),
 } satisfies RequestProtocol;
 
 /** Notices a worker sends the primary. */
@@ -162,10 +207,14 @@ export const WORKER_NOTICES = {
   counters: counterTotals,
   /** The worker's server listens at `url`. */
   listening: objectOf({ url: text }),
+  /** The caller of a session request this worker forwarded went away before its answer. */
+  callerGone: objectOf({ forwardId: count }),
 } satisfies NoticeProtocol;
 
-/** The primary sends its workers no notices. */
-export const PRIMARY_NOTICES = {} satisfies NoticeProtocol;
+export const PRIMARY_NOTICES = {
+  /** The caller of a session request the worker runs for another went away (10.7). */
+  callerGone: objectOf({ forwardId: count }),
+} satisfies NoticeProtocol;
 
 export type WorkerRequests = typeof WORKER_REQUESTS;
 export type PrimaryRequests = typeof PRIMARY_REQUESTS;

@@ -2,6 +2,7 @@
  * The channel types of each end, and the time limits a worker gives the primary
  * (docs/decisions.md 10.28).
  */
+import { TIMER_MAX_MS } from '../timer-limit';
 import type { IpcChannel } from './ipc-channel';
 import type { PrimaryNotices, PrimaryRequests, WorkerNotices, WorkerRequests } from './protocol';
 
@@ -33,3 +34,15 @@ export const CONFIRMATION_TIMEOUT_MS = 5_000;
 
 /** How long a worker waits for statistics gathered from every worker. */
 export const STATISTICS_TIMEOUT_MS = 2_000;
+
+/**
+ * How long the primary waits for a session request it forwarded to the session's worker
+ * (docs/decisions.md 10.35): the session's lifetime ends any request in it, and a minute covers
+ * the cancel of what ran and the answer.
+ */
+export function sessionRequestTimeoutMs(sessionMaxLifetimeMs: number): number {
+  return Math.min(sessionMaxLifetimeMs + 60_000, TIMER_MAX_MS);
+}
+
+/** How long a worker waits for the primary to run a cancel in every worker (10.34, 10.35). */
+export const CANCEL_TIMEOUT_MS = 2_000;

@@ -4,6 +4,7 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import { CANCELLED_ANSWER_MS, GRACE_PERIOD_MS } from '../graceful-shutdown';
 import { ClusterHub, type WorkerLink } from './cluster-hub';
 import { IpcChannel } from './ipc-channel';
 import { PRIMARY_REQUESTS, WORKER_NOTICES, WORKER_REQUESTS } from './protocol';
@@ -18,15 +19,18 @@ export const STARTUP_TIMEOUT_MS = 30_000;
 
 /**
  * How long workers have to stop after SIGTERM: their own grace period for requests in flight
- * (10 s), then the ends of their pools. Past it they are killed.
+ * (10 s), the answers of the requests it cancels (6 s at most), then the ends of their pools.
+ * Past it they are killed, and what they still serve gets no answer at all.
  */
-export const SHUTDOWN_TIMEOUT_MS = 15_000;
+export const SHUTDOWN_TIMEOUT_MS = GRACE_PERIOD_MS + CANCELLED_ANSWER_MS + 4_000;
 
 export interface WorkerSupervisorOptions {
   count: number;
   logger: Logger;
   /** Variables each worker gets on top of the primary's environment. */
   workerEnv: Record<string, string>;
+  /** How long a session request forwarded to its worker may run (docs/decisions.md 10.35). */
+  sessionRequestTimeoutMs: number;
   backoff?: RestartBackoff;
 }
 
@@ -55,6 +59,7 @@ export class WorkerSupervisor {
     this.backoff = options.backoff ?? new RestartBackoff();
     this.hub = new ClusterHub({
       logger: options.logger,
+      sessionRequestTimeoutMs: options.sessionRequestTimeoutMs,
       evict: (link) => this.evict(link),
       listening: (link, url) => this.listening(link, url),
     });

@@ -1,7 +1,8 @@
 /**
  * A worker of the standalone server (docs/decisions.md 10.28): the same server as a single process,
- * with a result cache kept coherent through the primary, counters summed by the primary, and the
- * pool statistics and metrics of every worker together.
+ * with a result cache kept coherent through the primary, counters summed by the primary, the
+ * pool statistics and metrics of every worker together, and the sessions and cancels of every
+ * worker reachable from each (10.35).
  */
 import { MemoryCacheStore } from '@sqlgate/core';
 import type { Logger } from 'pino';
@@ -12,7 +13,12 @@ import { ClusterCounters } from './cluster-counters';
 import { CoherentMemoryStore } from './coherent-memory-store';
 import { IpcChannel } from './ipc-channel';
 import { PRIMARY_NOTICES, PRIMARY_REQUESTS, WORKER_REQUESTS, type MetricJson } from './protocol';
-import { STATISTICS_TIMEOUT_MS, type ChannelToPrimary } from './worker-channel';
+import {
+  sessionRequestTimeoutMs,
+  STATISTICS_TIMEOUT_MS,
+  type ChannelToPrimary,
+} from './worker-channel';
+import { WorkerRouting } from './worker-routing';
 
 /** How long the primary has to take a new worker in. */
 const JOIN_TIMEOUT_MS = 10_000;
@@ -45,8 +51,13 @@ export async function runWorker(config: ServerConfig, logger: Logger): Promise<R
             ((await observability.metrics.registry.getMetricsAsJSON()) as unknown as MetricJson[])
           : [],
       }),
+      holdsSession: (payload) => routing.handlers().holdsSession(payload),
+      runSessionRequest: (payload) => routing.handlers().runSessionRequest(payload),
+      cancelLocal: (payload) => routing.handlers().cancelLocal(payload),
     },
-    noticeHandlers: {},
+    noticeHandlers: {
+      callerGone: (payload) => routing.noticeHandlers().callerGone(payload),
+    },
     onMalformed: (reason) => logger.warn({ reason }, 'malformed message from the primary'),
   });
   process.on('message', (message: unknown) => channel.receive(message));
@@ -73,6 +84,13 @@ export async function runWorker(config: ServerConfig, logger: Logger): Promise<R
     config.queryCacheRedisUrl ? {} : { cacheStore: store, counters: new ClusterCounters(channel) },
   );
   const observability = createObservability(service, logger, config);
+  const routing = new WorkerRouting(
+    channel,
+    service,
+    logger,
+    observability.watcher,
+    sessionRequestTimeoutMs(config.sessionMaxLifetimeMs),
+  );
 
   await channel.request('join', {}, JOIN_TIMEOUT_MS);
   const server = await startServer({
@@ -84,6 +102,8 @@ export async function runWorker(config: ServerConfig, logger: Logger): Promise<R
       poolStats: async () => (await channel.request('poolStats', {}, STATISTICS_TIMEOUT_MS)).pools,
       metrics: async () => (await channel.request('metrics', {}, STATISTICS_TIMEOUT_MS)).exposition,
     },
+    cancelDesk: routing,
+    sessionsElsewhere: routing,
   });
   logger.info({ url: server.url }, 'worker listening');
   channel.notify('listening', { url: server.url });

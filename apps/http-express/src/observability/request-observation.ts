@@ -13,7 +13,7 @@ import type {
 } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { answerHeader } from '../answer-headers';
-import { wasCutBySqlgate } from '../cut-answers';
+import { loggedStatusOf } from '../cut-answers';
 import { commandLabel } from './labels';
 import type { ServiceMetrics } from './metrics';
 import { startRequestTrace, type TracingOptions } from './tracing';
@@ -79,7 +79,7 @@ export class Observability {
     // 'close' follows 'finish' when the answer was sent; alone, the client went away first
     // (docs/decisions.md 10.7): nginx's 499, unless sqlgate cut the answer itself.
     res.once('close', () => {
-      const status = res.writableFinished || wasCutBySqlgate(res) ? res.statusCode : 499;
+      const status = loggedStatusOf(res);
       try {
         metrics?.httpRequest(route, req.method, status, (performance.now() - started) / 1000);
         requestTrace?.end(status);
@@ -87,6 +87,17 @@ export class Observability {
         this.observerFailed(error);
       }
     });
+  }
+
+  /**
+   * The observer of a request another worker received and this one runs (a session's, WORKERS=n,
+   * docs/decisions.md 10.35): its statements' metrics and slow-query lines are this worker's; the
+   * receiving worker counts the HTTP request and has its span.
+   */
+  observerFor(requestId: string | undefined): HttpRequestObserver | undefined {
+    const { metrics, slowQueryMs } = this.options;
+    if (!metrics && slowQueryMs === undefined) return undefined;
+    return new WatchedRequest(this.options, requestId, undefined, this.failed);
   }
 
   /** An observer's failure is its own defect: logged once, never the request's. */

@@ -42,6 +42,7 @@ const acknowledging: Answer = async (type) => {
 function hubWith(evicted: number[], evictDelayMs = 0) {
   return new ClusterHub({
     logger: pino({ level: 'silent' }),
+    sessionRequestTimeoutMs: 1_000,
     evict: async (link) => {
       await new Promise((resolve) => setTimeout(resolve, evictDelayMs));
       evicted.push(link.pid);

@@ -41,9 +41,12 @@ function pair(
       localRecentEntries: () => ({ entries: [] }),
       localPoolStats: () => ({ pools: [] }),
       localMetrics: () => ({ metrics: [] }),
+      holdsSession: () => ({ holds: false }),
+      runSessionRequest: () => ({ status: 200, json: '{}', serverTiming: null }),
+      cancelLocal: () => ({ cancelled: false }),
       ...(options.workerSide as object),
     },
-    noticeHandlers: {},
+    noticeHandlers: { callerGone: () => undefined },
     onMalformed: (reason) => malformed.push(`worker: ${reason}`),
   });
   const primary: ChannelToWorker = new IpcChannel({
@@ -65,10 +68,13 @@ function pair(
       recentEntries: () => ({ entries: [] }),
       poolStats: () => ({ pools: [] }),
       metrics: () => ({ exposition: '' }),
+      sessionRequest: () => ({ answer: null }),
+      cancelRequest: () => ({ cancelled: false }),
     },
     noticeHandlers: {
       counters: (delta) => counted.push(delta.hits),
       listening: () => undefined,
+      callerGone: () => undefined,
     },
     onMalformed: (reason) => malformed.push(`primary: ${reason}`),
   });
@@ -187,7 +193,7 @@ describe('IpcChannel', () => {
       incoming: PRIMARY_REQUESTS,
       incomingNotices: PRIMARY_NOTICES,
       handlers: {} as never,
-      noticeHandlers: {},
+      noticeHandlers: { callerGone: () => undefined },
       onMalformed: () => undefined,
     });
     await expect(channel.request('cacheSize', {}, 10_000)).rejects.toMatchObject({

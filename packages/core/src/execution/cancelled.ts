@@ -4,36 +4,52 @@
  */
 import { ConnectionError, ErrorCodes, codedError } from '../errors';
 import { parseCancelRequest } from '../request';
+import type { ConnectionTarget } from '../ports/connections';
 import type { ExecutionOutcome } from './outcome';
 import { errorResponse, withWarnings, type ResponseFailure, type ServiceAnswer } from './response';
 import type { RunningRequests } from './running-requests';
 
 /**
- * POST /api/requests/{requestId}/cancel: cancels the requests with this id running for the
- * credentials of `body`; 403 for other credentials, 404 when none runs.
+ * What every cancel by request id that cancels nothing answers, whatever the reason: no request
+ * runs under the id, it runs for another login, or it can no longer be cancelled by id. One
+ * answer, so that a guess at a password cannot be told from an id that runs nothing (10.34).
+ */
+export const NOTHING_CANCELLED_MESSAGE =
+  'Nothing was cancelled: no request with this id runs here for this login, or it can no longer be cancelled by id';
+
+/**
+ * POST /api/requests/{requestId}/cancel: cancels the requests with this id running for the login
+ * of `body`; 404 when it cancels nothing.
  */
 export function cancelByRequestId(
   running: RunningRequests,
   requestId: string,
   body: unknown,
 ): ServiceAnswer<{ cancelled: true }> {
+  const read = readCancelBody(body);
+  if ('refused' in read) return read.refused;
+  return cancelAnswer(running.cancel(requestId, read.target), read.warnings);
+}
+
+/** A cancel's body checked: the login it presents, or the answer that refuses it (400). */
+export function readCancelBody(
+  body: unknown,
+): { target: ConnectionTarget; warnings?: string[] } | { refused: ServiceAnswer<never> } {
   try {
-    const { target, warnings } = parseCancelRequest(body);
-    const verdict = running.cancel(requestId, target);
-    if (verdict === 'cancelled') {
-      return { body: warnings ? { cancelled: true, warnings } : { cancelled: true } };
-    }
-    const error =
-      verdict === 'refused'
-        ? codedError(
-            ErrorCodes.CANCEL_REFUSED,
-            'The request runs with other credentials; only its own caller may cancel it',
-          )
-        : codedError(ErrorCodes.REQUEST_NOT_FOUND, 'No request with this id runs here');
-    return withWarnings(errorResponse(error, 0), warnings);
+    return parseCancelRequest(body);
   } catch (error) {
-    return errorResponse(error, 0);
+    return { refused: errorResponse(error, 0) };
   }
+}
+
+/** The answer of a cancel by request id, once tried wherever the requests run. */
+export function cancelAnswer(
+  cancelled: boolean,
+  warnings?: string[],
+): ServiceAnswer<{ cancelled: true }> {
+  if (cancelled) return { body: warnings ? { cancelled: true, warnings } : { cancelled: true } };
+  const nothing = codedError(ErrorCodes.REQUEST_NOT_FOUND, NOTHING_CANCELLED_MESSAGE);
+  return withWarnings(errorResponse(nothing, 0), warnings);
 }
 
 /** A request stopped by a cancel says so, whether the cancel came between statements or not. */

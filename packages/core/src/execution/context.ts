@@ -232,9 +232,9 @@ export class ExecutionContext {
     return this.cancelRequested || (this.signal?.aborted ?? false);
   }
 
-  /** True once `cancel()` was called. */
+  /** True once `cancel()` was called, or the signal said the request was cancelled. */
   get cancelled(): boolean {
-    return this.cancelRequested;
+    return this.cancelRequested || this.signal?.cancelled === true;
   }
 
   /** What others held of MAX_RESULT_BYTES_TOTAL limited this request at some point. */

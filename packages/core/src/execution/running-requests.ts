@@ -1,19 +1,44 @@
 /**
  * The requests running in this instance, by request id, so that a caller can cancel one from
- * another HTTP request (docs/decisions.md 10.26). Only a caller presenting the credentials the
- * request runs with may cancel it.
+ * another HTTP request (docs/decisions.md 10.26). Only a caller presenting the login the request
+ * runs with may cancel it, and a cancel that cancels nothing says nothing of why (10.34): a
+ * request running for another login, an id nothing runs under, and a request no longer
+ * cancellable by id look alike, in the answer and in the work done to reach it.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ConnectionTarget } from '../ports/connections';
 import { CancelHandle } from './cancel-handle';
 
-/** What a cancel by request id found. */
-export type CancelVerdict = 'cancelled' | 'refused' | 'not-found';
+/**
+ * Cancels naming a running request's id that cancelled nothing, after which the request can no
+ * longer be cancelled by id (its caller can still go away, which cancels it, 10.7): a guesser has
+ * this many tries at its password, however many addresses it sends them from.
+ */
+export const FAILED_CANCELS_PER_REQUEST = 5;
 
-/** One running request, cancellable once its target is known (only then can credentials match). */
+/** One running request, cancellable once its target is known (only then can a login match). */
 export class RunningRequest extends CancelHandle {
-  target: ConnectionTarget | undefined;
+  private login: { target: ConnectionTarget; digest?: Buffer } | undefined;
+  /** Cancels by this request's id that cancelled nothing. */
+  failedCancels = 0;
+
+  get target(): ConnectionTarget | undefined {
+    return this.login?.target;
+  }
+
+  set target(target: ConnectionTarget | undefined) {
+    this.login = target && { target };
+  }
+
+  /** The digest of the login it runs for, made at the first cancel that names it. */
+  loginDigest(): Buffer | undefined {
+    if (this.login) this.login.digest ??= loginDigestOf(this.login.target);
+    return this.login?.digest;
+  }
 }
+
+/** Compared with a cancel's login when no request runs under its id, so that both cost alike. */
+const NO_LOGIN = createHash('sha256').update('no request runs under this id').digest();
 
 export class RunningRequests {
   /** One request per id, or the set of them when a caller reuses an id (rare: one entry is cheaper). */
@@ -38,40 +63,41 @@ export class RunningRequests {
   }
 
   /**
-   * Cancels every request with this id that runs for `credentials` (host, port, user, database and
-   * password). `refused` when requests with the id run, but none for these credentials.
+   * Cancels every request with this id that runs for `login` (host, port, user, database and
+   * password) and is still cancellable by id; true when it cancelled any. A cancel that cancels
+   * nothing counts as failed against every request running under the id.
    */
-  cancel(requestId: string, credentials: ConnectionTarget): CancelVerdict {
+  cancel(requestId: string, login: ConnectionTarget): boolean {
     const known = this.byId.get(requestId);
     const all = known === undefined ? [] : known instanceof Set ? [...known] : [known];
-    const running = all.filter((request) => request.target !== undefined);
-    if (running.length === 0) return 'not-found';
-    const mine = running.filter((request) =>
-      sameCredentials(request.target as ConnectionTarget, credentials),
-    );
-    if (mine.length === 0) return 'refused';
-    for (const request of mine) request.cancel();
-    return 'cancelled';
+    const presented = loginDigestOf(login);
+    const cancellable: RunningRequest[] = [];
+    let compared = 0;
+    for (const request of all) {
+      const digest = request.loginDigest();
+      if (digest === undefined) continue;
+      compared += 1;
+      // Compared even when the request is no longer cancellable: the work is the same either way.
+      const same = timingSafeEqual(digest, presented);
+      if (same && request.failedCancels < FAILED_CANCELS_PER_REQUEST) cancellable.push(request);
+    }
+    if (compared === 0) timingSafeEqual(NO_LOGIN, presented);
+    if (cancellable.length === 0) {
+      for (const request of all) if (request.target !== undefined) request.failedCancels += 1;
+      return false;
+    }
+    for (const request of cancellable) request.cancel();
+    return true;
   }
 }
 
 /**
- * The same server, database and login: host, port, user, database and password (compared in
- * constant time). sslMode says how to connect, not as whom, so it is not compared.
+ * One digest of the whole login, compared in constant time: the same server, database and login.
+ * sslMode says how to connect, not as whom, so it is not part of it; an absent password differs
+ * from an empty one.
  */
-export function sameCredentials(a: ConnectionTarget, b: ConnectionTarget): boolean {
-  const samePassword = timingSafeEqual(digestOf(a.password), digestOf(b.password));
-  return (
-    samePassword &&
-    a.host === b.host &&
-    a.port === b.port &&
-    a.user === b.user &&
-    a.database === b.database
-  );
-}
-
-function digestOf(password: string | undefined): Buffer {
+function loginDigestOf({ host, port, user, database, password }: ConnectionTarget): Buffer {
   return createHash('sha256')
-    .update(password === undefined ? 'absent' : `password:${password}`)
+    .update(JSON.stringify([host, port, user, database, password ?? null]))
     .digest();
 }

@@ -506,20 +506,30 @@ export const ROUTES: readonly RouteSpec[] = [
       'the request to know it in advance; an id sqlgate made up cancels a request once its answer has started ' +
       'streaming, since a JSON answer arrives whole); the statements after them are not sent, and that request answers ' +
       'REQUEST_CANCELLED (409). Only a caller presenting the same host, port, user, database and password may cancel ' +
-      'it. Requests of this instance only.',
+      'it. A cancel that cancels nothing is answered 404 whatever the reason, 100 ms after its body arrived; after 5 ' +
+      'of them a request can no longer be cancelled by id, and a client whose cancels failed 10 times lately waits ' +
+      '(429). Requests of this instance (of every worker of WORKERS=n).',
     tag: 'query',
     request: { schema: CancelRequestSchema },
     responses: {
       '200': json('A CancelRequest was sent for the running statements.', CancelledSchema),
       '400': json('Missing or invalid fields.', ErrorMessageSchema),
-      '403': json(
-        'The request runs with other credentials (CANCEL_REFUSED), or the BrowserRefused cases.',
+      '403': 'BrowserRefused',
+      '404': json(
+        'Nothing was cancelled (REQUEST_NOT_FOUND): no request with this id runs for this login, or it failed 5 ' +
+          'cancels and can no longer be cancelled by id. The same answer for each, so that a password cannot be ' +
+          'guessed from it.',
         ErrorMessageSchema,
       ),
-      '404': json('No request with this id runs here (REQUEST_NOT_FOUND).', ErrorMessageSchema),
       '408': 'BodyTimeout',
       '413': 'BodyTooLarge',
       '415': 'UnsupportedMediaType',
+      '429': json(
+        "This client's cancels cancelled nothing 10 times lately (CANCEL_LIMITED): it is given one more every 6 s, " +
+          'and its cancels are not tried meanwhile.',
+        ErrorMessageSchema,
+        ['Retry-After'],
+      ),
       '500': 'InternalError',
       '501': 'UnsupportedTransferCoding',
     },

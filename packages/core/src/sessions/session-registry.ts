@@ -162,6 +162,11 @@ export class SessionRegistry {
     return this.sessions.get(id)?.endedBy ?? this.endedRecently.get(id);
   }
 
+  /** Whether this instance holds the session, open or ending, or remembers why it ended. */
+  knows(id: string): boolean {
+    return this.sessions.has(id) || this.endedRecently.has(id);
+  }
+
   /** The open session with this id; undefined for an unknown, ended or ending one. */
   find(id: string): Session | undefined {
     const session = this.sessions.get(id);

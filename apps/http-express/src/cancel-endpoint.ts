@@ -1,0 +1,108 @@
+/**
+ * POST /api/requests/{requestId}/cancel (docs/decisions.md 10.26, 10.34). The answer says whether
+ * something was cancelled and nothing else: a cancel that cancels nothing gets one answer, after
+ * the same delay, whether the id runs nothing, runs for another login, or can no longer be
+ * cancelled by id; a client whose cancels failed too often lately waits (429).
+ */
+import { isIPv6 } from 'node:net';
+import {
+  cancelAnswer,
+  codedError,
+  ErrorCodes,
+  readCancelBody,
+  serializeResponse,
+  type QueryService,
+} from '@sqlgate/core';
+import type { Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { LimitedCancels, type CancelVerdict } from './cancel-limit';
+import { httpStatusFor } from './http-status';
+import { writeInternalError, writeJson } from './query-endpoint';
+import { setAnswerHeader } from './answer-headers';
+
+/**
+ * A cancel that cancels nothing is answered this long after its body was read, however long
+ * finding that out took: how long the answer takes cannot tell a request running for another login
+ * (a comparison, and with WORKERS=n the other workers asked) from an id that runs nothing.
+ */
+export const FAILED_CANCEL_ANSWER_MS = 100;
+
+/** Where cancels by request id are tried and counted: this process, or every worker (10.35). */
+export interface CancelDesk {
+  cancel(requestId: string, body: unknown, client: string): Promise<CancelVerdict>;
+}
+
+/** The cancels of one process: its own requests, its own count of each client's failures. */
+export function localCancelDesk(service: QueryService): CancelDesk {
+  return new LimitedCancels(
+    (requestId, body) => service.cancelRequest(requestId, body).failure === undefined,
+  );
+}
+
+export async function answerCancel(
+  desk: CancelDesk,
+  logger: Logger,
+  req: Request,
+  res: Response,
+): Promise<void> {
+  const started = performance.now();
+  const read = readCancelBody(req.body);
+  if ('refused' in read) {
+    writeJson(res, httpStatusFor(read.refused.failure), serializeResponse(read.refused.body));
+    return;
+  }
+  let verdict: CancelVerdict;
+  try {
+    verdict = await desk.cancel(String(req.params.requestId ?? ''), req.body, clientOf(req));
+  } catch (error) {
+    writeInternalError(res, logger, error);
+    return;
+  }
+  if ('retryAfterMs' in verdict) {
+    const seconds = Math.ceil(verdict.retryAfterMs / 1000);
+    setAnswerHeader(res, 'Retry-After', String(seconds));
+    const limited = codedError(
+      ErrorCodes.CANCEL_LIMITED,
+      `Too many cancels from this client cancelled nothing lately; retry in ${seconds} s`,
+    );
+    writeJson(res, 429, serializeResponse({ error: limited.message, ...limited.body }));
+    return;
+  }
+  if (!verdict.cancelled) await sleep(started + FAILED_CANCEL_ANSWER_MS - performance.now());
+  const { body, failure } = cancelAnswer(verdict.cancelled, read.warnings);
+  writeJson(res, httpStatusFor(failure), serializeResponse(body));
+}
+
+const sleep = (ms: number): Promise<void> =>
+  new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+
+/**
+ * Who sent a request, for the limit of failed cancels: its address as Express tells it (the
+ * socket's peer, or, from a proxy TRUST_PROXY names, the address the proxy says it serves). An
+ * IPv6 client counts by its /64, the block one host is usually given whole.
+ */
+export function clientOf(req: Request): string {
+  const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1] as string;
+  return isIPv6(address) ? `${prefix64(address)}::/64` : address;
+}
+
+/** The first four groups of an IPv6 address, written out. */
+function prefix64(address: string): string {
+  const [head = '', tail] = address.split('%')[0]?.split('::') ?? [];
+  const split = (part: string | undefined): string[] => (part ? part.split(':') : []);
+  // An IPv4 tail (`::ffff:10.0.0.1`, `64:ff9b::10.0.0.1`) holds two groups.
+  const groupsIn = (parts: string[]): number =>
+    parts.reduce((sum, part) => sum + (part.includes('.') ? 2 : 1), 0);
+  const first = split(head);
+  const last = split(tail);
+  const groups =
+    tail === undefined
+      ? first
+      : [...first, ...new Array<string>(8 - groupsIn(first) - groupsIn(last)).fill('0'), ...last];
+  return groups
+    .slice(0, 4)
+    .map((group) => Number.parseInt(group, 16).toString(16))
+    .join(':');
+}

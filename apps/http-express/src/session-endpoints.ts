@@ -1,0 +1,160 @@
+/**
+ * The session routes (docs/decisions.md 10.26): open, run in, cancel in and close a session. With
+ * WORKERS=n a request may reach a worker other than the one holding its session; it is then run
+ * where the session lives, and answered here as that worker answered it (10.35).
+ */
+import type { ServerResponse } from 'node:http';
+import {
+  serializeResponse,
+  type AbortSignalLike,
+  type QueryService,
+  type RequestObserver,
+  type ServiceAnswer,
+} from '@sqlgate/core';
+import type { Request, RequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+import { giveUpWhenStalled } from './answer-stall';
+import { httpStatusFor } from './http-status';
+import {
+  executeOptionsOf,
+  renderAnswer,
+  requestIdOf,
+  writeAnswer,
+  writeInternalError,
+  writeRendered,
+  type RenderedAnswer,
+} from './query-endpoint';
+
+/** What a session route asks of the worker holding the session. */
+export interface SessionRouteRequest {
+  sessionId: string;
+  operation: 'query' | 'cancelQuery' | 'close';
+  /** The body of a query; null for the others. */
+  body: unknown;
+  requestId: string | null;
+  requestIdKnown: 'from-start' | 'when-streaming';
+}
+
+/** An answer the worker holding the session made. */
+export interface ForwardedAnswer {
+  status: number;
+  json: string;
+  serverTiming: string | null;
+}
+
+/** The other workers of WORKERS=n, for sessions this one does not hold. */
+export interface SessionsElsewhere {
+  /**
+   * Runs the request in the worker that holds the session; undefined when none does. `res` going
+   * away before its answer cancels the request there, as it would here (10.7).
+   */
+  forward(request: SessionRouteRequest, res: ServerResponse): Promise<ForwardedAnswer | undefined>;
+}
+
+/** A session use case's answer: its status (`okStatus` on success) and JSON. */
+export function renderServiceAnswer<T>(answer: ServiceAnswer<T>, okStatus = 200): RenderedAnswer {
+  const { failure } = answer;
+  if (failure?.internal !== undefined) return { internal: failure.internal };
+  try {
+    return {
+      status: failure ? httpStatusFor(failure) : okStatus,
+      json: serializeResponse(answer.body),
+    };
+  } catch (error) {
+    return { internal: error };
+  }
+}
+
+/**
+ * Runs a session route another worker received: `signal` aborts when its caller goes away, and
+ * `observer` sees its statements here (the receiving worker counts the HTTP request).
+ */
+export async function runForwardedSessionRoute(
+  service: QueryService,
+  request: SessionRouteRequest,
+  watched: { signal: AbortSignalLike; observer?: RequestObserver },
+): Promise<RenderedAnswer> {
+  const { sessionId, requestId, requestIdKnown } = request;
+  switch (request.operation) {
+    case 'query':
+      return renderAnswer(
+        await service.executeInSession(
+          sessionId,
+          request.body,
+          requestId === null ? watched : { ...watched, requestId, requestIdKnown },
+        ),
+      );
+    case 'cancelQuery':
+      return renderServiceAnswer(service.cancelSessionQuery(sessionId));
+    case 'close':
+      return renderServiceAnswer(await service.closeSession(sessionId));
+  }
+}
+
+export function sessionHandlers(
+  service: QueryService,
+  logger: Logger,
+  answerStallMs: number,
+  elsewhere: SessionsElsewhere | undefined,
+): Record<
+  'openSession' | 'executeSessionQuery' | 'cancelSessionQuery' | 'closeSession',
+  RequestHandler
+> {
+  /** Answers a route whose session another worker holds; false when none does. */
+  const answeredElsewhere = async (
+    req: Request,
+    res: Response,
+    operation: SessionRouteRequest['operation'],
+  ): Promise<boolean> => {
+    const sessionId = String(req.params.sessionId ?? '');
+    if (!elsewhere || service.knowsSession(sessionId)) return false;
+    let answer: ForwardedAnswer | undefined;
+    try {
+      answer = await elsewhere.forward(
+        {
+          sessionId,
+          operation,
+          body: operation === 'query' ? (req.body ?? null) : null,
+          ...requestIdOf(res),
+        },
+        res,
+      );
+    } catch (error) {
+      // The worker holding the session died with the request, or the primary did not answer.
+      writeInternalError(res, logger, error);
+      return true;
+    }
+    if (answer === undefined) return false;
+    const { serverTiming, ...rest } = answer;
+    writeRendered(res, logger, serverTiming === null ? rest : { ...rest, serverTiming });
+    if (operation === 'query') giveUpWhenStalled(res, answerStallMs);
+    return true;
+  };
+
+  return {
+    openSession: async (req, res) => {
+      const opened = await service.openSession(req.body, executeOptionsOf(res));
+      writeRendered(res, logger, renderServiceAnswer(opened, 201));
+    },
+    executeSessionQuery: async (req, res) => {
+      if (await answeredElsewhere(req, res, 'query')) return;
+      const sessionId = String(req.params.sessionId ?? '');
+      writeAnswer(
+        res,
+        logger,
+        await service.executeInSession(sessionId, req.body, executeOptionsOf(res)),
+      );
+      giveUpWhenStalled(res, answerStallMs);
+    },
+    cancelSessionQuery: async (req, res) => {
+      if (await answeredElsewhere(req, res, 'cancelQuery')) return;
+      const sessionId = String(req.params.sessionId ?? '');
+      writeRendered(res, logger, renderServiceAnswer(service.cancelSessionQuery(sessionId)));
+    },
+    closeSession: async (req, res) => {
+      if (await answeredElsewhere(req, res, 'close')) return;
+      const sessionId = String(req.params.sessionId ?? '');
+      writeRendered(res, logger, renderServiceAnswer(await service.closeSession(sessionId)));
+    },
+  };
+}
