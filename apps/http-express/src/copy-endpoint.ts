@@ -18,7 +18,7 @@ import { streamOpened } from './server-v8-settings';
 import { closeOrDrainAfterEarlyAnswer } from './answer-headers';
 import { codingError } from './json-body';
 import { continueIfAsked } from './continue-on-read';
-import { inexactNumberMessage } from './json-numbers';
+import { lostInParsingMessage } from './json-text';
 
 /** Largest `request` part (and `data` sent as a plain field): a query body, as on POST /api/query. */
 const MAX_FIELD_BYTES = 1024 * 1024;
@@ -254,9 +254,9 @@ export function answerCopy(
       } catch {
         throw new UploadRefused(400, "The 'request' part is not valid JSON");
       }
-      // As for any JSON body: a number parsing changed is refused, not sent changed (10.8).
-      const inexact = inexactNumberMessage(text);
-      if (inexact !== undefined) throw new UploadRefused(400, inexact);
+      // As for any JSON body: a number parsing changed, or a key given twice, is refused (10.8).
+      const lost = lostInParsingMessage(text);
+      if (lost !== undefined) throw new UploadRefused(400, lost);
     } catch (error) {
       fail(error instanceof UploadRefused ? error : new UploadRefused(400, String(error)));
     }
