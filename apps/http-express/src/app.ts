@@ -25,13 +25,8 @@ import { closeWhenAnsweredEarly } from './answer-headers';
 import { createBrowserGuard } from './browser-guard';
 import { consoleRouter } from './console-route';
 import { httpStatusFor } from './http-status';
-import {
-  answerBodyError,
-  BodyError,
-  contentTypeError,
-  DEFAULT_BODY_TIMEOUT_MS,
-  readJsonBody,
-} from './json-body';
+import { answerBodyError, BodyError, DEFAULT_BODY_TIMEOUT_MS } from './json-body';
+import { answerHostParserErrorsWhenMounted, jsonBody, mountOrderWarner } from './mounted-body';
 import {
   answerQuery,
   executeOptionsOf,
@@ -39,7 +34,6 @@ import {
   writeInternalError,
   writeJson,
 } from './query-endpoint';
-import type { BodyLimits } from './json-body';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi';
 import { answerCopy } from './copy-endpoint';
 import { requestLog } from './request-log';
@@ -137,34 +131,6 @@ function parameter(req: Request, name: string): string {
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_COPY_BYTES = 10 * 1024 ** 3;
 
-/**
- * Parses the JSON body of a POST route into `req.body`; other content types are refused (415).
- * Mounted behind a body parser of the host app (`express.json()`), the stream has already been read:
- * waiting for it again would never end, so the parser's `req.body` is used as it is.
- */
-function jsonBody(limits: BodyLimits): RequestHandler {
-  return (req, _res, next) => {
-    const wrongType = contentTypeError(req);
-    if (wrongType) {
-      next(wrongType);
-      return;
-    }
-    if (bodyAlreadyRead(req)) {
-      next();
-      return;
-    }
-    readJsonBody(req, limits).then((body) => {
-      req.body = body;
-      next();
-    }, next);
-  };
-}
-
-/** A body parser ran before us (body-parser marks `_body`) or something else consumed the stream. */
-function bodyAlreadyRead(req: Request): boolean {
-  return (req as Request & { _body?: unknown })._body === true || req.readableEnded;
-}
-
 export function createApp(options: AppOptions): express.Express {
   const { service, clusterStatistics } = options;
   const logger = options.logger ?? pino({ level: 'silent' });
@@ -196,10 +162,16 @@ export function createApp(options: AppOptions): express.Express {
     app.use('/metrics', requireStatsToken(options.metricsToken, 'sqlgate metrics'));
   }
   const answerStallMs = options.answerStallTimeoutMs ?? DEFAULT_ANSWER_STALL_TIMEOUT_MS;
-  const body = jsonBody({
-    maxBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
-  });
+  // A host's body parser before sqlgate is said once (docs/decisions.md 10.39).
+  const warnMountOrder = mountOrderWarner(options.logger);
+  answerHostParserErrorsWhenMounted(app, warnMountOrder);
+  const body = jsonBody(
+    {
+      maxBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+    },
+    warnMountOrder,
+  );
 
   // An app mounted at /db serves a document whose `servers` entry says /db. One document is kept:
   // a mount path with parameters must not grow a cache per value.
