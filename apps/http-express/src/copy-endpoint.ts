@@ -97,7 +97,7 @@ const MAX_DRAIN_BYTES = 1024 * 1024;
  */
 function drainRest(req: IncomingMessage, res: ServerResponse): void {
   // A small rest is read to its end and the connection kept (answer-headers.ts).
-  if (!closeOrDrainAfterEarlyAnswer(req)) return;
+  if (!closeOrDrainAfterEarlyAnswer(res)) return;
   res.setHeader('Connection', 'close');
   let drained = 0;
   req.on('data', (chunk: Buffer) => {

@@ -154,7 +154,7 @@ export function answerHostParserErrorsWhenMounted(
     }
     warnMountOrder();
     // What the parser left of the body is read and dropped when small, else the connection closes.
-    if (closeOrDrainAfterEarlyAnswer(req)) res.setHeader('Connection', 'close');
+    if (closeOrDrainAfterEarlyAnswer(res)) res.setHeader('Connection', 'close');
     answerBodyError(res, refusal);
   };
   app.on('mount', (host: Application) => {
