@@ -257,8 +257,15 @@ export function createApp(options: AppOptions): express.Express {
       }
       sendJson(res, 200, served.document);
     },
-    getHealth: (_req, res) => {
-      sendJson(res, 200, { status: 'ok' });
+    // 200 even when degraded: an instance whose cache is down still serves every request
+    // (docs/decisions.md 10.40).
+    getHealth: async (_req, res) => {
+      const cache = await service.cacheHealth();
+      sendJson(
+        res,
+        200,
+        cache.available ? { status: 'ok' } : { status: 'degraded', cache: 'unavailable' },
+      );
     },
     getMetrics: async (req, res) => {
       const { metrics } = observability;
