@@ -103,16 +103,17 @@ function rawTextOf(req: Request): Buffer | string | undefined {
  * A fraction that lost digits (`0.1000000000000000001` arrives as 0.1) cannot be told from one
  * sent so, and passes. Walked with a stack of its own: a deeply nested value cannot overflow ours.
  */
-export function firstUnsafeNumber(value: unknown): number | undefined {
+function firstUnsafeNumber(value: unknown): number | undefined {
   const pending: unknown[] = [value];
   while (pending.length > 0) {
     const next = pending.pop();
     if (typeof next === 'number') {
       if (!Number.isFinite(next) || Math.abs(next) > Number.MAX_SAFE_INTEGER) return next;
-    } else if (Array.isArray(next)) {
-      for (let i = next.length - 1; i >= 0; i--) pending.push(next[i]);
     } else if (typeof next === 'object' && next !== null) {
-      pending.push(...Object.values(next).reverse());
+      // In reverse, so that the first number in the body is the first found; one push per value,
+      // since spreading an object of 100,000 keys into one call would overflow the stack.
+      const values = Array.isArray(next) ? (next as unknown[]) : Object.values(next);
+      for (let i = values.length - 1; i >= 0; i--) pending.push(values[i]);
     }
   }
   return undefined;

@@ -20,14 +20,20 @@ beforeAll(() => {
 afterAll(() => service.close());
 
 /** A host app: its JSON parser first, then sqlgate at /db, then a route and error handler of its own. */
-function hostApp(parser: express.RequestHandler = express.json()): {
+function hostApp(
+  parser: express.RequestHandler = express.json(),
+  maxBodyBytes?: number,
+): {
   host: Express;
   warnings: () => unknown[];
 } {
   const logs = captureLogs('warn');
   const host = express();
   host.use(parser);
-  host.use('/db', createApp({ service, logger: logs.logger }));
+  host.use(
+    '/db',
+    createApp({ service, logger: logs.logger, ...(maxBodyBytes ? { maxBodyBytes } : {}) }),
+  );
   host.post('/host/echo', (req, res) => {
     res.json(req.body);
   });
@@ -58,6 +64,15 @@ describe('sqlgate behind express.json()', () => {
       error:
         'The number 9007199254740992, as a body parser before sqlgate read it, cannot be carried exactly by JSON; send it as a string',
     });
+    // Deep in a parameter, among 200,000 values of one object.
+    const wide = Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`k${i}`, i]));
+    const deep = await post(
+      hostApp(express.json({ limit: '10mb' }), 10_000_000).host,
+      '/db/api/query',
+      query(`"sql":"SELECT 1","params":[${JSON.stringify(wide).slice(0, -1)},"z":[[-1e300]]}]`),
+    );
+    expect(deep.status).toBe(400);
+    expect(deep.body.error).toMatch(/^The number -1e\+300, as a body parser before sqlgate/);
     // A number too large for a double at all arrived as Infinity.
     const overflow = await post(host, '/db/api/query', query('"sql":"SELECT 1","timeoutMs":1e400'));
     expect(overflow.status).toBe(400);
