@@ -91,7 +91,8 @@ export interface AllowedTargetsOptions {
 }
 
 /**
- * Parses ALLOWED_TARGETS; throws InvalidAllowedTargets naming the bad item. The policy's `check`
+ * Parses ALLOWED_TARGETS; throws InvalidAllowedTargets naming the bad item, or saying that the list
+ * names none. The policy's `check`
  * resolves to the target with `address` set to the first checked address.
  */
 export function createAllowedTargets(
@@ -104,6 +105,12 @@ export function createAllowedTargets(
     .map((item) => item.trim())
     .filter((item) => item !== '')
     .map(parseRule);
+  // A list of empty entries (`,,`) would refuse every target without a word: never what is meant.
+  if (rules.length === 0) {
+    throw new InvalidAllowedTargets(
+      `'${list.slice(0, 40)}' names no target (leave it unset to allow every target)`,
+    );
+  }
 
   async function allows(rule: Rule, address: string, port: number): Promise<boolean> {
     if (rule.port !== undefined && rule.port !== port) return false;

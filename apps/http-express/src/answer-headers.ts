@@ -8,7 +8,9 @@
  * plain object, elsewhere (Express routes) they go to `setHeader` as usual.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { bodyDeadlinesFor } from './body-deadlines';
+import { awaitsContinue } from './continue-on-read';
 
 const KEPT = Symbol('sqlgate.keptHeaders');
 
@@ -39,42 +41,85 @@ export function answerHeader(res: ServerResponse, name: string): string | undefi
  * pace, without BODY_TIMEOUT_MS or MAX_BODY_BYTES (docs/decisions.md 10.17).
  */
 export function bodyStillComing(req: IncomingMessage): boolean {
-  if (req.complete) return false;
+  // A client waiting for `100 Continue` sends nothing until invited (Node closes after the answer).
+  if (req.complete || awaitsContinue(req)) return false;
   const { headers } = req;
   return headers['transfer-encoding'] !== undefined || Number(headers['content-length']) > 0;
 }
 
-/** A rest of a body up to this size is read after an early answer; the connection is kept. */
-const SMALL_REST_BYTES = 64 * 1024;
+/**
+ * A rest of a body declared up to this size is read and dropped after an early answer, and the
+ * connection kept: a client still sending it (a 5 MB upload answered 413) would otherwise see a
+ * reset while writing (EPIPE) instead of the answer, as nginx's lingering close avoids too.
+ */
+const DRAINED_REST_BYTES = 16 * 1024 * 1024;
 /** How long that rest may take to arrive before the connection is closed. */
-const SMALL_REST_TIMEOUT_MS = 10_000;
+const DRAINED_REST_TIMEOUT_MS = 10_000;
 
 /**
  * For an answer given now, before the request's body arrived (docs/decisions.md 10.17): true when
  * the connection must close, because the rest may be large or its length is unknown, and is not
- * waited for. A small declared rest is drained instead (read and dropped, within
- * SMALL_REST_TIMEOUT_MS), and the answer is false: a client still sending it gets the answer
- * rather than a reset of the connection, and keeps the connection.
+ * waited for, or the answer closes it already (a 408: the body came too slowly). A rest declared at
+ * most DRAINED_REST_BYTES is drained instead (read and dropped, within DRAINED_REST_TIMEOUT_MS),
+ * and the answer is false: a client still sending it gets the answer rather than a reset of the
+ * connection, and keeps the connection unless it asked to close it.
  */
-export function closeOrDrainAfterEarlyAnswer(req: IncomingMessage): boolean {
+export function closeOrDrainAfterEarlyAnswer(res: ServerResponse): boolean {
+  const { req } = res;
   if (!bodyStillComing(req)) return false;
+  if (answerHeader(res, 'Connection')?.toLowerCase() === 'close') return true;
   const declared = Number(req.headers['content-length']);
-  if (req.headers['transfer-encoding'] !== undefined || !(declared <= SMALL_REST_BYTES)) {
+  if (req.headers['transfer-encoding'] !== undefined || !(declared <= DRAINED_REST_BYTES)) {
     return true;
   }
-  readSmallRest(req);
+  drainRest(req);
   return false;
 }
 
 const READING_REST = Symbol('sqlgate.readingRest');
 
-function readSmallRest(req: IncomingMessage & { [READING_REST]?: true }): void {
+function drainRest(req: IncomingMessage & { [READING_REST]?: true }): void {
   if (req[READING_REST]) return;
   req[READING_REST] = true;
-  const stop = bodyDeadlinesFor(SMALL_REST_TIMEOUT_MS).watch(() => req.socket.destroy());
+  const stop = bodyDeadlinesFor(DRAINED_REST_TIMEOUT_MS).watch(() => req.socket.destroy());
   req.on('end', stop);
   req.on('close', stop);
+  closeOnlyAfterRest(req);
   req.resume();
+}
+
+const CLOSING_AFTER_REST = Symbol('sqlgate.closingAfterRest');
+
+type ClosingSocket = Socket & { destroySoon?: () => void; [CLOSING_AFTER_REST]?: true };
+
+/**
+ * An answer that ends the connection (the client sent `Connection: close`) makes Node close the
+ * socket as soon as the answer is written (`destroySoon`, its only way of closing after an answer):
+ * with the rest of the body unread, the kernel resets the connection, and the client still
+ * writing gets EPIPE instead of the answer. So the close waits until the rest has been read (or
+ * the drain's deadline destroyed the socket), as nginx's lingering close does.
+ */
+function closeOnlyAfterRest(req: IncomingMessage): void {
+  const socket = req.socket as ClosingSocket;
+  const closeSoon = socket.destroySoon;
+  if (typeof closeSoon !== 'function') return;
+  socket.destroySoon = () => {
+    socket[CLOSING_AFTER_REST] = true;
+    if (req.complete) closeSoon.call(socket);
+    else req.once('end', () => closeSoon.call(socket));
+  };
+  // The socket's own method again once this rest is read: a later answer closes at once.
+  req.once('end', () => {
+    socket.destroySoon = closeSoon;
+  });
+}
+
+/**
+ * Whether the socket only waits for the rest of a body before it closes: whatever the client sends
+ * after that rest is not another request (RFC 9112 9.6), and is not answered.
+ */
+export function closingAfterRest(socket: Socket): boolean {
+  return (socket as ClosingSocket)[CLOSING_AFTER_REST] === true;
 }
 
 /**
@@ -86,7 +131,7 @@ function readSmallRest(req: IncomingMessage & { [READING_REST]?: true }): void {
 export function closeWhenAnsweredEarly(req: IncomingMessage, res: ServerResponse): void {
   const writeHead = res.writeHead;
   res.writeHead = function (this: ServerResponse, ...args: Parameters<typeof writeHead>) {
-    if (closeOrDrainAfterEarlyAnswer(req)) this.setHeader('Connection', 'close');
+    if (closeOrDrainAfterEarlyAnswer(this)) this.setHeader('Connection', 'close');
     return writeHead.apply(this, args);
   } as typeof writeHead;
 }
@@ -100,7 +145,7 @@ export function writeAnswerHead(
   status: number,
   headers: OutgoingHttpHeaders,
 ): void {
-  if (closeOrDrainAfterEarlyAnswer(res.req)) setAnswerHeader(res, 'Connection', 'close');
+  if (closeOrDrainAfterEarlyAnswer(res)) setAnswerHeader(res, 'Connection', 'close');
   const kept = (res as KeepingResponse)[KEPT];
   if (!kept) {
     res.writeHead(status, headers);

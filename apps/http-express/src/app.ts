@@ -24,15 +24,9 @@ import { closeWhenAnsweredEarly } from './answer-headers';
 import { createBrowserGuard } from './browser-guard';
 import { consoleRouter } from './console-route';
 import { httpStatusFor } from './http-status';
-import {
-  answerBodyError,
-  BodyError,
-  contentTypeError,
-  DEFAULT_BODY_TIMEOUT_MS,
-  readJsonBody,
-} from './json-body';
+import { answerBodyError, BodyError, DEFAULT_BODY_TIMEOUT_MS } from './json-body';
+import { answerHostParserErrorsWhenMounted, jsonBody, mountOrderWarner } from './mounted-body';
 import { answerQuery, writeInternalError, writeJson } from './query-endpoint';
-import type { BodyLimits } from './json-body';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi';
 import { answerCancel, localCancelDesk, type CancelDesk } from './cancel-endpoint';
 import { answerCopy } from './copy-endpoint';
@@ -122,34 +116,6 @@ function routeOf(path: string): string {
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_COPY_BYTES = 10 * 1024 ** 3;
 
-/**
- * Parses the JSON body of a POST route into `req.body`; other content types are refused (415).
- * Mounted behind a body parser of the host app (`express.json()`), the stream has already been read:
- * waiting for it again would never end, so the parser's `req.body` is used as it is.
- */
-function jsonBody(limits: BodyLimits): RequestHandler {
-  return (req, _res, next) => {
-    const wrongType = contentTypeError(req);
-    if (wrongType) {
-      next(wrongType);
-      return;
-    }
-    if (bodyAlreadyRead(req)) {
-      next();
-      return;
-    }
-    readJsonBody(req, limits).then((body) => {
-      req.body = body;
-      next();
-    }, next);
-  };
-}
-
-/** A body parser ran before us (body-parser marks `_body`) or something else consumed the stream. */
-function bodyAlreadyRead(req: Request): boolean {
-  return (req as Request & { _body?: unknown })._body === true || req.readableEnded;
-}
-
 export function createApp(options: AppOptions): express.Express {
   const { service, clusterStatistics } = options;
   const logger = options.logger ?? pino({ level: 'silent' });
@@ -183,10 +149,16 @@ export function createApp(options: AppOptions): express.Express {
     app.use('/metrics', requireStatsToken(options.metricsToken, 'sqlgate metrics'));
   }
   const answerStallMs = options.answerStallTimeoutMs ?? DEFAULT_ANSWER_STALL_TIMEOUT_MS;
-  const body = jsonBody({
-    maxBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
-  });
+  // A host's body parser before sqlgate is said once (docs/decisions.md 10.39).
+  const warnMountOrder = mountOrderWarner(options.logger);
+  answerHostParserErrorsWhenMounted(app, warnMountOrder);
+  const body = jsonBody(
+    {
+      maxBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+    },
+    warnMountOrder,
+  );
 
   // An app mounted at /db serves a document whose `servers` entry says /db. One document is kept:
   // a mount path with parameters must not grow a cache per value.
@@ -253,8 +225,15 @@ export function createApp(options: AppOptions): express.Express {
       }
       sendJson(res, 200, served.document);
     },
-    getHealth: (_req, res) => {
-      sendJson(res, 200, { status: 'ok' });
+    // 200 even when degraded: an instance whose cache is down still serves every request
+    // (docs/decisions.md 10.40).
+    getHealth: async (_req, res) => {
+      const cache = await service.cacheHealth();
+      sendJson(
+        res,
+        200,
+        cache.available ? { status: 'ok' } : { status: 'degraded', cache: 'unavailable' },
+      );
     },
     getMetrics: async (req, res) => {
       const { metrics } = observability;

@@ -6,11 +6,13 @@
  * and closes the connection.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { routePathOf } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import type { ServiceMetrics } from './observability/metrics';
+import { closingAfterRest } from './answer-headers';
 import { holdContinue } from './continue-on-read';
 import { pathForLogs, requestIdOf } from './request-log';
 
@@ -94,9 +96,10 @@ export function answerClientErrorsInJson(
   });
   server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {
     // A request already answered, whose body the parser then refused (a refusal that came before
-    // the body): a second answer on the connection would be read as the next request's.
+    // the body): a second answer on the connection would be read as the next request's. Nor is
+    // what follows a body on a connection that closes once the body is read.
     const answering = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (!socket.writable || answering?.headersSent) {
+    if (!socket.writable || answering?.headersSent || closingAfterRest(socket as Socket)) {
       socket.destroy();
       return;
     }

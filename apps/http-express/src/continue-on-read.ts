@@ -16,6 +16,11 @@ export function holdContinue(req: IncomingMessage, res: ServerResponse): void {
   (req as AwaitingRequest)[AWAITING_CONTINUE] = res;
 }
 
+/** Whether the client still waits for `100 Continue` before it sends the body. */
+export function awaitsContinue(req: IncomingMessage): boolean {
+  return (req as AwaitingRequest)[AWAITING_CONTINUE] !== undefined;
+}
+
 /** A route starts reading the body: the client is told to send it, if it asked. */
 export function continueIfAsked(req: IncomingMessage): void {
   const res = (req as AwaitingRequest)[AWAITING_CONTINUE];

@@ -10,7 +10,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { QueryService } from '@sqlgate/core';
+import { withFields, type QueryService } from '@sqlgate/core';
 import busboy from 'busboy';
 import type { Logger } from 'pino';
 import { executeOptionsOf, writeAnswer, writeInternalError, writeJson } from './query-endpoint';
@@ -18,7 +18,8 @@ import { streamOpened } from './server-v8-settings';
 import { closeOrDrainAfterEarlyAnswer } from './answer-headers';
 import { codingError } from './json-body';
 import { continueIfAsked } from './continue-on-read';
-import { inexactNumberMessage } from './json-numbers';
+import { abortOnDisconnect } from './disconnect-signal';
+import { lostInParsingMessage } from './json-text';
 
 /** Largest `request` part (and `data` sent as a plain field): a query body, as on POST /api/query. */
 const MAX_FIELD_BYTES = 1024 * 1024;
@@ -97,7 +98,7 @@ const MAX_DRAIN_BYTES = 1024 * 1024;
  */
 function drainRest(req: IncomingMessage, res: ServerResponse): void {
   // A small rest is read to its end and the connection kept (answer-headers.ts).
-  if (!closeOrDrainAfterEarlyAnswer(req)) return;
+  if (!closeOrDrainAfterEarlyAnswer(res)) return;
   res.setHeader('Connection', 'close');
   let drained = 0;
   req.on('data', (chunk: Buffer) => {
@@ -108,9 +109,6 @@ function drainRest(req: IncomingMessage, res: ServerResponse): void {
 }
 
 /** Answers a refused upload. */
-/** How long a stalled upload's 408 may take to be written (its COPY failing first) before the socket closes anyway. */
-const IDLE_ANSWER_GRACE_MS = 5_000;
-
 function refuse(req: IncomingMessage, res: ServerResponse, status: number, error: string): void {
   if (res.headersSent || res.destroyed) return;
   drainRest(req, res);
@@ -153,20 +151,26 @@ export function answerCopy(
     refuse(req, res, 400, 'The multipart body has no boundary');
     return;
   }
-  const watched = executeOptionsOf(res);
+  // The COPY stops (core cancels it) when the client goes away, as any request does, and when
+  // the upload is given up.
+  const stopCopy = abortOnDisconnect(res);
+  const watched = withFields(executeOptionsOf(res), { signal: stopCopy });
   // An upload is a stream (docs/decisions.md 10.24): until the answer is gone.
   res.once('close', streamOpened());
-  // No data moving for BODY_TIMEOUT_MS while the body is read (a stalled client, or a frozen
-  // server that reads nothing) ends the request like a client that went away: the COPY, if it
-  // began, fails and loads nothing. Once the body is read, the statement's own timeoutMs rules.
+  // No data moving for BODY_TIMEOUT_MS while the body is read (a stalled client, a frozen server
+  // that reads nothing, a COPY waiting on a lock that takes nothing) ends the upload: answered 408
+  // at once, since PostgreSQL may never take the data and the COPY may never fail by itself; the
+  // COPY, if it began, is cancelled and fails without CopyDone, so nothing is loaded. Once the
+  // body is read, the statement's own timeoutMs rules.
   req.socket.setTimeout(limits.idleTimeoutMs);
   const onIdle = (): void => {
-    // The caller is answered 408 (at once, or once the COPY under way has failed) and the
-    // connection closed after it, since the rest of the body will not come.
+    // The connection closes after the answer: the rest of the body will not come.
     res.setHeader('connection', 'close');
     res.once('finish', () => req.socket.destroy());
-    setTimeout(() => res.destroy(), IDLE_ANSWER_GRACE_MS).unref();
-    fail(new UploadRefused(408, `No data moved for ${limits.idleTimeoutMs} ms`));
+    const stalled = new UploadRefused(408, `No data moved for ${limits.idleTimeoutMs} ms`);
+    fail(stalled);
+    refuse(req, res, stalled.status, stalled.message);
+    stopCopy.abort();
   };
   // On the request, not the socket: Node's server destroys a timed-out socket unless the request
   // (or the response, or the server) listens for 'timeout', which would leave no room for the 408.
@@ -254,9 +258,9 @@ export function answerCopy(
       } catch {
         throw new UploadRefused(400, "The 'request' part is not valid JSON");
       }
-      // As for any JSON body: a number parsing changed is refused, not sent changed (10.8).
-      const inexact = inexactNumberMessage(text);
-      if (inexact !== undefined) throw new UploadRefused(400, inexact);
+      // As for any JSON body: a number parsing changed, or a key given twice, is refused (10.8).
+      const lost = lostInParsingMessage(text);
+      if (lost !== undefined) throw new UploadRefused(400, lost);
     } catch (error) {
       fail(error instanceof UploadRefused ? error : new UploadRefused(400, String(error)));
     }

@@ -12,6 +12,7 @@ import { keepHeadersAside } from './answer-headers';
 import { createBrowserGuard, type BrowserGuardOptions } from './browser-guard';
 import { answerBodyError, BodyError, readJsonBody, type BodyLimits } from './json-body';
 import { answerQuery, writeInternalError } from './query-endpoint';
+import { DEFAULT_ANSWER_STALL_TIMEOUT_MS } from './answer-stall';
 import { logRequest } from './request-log';
 import type { Observability } from './observability/request-observation';
 
@@ -20,8 +21,8 @@ export interface DirectQueryPathOptions extends BrowserGuardOptions {
   logger: Logger;
   /** MAX_BODY_BYTES and BODY_TIMEOUT_MS. */
   bodyLimits: BodyLimits;
-  /** ANSWER_STALL_TIMEOUT_MS. */
-  answerStallTimeoutMs: number;
+  /** ANSWER_STALL_TIMEOUT_MS; default 60 s, as for the app. */
+  answerStallTimeoutMs?: number;
   /** The app's metrics, spans and slow-query log (`createObservability`); absent: none. */
   observability?: Observability;
 }
@@ -38,7 +39,8 @@ export function withDirectQueryPath(
   app: RequestListener,
   options: DirectQueryPathOptions,
 ): RequestListener {
-  const { service, logger, bodyLimits, observability, answerStallTimeoutMs } = options;
+  const { service, logger, bodyLimits, observability } = options;
+  const answerStallTimeoutMs = options.answerStallTimeoutMs ?? DEFAULT_ANSWER_STALL_TIMEOUT_MS;
   const admit = createBrowserGuard(options);
   // Chained rather than awaited: each async function on a request's way costs it a turn of the
   // microtasks.

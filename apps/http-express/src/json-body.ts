@@ -3,7 +3,7 @@
  * needs to be: UTF-8 JSON only, no compression, and it runs on the hot path of every query.
  */
 import { isUtf8 } from 'node:buffer';
-import { inexactNumberMessage } from './json-numbers';
+import { lostInParsingMessage } from './json-text';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setAnswerHeader } from './answer-headers';
 import { bodyDeadlinesFor } from './body-deadlines';
@@ -154,19 +154,23 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
 }
 
 /** The JSON value of a whole body, or why it is refused (400). */
-function parsedBody(chunks: Buffer[], length: number): unknown {
+export function parsedBody(chunks: Buffer[], length: number): unknown {
   const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, length);
   // Decoding would replace invalid bytes with U+FFFD: the SQL would change silently.
   if (!isUtf8(bytes)) return new BodyError(400, 'Request body is not valid UTF-8');
-  const text = bytes.toString('utf8');
+  return parsedText(bytes.toString('utf8'));
+}
+
+/** The JSON value of a body's text, or why it is refused (400). */
+export function parsedText(text: string): unknown {
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     return new BodyError(400, 'Request body is not valid JSON');
   }
-  const inexact = inexactNumberMessage(text);
-  return inexact === undefined ? body : new BodyError(400, inexact);
+  const lost = lostInParsingMessage(text);
+  return lost === undefined ? body : new BodyError(400, lost);
 }
 
 /**

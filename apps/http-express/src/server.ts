@@ -14,6 +14,7 @@ import { createPostgresConnections } from '@sqlgate/postgres-adapter';
 import { createRedisCache } from '@sqlgate/redis-cache';
 import pino, { type Logger } from 'pino';
 import { createAllowedTargets } from './allowed-targets';
+import { reportCacheAtStart } from './cache-start-check';
 import { answerClientErrorsInJson } from './client-errors';
 import { createApp, type ClusterStatistics } from './app';
 import type { CancelDesk } from './cancel-endpoint';
@@ -219,8 +220,12 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const { port } = server.address() as AddressInfo;
   const host =
     config.hostname === '0.0.0.0' || config.hostname === '::' ? '127.0.0.1' : config.hostname;
+  const stopCacheReport = reportCacheAtStart(service, logger);
   let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => (closing ??= shutDown(server, service, inFlight));
+  const close = (): Promise<void> => {
+    stopCacheReport();
+    return (closing ??= shutDown(server, service, inFlight));
+  };
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,

@@ -8,19 +8,14 @@
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import type { CopyOut, QueryStream, StreamEvent } from '@sqlgate/core';
+import type { QueryStream, StreamEvent } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { csvText, ndjsonLines, STREAM_CONTENT_TYPES, type StreamFormat } from './stream-formats';
 import { answerHeader, writeAnswerHead } from './answer-headers';
+import { copyContentType } from './copy-media-types';
 import { cutAnswer, giveUpAnswer } from './cut-answers';
 import { streamOpened } from './server-v8-settings';
 import type { HttpRequestObserver } from './observability/request-observation';
-
-/** Media types of COPY data; text formats say their encoding (the COPY's ENCODING, else UTF-8). */
-function copyContentType({ format, encoding }: CopyOut): string {
-  if (format === 'binary') return 'application/octet-stream';
-  return `${format === 'csv' ? 'text/csv' : 'text/plain'}; charset=${encoding ?? 'utf-8'}`;
-}
 
 /** A COPY's answer is its data alone; a failure cannot be written in it. */
 function copyBytes(event: StreamEvent): Uint8Array | string | null {

@@ -4,6 +4,7 @@
  */
 export { createQueryService } from './service';
 export type {
+  CacheHealth,
   CacheStatistics,
   ConnectionCheckResponse,
   ExecuteOptions,

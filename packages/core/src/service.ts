@@ -213,6 +213,9 @@ export type ConnectionCheckResponse =
       failure: QueryResponse['failure'];
     };
 
+/** What `cacheHealth` found: a cache that answers, or why it does not. */
+export type CacheHealth = { available: true } | { available: false; reason: string };
+
 export interface QueryService {
   /** Runs a POST /api/query body. Expected failures are responses, never rejections. */
   execute(body: unknown, options?: ExecuteOptions): Promise<QueryServiceResponse>;
@@ -240,6 +243,11 @@ export interface QueryService {
   clearCache(): Promise<void>;
   /** Entries, bytes and evictions of the result cache (zeros without one); touches no database. */
   cacheUsage(): Promise<CacheUsage>;
+  /**
+   * Whether the result cache answers now: one round trip to a shared store (Redis), within the
+   * store's own bound; a cache in memory, or none, always does. Touches no database.
+   */
+  cacheHealth(): Promise<CacheHealth>;
   /**
    * Runs a POST /api/sessions body: opens a session on one pooled connection. Aborting `signal`
    * (the caller went away) gives up, and opens no session for nobody; with a `requestId`, a
@@ -747,6 +755,14 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     },
     clearCache: async () => {
       await cache?.clear();
+    },
+    cacheHealth: async (): Promise<CacheHealth> => {
+      try {
+        await cache?.ping();
+        return { available: true };
+      } catch (error) {
+        return { available: false, reason: error instanceof Error ? error.message : String(error) };
+      }
     },
     cacheUsage: async () =>
       (await cache?.usage()) ?? {

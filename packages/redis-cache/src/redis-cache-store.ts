@@ -192,6 +192,11 @@ export class RedisCacheStore implements CacheStore {
     return hash;
   }
 
+  /** One PING within the command timeout; rejects (RedisCacheUnavailableError) when none comes. */
+  async ping(): Promise<void> {
+    await this.connections.calls.run((client) => client.ping());
+  }
+
   /** Closes the RedisCache this store belongs to (its counters too: they share one client). */
   close(): Promise<void> {
     return this.closeAll();

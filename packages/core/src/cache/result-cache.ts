@@ -282,6 +282,11 @@ export class ResultCache {
     return this.cacheStore.size();
   }
 
+  /** One round trip to a shared store; undefined for a store that always answers. */
+  ping(): Promise<void> | undefined {
+    return this.cacheStore.ping?.();
+  }
+
   /** Removes every entry (DELETE /api/stats/cache). */
   async clear(): Promise<void> {
     await this.cacheStore.clear();

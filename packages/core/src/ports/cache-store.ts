@@ -110,6 +110,11 @@ export interface CacheStore {
   recent(limit: number): Promise<CacheEntrySummary[]>;
   /** Live entries, their bytes, and entries evicted for room so far (metrics). Optional. */
   usage?(): Promise<CacheUsage>;
+  /**
+   * Resolves once the store answered one round trip, within its own bound; rejects with why not.
+   * Optional: a store in the process's memory always answers.
+   */
+  ping?(): Promise<void>;
   close?(): Promise<void>;
 }
 

@@ -637,8 +637,15 @@ export const ROUTES: readonly RouteSpec[] = [
     path: '/healthz',
     operationId: 'getHealth',
     summary: 'Liveness of the process',
+    description:
+      'Answers 200 while the process serves requests, with `status: degraded` while the Redis of ' +
+      'the result cache does not answer: a load balancer must keep an instance that still serves ' +
+      'every request uncached (docs/decisions.md 10.40).',
     tag: 'service',
-    responses: { '200': json('The process is alive.', HealthSchema), '403': 'BrowserRefused' },
+    responses: {
+      '200': json('The process serves requests.', HealthSchema),
+      '403': 'BrowserRefused',
+    },
   },
 ];
 

@@ -128,9 +128,22 @@ export const CacheClearFailureSchema = Type.Object(
   { $id: 'CacheClearFailure', description: 'The cache could not be cleared.' },
 );
 
-export const HealthSchema = Type.Object(
-  { status: Type.Literal('ok') },
-  { $id: 'Health', description: 'The process is alive.' },
+export const HealthSchema = Type.Union(
+  [
+    Type.Object({ status: Type.Literal('ok') }),
+    Type.Object({
+      status: Type.Literal('degraded'),
+      cache: Type.Literal('unavailable', {
+        description:
+          "The result cache's Redis (QUERY_CACHE_REDIS_URL) does not answer: statements run uncached.",
+      }),
+    }),
+  ],
+  {
+    $id: 'Health',
+    description:
+      'The process serves requests: `ok`, or `degraded` while a part it can do without does not answer (answered 200 all the same).',
+  },
 );
 
 export const ServerTimingValueSchema = Type.String({

@@ -12,7 +12,10 @@ export type CopyFormat = 'text' | 'csv' | 'binary';
 /** What a COPY ... TO STDOUT answer is: its format, and the encoding its options name. */
 export interface CopyOut {
   format: CopyFormat;
-  /** Lower case, as written in the statement; absent: the connection's (UTF-8). */
+  /**
+   * The ENCODING option's value, lower case, as written in the statement (quotes removed);
+   * absent: the connection's (UTF-8).
+   */
   encoding?: string;
 }
 
@@ -44,20 +47,39 @@ export function copyFormatOf(statement: ParsedStatement): CopyFormat {
   return 'text';
 }
 
-/** The `ENCODING` a COPY ... TO STDOUT names, if any: its data is then in that encoding. */
+/**
+ * The `ENCODING` a COPY ... TO STDOUT names, if any: its data is then in that encoding. The value
+ * may be written as a string ('latin1', E'', U&'', $$latin1$$), a quoted identifier or a bare word
+ * (`ENCODING latin1`); it is returned as written, without its quotes, escapes left undecoded (a
+ * name PostgreSQL knows needs none).
+ */
 export function copyEncodingOf(statement: ParsedStatement): string | undefined {
   const options = optionsOf(statement.text.toLowerCase());
-  return /\bencoding\s+(?:e|u&)?['"]([a-z0-9_-]+)['"]/.exec(options)?.[1];
+  // The keyword outside quoted values (`NULL 'encoding x'` names none), followed by a value (a
+  // column named encoding, `FORCE_QUOTE (encoding)`, is not the option).
+  for (const keyword of maskQuoted(options).matchAll(/\bencoding\b/g)) {
+    const value = ENCODING_VALUE.exec(options.slice(keyword.index + keyword[0].length));
+    if (!value) continue;
+    const [, single, double, , dollar, bare] = value;
+    return single?.replaceAll("''", "'") ?? double?.replaceAll('""', '"') ?? dollar ?? bare;
+  }
+  return undefined;
 }
+
+/** An option's value: a string (E'', U&'' too), a quoted identifier, a dollar-quoted string, a word. */
+const ENCODING_VALUE =
+  /^\s+(?:(?:e|u&)?'((?:[^']|'')*)'|"((?:[^"]|"")*)"|\$([a-z_]*)\$([\s\S]*?)\$\3\$|([a-z_][a-z0-9_$]*))/;
 
 /**
  * The text after the target STDOUT: the last STDOUT outside quoted strings (the query before it,
  * and option values after it, may say anything).
  */
 function optionsOf(text: string): string {
-  const masked = text.replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"/g, (quoted) =>
-    ' '.repeat(quoted.length),
-  );
-  const target = masked.lastIndexOf('stdout');
+  const target = maskQuoted(text).lastIndexOf('stdout');
   return target === -1 ? '' : text.slice(target + 'stdout'.length);
+}
+
+/** The text with every quoted string and identifier blanked out, at the same positions. */
+function maskQuoted(text: string): string {
+  return text.replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"/g, (quoted) => ' '.repeat(quoted.length));
 }

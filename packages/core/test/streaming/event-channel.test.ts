@@ -117,6 +117,18 @@ describe('COPY ... TO STDOUT format and encoding', () => {
     ["COPY t TO STDOUT (FORMAT text, NULL 'csv')", { format: 'text' }],
     ["COPY t TO STDOUT (FORMAT csv, ENCODING 'LATIN1')", { format: 'csv', encoding: 'latin1' }],
     ["COPY t TO STDOUT (FORMAT csv, NULL 'stdout')", { format: 'csv' }],
+    // ENCODING's value as PostgreSQL's grammar takes it: a string, a word, an identifier.
+    ['COPY t TO STDOUT (ENCODING latin1)', { format: 'text', encoding: 'latin1' }],
+    ['COPY t TO STDOUT (ENCODING "WIN1252")', { format: 'text', encoding: 'win1252' }],
+    ["COPY t TO STDOUT ENCODING 'ISO 8859 1'", { format: 'text', encoding: 'iso 8859 1' }],
+    ["COPY t TO STDOUT (ENCODING E'euc_jp')", { format: 'text', encoding: 'euc_jp' }],
+    ['COPY t TO STDOUT (ENCODING $x$koi8r$x$)', { format: 'text', encoding: 'koi8r' }],
+    ["COPY t TO STDOUT (NULL 'encoding ''x''')", { format: 'text' }],
+    ['COPY t TO STDOUT (FORCE_QUOTE (encoding), FORMAT csv)', { format: 'csv' }],
+    [
+      "COPY t TO STDOUT (FORCE_QUOTE (encoding), FORMAT csv, ENCODING 'sjis')",
+      { format: 'csv', encoding: 'sjis' },
+    ],
   ])('%s', (sql, expected) => {
     expect(formatOf(sql)).toEqual(expected);
   });
