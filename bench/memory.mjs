@@ -3,7 +3,9 @@
 // (/proc/<pid>/clear_refs), VmRSS is sampled every 20 ms while the request runs, and VmHWM is read
 // at the end. Targets: under 256 MB, under 512 MB for 480 rows of 10 MB each (cut at
 // MAX_RESULT_BYTES, 64 MiB), and under 2 GB for 12 such answers at once (MAX_RESULT_BYTES_TOTAL).
-// Replaces the memory section of docs/benchmarks.md.
+// Then ten clients that never read their 60 MB answers, and texts given to the SQL parser
+// (bench/lib/memory-scenarios.mjs), each against a server of its own. Replaces the memory section
+// of docs/benchmarks.md. `--only=scenarios` runs only the latter and writes nothing.
 import { performance } from 'node:perf_hooks';
 import { clearInterval, setInterval, setTimeout } from 'node:timers';
 import {
@@ -21,6 +23,7 @@ import {
   writeMemorySection,
   targetOf,
 } from './lib/harness.mjs';
+import { createBenchRoles, idleClients, parserWorkloads } from './lib/memory-scenarios.mjs';
 
 const TARGET_MB = 256;
 const SAMPLE_MS = 20;
@@ -72,6 +75,61 @@ const UNBOUNDED_TOTAL = String(Number.MAX_SAFE_INTEGER);
 
 const MB = 1024 * 1024;
 const mb = (bytes) => (Number.isFinite(bytes) ? `${(bytes / MB).toFixed(1)} MB` : '–');
+const ONLY_SCENARIOS = process.argv.includes('--only=scenarios');
+
+/** The idle clients and parser scenarios, as tables (header, rows, alignment). */
+async function runScenarios(database, target) {
+  await createBenchRoles(database);
+  const idle = [];
+  for (const callers of [1, 5]) {
+    const result = await idleClients(database, target, { callers });
+    console.log(
+      `${result.label}: RSS ${mb(result.before)} before, peak ${mb(result.peak)}, ${mb(result.held)} while held; another user's 2 MB read ${result.otherRead}, 12 s later ${result.otherReadAgain}`,
+    );
+    idle.push(result);
+  }
+  const parser = await parserWorkloads(target);
+  for (const result of parser) {
+    console.log(
+      `${result.label}: ${result.statuses} in ${result.seconds.toFixed(1)} s, RSS ${mb(result.before)} before, peak ${mb(result.peak)}, ${mb(result.after)} after`,
+    );
+  }
+  return [
+    {
+      title: 'Ten clients that never read their answers (MAX_RESULT_BYTES_TOTAL 512 MiB)',
+      header: [
+        'idle sockets',
+        'RSS before',
+        'peak RSS',
+        'RSS while held',
+        "another user's 2 MB read",
+        'the same 12 s later',
+      ],
+      align: ['l', 'r', 'r', 'r', 'l', 'l'],
+      rows: idle.map((r) => [
+        r.label,
+        mb(r.before),
+        mb(r.peak),
+        mb(r.held),
+        r.otherRead,
+        r.otherReadAgain,
+      ]),
+    },
+    {
+      title: 'Texts given to the SQL parser, one request after another',
+      header: ['texts', 'statuses', 'time', 'RSS before', 'peak RSS', 'RSS after'],
+      align: ['l', 'l', 'r', 'r', 'r', 'r'],
+      rows: parser.map((r) => [
+        r.label,
+        r.statuses,
+        `${r.seconds.toFixed(1)} s`,
+        mb(r.before),
+        mb(r.peak),
+        mb(r.after),
+      ]),
+    },
+  ];
+}
 
 await runMain(async () => {
   if (process.platform !== 'linux') throw new Error('bench/memory.mjs reads /proc: Linux only');
@@ -80,6 +138,12 @@ await runMain(async () => {
   const client = await connectClient(database);
   const facts = await machineFacts(client);
   await client.end();
+  if (ONLY_SCENARIOS) {
+    for (const table of await runScenarios(database, targetOf(database))) {
+      console.log(`\n${table.title}\n${textTable(table.header, table.rows, table.align)}`);
+    }
+    return;
+  }
 
   const server = await startServerProcess('sqlgate-server.mjs', { name: 'sqlgate' });
   const target = targetOf(database);
@@ -176,6 +240,7 @@ await runMain(async () => {
   await unbounded.stop();
   const overall = Math.max(...results.map((r) => r.peak), memoryOf(server.pid).hwm);
   await server.stop();
+  const scenarios = await runScenarios(database, target);
   const totalSeconds = (performance.now() - started) / 1000;
 
   const withinTarget = (r) => r.peak < (r.targetMb ?? TARGET_MB) * MB;
@@ -211,6 +276,9 @@ await runMain(async () => {
   console.log(textTable(header, rows, align));
   console.log('');
   console.log(verdict);
+  for (const table of scenarios) {
+    console.log(`\n${table.title}\n${textTable(table.header, table.rows, table.align)}`);
+  }
   console.log(`total memory bench time ${totalSeconds.toFixed(0)} s`);
 
   await writeMemorySection(
@@ -226,6 +294,14 @@ await runMain(async () => {
       markdownTable(header, rows, align),
       '',
       `**${verdict}.**`,
+      '',
+      'The same server, each scenario in a process of its own: ten raw sockets send their requests at once and never read (RSS while held: 3 s after the last answer began), then another user reads 2 MB, and again 12 s later; texts for the parser go one request after another (docs/decisions.md 10.17, 10.37, 10.38).',
+      ...scenarios.flatMap((table) => [
+        '',
+        `### ${table.title}`,
+        '',
+        markdownTable(table.header, table.rows, table.align),
+      ]),
     ].join('\n'),
   );
   console.log('wrote the memory section of docs/benchmarks.md');

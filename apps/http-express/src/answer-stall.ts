@@ -8,10 +8,12 @@
  * slowly but steadily moves nothing, as far as Node can tell, until it has read that much. So the
  * limit of a whole answer is long (ANSWER_STALL_TIMEOUT_MS, 60 s), whatever the request's
  * timeoutMs; only a stream with timeoutMs is held to it, as PostgreSQL's statement_timeout, which
- * counts the wait for its client, already is.
+ * counts the wait for its client, already is. A whole answer is held to a shorter limit once others
+ * need the memory it holds (10.37).
  */
 import type { ServerResponse } from 'node:http';
 import { giveUpAnswer } from './cut-answers';
+import { sharedHoldOf } from './held-answers';
 import { TIMER_MAX_MS } from './timer-limit';
 
 export const DEFAULT_ANSWER_STALL_TIMEOUT_MS = 60_000;
@@ -27,11 +29,25 @@ export function streamStallLimit(body: unknown, answerStallMs: number): number {
 }
 
 /**
+ * A whole answer's stall limit while others need the memory it holds: when another caller found
+ * MAX_RESULT_BYTES_TOTAL held (docs/decisions.md 10.37), a client that takes none of an answer
+ * holding some of it is given up after a sixth of the limit from then on (10 s by default).
+ */
+export function contendedStallLimit(answerStallMs: number): number {
+  return Math.max(1, Math.floor(answerStallMs / 6));
+}
+
+/**
  * A whole answer just written is cut once its client has taken none of it for `answerStallMs`
- * (Node lets the limit pass once while a write is still moving, so after one to two limits). An
- * answer the socket took whole at once needs no timer.
+ * (Node lets the limit pass once while a write is still moving, so after one to two limits), or
+ * for the contended limit once others need what it holds of MAX_RESULT_BYTES_TOTAL. An answer the
+ * socket took whole at once needs no timer.
  */
 export function giveUpWhenStalled(res: ServerResponse, answerStallMs: number): void {
   if (res.writableLength === 0 || res.destroyed) return;
   res.setTimeout(answerStallMs, () => giveUpAnswer(res));
+  sharedHoldOf(res)?.onContended(() => {
+    // The timer starts again, shorter: the client has that long to take more.
+    if (!res.destroyed) res.setTimeout(contendedStallLimit(answerStallMs));
+  });
 }

@@ -19,6 +19,7 @@ import { writeStream } from './stream-endpoint';
 import { streamFormatOf } from './stream-formats';
 import { observerOf } from './observability/request-observation';
 import { abortOnDisconnect } from './disconnect-signal';
+import { holdAsWritten, holdUntilClosed } from './held-answers';
 import { answerHeader, setAnswerHeader, writeAnswerHead } from './answer-headers';
 
 function serverTiming(poolWaitMs: number, executionMs: number, serialisationMs: number): string {
@@ -35,10 +36,10 @@ export function executeOptionsOf(res: ServerResponse): ExecuteOptions {
   const observer = observerOf(res);
   const requestId = answerHeader(res, 'X-Request-Id');
   const requestIdKnown = requestIdKnownOf(res, requestId);
-  const releaseRowsLater = releaseWhenClosed(res);
+  const holdResult = holdUntilClosed(res);
   return observer
-    ? { signal, observer, requestId, requestIdKnown, releaseRowsLater }
-    : { signal, requestId, requestIdKnown, releaseRowsLater };
+    ? { signal, observer, requestId, requestIdKnown, holdResult }
+    : { signal, requestId, requestIdKnown, holdResult };
 }
 
 /** Whether the caller chose the request's id, and so may cancel it by that id from the start. */
@@ -60,18 +61,6 @@ export function requestIdOf(res: ServerResponse): {
   return { requestId: requestId ?? null, requestIdKnown: requestIdKnownOf(res, requestId) };
 }
 
-/**
- * The rows of an answer count against MAX_RESULT_BYTES_TOTAL until the response has been written
- * (or its client went away): its JSON text and the bytes handed to the socket hold as much again.
- */
-function releaseWhenClosed(res: ServerResponse): (release: () => void) => void {
-  return (release) => {
-    // `on`: a response closes once, and release() is idempotent; `once` would wrap it.
-    if (res.closed) release();
-    else res.on('close', release);
-  };
-}
-
 /** Adds `header` to the response's Vary list (the browser guard may have named Origin). */
 export function varyOn(res: ServerResponse, header: string): void {
   const current = answerHeader(res, 'Vary');
@@ -79,14 +68,21 @@ export function varyOn(res: ServerResponse, header: string): void {
 }
 
 /** Sends `json` (already serialised) with its length, so headers and body leave in one write. */
-export function writeJson(res: ServerResponse, status: number, json: string): void {
+export function writeJson(res: ServerResponse, status: number, json: string | Buffer): void {
   if (status === 503) setAnswerHeader(res, 'Retry-After', String(RETRY_AFTER_SECONDS));
   writeAnswerHead(res, status, {
     'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(json),
+    'Content-Length': typeof json === 'string' ? Buffer.byteLength(json) : json.length,
   });
   res.end(json);
 }
+
+/**
+ * Longer answers are written as bytes. Given a text, Node keeps it until the client has taken all
+ * of it, and beside it a buffer of three bytes per character to encode it into: an answer its
+ * client did not read held four times its size (docs/decisions.md 10.37).
+ */
+const WRITTEN_AS_BYTES_FROM = 64 * 1024;
 
 /**
  * Answers a POST /api/query body, whole or streamed. A client that takes none of the answer for
@@ -180,7 +176,13 @@ export function writeRendered(res: ServerResponse, logger: Logger, rendered: Ren
   if (rendered.serverTiming !== undefined) {
     setAnswerHeader(res, 'Server-Timing', rendered.serverTiming);
   }
-  writeJson(res, rendered.status, rendered.json);
+  if (rendered.json.length < WRITTEN_AS_BYTES_FROM) {
+    writeJson(res, rendered.status, rendered.json);
+    return;
+  }
+  const bytes = Buffer.from(rendered.json);
+  holdAsWritten(res, bytes.length);
+  writeJson(res, rendered.status, bytes);
 }
 
 /**

@@ -16,6 +16,7 @@ export type {
   StreamOptions,
 } from './service';
 export type { StreamEvent } from './streaming/stream-events';
+export type { HeldResult } from './execution/result-budget';
 export {
   DEFAULT_SESSION_LIMITS,
   sessionIdForLogs,

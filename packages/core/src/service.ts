@@ -15,7 +15,12 @@ import {
 import type { AbortSignalLike } from './ports/abort-signal';
 import { ErrorCodes, RequestError, SqlgateError } from './errors';
 import { ExecutionContext, elapsed, type ExecutionSettings } from './execution/context';
-import { SharedResultBudget, StreamedRowBudget } from './execution/result-budget';
+import {
+  SharedResultBudget,
+  StreamedRowBudget,
+  type HeldResult,
+  type SharedLimit,
+} from './execution/result-budget';
 import { lazyCacheScope, type RequestCacheScope } from './execution/cache-attempt';
 import { noteCacheBypasses, type RequestCacheUse } from './execution/cache-use';
 import { runAlone } from './execution/strategies/single';
@@ -44,12 +49,13 @@ import type { StreamEvent } from './streaming/stream-events';
 import type { CacheStore, CacheUsage, SharedCounters } from './ports/cache-store';
 import type { TargetPolicy } from './ports/target-policy';
 import { systemClock, type Clock } from './ports/clock';
-import type {
-  CacheScope,
-  ConnectionCheck,
-  ConnectionProvider,
-  ConnectionTarget,
-  PoolStat,
+import {
+  poolIdOf,
+  type CacheScope,
+  type ConnectionCheck,
+  type ConnectionProvider,
+  type ConnectionTarget,
+  type PoolStat,
 } from './ports/connections';
 import type { RequestObserver } from './ports/request-observer';
 import { reportRequestFailure, reportStatements } from './execution/report-to-observer';
@@ -106,7 +112,9 @@ export interface QueryServiceOptions {
   maxResultBytes?: number;
   /**
    * Bytes of rows all requests may hold at once beyond 256 KiB each (MAX_RESULT_BYTES_TOTAL,
-   * docs/decisions.md 10.2): past it, answers are cut as by maxResultBytes. Default: no bound.
+   * docs/decisions.md 10.2): past it, answers are cut as by maxResultBytes. One caller (user,
+   * database and server) may hold a quarter of it, or maxResultBytes when that is more (10.37).
+   * Default: no bound.
    */
   maxResultBytesTotal?: number;
   /**
@@ -154,11 +162,11 @@ export interface ExecuteOptions {
   requestIdKnown?: 'from-start' | 'when-streaming';
   /**
    * The answer's rows stay in memory until the caller has written them (MAX_RESULT_BYTES_TOTAL,
-   * docs/decisions.md 10.2): given, it is handed the function that gives the request's share of
-   * the shared budget back, to call once the answer is written; absent, the share goes back as
-   * the service answers.
+   * docs/decisions.md 10.2, 10.37): given, it is handed the answer's hold on the shared budget, to
+   * count as what it writes and to give back once it is written; absent, the hold goes back as the
+   * service answers.
    */
-  releaseRowsLater?: (release: () => void) => void;
+  holdResult?: (held: HeldResult) => void;
 }
 
 export interface StreamOptions extends ExecuteOptions {
@@ -291,19 +299,25 @@ export interface QueryService {
 
 /**
  * The same `truncatedBy: 'bytes'` as a request's own MAX_RESULT_BYTES, but passing: the warning
- * tells the caller that the same request may come back whole later (docs/decisions.md 10.2).
+ * tells the caller that the same request may come back whole later (docs/decisions.md 10.2), and
+ * whose answers held the memory (10.37).
  */
-export const SHARED_BUDGET_WARNING =
-  'Rows were cut at MAX_RESULT_BYTES_TOTAL: other answers held the memory this server gives results; the same request may return whole later';
+export const SHARED_BUDGET_WARNINGS: Readonly<Record<SharedLimit, string>> = {
+  others:
+    'Rows were cut at MAX_RESULT_BYTES_TOTAL: other answers held the memory this server gives results; the same request may return whole later',
+  caller:
+    "Rows were cut at MAX_RESULT_BYTES_TOTAL: this user's other answers on this database hold their share of the memory this server gives results; the same request may return whole later",
+};
 
 /**
  * A stream's rows in flight stop drawing on the shared budget once its answer is written (the
- * transport's `releaseRowsLater`) or its consumer is done with it (event-channel.ts); at once
- * when the answer was not streamed after all.
+ * transport's `holdResult`) or its consumer is done with it (event-channel.ts); at once when the
+ * answer was not streamed after all.
  */
 function releaseStreamedRows(channel: EventChannel, executeOptions: ExecuteOptions): void {
+  const held = channel.heldRows;
   if (!channel.hasStarted) channel.releaseRows();
-  else if (channel.holdsSharedBudget) executeOptions.releaseRowsLater?.(channel.releaseRows);
+  else if (held?.holdsSharedBytes) executeOptions.holdResult?.(held);
 }
 
 function cutByBytes(outcome: ExecutionOutcome): boolean {
@@ -330,7 +344,12 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     maxResultBytes: options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
     ...(options.maxResultBytesTotal === undefined
       ? {}
-      : { sharedResultBudget: new SharedResultBudget(options.maxResultBytesTotal) }),
+      : {
+          sharedResultBudget: new SharedResultBudget(
+            options.maxResultBytesTotal,
+            options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
+          ),
+        }),
     nameStatements: !(options.alwaysResetSession ?? false),
   };
   let closing: Promise<void> | undefined;
@@ -370,12 +389,12 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     return new Promise((resolve, reject) => {
       let channel: EventChannel | undefined;
       let copy: CopyOut | undefined;
-      const open = (copyOut?: CopyOut): EventChannel => {
+      const open = (caller: string, copyOut?: CopyOut): EventChannel => {
         copy = copyOut;
         const opened = new EventChannel(
           statementText,
           copyOut !== undefined,
-          settings.sharedResultBudget && new StreamedRowBudget(settings.sharedResultBudget),
+          settings.sharedResultBudget && new StreamedRowBudget(settings.sharedResultBudget, caller),
         );
         channel = opened;
         // `started` also settles when the channel closes without an event: then the answer is whole.
@@ -407,12 +426,13 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
   /**
    * Runs a request. `copySource`, when given, is the data of the request's one COPY ... FROM STDIN
    * (POST /api/copy). `openStream`, when given, is asked for a channel once the request turns out to
-   * stream: always with `rows`, and for a lone COPY ... TO STDOUT (with its format).
+   * stream: always with `rows`, and for a lone COPY ... TO STDOUT (with its format); `caller` is
+   * whom its rows in flight are counted for (10.37).
    */
   function run(
     body: unknown,
     executeOptions: StreamOptions,
-    openStream?: (copy?: CopyOut) => EventChannel,
+    openStream?: (caller: string, copy?: CopyOut) => EventChannel,
     copySource?: AsyncIterable<Uint8Array>,
     inSession?: SessionRun,
   ): Promise<QueryServiceResponse> {
@@ -442,7 +462,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     body: unknown,
     executeOptions: StreamOptions,
     register: () => RunningRequest | undefined,
-    openStream?: (copy?: CopyOut) => EventChannel,
+    openStream?: (caller: string, copy?: CopyOut) => EventChannel,
     copySource?: AsyncIterable<Uint8Array>,
     inSession?: SessionRun,
   ): Promise<QueryServiceResponse> {
@@ -540,9 +560,9 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       rowStream =
         openStream &&
         (copyOut
-          ? openStream(copyOutOf(statements[0] as ParsedStatement))
+          ? openStream(poolIdOf(checked), copyOutOf(statements[0] as ParsedStatement))
           : executeOptions.rows
-            ? openStream()
+            ? openStream(poolIdOf(checked))
             : undefined);
       if (rowStream && registerWhenStreaming) {
         registered = register();
@@ -616,10 +636,12 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
           shaped.body = { ...shaped.body, cancelled: true } as QueryResponseBody;
         }
       }
-      const sharedBudgetReached =
-        context.sharedBudgetReached || (rowStream?.sharedBudgetReached ?? false);
-      if (sharedBudgetReached && cutByBytes(outcome)) {
-        warnings = [...(warnings ?? []), SHARED_BUDGET_WARNING];
+      const sharedLimit = context.sharedLimit ?? rowStream?.sharedLimit;
+      if (sharedLimit && cutByBytes(outcome)) {
+        warnings = [...(warnings ?? []), SHARED_BUDGET_WARNINGS[sharedLimit]];
+        // Answers whose clients take nothing may now be given up sooner (a stream's refused row
+        // told them already).
+        if (sharedLimit === 'others' && !rowStream) settings.sharedResultBudget?.contended();
       }
       if (request.options.rowMode === 'object' && !textValues) {
         const duplicates = duplicateColumnWarnings(outcome);
@@ -630,10 +652,11 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       // A request error of validation, or a defect (docs/decisions.md 10.21).
       return failed(error);
     } finally {
-      // Most answers draw nothing on the shared budget: only those that did wait for the writer.
-      if (context?.holdsSharedBudget && executeOptions.releaseRowsLater) {
-        executeOptions.releaseRowsLater(context.releaseResultBudget);
-      } else context?.releaseResultBudget();
+      // A whole answer's hold goes to its writer, who counts it as the JSON it writes (which may
+      // draw even when the rows did not) and gives it back once written.
+      if (context && !rowStream && settings.sharedResultBudget && executeOptions.holdResult) {
+        executeOptions.holdResult(context.heldResult);
+      } else context?.heldResult.release();
       if (rowStream) releaseStreamedRows(rowStream, executeOptions);
       countStatements(counters, statements, outcome);
       if (observer?.statementEnded && target) {
@@ -674,7 +697,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         await runAlone(detached, (lent) => detached.runStatement(lent, statement), keep);
       } finally {
         clearTimeout(timer);
-        detached.releaseResultBudget();
+        detached.heldResult.release();
       }
     };
   }

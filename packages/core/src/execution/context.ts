@@ -31,7 +31,12 @@ import type { StrategyName } from './plan';
 import { withFields } from '../with-fields';
 import { promiseFrom } from '../promise-from';
 import { lostAfterSending, unknownOutcome } from './unknown-outcome';
-import { RequestResultBudget, type SharedResultBudget } from './result-budget';
+import {
+  RequestResultBudget,
+  type HeldResult,
+  type SharedLimit,
+  type SharedResultBudget,
+} from './result-budget';
 
 /** Why a strategy could not start: the caller went away, or no connection could be had. */
 export type StartFailure = Extract<ExecutionFailure, { kind: 'aborted' | 'request' }>;
@@ -198,9 +203,11 @@ export class ExecutionContext {
   ) {
     // A streamed request keeps no rows: its rows in flight draw on the shared budget through its
     // channel (StreamedRowBudget) instead.
+    const shared = rowStream ? undefined : settings.sharedResultBudget;
     this.budget = new RequestResultBudget(
       settings.maxResultBytes,
-      rowStream ? undefined : settings.sharedResultBudget,
+      shared,
+      shared ? poolIdOf(target) : '',
     );
     const silence =
       options.timeoutMs === undefined
@@ -237,23 +244,18 @@ export class ExecutionContext {
     return this.cancelRequested || this.signal?.cancelled === true;
   }
 
-  /** What others held of MAX_RESULT_BYTES_TOTAL limited this request at some point. */
-  get sharedBudgetReached(): boolean {
-    return this.budget.sharedBoundReached;
-  }
-
-  /** The answer's rows drew on MAX_RESULT_BYTES_TOTAL: they must be released once written. */
-  get holdsSharedBudget(): boolean {
-    return this.budget.holdsSharedBytes;
+  /** What held MAX_RESULT_BYTES_TOTAL limited this request at some point, if it did (10.2). */
+  get sharedLimit(): SharedLimit | undefined {
+    return this.budget.sharedLimit;
   }
 
   /**
-   * The answer no longer holds its rows: what they drew goes back to the shared budget. Bound, so
-   * that it can be handed to whoever writes the answer.
+   * The answer's hold on MAX_RESULT_BYTES_TOTAL: to be given back (`release`) once its rows are
+   * no longer in memory, or handed to whoever writes the answer.
    */
-  readonly releaseResultBudget = (): void => {
-    this.budget.release();
-  };
+  get heldResult(): HeldResult {
+    return this.budget;
+  }
 
   /**
    * Stops the request for a caller who is still there (docs/decisions.md 10.26): the statements

@@ -6,20 +6,153 @@
  *
  * A request's first FREE_BYTES are its own, so that small answers are never cut because large ones
  * fill the shared budget; past them it draws on the shared budget, and gives back what it drew when
- * its answer is done (`release`).
+ * its answer is done (`release`). One caller, whose answers are never read, must not hold all of it
+ * either: each caller may hold at most its share (docs/decisions.md 10.37).
  */
 import type { ResultBudget } from '../ports/connections';
 
 /** Row bytes every request may hold without drawing on the shared budget. */
 export const FREE_BYTES = 256 * 1024;
 
-/** The row bytes all requests of a service may hold at once beyond their free bytes. */
-export class SharedResultBudget {
-  /** Bytes requests may still draw; never below zero. */
-  availableBytes: number;
+/** The part of the shared budget one caller may hold, unless one answer may hold more. */
+const CALLER_SHARE = 1 / 4;
 
-  constructor(readonly totalBytes: number) {
+/**
+ * An answer's hold on the shared budget, handed to whoever writes it (docs/decisions.md 10.2,
+ * 10.37): the rows are in memory until the answer has been written, and then what is written.
+ */
+export interface HeldResult {
+  /** It holds some of the shared budget now. */
+  readonly holdsSharedBytes: boolean;
+  /**
+   * From now on the answer holds `bytes`, the size of its written form (a whole answer's JSON)
+   * instead of its rows, even past what is left: it is in memory already. Ignored by a stream,
+   * whose rows in flight are what it holds.
+   */
+  holdAs(bytes: number): void;
+  /**
+   * `listener` is called once, if another caller finds the shared budget held by others while
+   * this answer still holds some of it.
+   */
+  onContended(listener: () => void): void;
+  /** Gives back what the answer holds. Idempotent. */
+  release(): void;
+}
+
+/**
+ * The row bytes all requests of a service may hold at once beyond their free bytes, and what each
+ * caller holds of them. A caller is one user of one database on one server (its pool id): the
+ * credentials a request names, known to every transport. A caller may hold a quarter of the
+ * budget, or one answer's MAX_RESULT_BYTES when that is more, so that a caller alone on an idle
+ * server still gets a whole answer.
+ */
+export class SharedResultBudget {
+  /** Bytes requests may still draw; below zero when answers were counted again larger. */
+  availableBytes: number;
+  /** The most one caller may hold. */
+  readonly callerShareBytes: number;
+  private readonly heldByCaller = new Map<string, number>();
+  private readonly contentionListeners = new Set<() => void>();
+
+  constructor(
+    readonly totalBytes: number,
+    maxResultBytes = totalBytes,
+  ) {
     this.availableBytes = totalBytes;
+    this.callerShareBytes = Math.max(
+      Math.ceil(totalBytes * CALLER_SHARE),
+      Math.min(maxResultBytes, totalBytes),
+    );
+  }
+
+  /** Bytes `caller` may draw now: what is left, within its share. */
+  drawableBy(caller: string): number {
+    return Math.max(0, Math.min(this.availableBytes, this.shareLeftOf(caller)));
+  }
+
+  /** What is left, rather than `caller`'s share, limits what it may draw: others hold the rest. */
+  heldByOthersFor(caller: string): boolean {
+    return this.availableBytes < this.shareLeftOf(caller);
+  }
+
+  /** `caller` draws `bytes` (gives them back when negative). */
+  draw(caller: string, bytes: number): void {
+    if (bytes === 0) return;
+    this.availableBytes -= bytes;
+    const held = (this.heldByCaller.get(caller) ?? 0) + bytes;
+    if (held > 0) this.heldByCaller.set(caller, held);
+    else this.heldByCaller.delete(caller);
+  }
+
+  /** Calls `listener` once at the next `contended()`, unless `forget` is called first. */
+  listenForContention(listener: () => void): { forget(): void } {
+    const once = (): void => {
+      this.contentionListeners.delete(once);
+      listener();
+    };
+    this.contentionListeners.add(once);
+    return { forget: () => this.contentionListeners.delete(once) };
+  }
+
+  /** A request could not have what it asked for because others hold the budget: tell the holders. */
+  contended(): void {
+    for (const listener of [...this.contentionListeners]) listener();
+  }
+
+  private shareLeftOf(caller: string): number {
+    return this.callerShareBytes - (this.heldByCaller.get(caller) ?? 0);
+  }
+}
+
+/** What limited a request's rows: the budget's remainder, held by others, or the caller's share. */
+export type SharedLimit = 'others' | 'caller';
+
+/** What both kinds of answers share: drawing for one caller, giving back, hearing of contention. */
+abstract class SharedDraw implements HeldResult {
+  /** Bytes drawn on the shared budget and not given back. */
+  protected drawnBytes = 0;
+  protected released = false;
+  private contention: { forget(): void } | undefined;
+  /**
+   * The shared budget was, at some point, what limited this request: a cut by bytes then came
+   * from the answers being held, not only from the request's own limit.
+   */
+  sharedLimit: SharedLimit | undefined;
+
+  constructor(
+    protected readonly shared: SharedResultBudget | undefined,
+    protected readonly caller: string,
+  ) {}
+
+  get holdsSharedBytes(): boolean {
+    return this.drawnBytes > 0;
+  }
+
+  /** @see HeldResult.holdAs */
+  abstract holdAs(bytes: number): void;
+
+  onContended(listener: () => void): void {
+    if (!this.shared || this.released || this.contention) return;
+    this.contention = this.shared.listenForContention(listener);
+  }
+
+  release(): void {
+    if (!this.shared || this.released) return;
+    this.released = true;
+    this.drawTo(0);
+    this.contention?.forget();
+  }
+
+  /** Notes that the shared budget limited this request, and by whom. */
+  protected noteLimit(): void {
+    if (!this.shared) return;
+    if (this.shared.heldByOthersFor(this.caller)) this.sharedLimit = 'others';
+    else this.sharedLimit ??= 'caller';
+  }
+
+  protected drawTo(bytes: number): void {
+    this.shared?.draw(this.caller, bytes - this.drawnBytes);
+    this.drawnBytes = bytes;
   }
 }
 
@@ -27,34 +160,24 @@ export class SharedResultBudget {
  * One request's budget, as the connections charge it: they read `remainingBytes` and lower it by
  * what each row costs (or raise it again, for rows of a round trip sent again).
  */
-export class RequestResultBudget implements ResultBudget {
+export class RequestResultBudget extends SharedDraw implements ResultBudget {
   /** Bytes of the request's own budget not yet spent. */
   private ownBytes: number;
   /** Bytes spent so far (net of what was given back). */
   private spentBytes = 0;
-  /** Bytes drawn on the shared budget: what was spent past FREE_BYTES. */
-  private drawnBytes = 0;
-  private released = false;
-  /**
-   * The shared budget was, at some point, what limited this request: a cut by bytes then came
-   * from the answers of others, not only from the request's own limit.
-   */
-  sharedBoundReached = false;
 
-  constructor(
-    ownBytes: number,
-    private readonly shared?: SharedResultBudget,
-  ) {
+  constructor(ownBytes: number, shared?: SharedResultBudget, caller = '') {
+    super(shared, caller);
     this.ownBytes = ownBytes;
   }
 
   get remainingBytes(): number {
     if (!this.shared || this.released) return this.ownBytes;
     const free = Math.max(0, FREE_BYTES - this.spentBytes);
-    const allowed = free + this.shared.availableBytes;
+    const allowed = free + this.shared.drawableBy(this.caller);
     if (allowed >= this.ownBytes) return this.ownBytes;
-    this.sharedBoundReached = true;
-    return Math.max(0, allowed);
+    this.noteLimit();
+    return allowed;
   }
 
   set remainingBytes(value: number) {
@@ -64,22 +187,13 @@ export class RequestResultBudget implements ResultBudget {
     // After release the rows are no longer counted: a statement still reading then (one being
     // stopped) must not draw on what other requests hold.
     if (!this.shared || this.released) return;
-    const drawn = Math.max(0, this.spentBytes - FREE_BYTES);
-    this.shared.availableBytes -= drawn - this.drawnBytes;
-    this.drawnBytes = drawn;
+    this.drawTo(Math.max(0, this.spentBytes - FREE_BYTES));
   }
 
-  /** Bytes drawn on the shared budget and not yet given back: release() has something to do. */
-  get holdsSharedBytes(): boolean {
-    return this.drawnBytes > 0;
-  }
-
-  /** The answer is done with its rows: what was drawn goes back to the shared budget. Idempotent. */
-  release(): void {
+  holdAs(bytes: number): void {
     if (!this.shared || this.released) return;
-    this.released = true;
-    this.shared.availableBytes += this.drawnBytes;
-    this.drawnBytes = 0;
+    this.spentBytes = bytes;
+    this.drawTo(Math.max(0, bytes - FREE_BYTES));
   }
 }
 
@@ -89,52 +203,42 @@ export class RequestResultBudget implements ResultBudget {
  * its client took it, and a row may be as large as MAX_RESULT_BYTES: past FREE_BYTES in flight,
  * a stream's rows draw on the shared budget like a JSON answer's, or are refused.
  */
-export class StreamedRowBudget {
+export class StreamedRowBudget extends SharedDraw {
   /** Bytes of the rows admitted and not yet freed. */
   private heldBytes = 0;
-  /** Of those, the bytes drawn on the shared budget. */
-  private drawnBytes = 0;
-  private closed = false;
-  /** A row was refused because the shared budget could not hold it. */
-  sharedBoundReached = false;
 
-  constructor(private readonly shared?: SharedResultBudget) {}
+  constructor(shared?: SharedResultBudget, caller = '') {
+    super(shared, caller);
+  }
 
   /** Takes `bytes` for a row about to be read; false when the shared budget cannot give them. */
   admit(bytes: number): boolean {
-    if (!this.shared || this.closed) return true;
+    if (!this.shared || this.released) return true;
     const held = this.heldBytes + bytes;
-    const draw = Math.max(0, held - FREE_BYTES) - this.drawnBytes;
-    if (draw > this.shared.availableBytes) {
-      this.sharedBoundReached = true;
+    const drawn = Math.max(0, held - FREE_BYTES);
+    if (drawn - this.drawnBytes > this.shared.drawableBy(this.caller)) {
+      this.noteLimit();
+      if (this.sharedLimit === 'others') this.shared.contended();
       return false;
     }
-    this.shared.availableBytes -= draw;
-    this.drawnBytes += draw;
+    this.drawTo(drawn);
     this.heldBytes = held;
     return true;
   }
 
   /** A row admitted before is no longer held. */
   free(bytes: number): void {
-    if (!this.shared || this.closed) return;
+    if (!this.shared || this.released) return;
     this.heldBytes = Math.max(0, this.heldBytes - bytes);
-    const drawn = Math.max(0, this.heldBytes - FREE_BYTES);
-    this.shared.availableBytes += this.drawnBytes - drawn;
-    this.drawnBytes = drawn;
+    this.drawTo(Math.max(0, this.heldBytes - FREE_BYTES));
   }
 
-  /** The stream is done with its rows: all it drew goes back, and later rows draw nothing. Idempotent. */
+  /** A stream writes nothing whole: its rows in flight are what it holds. */
+  holdAs(): void {}
+
+  /** The stream is done with its rows: all it drew goes back, and later rows draw nothing. */
   close(): void {
-    if (!this.shared || this.closed) return;
-    this.closed = true;
-    this.shared.availableBytes += this.drawnBytes;
-    this.drawnBytes = 0;
+    this.release();
     this.heldBytes = 0;
-  }
-
-  /** Bytes drawn on the shared budget and not yet given back. */
-  get holdsSharedBytes(): boolean {
-    return this.drawnBytes > 0;
   }
 }

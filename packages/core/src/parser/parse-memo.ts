@@ -12,6 +12,10 @@
  * The memo is bounded by the memory its entries really hold, not by their number or by the length
  * of their texts (docs/decisions.md 10.17): a 4 KB text of `a;` holds 2,048 parsed statements, about
  * 1 MB, so a thousand distinct ones pinned a gigabyte while a count of entries saw nothing wrong.
+ * Texts of many statements are not kept at all: scripts are rarely sent twice, and entries of a
+ * megabyte that live long enough to reach V8's old generation before they are evicted leave
+ * garbage that only a full collection frees; measured, the process grew by four times what the
+ * memo accounted (docs/decisions.md 10.38).
  */
 import { LRUCache } from 'lru-cache';
 import { parseScript, type ParsedScript } from './parse';
@@ -23,7 +27,9 @@ export interface ParseMemoOptions {
   maxEntries?: number;
   /** Longer texts are parsed every time. Default 4096 characters. */
   maxTextLength?: number;
-  /** Bytes the remembered entries may hold together (estimated, see `estimateEntryBytes`). Default 64 MiB. */
+  /** Texts of more statements are parsed every time. Default 16. */
+  maxStatements?: number;
+  /** Bytes the remembered entries may hold together (estimated, see `estimateEntryBytes`). Default 16 MiB. */
   maxBytes?: number;
 }
 
@@ -46,7 +52,7 @@ export interface ParseMemo extends ParseFunction {
   readonly maxBytes: number;
 }
 
-export const DEFAULT_PARSE_MEMO_MAX_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_PARSE_MEMO_MAX_BYTES = 16 * 1024 * 1024;
 
 // Costs measured with `--expose-gc` on Node 20 (heap growth per retained parse result): a parsed
 // statement (its object, start position, `locate` and relations closures) holds about 440 bytes
@@ -99,6 +105,7 @@ function memoEntryBytes(text: string, entry: MemoEntry): number {
  */
 export function createParseMemo(options: ParseMemoOptions = {}): ParseMemo {
   const maxTextLength = options.maxTextLength ?? 4096;
+  const maxStatements = options.maxStatements ?? 16;
   const maxBytes = options.maxBytes ?? DEFAULT_PARSE_MEMO_MAX_BYTES;
   const memo = new LRUCache<string, MemoEntry>({
     max: options.maxEntries ?? 1000,
@@ -113,6 +120,7 @@ export function createParseMemo(options: ParseMemoOptions = {}): ParseMemo {
     const known = conforming ? entry.conforming : entry.nonConforming;
     if (known) return known;
     const script = parseScript(text, { standardConformingStrings: conforming });
+    if (script.statements.length > maxStatements) return script;
     Object.freeze(script.statements);
     Object.freeze(script);
     if (!script.dependsOnStringSetting) {

@@ -4,68 +4,22 @@
  * generated node types change with every PostgreSQL major version.
  */
 
-type PgQueryModule = typeof import('libpg-query');
+import { parseWithPostgres } from './postgres-parser';
 
-let pgQuery: PgQueryModule | null = null;
-let loading: Promise<void> | null = null;
+export { assertParserLoaded, loadParser, parserLoaded } from './postgres-parser';
 
 /** A node's fields: `{ relname: 't', ... }`. */
 export type TreeFields = Readonly<Record<string, unknown>>;
 
 /**
- * Loads PostgreSQL's parser (WebAssembly, about 1.8 MB). Call and await it once before `parseSql`;
- * further calls return the same promise. `splitSql` does not need it.
- *
- * @example
- * await loadParser();
- * const statements = parseSql('SELECT 1; UPDATE t SET a = 1');
- */
-/** True once `loadParser()` has finished: a caller may skip awaiting it. */
-export function parserLoaded(): boolean {
-  return pgQuery !== null;
-}
-
-export function loadParser(): Promise<void> {
-  if (loading === null) {
-    loading = (async () => {
-      // Required here, not at the top: requiring libpg-query starts compiling the WebAssembly module,
-      // which callers that only split statements should not pay for.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const module = require('libpg-query') as PgQueryModule;
-      await module.loadModule();
-      pgQuery = module;
-    })();
-    // A failed load may be retried by calling loadParser() again.
-    loading.catch(() => {
-      loading = null;
-    });
-  }
-  return loading;
-}
-
-/** Throws the error that tells the caller to load the parser first. */
-export function assertParserLoaded(): void {
-  if (pgQuery === null) {
-    throw new Error(
-      'The SQL parser is not loaded: await loadParser() once before calling parseSql() ' +
-        '(splitSql() works without it).',
-    );
-  }
-}
-
-/**
- * The tree of the single statement `sql`, as `{ NodeKind: fields }`, or null when PostgreSQL's
- * grammar rejects it (syntax errors, psql variables, syntax newer than the bundled parser).
+ * The tree of the single statement `sql`, as `{ NodeKind: fields }`, or null when it is unknown:
+ * PostgreSQL's grammar rejects it (syntax errors, psql variables, syntax newer than the bundled
+ * parser), or it is too long to parse (postgres-parser.ts).
  */
 export function parseStatementTree(sql: string): unknown {
-  if (pgQuery === null) return null;
-  try {
-    const statements = pgQuery.parseSync(sql).stmts;
-    if (statements === undefined || statements.length !== 1) return null;
-    return statements[0]?.stmt ?? null;
-  } catch {
-    return null;
-  }
+  const statements = listOf(parseWithPostgres(sql), 'stmts');
+  if (statements.length !== 1) return null;
+  return fieldsOf(statements[0], 'stmt') ?? null;
 }
 
 export function isFields(value: unknown): value is TreeFields {

@@ -7,7 +7,7 @@
 import type { ParsedStatement } from '../parser/types';
 import type { FieldDescription, RowSink, StatementResult } from '../ports/connections';
 import { commandOf } from '../execution/response';
-import type { StreamedRowBudget } from '../execution/result-budget';
+import type { SharedLimit, StreamedRowBudget } from '../execution/result-budget';
 import type { StreamEvent } from './stream-events';
 
 const HIGH_WATER_BYTES = 256 * 1024;
@@ -179,14 +179,14 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
     }
   }
 
-  /** A row was refused because MAX_RESULT_BYTES_TOTAL was spent by others (10.2). */
-  get sharedBudgetReached(): boolean {
-    return this.rowBudget?.sharedBoundReached ?? false;
+  /** What held MAX_RESULT_BYTES_TOTAL refused a row, if it did (10.2). */
+  get sharedLimit(): SharedLimit | undefined {
+    return this.rowBudget?.sharedLimit;
   }
 
-  /** The rows in flight drew on the shared budget and still hold it. */
-  get holdsSharedBudget(): boolean {
-    return this.rowBudget?.holdsSharedBytes ?? false;
+  /** The rows in flight's hold on the shared budget, if they draw on one. */
+  get heldRows(): StreamedRowBudget | undefined {
+    return this.rowBudget;
   }
 
   /** Nothing of the stream's rows is held any more: what they drew goes back. Idempotent. */

@@ -44,13 +44,13 @@ describe('RequestResultBudget', () => {
 
   it('keeps small answers whole while large ones hold the shared budget', () => {
     const shared = new SharedResultBudget(1000);
-    const large = new RequestResultBudget(10 * FREE_BYTES, shared);
+    const large = new RequestResultBudget(10 * FREE_BYTES, shared, 'alice');
     expect(charge(large, FREE_BYTES + 1000)).toBe(true);
     expect(shared.availableBytes).toBe(0);
-    const small = new RequestResultBudget(10 * FREE_BYTES, shared);
+    const small = new RequestResultBudget(10 * FREE_BYTES, shared, 'bob');
     expect(charge(small, FREE_BYTES)).toBe(true);
     expect(charge(small, 1)).toBe(false);
-    expect(small.sharedBoundReached).toBe(true);
+    expect(small.sharedLimit).toBe('others');
     large.release();
     expect(shared.availableBytes).toBe(1000);
   });
@@ -59,7 +59,7 @@ describe('RequestResultBudget', () => {
     const shared = new SharedResultBudget(1_000_000);
     const budget = new RequestResultBudget(FREE_BYTES + 10, shared);
     expect(charge(budget, FREE_BYTES + 11)).toBe(false);
-    expect(budget.sharedBoundReached).toBe(false);
+    expect(budget.sharedLimit).toBeUndefined();
     budget.release();
     expect(shared.availableBytes).toBe(1_000_000);
   });
@@ -121,7 +121,7 @@ describe('StreamedRowBudget', () => {
     expect(stream.holdsSharedBytes).toBe(true);
     // Refused whole: nothing of a row that does not fit is taken.
     expect(stream.admit(401)).toBe(false);
-    expect(stream.sharedBoundReached).toBe(true);
+    expect(stream.sharedLimit).toBe('caller');
     expect(shared.availableBytes).toBe(400);
     // The first row was written: the second now fits in the free bytes.
     stream.free(FREE_BYTES);
@@ -158,6 +158,75 @@ describe('StreamedRowBudget', () => {
   it('admits every row without a shared budget', () => {
     const stream = new StreamedRowBudget();
     expect(stream.admit(Number.MAX_SAFE_INTEGER)).toBe(true);
-    expect(stream.sharedBoundReached).toBe(false);
+    expect(stream.sharedLimit).toBeUndefined();
+  });
+});
+
+describe('one caller’s share (docs/decisions.md 10.37)', () => {
+  const MiB = 1024 * 1024;
+
+  it('lets one caller hold a quarter of the shared budget, and others the rest', () => {
+    const shared = new SharedResultBudget(16 * MiB, MiB);
+    expect(shared.callerShareBytes).toBe(4 * MiB);
+    const idle = [1, 2, 3].map(() => new RequestResultBudget(MiB * 3, shared, 'idle'));
+    for (const budget of idle) charge(budget, 3 * MiB);
+    // Two whole answers of 3 MiB past their free bytes, and what was left of the share.
+    expect(16 * MiB - shared.availableBytes).toBe(4 * MiB);
+    expect(idle[2]?.sharedLimit).toBe('caller');
+    const other = new RequestResultBudget(4 * MiB, shared, 'other');
+    expect(charge(other, 4 * MiB)).toBe(true);
+    expect(other.sharedLimit).toBeUndefined();
+    for (const budget of idle) budget.release();
+    other.release();
+    expect(shared.availableBytes).toBe(16 * MiB);
+  });
+
+  it('gives a caller one whole answer when that is more than a quarter', () => {
+    const shared = new SharedResultBudget(4 * MiB, 3 * MiB);
+    expect(shared.callerShareBytes).toBe(3 * MiB);
+    const lone = new RequestResultBudget(3 * MiB, shared, 'lone');
+    expect(charge(lone, 3 * MiB)).toBe(true);
+    expect(new SharedResultBudget(4 * MiB, 64 * MiB).callerShareBytes).toBe(4 * MiB);
+  });
+
+  it('counts a held answer as what is written, even past what is left', () => {
+    const shared = new SharedResultBudget(1000);
+    const answer = new RequestResultBudget(10 * FREE_BYTES, shared, 'a');
+    charge(answer, FREE_BYTES + 400);
+    answer.holdAs(FREE_BYTES + 1500);
+    expect(shared.availableBytes).toBe(-500);
+    expect(new RequestResultBudget(10 * FREE_BYTES, shared, 'b').remainingBytes).toBe(FREE_BYTES);
+    answer.holdAs(100);
+    expect(answer.holdsSharedBytes).toBe(false);
+    expect(shared.availableBytes).toBe(1000);
+    answer.holdAs(FREE_BYTES + 10);
+    answer.release();
+    answer.holdAs(FREE_BYTES + 10);
+    expect(shared.availableBytes).toBe(1000);
+  });
+
+  it('tells each holder once when another request finds the budget held, until released', () => {
+    const shared = new SharedResultBudget(1000);
+    const told: string[] = [];
+    const holder = new RequestResultBudget(10 * FREE_BYTES, shared, 'a');
+    const released = new RequestResultBudget(10 * FREE_BYTES, shared, 'b');
+    holder.onContended(() => told.push('holder'));
+    released.onContended(() => told.push('released'));
+    released.release();
+    shared.contended();
+    shared.contended();
+    expect(told).toEqual(['holder']);
+  });
+
+  it('tells holders when a stream’s row is refused because others hold the budget', () => {
+    const shared = new SharedResultBudget(1000);
+    const holder = new RequestResultBudget(10 * FREE_BYTES, shared, 'a');
+    charge(holder, FREE_BYTES + 1000);
+    let told = false;
+    holder.onContended(() => (told = true));
+    const stream = new StreamedRowBudget(shared, 'b');
+    expect(stream.admit(FREE_BYTES + 1)).toBe(false);
+    expect(stream.sharedLimit).toBe('others');
+    expect(told).toBe(true);
   });
 });

@@ -64,24 +64,34 @@ describe('the parse memo’s memory bound (docs/decisions.md 10.17)', () => {
     return 'a;'.repeat((4096 - suffix.length) >> 1) + suffix;
   };
 
-  it('keeps 1,000 distinct 4 KB texts of `a;` under its 64 MiB cap', () => {
+  it('keeps none of 1,000 distinct 4 KB texts of `a;`: a text of more than 16 statements', () => {
     const parse = createParseMemo();
-    expect(parse.maxBytes).toBe(64 * 1024 * 1024);
+    expect(parse.maxBytes).toBe(16 * 1024 * 1024);
     for (let index = 0; index < 1000; index += 1) {
       const text = semicolonText(index);
       expect(text.length).toBeLessThanOrEqual(4096);
       parse(text);
+    }
+    expect(parse.accountedBytes).toBe(0);
+    expect(parse(semicolonText(0))).not.toBe(parse(semicolonText(0)));
+    const sixteen = 'SELECT 1;'.repeat(16);
+    expect(parse(sixteen)).toBe(parse(sixteen));
+    expect(parse(`${sixteen}SELECT 2`)).not.toBe(parse(`${sixteen}SELECT 2`));
+  }, 60_000);
+
+  it('keeps texts of many statements under its byte cap when told to keep them', () => {
+    const parse = createParseMemo({ maxStatements: Infinity });
+    for (let index = 0; index < 200; index += 1) {
+      parse(semicolonText(index));
       expect(parse.accountedBytes).toBeLessThanOrEqual(parse.maxBytes);
     }
-    // The bound did the work, not the count of entries: far fewer than 1,000 stayed.
-    const [first] = parse(semicolonText(0)).statements;
-    expect(first).toBeDefined();
+    // The bound did the work, not the count of entries: far fewer than 200 stayed.
     expect(parse.accountedBytes).toBeGreaterThan(parse.maxBytes / 2);
   }, 60_000);
 
   it('evicts by bytes: a small cap keeps only the most recent texts', () => {
     const one = estimateEntryBytes(semicolonText(0), parseSql(semicolonText(0)));
-    const parse = createParseMemo({ maxBytes: Math.floor(one * 2.5) });
+    const parse = createParseMemo({ maxBytes: Math.floor(one * 2.5), maxStatements: Infinity });
     const first = parse(semicolonText(0));
     parse(semicolonText(1));
     parse(semicolonText(2));
@@ -90,7 +100,7 @@ describe('the parse memo’s memory bound (docs/decisions.md 10.17)', () => {
   });
 
   it('does not keep an entry larger than the whole cap', () => {
-    const parse = createParseMemo({ maxBytes: 10_000 });
+    const parse = createParseMemo({ maxBytes: 10_000, maxStatements: Infinity });
     const first = parse(semicolonText(0));
     expect(parse.accountedBytes).toBe(0);
     expect(parse(semicolonText(0))).not.toBe(first);
@@ -102,10 +112,12 @@ describe('the parse memo’s memory bound (docs/decisions.md 10.17)', () => {
     // the parser compiles meanwhile, which depends on the machine's load (background compilation).
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
-    const warm = createParseMemo();
+    const warm = createParseMemo({ maxStatements: Infinity });
     for (let index = 0; index < 40; index++) warm(semicolonText(1000 + index));
     const measure = (first: number): { accounted: number; held: number } => {
-      let parse: ReturnType<typeof createParseMemo> | undefined = createParseMemo();
+      let parse: ReturnType<typeof createParseMemo> | undefined = createParseMemo({
+        maxStatements: Infinity,
+      });
       // Each text made here, so that the memo holds the only reference to it.
       for (let index = first; index < first + 40; index++) parse(semicolonText(index));
       const accounted = parse.accountedBytes;

@@ -156,7 +156,7 @@ describe('COPY ... TO STDOUT format and encoding', () => {
       // Taken, not yet written: still held, and a second large row is refused.
       expect(shared.availableBytes).toBe(400);
       expect(sink.admit?.(FREE_BYTES)).toBe(false);
-      expect(channel.sharedBudgetReached).toBe(true);
+      expect(channel.sharedLimit).toBe('caller');
       sink.complete(0, result('SELECT', 1));
       channel.close();
       expect((await events.next()).value).toMatchObject({ type: 'end' });
@@ -180,11 +180,11 @@ describe('COPY ... TO STDOUT format and encoding', () => {
       const { shared, channel, sink } = setup();
       sink.describe(0, [field]);
       expect(sink.admit?.(FREE_BYTES + 1000)).toBe(true);
-      expect(channel.holdsSharedBudget).toBe(true);
+      expect(channel.heldRows?.holdsSharedBytes).toBe(true);
       channel.releaseRows();
       channel.releaseRows();
       expect(shared.availableBytes).toBe(1000);
-      expect(channel.holdsSharedBudget).toBe(false);
+      expect(channel.heldRows?.holdsSharedBytes).toBe(false);
     });
   });
 

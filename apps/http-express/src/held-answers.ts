@@ -1,0 +1,39 @@
+/**
+ * A whole answer's hold on MAX_RESULT_BYTES_TOTAL (docs/decisions.md 10.2, 10.37), from the query
+ * service to the response that writes it. Once serialised, the answer holds its JSON, not its rows,
+ * until the response closes (written to the end, or its client gone): that is what it is counted
+ * as meanwhile, which may be more than its rows (long column names, escapes).
+ */
+import type { ServerResponse } from 'node:http';
+import type { HeldResult } from '@sqlgate/core';
+
+const heldByResponse = new WeakMap<ServerResponse, HeldResult>();
+
+/** `ExecuteOptions.holdResult` for the request `res` answers. */
+export function holdUntilClosed(res: ServerResponse): (held: HeldResult) => void {
+  return (held) => {
+    heldByResponse.set(res, held);
+    if (held.holdsSharedBytes) releaseWhenClosed(res, held);
+  };
+}
+
+/** From now on the answer of `res` holds `bytes` of JSON. */
+export function holdAsWritten(res: ServerResponse, bytes: number): void {
+  const held = heldByResponse.get(res);
+  if (!held) return;
+  const releaseRegistered = held.holdsSharedBytes;
+  held.holdAs(bytes);
+  if (!releaseRegistered && held.holdsSharedBytes) releaseWhenClosed(res, held);
+}
+
+/** The hold of the answer of `res` on the shared budget, while it has one. */
+export function sharedHoldOf(res: ServerResponse): HeldResult | undefined {
+  const held = heldByResponse.get(res);
+  return held?.holdsSharedBytes ? held : undefined;
+}
+
+function releaseWhenClosed(res: ServerResponse, held: HeldResult): void {
+  // `on`: a response closes once, and release() is idempotent; `once` would wrap it.
+  if (res.closed) held.release();
+  else res.on('close', () => held.release());
+}
