@@ -14,7 +14,6 @@ import { loggable, toDomainError } from './pg-errors';
 import { tlsOptionsFor, type TlsSettings } from './tls';
 import { TypeRegistry } from './types/type-registry';
 import { PasswordDigests } from './password-digests';
-import { PreparedStatementsSwitch } from './prepared-statements';
 
 export interface PoolLimits {
   /** Clients per pool (POOL_MAX). */
@@ -46,8 +45,6 @@ interface PoolEntry {
   lastUsed: number;
   /** Connections lent and not yet back. */
   lent: number;
-  /** Whether the pool's connections name the statements of reads (docs/decisions.md 10.30). */
-  preparedStatements: PreparedStatementsSwitch;
 }
 
 export interface PoolOptions {
@@ -108,7 +105,7 @@ export class PoolRegistry {
           },
           replace: () => this.liveClient(entry, signal),
           maxReplacements: this.limits.max,
-          preparedStatements: entry.preparedStatements,
+          nameStatements: this.options.preparedStatements,
         }),
       (error: unknown) => {
         entry.lent--;
@@ -214,7 +211,6 @@ export class PoolRegistry {
       types: new TypeRegistry(),
       lastUsed: Date.now(),
       lent: 0,
-      preparedStatements: new PreparedStatementsSwitch(this.options.preparedStatements),
     };
     this.pools.set(key, entry);
     this.lastUsedKey = key;
