@@ -50,6 +50,11 @@ export const ErrorCodes = {
   REQUEST_NOT_FOUND: 'REQUEST_NOT_FOUND',
   /** The request runs, but for other credentials than the canceller presented. */
   CANCEL_REFUSED: 'CANCEL_REFUSED',
+  /**
+   * The target hands each transaction to whichever server connection is free (a transaction
+   * pooler): a session, or a statement whose state outlives its transaction, cannot work there.
+   */
+  TRANSACTION_POOLING: 'TRANSACTION_POOLING',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

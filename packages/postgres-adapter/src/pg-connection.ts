@@ -35,6 +35,11 @@ export interface Lending {
   maxReplacements: number;
   /** Whether the pool's connections name the statements of reads (docs/decisions.md 10.30). */
   nameStatements: boolean;
+  /**
+   * Whether the pool's target keeps session state between transactions (docs/decisions.md 10.32),
+   * probed on `idle`, a client of the pool, when not yet known; without one, what is known.
+   */
+  keepsSessionState(idle: PooledClient | undefined): Promise<boolean>;
 }
 
 const TRANSACTION_STATUS: Record<string, TransactionStatus> = {
@@ -51,6 +56,7 @@ const NO_REPLACEMENT: Lending = {
   replace: () => Promise.reject(new Error('no replacement client')),
   maxReplacements: 0,
   nameStatements: false,
+  keepsSessionState: () => Promise.resolve(true),
 };
 
 export class PgConnection implements Connection {
@@ -148,6 +154,12 @@ export class PgConnection implements Connection {
       'standard_conforming_strings',
     );
     return setting === undefined ? undefined : { standardConformingStrings: setting === 'on' };
+  }
+
+  /** docs/decisions.md 10.32. A connection in a transaction cannot be probed. */
+  keepsSessionState(): Promise<boolean> {
+    const idle = !this.clientGone && this.transactionStatus() === 'idle';
+    return this.lending.keepsSessionState(idle ? this.client : undefined);
   }
 
   onClose(listener: () => void): () => void {
