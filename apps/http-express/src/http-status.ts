@@ -42,6 +42,9 @@ const STATUS_BY_CODE: Record<string, number> = {
   // Permanent for this instance: retrying does not help, so no 503 and no Retry-After.
   [ErrorCodes.SESSIONS_OFF]: 501,
   [ErrorCodes.SHUTTING_DOWN]: 503,
+  // Understood, but not servable through this target: retrying never helps, the SQL or the
+  // target must change; neither sqlgate nor the server failed (docs/decisions.md 10.33).
+  [ErrorCodes.TRANSACTION_POOLING]: 422,
 };
 
 /** 200 when nothing failed. */

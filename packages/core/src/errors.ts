@@ -55,6 +55,11 @@ export const ErrorCodes = {
   CANCEL_REFUSED: 'CANCEL_REFUSED',
   /** The caller's cancels by request id cancelled nothing too often lately; it must wait (10.34). */
   CANCEL_LIMITED: 'CANCEL_LIMITED',
+  /**
+   * The target hands each transaction to whichever server connection is free (a transaction
+   * pooler): a session, or a statement whose state outlives its transaction, cannot work there.
+   */
+  TRANSACTION_POOLING: 'TRANSACTION_POOLING',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -15,8 +15,9 @@
  * A round trip of nameable reads on an idle connection may name its statements (docs/decisions.md
  * 10.30): a text already prepared on the connection goes out as Bind(name) without Parse, a new
  * one as Parse(name) and Bind, and is recorded as prepared once the round trip ended without an
- * error. Close messages of names the connection no longer keeps go first. Every other round trip
- * uses the unnamed statement, as above.
+ * error; a round trip sent again after a name failed it closes and parses each of its names anew.
+ * Close messages of names the connection no longer keeps go first. Every other round trip uses the
+ * unnamed statement, as above.
  */
 import {
   ErrorCodes,
@@ -34,7 +35,11 @@ import {
   type ParameterDescription,
   type SubmittableConnection,
 } from './pg-internals';
-import type { NamedStatement, PreparedStatements } from './prepared-statements';
+import {
+  PARSE_PARAMETER_TYPES,
+  type NamedStatement,
+  type PreparedStatements,
+} from './prepared-statements';
 import type { ServerSocket } from './server-socket';
 import { StatementReader, type WireField } from './statement-reader';
 import type { TypeRegistry } from './types/type-registry';
@@ -65,14 +70,9 @@ export interface StatementNaming {
   statements: PreparedStatements;
   /** The statements may be named (docs/decisions.md 10.30) and the connection is idle. */
   named: boolean;
+  /** Every named statement is closed and parsed anew: a name failed the round trip once. */
+  renew?: boolean;
 }
-
-/**
- * Why a round trip failed because of a named statement, when it did: `lost`, the server no longer
- * had a name sqlgate believed prepared, or already had one it was about to create; `stale`, a
- * prepared statement's result columns changed (a table altered since it was prepared).
- */
-export type NamingFailure = 'lost' | 'stale';
 
 /**
  * A round trip that failed (a server error, a lost connection, a broken protocol), with where it
@@ -166,7 +166,9 @@ export class BoundedQuery {
     try {
       const values = (this.options.params ?? NO_VALUES) as unknown[];
       const { stopEarly, maxRows } = this.options;
-      if (this.naming?.named) this.plan = this.naming.statements.plan(this.texts);
+      if (this.naming?.named) {
+        this.plan = this.naming.statements.plan(this.texts, this.naming.renew);
+      }
       // With more than one step in the round trip, a Flush after each one makes the server send
       // each step's results as soon as they are ready (it otherwise holds them until Sync), so
       // each statement's time is measured on its own (docs/decisions.md 10.25).
@@ -208,30 +210,31 @@ export class BoundedQuery {
 
   /**
    * Whether `error`, this round trip's failure, was caused by a named statement
-   * (docs/decisions.md 10.30): 26000 for a statement sent without Parse (someone deallocated it),
-   * 42P05 for one sent with Parse (the name was taken), 0A000 "cached plan must not change result
-   * type" for one sent without Parse. Nothing of the failed statement ran: Bind and Parse fail
+   * (docs/decisions.md 10.30): 26000 for a statement sent without Parse (this backend does not
+   * hold it: another backend behind a pooler, or someone deallocated it), 42P05 for one sent with
+   * Parse (this backend holds the name already: prepared by another client connection of a pooler,
+   * or by a caller), 0A000 "cached plan must not change result type" for one sent without Parse (a
+   * table altered since it was prepared). Nothing of the failed statement ran: Bind and Parse fail
    * before it starts.
    */
-  namingFailure(error: unknown): NamingFailure | undefined {
+  failedForAName(error: unknown): boolean {
     if (!this.plan || !(error instanceof RoundTripFailure) || error.step !== 'statement') {
-      return undefined;
+      return false;
     }
     // The failed statement is the one after those that completed.
     const statement = this.plan[error.completed.length];
-    if (!statement) return undefined;
+    if (!statement) return false;
     const { code, routine, message } = (error.reason ?? {}) as {
       code?: unknown;
       routine?: unknown;
       message?: unknown;
     };
-    if (code === '26000' && !statement.parse) return 'lost';
-    if (code === '42P05' && statement.parse) return 'lost';
+    if (code === '26000') return !statement.parse;
+    if (code === '42P05') return statement.parse;
     // The routine is never translated; the message is, under another lc_messages.
     const resultTypeChanged =
       routine === 'RevalidateCachedQuery' || message === RESULT_TYPE_CHANGED;
-    if (code === '0A000' && !statement.parse && resultTypeChanged) return 'stale';
-    return undefined;
+    return code === '0A000' && !statement.parse && resultTypeChanged;
   }
 
   /**
@@ -357,8 +360,9 @@ export class BoundedQuery {
   }
 
   /**
-   * Names this round trip may have created before it failed with `error`: those parsed up to the
-   * failed step. A Parse refused with 42P05 created nothing; the name is somebody else's.
+   * Names this round trip may have created before it failed with `error`: those it parsed for the
+   * first time up to the failed step. A Parse refused with 42P05 created nothing; a name the
+   * connection already kept and renewed exists whether its Close and Parse ran or not.
    */
   private namesLeftBehind(error: unknown): string[] {
     if (!this.plan) return [];
@@ -371,7 +375,7 @@ export class BoundedQuery {
     const names: string[] = [];
     for (let index = 0; index <= last; index++) {
       const statement = this.plan[index];
-      if (statement?.parse) names.push(statement.name);
+      if (statement?.parse && !statement.entry) names.push(statement.name);
     }
     return names;
   }
@@ -422,7 +426,12 @@ export class BoundedQuery {
       );
       return;
     }
-    if (named.parse) messages.push(serialize.parse({ text, name: named.name, types: [] }));
+    if (named.renew) messages.push(serialize.close({ type: 'S', name: named.name }));
+    if (named.parse) {
+      // The types the name was made from (statementName): none.
+      const types = [...PARSE_PARAMETER_TYPES];
+      messages.push(serialize.parse({ text, name: named.name, types }));
+    }
     const { entry } = named;
     if (values.length === 0 && entry) {
       // Without parameters these bytes depend on the name and the row count only.

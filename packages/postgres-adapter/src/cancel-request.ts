@@ -27,8 +27,10 @@ export function sendCancelRequest(
       packet.writeInt32BE(CANCEL_REQUEST_CODE, 4);
       packet.writeInt32BE(processId, 8);
       packet.writeInt32BE(secretKey, 12);
-      // The server closes the connection once it has read the request.
-      socket.end(packet);
+      // The server closes the connection once it has read the request; closing our side first
+      // is not done (nor by libpq): PgBouncer 1.18 then dropped the request, or ended itself
+      // (FATAL "bad client state") with every connection it held.
+      socket.write(packet);
     });
   });
 }

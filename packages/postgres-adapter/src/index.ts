@@ -39,10 +39,9 @@ export interface PostgresConnectionsOptions extends Partial<PoolLimits> {
   /**
    * Reads sent on an idle connection (a read last, proven reads before it) are kept as named prepared
    * statements of that connection (at most 100 per connection, least recently used out), so a
-   * text sent again is not parsed and planned again (docs/decisions.md 10.30). Default true.
-   * Turn it off for a server behind a pooler that does not keep named statements across
-   * transactions (PgBouncer in transaction mode before 1.21, or without max_prepared_statements);
-   * sqlgate also turns it off by itself for a pool whose server lost or refused one of its names.
+   * text sent again is not parsed and planned again (docs/decisions.md 10.30). Default true, and
+   * safe behind any pooler: a statement's name is a hash of what it is, so a backend that holds a
+   * name holds that very statement, whichever client connection prepared it.
    */
   preparedStatements?: boolean;
 }

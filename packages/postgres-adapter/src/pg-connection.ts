@@ -13,14 +13,14 @@ import {
   type TransactionStatus,
 } from '@sqlgate/core';
 import { randomBytes } from 'node:crypto';
-import { BoundedQuery, RoundTripFailure, type NamingFailure } from './bounded-query';
+import { BoundedQuery, RoundTripFailure } from './bounded-query';
 import { CopyInQuery } from './copy-in-query';
 import { sendCancelRequest } from './cancel-request';
 import { ResultTooLarge } from './message-framing-errors';
 import { toDomainError } from './pg-errors';
 import { submit } from './pg-internals';
 import type { PooledClient } from './pool-registry';
-import { mayDropPreparedStatements, PreparedStatementsSwitch } from './prepared-statements';
+import { mayDropPreparedStatements } from './prepared-statements';
 import { SilenceWatchdog } from './silence-watchdog';
 import { StatementDelivery } from './statement-delivery';
 import { CUSTOM_TYPES_SQL, type CustomType, type TypeRegistry } from './types/type-registry';
@@ -34,7 +34,12 @@ export interface Lending {
   /** Replacements allowed for one first statement: every idle client of the pool may be dead at once. */
   maxReplacements: number;
   /** Whether the pool's connections name the statements of reads (docs/decisions.md 10.30). */
-  preparedStatements: PreparedStatementsSwitch;
+  nameStatements: boolean;
+  /**
+   * Whether the pool's target keeps session state between transactions (docs/decisions.md 10.32),
+   * probed on `idle`, a client of the pool, when not yet known; without one, what is known.
+   */
+  keepsSessionState(idle: PooledClient | undefined): Promise<boolean>;
 }
 
 const TRANSACTION_STATUS: Record<string, TransactionStatus> = {
@@ -50,7 +55,8 @@ const NO_REPLACEMENT: Lending = {
   onReleased: () => undefined,
   replace: () => Promise.reject(new Error('no replacement client')),
   maxReplacements: 0,
-  preparedStatements: new PreparedStatementsSwitch(false),
+  nameStatements: false,
+  keepsSessionState: () => Promise.resolve(true),
 };
 
 export class PgConnection implements Connection {
@@ -150,6 +156,12 @@ export class PgConnection implements Connection {
     return setting === undefined ? undefined : { standardConformingStrings: setting === 'on' };
   }
 
+  /** docs/decisions.md 10.32. A connection in a transaction cannot be probed. */
+  keepsSessionState(): Promise<boolean> {
+    const idle = !this.clientGone && this.transactionStatus() === 'idle';
+    return this.lending.keepsSessionState(idle ? this.client : undefined);
+  }
+
   onClose(listener: () => void): () => void {
     const { serverSocket } = this.client;
     if (serverSocket.ended) {
@@ -211,7 +223,7 @@ export class PgConnection implements Connection {
   /**
    * One round trip. Reads that core marks nameable, on an idle connection, go out as named
    * statements (docs/decisions.md 10.30); when a name is what made the round trip fail, it is sent
-   * once more, unnamed, and the caller sees only the second answer.
+   * once more with its statements prepared anew, and the caller sees only the second answer.
    */
   private runOnce(sql: readonly string[], options: RunOptions): Promise<StatementResult[]> {
     const { preparedStatements, serverSocket } = this.client;
@@ -221,7 +233,7 @@ export class PgConnection implements Connection {
     if (!nameable && droppingAny(sql, options)) preparedStatements.forgetAll();
     const named =
       nameable &&
-      this.lending.preparedStatements.on &&
+      this.lending.nameStatements &&
       serverSocket.framing.facts.transactionStatus === 'I' &&
       // A streamed statement's rows are already with the consumer: only a lone statement, which
       // fails (if it does) before its first row, could be sent again.
@@ -231,31 +243,25 @@ export class PgConnection implements Connection {
       named,
     });
     return this.send(query, sql.length, options).then(undefined, (error: unknown) => {
-      const failure = query.namingFailure(error);
-      if (failure === undefined) throw error;
-      return this.sendUnnamed(query, failure, sql, options);
+      if (!query.failedForAName(error)) throw error;
+      return this.sendRenewed(query, sql, options);
     });
   }
 
   /**
-   * Sends a round trip again, unnamed, after a named statement made it fail. Nothing of the failed
-   * statement ran, and the statements before it are proven reads: running them again changes
-   * nothing. A transaction the failure left failed (sqlgate's own BEGIN among the steps) is rolled
-   * back in the same write.
+   * Sends a round trip again after a named statement made it fail, each of its names closed and
+   * parsed anew: a name stands for one statement wherever it is held (statementName), so the
+   * backend this round trip reaches, whichever a pooler chose, then holds exactly that statement.
+   * Nothing of the failed statement ran, and the statements before it are proven reads: running
+   * them again changes nothing. A transaction the failure left failed (sqlgate's own BEGIN among
+   * the steps) is rolled back in the same write.
    */
-  private async sendUnnamed(
+  private async sendRenewed(
     failed: BoundedQuery,
-    failure: NamingFailure,
     sql: readonly string[],
     options: RunOptions,
   ): Promise<StatementResult[]> {
     const { preparedStatements, serverSocket } = this.client;
-    preparedStatements.closeAll();
-    // The server lost a name nobody on this connection dropped in sight, or already held one
-    // sqlgate had not created: a pooler hands this connection's statements to other backends
-    // (PgBouncer in transaction mode), or code sqlgate cannot see deallocates them. Either
-    // repeats; the pool stops naming statements rather than fail and resend every time.
-    if (failure === 'lost') this.lending.preparedStatements.on = false;
     failed.refundBudget();
     // The failed round trip may have left its row limits set and reading paused.
     serverSocket.framing.resetRowLimits();
@@ -266,7 +272,8 @@ export class PgConnection implements Connection {
         : { ...options, before: ['ROLLBACK', ...(options.before ?? [])] };
     const query = new BoundedQuery(sql, again, this.types, serverSocket, {
       statements: preparedStatements,
-      named: false,
+      named: true,
+      renew: true,
     });
     return this.send(query, sql.length, again);
   }

@@ -14,8 +14,8 @@ import { loggable, toDomainError } from './pg-errors';
 import { tlsOptionsFor, type TlsSettings } from './tls';
 import { TypeRegistry } from './types/type-registry';
 import { PasswordDigests } from './password-digests';
-import { PreparedStatementsSwitch } from './prepared-statements';
 import { PoolRoom } from './pool-room';
+import { SessionStateProbe } from './transaction-pooling';
 
 export interface PoolLimits {
   /** Clients per pool (POOL_MAX). */
@@ -45,14 +45,14 @@ interface PoolEntry {
   key: string;
   poolId: string;
   pool: pg.Pool;
+  /** Whether the target keeps session state between transactions (docs/decisions.md 10.32). */
+  sessionState: SessionStateProbe;
   types: TypeRegistry;
   /** What the target's connections reported of standard_conforming_strings; unknown before one connected. */
   standardConformingStrings?: boolean;
   lastUsed: number;
   /** Connections lent and not yet back. */
   lent: number;
-  /** Whether the pool's connections name the statements of reads (docs/decisions.md 10.30). */
-  preparedStatements: PreparedStatementsSwitch;
 }
 
 export interface PoolOptions {
@@ -124,7 +124,8 @@ export class PoolRegistry {
           },
           replace: () => this.liveClient(entry, signal),
           maxReplacements: this.limits.max,
-          preparedStatements: entry.preparedStatements,
+          nameStatements: this.options.preparedStatements,
+          keepsSessionState: (idle) => entry.sessionState.kept(idle),
         }),
       (error: unknown) => {
         entry.lent--;
@@ -247,30 +248,39 @@ export class PoolRegistry {
       return existing;
     }
     if (!this.makeRoom()) return undefined;
+    const Client = this.clientClassFor(target);
     const entry: PoolEntry = {
       key,
       poolId: poolIdOf(target),
-      pool: this.createPool(target),
+      pool: this.createPool(target, Client),
+      sessionState: new SessionStateProbe(
+        () => new Client(clientConfig(target)),
+        this.limits.connectTimeoutMs,
+      ),
       types: new TypeRegistry(),
       lastUsed: Date.now(),
       lent: 0,
-      preparedStatements: new PreparedStatementsSwitch(this.options.preparedStatements),
     };
     this.pools.set(key, entry);
     this.lastUsedKey = key;
     return entry;
   }
 
-  private createPool(target: ConnectionTarget): pg.Pool {
+  /** The client class of the target's connections: its TLS, its framing limits, its connect timeout. */
+  private clientClassFor(target: ConnectionTarget): ReturnType<typeof clientClass> {
+    return clientClass(this.limits.connectTimeoutMs, {
+      serverName: target.host,
+      sslMode: target.sslMode,
+      tls: tlsOptionsFor(target.sslMode, this.tls),
+      limits: DEFAULT_FRAMING_LIMITS,
+    });
+  }
+
+  private createPool(target: ConnectionTarget, Client: ReturnType<typeof clientClass>): pg.Pool {
     const types = new TypeRegistry();
     const pool = new pg.Pool({
       ...clientConfig(target),
-      Client: clientClass(this.limits.connectTimeoutMs, {
-        serverName: target.host,
-        sslMode: target.sslMode,
-        tls: tlsOptionsFor(target.sslMode, this.tls),
-        limits: DEFAULT_FRAMING_LIMITS,
-      }),
+      Client,
       max: this.limits.max,
       idleTimeoutMillis: this.limits.idleTimeoutMs,
       // pg-pool multiplies by 1000 for its timer, so fractions of a second are kept.

@@ -1,12 +1,18 @@
 /**
- * Named prepared statements of one connection, for reads (docs/decisions.md 10.30). A text sent again on the same connection skips PostgreSQL's parse,
- * analysis and planning: it goes out as Bind(name) instead of Parse + Bind.
+ * Named prepared statements of one connection, for reads (docs/decisions.md 10.30). A text sent
+ * again on the same connection skips PostgreSQL's parse, analysis and planning: it goes out as
+ * Bind(name) instead of Parse + Bind.
+ *
+ * A name never stands for two statements: it is a hash of everything that decides what the
+ * statement is (its text and the parameter types of its Parse), the same in every connection and
+ * every process. A backend that PgBouncer in transaction mode shares among client connections, or
+ * among several sqlgate processes, may therefore hold a name another client connection prepared:
+ * it is the same statement.
  *
  * This class keeps the bookkeeping only; bounded-query.ts decides what is sent and pg-connection.ts
- * what happens when the server no longer has what this believes it has. What it believes is always
- * a subset of what the server holds, except after something sqlgate cannot see dropped a statement
- * (a function running DEALLOCATE, a pooler switching backends): the server then answers 26000 and
- * the round trip is sent again unnamed.
+ * what happens when the server does not hold what this believes it holds (a pooler moved the
+ * connection to another backend, a function ran DEALLOCATE): the server answers 26000 or 42P05 and
+ * the round trip is sent again with its statements prepared anew.
  *
  * - A name is recorded only once its round trip ended without an error. The names a failed round
  *   trip parsed up to its failure may exist, and are closed with the next round trip.
@@ -14,7 +20,7 @@
  *   closed by a Close message put in front of the connection's next round trip: no round trip of
  *   its own, and a Close of a name that does not exist is no error.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 
 /**
  * Statements kept per connection. Each costs the backend its parse tree and plan (a few KiB for a
@@ -29,26 +35,38 @@ export const MAX_PREPARED_STATEMENTS = 100;
  */
 export const MAX_PREPARED_TEXT_LENGTH = 8 * 1024;
 
-/**
- * The statement names sqlgate gives: `sqlgate_<random>_<n>`, the random part made once per
- * process, so that a caller's own PREPARE of a name such as `sqlgate_3` never meets one of them
- * (a name it does meet is answered by 42P05 and the round trip sent again unnamed).
- */
-export const NAME_PREFIX = `sqlgate_${randomBytes(4).toString('hex')}_`;
+/** The parameter types sqlgate's Parse messages declare: none, PostgreSQL infers them. */
+export const PARSE_PARAMETER_TYPES: readonly number[] = [];
 
 /**
- * Whether a pool's connections name statements. Shared by the pool's connections: it is turned
- * off for good once a server lost or refused a name by itself (docs/decisions.md 10.30).
+ * The name of the statement that `text` with `parameterTypes` makes: `sqlgate_` and the SHA-256
+ * of both, base64url (51 bytes, within PostgreSQL's 63). The text is hashed as the UTF-8 that
+ * Parse sends, the types ahead of it with their count, so that no two inputs run together. A
+ * caller's own PREPARE could take such a name only by writing it out: sqlgate then prepares its
+ * statement anew in its place (docs/decisions.md 10.30).
  */
-export class PreparedStatementsSwitch {
-  constructor(public on: boolean) {}
+export function statementName(
+  text: string,
+  parameterTypes: readonly number[] = PARSE_PARAMETER_TYPES,
+): string {
+  const types = Buffer.alloc(4 * (parameterTypes.length + 1));
+  types.writeUInt32BE(parameterTypes.length, 0);
+  parameterTypes.forEach((oid, index) => types.writeUInt32BE(oid, 4 * (index + 1)));
+  const digest = createHash('sha256').update(types).update(text, 'utf8').digest('base64url');
+  return `sqlgate_${digest}`;
 }
 
 /** How one statement of a round trip goes out. */
 export interface NamedStatement {
   name: string;
-  /** Sent with Parse(name): not yet prepared on this connection. */
+  /** Sent with Parse(name): not yet prepared on this connection, or prepared anew. */
   parse: boolean;
+  /**
+   * Sent with Close(name) before its Parse: the backend may hold the name already (a pooler's
+   * backend, prepared by another client connection) or hold it stale, and the round trip must not
+   * fail for it again.
+   */
+  renew?: boolean;
   /** The cached Bind + Describe + Execute bytes of a text without parameters, when known. */
   entry?: PreparedEntry;
 }
@@ -65,7 +83,6 @@ export class PreparedStatements {
   private readonly entries = new Map<string, PreparedEntry>();
   /** Names to close with the next round trip. */
   private closes: string[] = [];
-  private counter = 0;
 
   /** How many statements this connection holds, as far as sqlgate knows. */
   get size(): number {
@@ -75,9 +92,11 @@ export class PreparedStatements {
   /**
    * How each text of a round trip goes out: named (Parse when new), or undefined for the unnamed
    * statement (too long, or past the bound for one round trip). A text repeated within the round
-   * trip is parsed once. Texts found are marked as used now.
+   * trip is parsed once. Texts found are marked as used now. With `renew`, every named statement
+   * is closed and parsed again, so that no name of the round trip can fail it: the round trip is
+   * sent again after one did (docs/decisions.md 10.30).
    */
-  plan(texts: readonly string[]): (NamedStatement | undefined)[] {
+  plan(texts: readonly string[], renew = false): (NamedStatement | undefined)[] {
     // A lone text cannot repeat within its round trip: no map for the common case.
     const planned = texts.length > 1 ? new Map<string, NamedStatement>() : undefined;
     let created = 0;
@@ -90,12 +109,14 @@ export class PreparedStatements {
       if (entry) {
         this.entries.delete(text);
         this.entries.set(text, entry);
-        statement = { name: entry.name, parse: false, entry };
+        statement = renew
+          ? { name: entry.name, parse: true, renew, entry }
+          : { name: entry.name, parse: false, entry };
       } else {
         // One round trip never names more statements than the cache may hold.
         if (created >= MAX_PREPARED_STATEMENTS) return undefined;
         created++;
-        statement = { name: `${NAME_PREFIX}${++this.counter}`, parse: true };
+        statement = { name: statementName(text), parse: true, renew };
       }
       planned?.set(text, statement);
       return statement;
@@ -108,7 +129,7 @@ export class PreparedStatements {
    */
   confirm(texts: readonly string[], plan: readonly (NamedStatement | undefined)[]): void {
     plan.forEach((statement, index) => {
-      if (!statement?.parse) return;
+      if (!statement?.parse || statement.entry) return;
       const entry: PreparedEntry = { name: statement.name };
       statement.entry = entry;
       this.entries.set(texts[index] as string, entry);
@@ -133,15 +154,6 @@ export class PreparedStatements {
   forgetAll(): void {
     this.entries.clear();
     this.closes = [];
-  }
-
-  /**
-   * The server no longer has what the cache says, or has something else (a changed table): every
-   * name is forgotten and closed with the next round trip, so none stays behind on the server.
-   */
-  closeAll(): void {
-    for (const entry of this.entries.values()) this.closes.push(entry.name);
-    this.entries.clear();
   }
 
   /** The names to close, taken: the caller puts their Close messages in front of its round trip. */

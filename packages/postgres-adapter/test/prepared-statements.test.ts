@@ -19,7 +19,7 @@ import {
 } from '@sqlgate/core';
 import { failureOf, testTarget } from './support';
 import { createPostgresConnections, type PostgresConnections } from '../src';
-import { MAX_PREPARED_STATEMENTS, NAME_PREFIX } from '../src/prepared-statements';
+import { MAX_PREPARED_STATEMENTS, statementName } from '../src/prepared-statements';
 
 const target: ConnectionTarget = testTarget();
 /** What core sends for a read proven free of side effects. */
@@ -73,7 +73,7 @@ it('sends a repeated proven read without Parse: the statement prepared the first
     }
     // One statement, run three times by its name: the second and third sent no Parse.
     expect(await preparedOn(connection)).toEqual([
-      { name: `${NAME_PREFIX}1`, statement: 'SELECT 1 AS one', runs: 3 },
+      { name: statementName('SELECT 1 AS one'), statement: 'SELECT 1 AS one', runs: 3 },
     ]);
   });
 });
@@ -232,40 +232,37 @@ it("forgets the connection's statements when a caller runs DEALLOCATE ALL, and p
     expect(await rowsOf(connection, 'SELECT 2 AS two')).toEqual([{ two: 2 }]);
     // Known to be gone, prepared again: no failed Bind was needed, so naming goes on.
     expect(await preparedOn(connection)).toEqual([
-      { name: `${NAME_PREFIX}2`, statement: 'SELECT 2 AS two', runs: 1 },
+      { name: statementName('SELECT 2 AS two'), statement: 'SELECT 2 AS two', runs: 1 },
     ]);
   });
 });
 
-it('answers a prepared read after a DO block deallocated every statement, and stops naming for the pool', async () => {
+it('answers a prepared read after a DO block deallocated every statement, prepared anew, and goes on naming', async () => {
+  const three = 'SELECT 3 AS three';
   await withConnection(async (connection) => {
-    await rowsOf(connection, 'SELECT 3 AS three');
-    await rowsOf(connection, 'SELECT 3 AS three');
+    await rowsOf(connection, three);
+    await rowsOf(connection, three);
     await orThrow(connection.run(`DO $$ BEGIN EXECUTE 'DEALLOCATE ALL'; END $$`, other));
-    // The Bind fails with 26000; the round trip is sent again unnamed.
-    expect(await rowsOf(connection, 'SELECT 3 AS three')).toEqual([{ three: 3 }]);
-    expect(await rowsOf(connection, 'SELECT 3 AS three')).toEqual([{ three: 3 }]);
-    expect(await preparedOn(connection)).toEqual([]);
-  });
-  // Every connection of the pool, not only this one.
-  await withConnection(async (connection) => {
-    await rowsOf(connection, 'SELECT 4 AS four');
-    expect(await preparedOn(connection)).toEqual([]);
+    // The Bind fails with 26000; the round trip is sent again with the statement parsed anew.
+    expect(await rowsOf(connection, three)).toEqual([{ three: 3 }]);
+    expect(await rowsOf(connection, three)).toEqual([{ three: 3 }]);
+    expect(await preparedOn(connection)).toEqual([
+      { name: statementName(three), statement: three, runs: 2 },
+    ]);
   });
 });
 
-it("leaves a caller's own statement of a name sqlgate would give alone, and answers the read", async () => {
+it("prepares its statement in place of a caller's own statement of the same name, and answers the read", async () => {
+  const one = 'SELECT 1 AS one';
   await withConnection(async (connection) => {
-    await orThrow(connection.run(`PREPARE ${NAME_PREFIX}1 AS SELECT 42 AS answer`, other));
-    // Parse of that name is refused with 42P05; the round trip is sent again unnamed.
-    expect(await rowsOf(connection, 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
-    const callers = await orThrow(
-      connection.run('SELECT name, statement FROM pg_prepared_statements', other),
-    );
-    expect(callers.rows).toEqual([
-      { name: `${NAME_PREFIX}1`, statement: `PREPARE ${NAME_PREFIX}1 AS SELECT 42 AS answer` },
+    await orThrow(connection.run(`PREPARE "${statementName(one)}" AS SELECT 42 AS one`, other));
+    // Parse of that name is refused with 42P05; the round trip is sent again with the name
+    // closed and parsed anew: the name stands for the text it was made from, nothing else.
+    expect(await rowsOf(connection, one)).toEqual([{ one: 1 }]);
+    expect(await rowsOf(connection, one)).toEqual([{ one: 1 }]);
+    expect(await preparedOn(connection)).toEqual([
+      { name: statementName(one), statement: one, runs: 2 },
     ]);
-    expect(await rowsOf(connection, `EXECUTE ${NAME_PREFIX}1`, other)).toEqual([{ answer: 42 }]);
   });
 });
 
@@ -279,7 +276,7 @@ it('forgets the statements when the connection is cleaned with DISCARD ALL, and 
     expect(await rowsOf(connection, 'SELECT pg_backend_pid() AS pid', other)).toEqual(pid);
     expect(await rowsOf(connection, 'SELECT 5 AS five')).toEqual([{ five: 5 }]);
     expect(await preparedOn(connection)).toEqual([
-      { name: `${NAME_PREFIX}2`, statement: 'SELECT 5 AS five', runs: 1 },
+      { name: statementName('SELECT 5 AS five'), statement: 'SELECT 5 AS five', runs: 1 },
     ]);
   });
 });
@@ -362,7 +359,7 @@ it('names a lone read of a relation, but not a read of a relation followed by an
       });
       expect(two.error).toBeUndefined();
       expect(await preparedOn(connection)).toEqual([
-        { name: `${NAME_PREFIX}1`, statement: sql, runs: 2 },
+        { name: statementName(sql), statement: sql, runs: 2 },
       ]);
 
       // A changed result type under the lone read: answered with the new column, no error.
@@ -387,7 +384,7 @@ it('binds each run its own parameter values', async () => {
       ]);
     }
     expect(await preparedOn(connection)).toEqual([
-      { name: `${NAME_PREFIX}1`, statement: sql, runs: 3 },
+      { name: statementName(sql), statement: sql, runs: 3 },
     ]);
   });
 });
@@ -401,7 +398,7 @@ it('stops a prepared read at each run’s own maxRows and says it was truncated'
       expect(result).toMatchObject({ truncated: true, truncatedBy: 'rows' });
     }
     expect(await preparedOn(connection)).toEqual([
-      { name: `${NAME_PREFIX}1`, statement: sql, runs: 4 },
+      { name: statementName(sql), statement: sql, runs: 4 },
     ]);
   });
 });
@@ -416,7 +413,7 @@ it('reports a prepared read’s own error, and runs it again afterwards', async 
     });
     expect(await rowsOf(connection, sql, { ...read, params: [1] })).toEqual([{ q: 1 }]);
     expect(await preparedOn(connection)).toEqual([
-      { name: `${NAME_PREFIX}1`, statement: sql, runs: 3 },
+      { name: statementName(sql), statement: sql, runs: 3 },
     ]);
   });
 });

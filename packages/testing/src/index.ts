@@ -18,6 +18,12 @@ export {
 export { startLocalCluster, type LocalCluster, type LocalClusterOptions } from './local-cluster';
 export { startLocalRedis, type LocalRedis, type LocalRedisOptions } from './local-redis';
 export {
+  startLocalPgBouncer,
+  type LocalPgBouncer,
+  type LocalPgBouncerOptions,
+  type PgBouncerPoolMode,
+} from './local-pgbouncer';
+export {
   startChromium,
   CHROMIUM_OFFLINE_FLAGS,
   DEFAULT_CHROMIUM_PATH,

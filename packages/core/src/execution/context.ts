@@ -37,6 +37,7 @@ import {
   type SharedLimit,
   type SharedResultBudget,
 } from './result-budget';
+import { transactionPoolingRefusal, type SessionStateNeed } from './transaction-pooling';
 
 /** Why a strategy could not start: the caller went away, or no connection could be had. */
 export type StartFailure = Extract<ExecutionFailure, { kind: 'aborted' | 'request' }>;
@@ -160,6 +161,12 @@ export class ExecutionContext {
   poolWaitMs = 0;
   /** Failures of `acquire`: reported as such, not as failures of the request's work. */
   readonly acquireFailures = new Set<PortFailure>();
+  /**
+   * A statement of the request leaves state for later transactions of its connection: a target
+   * that hands each transaction to whichever server connection is free cannot serve it, and the
+   * request is refused before anything runs (docs/decisions.md 10.33).
+   */
+  sessionStateNeed: SessionStateNeed | undefined;
   private readonly runOptions: RunOptions;
   /** What every acquire of this request asks: the caller's signal ends a wait for the pool. */
   private readonly acquireOptions: AcquireOptions;
@@ -378,6 +385,13 @@ export class ExecutionContext {
       this.acquireFailures.add(acquired.error);
       return this.aborted ? ABORTED_BEFORE_START : { kind: 'request', error: acquired.error };
     }
+    const refusal =
+      this.sessionStateNeed &&
+      (await transactionPoolingRefusal(acquired.value, this.sessionStateNeed));
+    if (refusal) {
+      acquired.value.release();
+      return { kind: 'request', error: refusal };
+    }
     this.connected = true;
     return new LentConnection(acquired.value, this);
   }
@@ -556,6 +570,11 @@ export class LentConnection {
   private sessionChanged = false;
   private broken = false;
   private released = false;
+  /**
+   * The request's timeoutMs, kept by cancelling each statement that outlasts it, where a SET of
+   * statement_timeout would stay on a server connection other callers get (applySessionTimeout).
+   */
+  private cancelAfterMs: number | undefined;
 
   constructor(
     readonly connection: Connection,
@@ -567,7 +586,7 @@ export class LentConnection {
   run(statement: ParsedStatement, options: RunOptions): Promise<Settled<StatementResult>> {
     if (statement.changesSession) this.sessionChanged = true;
     // `watch`, chained rather than awaited on the path every statement takes.
-    return promiseFrom(() => this.connection.run(statement.sql, options)).then(
+    const sent = promiseFrom(() => this.connection.run(statement.sql, options)).then(
       (run) => {
         if (!run.ok) this.noteFailure(run.error);
         return run;
@@ -577,6 +596,9 @@ export class LentConnection {
         throw defect;
       },
     );
+    if (this.cancelAfterMs === undefined) return sent;
+    const timer = setTimeout(() => this.context.interruptRunning(), this.cancelAfterMs);
+    return sent.finally(() => clearTimeout(timer));
   }
 
   async runBatch(statements: readonly ParsedStatement[], options: RunOptions) {
@@ -608,12 +630,25 @@ export class LentConnection {
 
   /**
    * The request's `timeoutMs` as a session setting, so it also covers statements of caller-managed
-   * scripts; the SET's failure, if any.
+   * scripts; the SET's failure, if any. Behind a transaction pooler the SET would reach one server
+   * connection, stay there for other callers, and the statements would run on others: each
+   * statement that outlasts timeoutMs is cancelled instead, as in a session (docs/decisions.md
+   * 10.33).
    */
   applySessionTimeout(): Promise<PortFailure | undefined> | undefined {
     const { timeoutMs } = this.context.options;
     // Nothing to await without a timeout: each await costs a turn of the event loop.
     if (timeoutMs === undefined) return undefined;
+    const kept = this.connection.keepsSessionState?.();
+    if (!kept) return this.setSessionTimeout(timeoutMs);
+    return kept.then((keeps) => {
+      if (keeps) return this.setSessionTimeout(timeoutMs);
+      this.cancelAfterMs = timeoutMs;
+      return undefined;
+    });
+  }
+
+  private setSessionTimeout(timeoutMs: number): Promise<PortFailure | undefined> {
     this.sessionChanged = true;
     return this.context.runControl(this, `SET statement_timeout = ${timeoutMs}`);
   }

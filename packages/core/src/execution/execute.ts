@@ -3,6 +3,7 @@ import type { ParsedStatement } from '../parser/types';
 import type { ExecutionContext } from './context';
 import type { ExecutionOutcome } from './outcome';
 import type { ExecutionPlan } from './plan';
+import { sessionStateNeedOf } from './transaction-pooling';
 import { runCallerManaged } from './strategies/caller-managed';
 import { runWithoutTransaction } from './strategies/no-transaction';
 import { runInSession } from './strategies/in-session';
@@ -15,6 +16,8 @@ export function executePlan(
   plan: ExecutionPlan,
   statements: readonly ParsedStatement[],
 ): Promise<ExecutionOutcome> {
+  // A session's connection was vetted when the session opened (docs/decisions.md 10.33).
+  if (plan.strategy !== 'session') context.sessionStateNeed = sessionStateNeedOf(statements);
   switch (plan.strategy) {
     case 'single':
       return runSingle(context, statements[0] as ParsedStatement);

@@ -239,6 +239,14 @@ export interface Connection {
    */
   abandon?(): void;
   /**
+   * Whether state a statement leaves for later transactions (SET, temporary tables, advisory
+   * locks, LISTEN, PREPARE) stays with this connection: false when its target was shown to hand
+   * each transaction to whichever server connection is free, as a transaction pooler does
+   * (docs/decisions.md 10.32). Asked of an idle connection; never rejects. Optional: without it,
+   * the state is taken to be kept.
+   */
+  keepsSessionState?(): Promise<boolean>;
+  /**
    * Gives the connection back. With `resetSession`, the session is cleaned first (ROLLBACK when a
    * transaction is open, then DISCARD ALL) and the connection is destroyed if that fails; the
    * cleaning may finish after this returns, but always before the connection is lent again.

@@ -408,7 +408,8 @@ export const ErrorMessageSchema = Type.Object(
       Type.String({
         description:
           'On errors of the session and cancel endpoints: SESSION_NOT_FOUND, SESSION_BUSY, SESSION_LIMIT, ' +
-          'SESSIONS_OFF, SHUTTING_DOWN, REQUEST_NOT_FOUND, CANCEL_LIMITED, REQUEST_CANCELLED.',
+          'SESSIONS_OFF, SHUTTING_DOWN, REQUEST_NOT_FOUND, CANCEL_LIMITED, REQUEST_CANCELLED; on what cannot work ' +
+          'behind a transaction pooler: TRANSACTION_POOLING.',
       }),
     ),
     warnings,

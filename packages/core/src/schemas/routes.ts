@@ -265,6 +265,13 @@ export const ROUTES: readonly RouteSpec[] = [
       ),
       '413': 'BodyTooLarge',
       '415': 'UnsupportedMediaType',
+      '422': json(
+        'The target hands each transaction to whichever server connection is free (a transaction pooler, such as ' +
+          'PgBouncer in transaction mode), and a statement leaves state for later transactions (SET, a temporary ' +
+          'table, a session advisory lock, LISTEN, PREPARE): {error, code: TRANSACTION_POOLING, statementIndex}; ' +
+          'nothing was run.',
+        ErrorMessageSchema,
+      ),
       '500': 'InternalError',
       '501': 'UnsupportedTransferCoding',
       '502': json(
@@ -380,6 +387,12 @@ export const ROUTES: readonly RouteSpec[] = [
       '408': 'BodyTimeout',
       '413': 'BodyTooLarge',
       '415': 'UnsupportedMediaType',
+      '422': json(
+        'The target hands each transaction to whichever server connection is free (a transaction pooler, such as ' +
+          'PgBouncer in transaction mode), where a session cannot keep its state: {error, code: ' +
+          'TRANSACTION_POOLING}; no session was opened.',
+        ErrorMessageSchema,
+      ),
       '500': 'InternalError',
       '502': json(
         'The target refused the connection, is unreachable, failed TLS, or is shutting down.',

@@ -8,6 +8,7 @@ import { ErrorCodes, RequestError } from '../errors';
 import type { AbortSignalLike } from '../ports/abort-signal';
 import type { CancelHandle } from '../execution/cancel-handle';
 import type { ExecutionContext } from '../execution/context';
+import { sessionRefusal } from '../execution/transaction-pooling';
 import type { Clock } from '../ports/clock';
 import { poolIdOf, type ConnectionProvider, type ConnectionTarget } from '../ports/connections';
 import type { Settled } from '../ports/settled';
@@ -129,11 +130,17 @@ export class SessionRegistry {
     let session: Session | undefined;
     try {
       const acquired = await this.connections.acquire(target, { signal: wait.signal });
+      // Behind a transaction pooler a session cannot work (docs/decisions.md 10.33).
+      const refusal = acquired.ok ? await sessionRefusal(acquired.value) : undefined;
       const gaveUp = this.shuttingDown || wait.signal.aborted;
       if (gaveUp && acquired.ok) acquired.value.release({ resetSession: true });
       if (gaveUp)
         return { ok: false, error: this.shuttingDown ? shuttingDownError() : callerGone() };
       if (!acquired.ok) return acquired;
+      if (refusal) {
+        acquired.value.release();
+        return { ok: false, error: refusal };
+      }
       const id = this.newId();
       const pinned = new PinnedConnection(acquired.value, () => void this.end(id, 'broken'));
       session = new Session(

@@ -61,6 +61,10 @@ export class ParsedJsonConnection implements Connection {
     this.connection.abandon?.();
   }
 
+  keepsSessionState(): Promise<boolean> {
+    return this.connection.keepsSessionState?.() ?? Promise.resolve(true);
+  }
+
   release(options?: Parameters<Connection['release']>[0]): void {
     this.connection.release(options);
   }
