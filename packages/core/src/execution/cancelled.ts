@@ -2,6 +2,7 @@
  * Requests stopped by a cancel (docs/decisions.md 10.26): the cancel by request id itself, and how
  * a cancelled request's answer says so.
  */
+import type { ConfiguredTargets } from '../configured-targets';
 import { ConnectionError, ErrorCodes, codedError } from '../errors';
 import { parseCancelRequest } from '../request';
 import type { ExecutionOutcome } from './outcome';
@@ -16,9 +17,10 @@ export function cancelByRequestId(
   running: RunningRequests,
   requestId: string,
   body: unknown,
+  targets?: ConfiguredTargets,
 ): ServiceAnswer<{ cancelled: true }> {
   try {
-    const { target, warnings } = parseCancelRequest(body);
+    const { target, warnings } = parseCancelRequest(body, targets);
     const verdict = running.cancel(requestId, target);
     if (verdict === 'cancelled') {
       return { body: warnings ? { cancelled: true, warnings } : { cancelled: true } };
