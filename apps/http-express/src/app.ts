@@ -20,6 +20,7 @@ import express, {
   type RequestHandler,
   type Response,
 } from 'express';
+import type { ConsoleConnection } from '@sqlgate/console';
 import pino, { type Logger } from 'pino';
 import { closeWhenAnsweredEarly } from './answer-headers';
 import { createBrowserGuard } from './browser-guard';
@@ -96,6 +97,8 @@ export interface AppOptions {
    * (CONSOLE).
    */
   console?: boolean;
+  /** The connection the console's form opens on: the server's default target, if it has one. */
+  consoleConnection?: ConsoleConnection;
 }
 
 /** Sends a JSON body with its status; a 503 also says when to come back. */
@@ -189,7 +192,7 @@ export function createApp(options: AppOptions): express.Express {
   app.use((req, res, next) => {
     if (admit(req, res)) next();
   });
-  if (options.console) app.use(consoleRouter());
+  if (options.console) app.use(consoleRouter(options.consoleConnection));
   if (options.statsToken) app.use('/api/stats', requireStatsToken(options.statsToken));
   // With metrics off there is nothing to protect: /metrics answers 404 to everyone.
   if (options.metricsToken && observability.metrics) {

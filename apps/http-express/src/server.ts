@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import {
   createQueryService,
   MemoryCacheStore,
+  type ConfiguredTargets,
   type QueryService,
   type QueryServiceOptions,
 } from '@sqlgate/core';
@@ -35,6 +36,8 @@ export interface StartServerOptions extends Partial<ServerConfig> {
   observability?: AppObservability;
   /** Answer the statistics of every process serving together (a worker of WORKERS=n). */
   clusterStatistics?: ClusterStatistics;
+  /** Targets a request may use without naming one (docs/decisions.md 10.48). */
+  configuredTargets?: ConfiguredTargets;
 }
 
 export interface RunningServer {
@@ -47,12 +50,14 @@ export interface RunningServer {
 
 /**
  * The query service of a configuration: the composition root. `shared` replaces the process's own
- * result cache and counters with ones it shares with others (a worker of WORKERS=n).
+ * result cache and counters with ones it shares with others (a worker of WORKERS=n);
+ * `configuredTargets` are the targets a request may use without naming one.
  */
 export function createServiceFromConfig(
   config: ServerConfig,
   logger?: Logger,
   shared: Pick<QueryServiceOptions, 'cacheStore' | 'counters'> = {},
+  configuredTargets?: ConfiguredTargets,
 ): QueryService {
   const connections = createPostgresConnections({
     // Connections that fail outside any request (an idle one dropped by the server) are only noted.
@@ -74,6 +79,7 @@ export function createServiceFromConfig(
   return createQueryService({
     connections,
     ...(config.allowedTargets ? { targetPolicy: createAllowedTargets(config.allowedTargets) } : {}),
+    ...(configuredTargets ? { configuredTargets } : {}),
     defaultMaxRows: config.maxRows,
     maxResultBytes: config.maxResultBytes,
     maxResultBytesTotal: config.maxResultBytesTotal,
@@ -147,12 +153,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     logger: givenLogger,
     observability: givenObservability,
     clusterStatistics,
+    configuredTargets,
     ...overrides
   } = options;
   const given = definedOnly(overrides);
   const config: ServerConfig = { ...loadConfig(environmentWithout(process.env, given)), ...given };
   const logger = givenLogger ?? pino({ level: config.logLevel });
-  const service = givenService ?? createServiceFromConfig(config, logger);
+  const service = givenService ?? createServiceFromConfig(config, logger, {}, configuredTargets);
   const browsers = {
     ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
     ...(config.allowedHosts ? { allowedHosts: config.allowedHosts } : {}),
@@ -171,6 +178,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     ...(config.statsToken ? { statsToken: config.statsToken } : {}),
     ...browsers,
     console: config.console,
+    ...(configuredTargets?.default ? { consoleConnection: configuredTargets.default } : {}),
   });
   const server = createServer(
     // Node checks its header and request timeouts on this interval (30 s by default), so they
