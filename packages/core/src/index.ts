@@ -37,6 +37,7 @@ export { parseQueryRequest, parseConnectionTarget, parsePort, MAX_ROWS_LIMIT } f
 export type { ConfiguredTargets } from './configured-targets';
 export type { CacheRequest, IsolationLevel, QueryOptions, QueryRequest } from './request';
 export { planExecution } from './execution/plan';
+export { isCopyFromStdin } from './execution/copy-from';
 export type { ExecutionPlan, StrategyName, TransactionMode } from './execution/plan';
 export { INTERNAL_ERROR_MESSAGE, transactionFailureMessage } from './execution/response';
 export type {
