@@ -30,7 +30,9 @@ export async function startDemo(
   logger: Logger,
   env: Record<string, string | undefined> = process.env,
 ): Promise<RunningDemo> {
-  const ignored = Object.keys(DECIDED_BY_THE_DEMO).filter((name) => env[name]);
+  const ignored = Object.keys(DECIDED_BY_THE_DEMO).filter(
+    (name) => env[name] && env[name] !== DECIDED_BY_THE_DEMO[name],
+  );
   if (ignored.length > 0) {
     logger.warn(
       { ignored: Object.fromEntries(ignored.map((name) => [name, DECIDED_BY_THE_DEMO[name]])) },
