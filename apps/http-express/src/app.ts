@@ -9,6 +9,7 @@ import {
   routePathOf,
   serializeResponse,
   ZERO_CACHE_STATS,
+  type ConfiguredTargets,
   type PoolStat,
   type QueryService,
 } from '@sqlgate/core';
@@ -95,6 +96,11 @@ export interface AppOptions {
   cancelDesk?: CancelDesk;
   /** The processes holding sessions this one does not (the other workers of WORKERS=n). */
   sessionsElsewhere?: SessionsElsewhere;
+  /**
+   * Targets a request may use without naming one (docs/decisions.md 10.48); the console's form
+   * opens on the default one.
+   */
+  configuredTargets?: ConfiguredTargets;
 }
 
 /** Sends a JSON body with its status; a 503 also says when to come back. */
@@ -142,7 +148,7 @@ export function createApp(options: AppOptions): express.Express {
   app.use((req, res, next) => {
     if (admit(req, res)) next();
   });
-  if (options.console) app.use(consoleRouter());
+  if (options.console) app.use(consoleRouter(options.configuredTargets?.default));
   if (options.statsToken) app.use('/api/stats', requireStatsToken(options.statsToken));
   // With metrics off there is nothing to protect: /metrics answers 404 to everyone.
   if (options.metricsToken && observability.metrics) {
@@ -168,7 +174,7 @@ export function createApp(options: AppOptions): express.Express {
   const handlers: Record<string, RequestHandler> = {
     executeQuery: (req, res) => answerQuery(service, logger, req.body, req, res, answerStallMs),
     ...sessionHandlers(service, logger, answerStallMs, options.sessionsElsewhere),
-    cancelRequest: (req, res) => answerCancel(cancelDesk, logger, req, res),
+    cancelRequest: (req, res) => answerCancel(cancelDesk, logger, req, res, options.configuredTargets),
     copyFrom: (req, res) =>
       answerCopy(
         service,

@@ -99,7 +99,7 @@ function isLoopbackAddress(address: string): boolean {
 }
 
 /** A loopback name or address as a browser resolves it: `localhost`, `*.localhost`, 127/8, ::1. */
-function isLoopbackHostname(hostname: string): boolean {
+export function isLoopbackHostname(hostname: string): boolean {
   if (hostname === 'localhost' || hostname.endsWith('.localhost')) return true;
   try {
     return isLoopbackAddress(hostname);

@@ -11,6 +11,7 @@ import {
   ErrorCodes,
   readCancelBody,
   serializeResponse,
+  type ConfiguredTargets,
   type QueryService,
 } from '@sqlgate/core';
 import type { Request, Response } from 'express';
@@ -44,9 +45,10 @@ export async function answerCancel(
   logger: Logger,
   req: Request,
   res: Response,
+  targets?: ConfiguredTargets,
 ): Promise<void> {
   const started = performance.now();
-  const read = readCancelBody(req.body);
+  const read = readCancelBody(req.body, targets);
   if ('refused' in read) {
     writeJson(res, httpStatusFor(read.refused.failure), serializeResponse(read.refused.body));
     return;

@@ -10,6 +10,7 @@ import {
   consoleContentSecurityPolicy,
   loadConsoleAssets,
   type ConsoleAsset,
+  type ConsoleConnection,
 } from '@sqlgate/console';
 import { Router, type Request, type Response } from 'express';
 import { writeJson } from './query-endpoint';
@@ -40,9 +41,10 @@ function send(req: Request, res: Response, asset: ConsoleAsset): void {
 
 /**
  * A router answering GET and HEAD of `/` and `/console/<file>`. Mounted at `/db`, a request for
- * `/db` is redirected to `/db/`, where the page's relative links resolve.
+ * `/db` is redirected to `/db/`, where the page's relative links resolve. The page's form opens on
+ * `connection`, when given.
  */
-export function consoleRouter(): Router {
+export function consoleRouter(connection?: ConsoleConnection): Router {
   const assets = loadConsoleAssets();
   const { files } = assets;
   const router = Router({ strict: true });
@@ -59,7 +61,7 @@ export function consoleRouter(): Router {
     res.setHeader('Referrer-Policy', 'no-referrer');
     res.setHeader('X-Frame-Options', 'DENY');
     res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
-    const body = assets.page(nonce);
+    const body = assets.page(nonce, connection);
     send(req, res, { body, contentType: CONSOLE_PAGE_CONTENT_TYPE, immutable: false });
   });
   // Express would answer OPTIONS itself, in plain text; sqlgate answers in JSON, as elsewhere.

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import {
   createQueryService,
   MemoryCacheStore,
+  type ConfiguredTargets,
   type QueryService,
   type QueryServiceOptions,
 } from '@sqlgate/core';
@@ -43,6 +44,8 @@ export interface StartServerOptions extends Partial<ServerConfig> {
   cancelDesk?: CancelDesk;
   /** Run session requests in the process holding the session (a worker of WORKERS=n). */
   sessionsElsewhere?: SessionsElsewhere;
+  /** Targets a request may use without naming one (docs/decisions.md 10.48). */
+  configuredTargets?: ConfiguredTargets;
 }
 
 export interface RunningServer {
@@ -55,12 +58,14 @@ export interface RunningServer {
 
 /**
  * The query service of a configuration: the composition root. `shared` replaces the process's own
- * result cache and counters with ones it shares with others (a worker of WORKERS=n).
+ * result cache and counters with ones it shares with others (a worker of WORKERS=n);
+ * `configuredTargets` are the targets a request may use without naming one.
  */
 export function createServiceFromConfig(
   config: ServerConfig,
   logger?: Logger,
   shared: Pick<QueryServiceOptions, 'cacheStore' | 'counters'> = {},
+  configuredTargets?: ConfiguredTargets,
 ): QueryService {
   const connections = createPostgresConnections({
     // Connections that fail outside any request (an idle one dropped by the server) are only noted.
@@ -82,6 +87,7 @@ export function createServiceFromConfig(
   return createQueryService({
     connections,
     ...(config.allowedTargets ? { targetPolicy: createAllowedTargets(config.allowedTargets) } : {}),
+    ...(configuredTargets ? { configuredTargets } : {}),
     defaultMaxRows: config.maxRows,
     maxResultBytes: config.maxResultBytes,
     maxResultBytesTotal: config.maxResultBytesTotal,
@@ -160,12 +166,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     clusterStatistics,
     cancelDesk,
     sessionsElsewhere,
+    configuredTargets,
     ...overrides
   } = options;
   const given = definedOnly(overrides);
   const config: ServerConfig = { ...loadConfig(environmentWithout(process.env, given)), ...given };
   const logger = givenLogger ?? pino({ level: config.logLevel });
-  const service = givenService ?? createServiceFromConfig(config, logger);
+  const service = givenService ?? createServiceFromConfig(config, logger, {}, configuredTargets);
   const browsers = {
     ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
     ...(config.allowedHosts ? { allowedHosts: config.allowedHosts } : {}),
@@ -187,6 +194,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     ...browsers,
     console: config.console,
     ...(config.trustProxy ? { trustProxy: config.trustProxy } : {}),
+    ...(configuredTargets ? { configuredTargets } : {}),
   });
   const inFlight = new InFlightRequests();
   const server = createServer(

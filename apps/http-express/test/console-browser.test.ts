@@ -13,7 +13,9 @@ import type { Page } from 'playwright-core';
 import { startChromium, type RunningChromium } from '@sqlgate/testing';
 import { watchProblems } from './browser';
 import { startSqlgateProcess, type SqlgateProcess } from './sqlgate-process';
-import { database, psql, sql } from './support';
+import { startServer } from '../src/server';
+import { database, psql, sql, target } from './support';
+import type { ConnectionTarget } from '@sqlgate/core';
 
 const TEST_TIMEOUT_MS = 60_000;
 
@@ -800,6 +802,65 @@ describe('a page of another origin', () => {
         stats: 'refused: TypeError',
       });
       expect(await sql("SELECT to_regclass('console_cross_origin') AS t")).toEqual([{ t: null }]);
+    },
+    TEST_TIMEOUT_MS,
+  );
+});
+
+describe("a server with a default target (sqlgate --demo's embedded database)", () => {
+  it(
+    'opens the form on it over what the browser kept, and runs there with the credentials the server holds',
+    async () => {
+      const sslMode = 'prefer' as const;
+      await using server = await startServer({
+        port: 0,
+        hostname: '127.0.0.1',
+        logLevel: 'silent',
+        configuredTargets: {
+          default: { ...(target() as Omit<ConnectionTarget, 'sslMode'>), sslMode },
+        },
+      });
+      const own = await browser.context.newPage();
+      const ownProblems = watchProblems(own);
+      try {
+        await own.goto(`${server.url}/`);
+        await own.evaluate(() =>
+          localStorage.setItem(
+            'sqlgate.console.current',
+            JSON.stringify({ host: 'elsewhere.invalid', port: '1', user: 'x', maxRows: '7' }),
+          ),
+        );
+        await own.reload();
+        await own.click('#tab-connection');
+        const shown = await own.$$eval(
+          '#field-host, #field-port, #field-user, #field-database, #field-password, #field-maxRows',
+          (inputs) => (inputs as HTMLInputElement[]).map((input) => [input.id, input.value]),
+        );
+        expect(Object.fromEntries(shown)).toEqual({
+          'field-host': database.host,
+          'field-port': String(database.port),
+          'field-user': database.user,
+          'field-database': database.database,
+          'field-password': '',
+          'field-maxRows': '7',
+        });
+        await own.click('#tab-query');
+        await own.click('.cm-content');
+        await own.keyboard.press('Control+A');
+        await own.keyboard.press('Delete');
+        await own.keyboard.insertText('SELECT current_user AS who');
+        await own.keyboard.press('Control+Enter');
+        await own.waitForFunction(() => !document.body.classList.contains('is-running'));
+        expect(await own.textContent('[data-testid=run-summary]')).toContain('Succeeded');
+        expect(
+          await own.$$eval('.grid-rows [role=gridcell]', (cells) =>
+            cells.map((cell) => cell.textContent),
+          ),
+        ).toEqual([database.user]);
+      } finally {
+        await own.close();
+      }
+      expect(ownProblems).toEqual([]);
     },
     TEST_TIMEOUT_MS,
   );

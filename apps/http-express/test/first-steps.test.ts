@@ -56,12 +56,20 @@ describe('createApp behind a body parser of the host app', () => {
 });
 
 describe('the README quick start', () => {
+  const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+  const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Tests'));
+  /** The bodies its curl lines send, in order. */
+  const sent = [...quickStart.matchAll(/ -d '([^']+)'/g)].map(
+    (match) => JSON.parse(match[1] ?? '') as Record<string, unknown>,
+  );
+
+  it('tries the demo first, with a body that names no target (demo.test.ts runs it)', () => {
+    expect(sent[0]).toEqual({ sql: 'SELECT 1' });
+    expect(quickStart).toContain('npx sqlgate --demo');
+  });
+
   it('sends a body with a password and sslMode that works against a PostgreSQL with passwords', async () => {
-    const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
-    const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Tests'));
-    const sent = / -d '([^']+)'/.exec(quickStart)?.[1];
-    expect(sent).toBeDefined();
-    const body = JSON.parse(sent ?? '') as Record<string, unknown>;
+    const body = sent[1] ?? {};
     expect(body).toMatchObject({
       password: expect.any(String) as string,
       sslMode: 'prefer',

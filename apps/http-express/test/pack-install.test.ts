@@ -19,6 +19,7 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { testDatabaseFromEnvironment } from '@sqlgate/testing';
+import { pathWithoutPostgres } from './demo-support';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
 const TYPESCRIPT_COMPILER = require.resolve('typescript/bin/tsc', { paths: [REPO_ROOT] });
@@ -204,6 +205,22 @@ const target = {
   database: database.database,
 };
 
+/** Whether a process of the group is still there after `limitMs`. */
+async function untilGroupEnds(group: number, limitMs: number): Promise<boolean> {
+  const alive = (): boolean => {
+    try {
+      process.kill(-group, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  for (let waited = 0; alive() && waited < limitMs; waited += 100) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return alive();
+}
+
 describe('the packed packages, installed outside the repository', () => {
   let root: string;
   let project: string;
@@ -377,4 +394,51 @@ describe('the packed packages, installed outside the repository', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/\bPORT\b/);
   }, 30_000);
+
+  it('run `npx sqlgate --demo` on the embedded database with no PostgreSQL on the PATH, and stop on SIGTERM', async () => {
+    // Its own process group: SIGTERM reaches npx and the sqlgate it runs, as Ctrl-C would.
+    const child = spawn('npx', ['sqlgate', '--demo'], {
+      cwd: project,
+      env: { ...plainEnvironment({ PORT: '0', LOG_LEVEL: 'info' }), PATH: pathWithoutPostgres() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let output = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let stdout = '';
+        child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          stdout += chunk;
+          output += chunk;
+          const line = stdout.split('\n').find((each) => each.includes('"sqlgate listening"'));
+          if (line) resolve((JSON.parse(line) as { url: string }).url);
+        });
+        void exited.then(() => reject(new Error(`npx sqlgate --demo ended:\n${output}`)));
+      });
+      const answer = await fetch(`${url}/api/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sql: 'SELECT 1' }),
+      });
+      expect({ status: answer.status, body: await answer.json() }).toMatchObject({
+        status: 200,
+        body: { rows: [{ '?column?': 1 }] },
+      });
+      // As Ctrl-C does: npx runs the bin through `sh -c`, which would not pass a signal of its own on.
+      process.kill(-(child.pid as number), 'SIGTERM');
+      await exited;
+      const left = await untilGroupEnds(child.pid as number, 30_000);
+      expect({ left, output }).toEqual({
+        left: false,
+        output: expect.stringContaining('"msg":"shutting down"'),
+      });
+    } finally {
+      if (await untilGroupEnds(child.pid as number, 0))
+        process.kill(-(child.pid as number), 'SIGKILL');
+    }
+  }, 180_000);
 });

@@ -37,15 +37,23 @@ export interface SqlgateProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `dist/bin.js` on 127.0.0.1 and a port the kernel picks; resolves once it listens. */
-export async function startSqlgateProcess(env: Record<string, string>): Promise<SqlgateProcess> {
+/**
+ * Starts `dist/bin.js` on 127.0.0.1 and a port the kernel picks; resolves once it listens. `args`
+ * are the command's arguments; `replaceEnv` runs it with `env` alone instead of added to this
+ * process's environment.
+ */
+export async function startSqlgateProcess(
+  env: Record<string, string>,
+  args: readonly string[] = [],
+  replaceEnv = false,
+): Promise<SqlgateProcess> {
   if (!existsSync(BIN)) {
     throw new Error(
       `${path.relative(process.cwd(), BIN)} is missing: run \`npm run build\` first (\`npm test\` builds before it runs Jest).`,
     );
   }
-  const child = spawn(process.execPath, [BIN], {
-    env: { ...process.env, PORT: '0', HOSTNAME: '127.0.0.1', ...env },
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...(replaceEnv ? {} : process.env), PORT: '0', HOSTNAME: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -1,7 +1,7 @@
 // Builds the console's static assets into dist/assets: one script and one stylesheet, bundled by
 // esbuild with every dependency inside (no CDN, nothing fetched at run time), named by content hash
-// so the server may let browsers keep them, and the page that loads them. The page keeps one
-// placeholder, {{nonce}}, which the server fills per response.
+// so the server may let browsers keep them, and the page that loads them. The page keeps two
+// placeholders, {{nonce}} and {{connection}}, which the server fills per response.
 import { build } from 'esbuild';
 import fs from 'node:fs';
 import { gzipSync } from 'node:zlib';

@@ -15,9 +15,24 @@ export interface ConsoleAsset {
   immutable: boolean;
 }
 
+/**
+ * A connection the server offers the console, which its form opens on (the server's default
+ * target, docs/decisions.md 10.48). Never a password: the page is shown to whoever reaches it.
+ */
+export interface ConsoleConnection {
+  host: string;
+  port: number;
+  user: string;
+  database: string;
+  sslMode: string;
+}
+
 export interface ConsoleAssets {
-  /** The page, for a nonce of its response (see `consoleContentSecurityPolicy`). */
-  page(nonce: string): Buffer;
+  /**
+   * The page, for a nonce of its response (see `consoleContentSecurityPolicy`), naming the
+   * connection the form opens on, if any.
+   */
+  page(nonce: string, connection?: ConsoleConnection): Buffer;
   /** Files the page loads, by name (the part after `console/`). */
   files: ReadonlyMap<string, ConsoleAsset>;
 }
@@ -39,6 +54,11 @@ export function consoleContentSecurityPolicy(nonce: string): string {
     "form-action 'none'",
     "frame-ancestors 'none'",
   ].join('; ');
+}
+
+/** Text as the value of a quoted HTML attribute: nothing in it can end the attribute. */
+function attributeText(text: string): string {
+  return text.replace(/[&"'<>]/g, (character) => `&#${character.charCodeAt(0)};`);
 }
 
 /** A nonce as CSP wants it: base64 of random bytes (checked, since it is written into the page). */
@@ -86,9 +106,13 @@ export function loadConsoleAssets(directory = CONSOLE_ASSETS_DIR): ConsoleAssets
     });
   }
   const template = fs.readFileSync(path.join(directory, 'index.html'), 'utf8');
-  const page = (nonce: string): Buffer => {
+  const page = (nonce: string, connection?: ConsoleConnection): Buffer => {
     if (!NONCE.test(nonce)) throw new Error('A nonce must be base64 of at least 12 random bytes');
-    return Buffer.from(template.replaceAll('{{nonce}}', nonce));
+    const { host, port, user, database, sslMode } = connection ?? {};
+    const named = connection ? JSON.stringify({ host, port, user, database, sslMode }) : '';
+    return Buffer.from(
+      template.replaceAll('{{nonce}}', nonce).replaceAll('{{connection}}', attributeText(named)),
+    );
   };
   return { page, files };
 }

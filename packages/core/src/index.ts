@@ -38,8 +38,10 @@ export { systemClock, type Clock } from './ports/clock';
 export { withFields } from './with-fields';
 export { promiseFrom } from './promise-from';
 export { parseQueryRequest, parseConnectionTarget, parsePort, MAX_ROWS_LIMIT } from './request';
+export type { ConfiguredTargets } from './configured-targets';
 export type { CacheRequest, IsolationLevel, QueryOptions, QueryRequest } from './request';
 export { planExecution } from './execution/plan';
+export { isCopyFromStdin } from './execution/copy-from';
 export type { ExecutionPlan, StrategyName, TransactionMode } from './execution/plan';
 export { INTERNAL_ERROR_MESSAGE, transactionFailureMessage } from './execution/response';
 export type {

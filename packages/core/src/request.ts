@@ -3,6 +3,7 @@
  * core, not in the HTTP adapter, so that library users get the same guarantees: a target built from the
  * documented fields only, no Unix sockets, no silent coercion.
  */
+import { configuredTargetOf, isAbsent, type ConfiguredTargets } from './configured-targets';
 import { ErrorCodes, RequestError } from './errors';
 import { SSL_MODES, type ConnectionTarget, type RowMode, type SslMode } from './ports/connections';
 import {
@@ -58,6 +59,8 @@ export function connectionTestWarnings(fields: Record<string, unknown>): string[
 }
 
 const REQUIRED_FIELDS = ['host', 'port', 'user', 'database', 'sql'] as const;
+/** What a body must hold when it uses a configured target (docs/decisions.md 10.48). */
+const REQUIRED_WITH_CONFIGURED_TARGET = ['sql'] as const;
 /** Fields of a target that may hold text, all of which reach the server's startup packet. */
 const TARGET_TEXT_FIELDS = ['host', 'port', 'user', 'password', 'database', 'sslMode'] as const;
 /** The other text fields of a query request. */
@@ -188,10 +191,6 @@ function checkParam(value: unknown, keys: (string | number)[]): void {
     checkParam(value[key], keys);
     keys.pop();
   }
-}
-
-function isAbsent(value: unknown): boolean {
-  return value === undefined || value === null || value === '';
 }
 
 function requireString(body: Body, name: string): string {
@@ -334,17 +333,20 @@ export function missingFields(body: Body, required: readonly string[]): string[]
 /**
  * Validates a POST /api/query body. Throws `RequestError` with the messages of docs/interface.md:
  * 'Missing required fields' (with `missing`), or a sentence naming the wrong field. Fields outside
- * QueryRequestSchema are not refused: they are named in `warnings`.
+ * QueryRequestSchema are not refused: they are named in `warnings`. A body that names no target
+ * runs on the default one of `targets`, when the server has one (docs/decisions.md 10.48).
  *
  * Hand-written rather than a validator compiled from the schema: the 400 messages are part of the
  * contract (tests assert them word for word), and this is POST /api/query's hot path. The schema
  * still decides which fields are known, and a test checks both agree on what is valid.
  */
-export function parseQueryRequest(body: unknown): QueryRequest {
+export function parseQueryRequest(body: unknown, targets?: ConfiguredTargets): QueryRequest {
   const fields = bodyObject(body);
-  requireFields(fields, REQUIRED_FIELDS);
+  const configured = configuredTargetOf(fields, targets);
+  requireFields(fields, configured ? REQUIRED_WITH_CONFIGURED_TARGET : REQUIRED_FIELDS);
   const { sql, options } = parseStatementsAndOptions(fields);
-  const request: QueryRequest = { target: parseConnectionTarget(fields), sql, options };
+  const target = configured ?? parseConnectionTarget(fields);
+  const request: QueryRequest = { target, sql, options };
   const warnings = unknownFieldWarnings(fields, KNOWN_QUERY_FIELDS);
   if (warnings) request.warnings = warnings;
   return request;
@@ -390,6 +392,26 @@ function requireFields(fields: Body, required: readonly string[]): void {
 }
 
 const TARGET_REQUIRED_FIELDS = ['host', 'port', 'user', 'database'] as const;
+const CHECK_REQUIRED_FIELDS = ['host', 'port', 'user'] as const;
+
+/** The target of a POST /api/test-connection body, whose database defaults to `postgres`. */
+export function parseConnectionCheckTarget(
+  fields: Body,
+  targets?: ConfiguredTargets,
+): ConnectionTarget {
+  const configured = configuredTargetOf(fields, targets);
+  if (configured) return configured;
+  requireFields(fields, CHECK_REQUIRED_FIELDS);
+  return parseConnectionTarget(fields, { database: 'postgres' });
+}
+
+/** The target a body names, or the configured one it selects by naming none. */
+function targetOf(fields: Body, targets: ConfiguredTargets | undefined): ConnectionTarget {
+  const configured = configuredTargetOf(fields, targets);
+  if (configured) return configured;
+  requireFields(fields, TARGET_REQUIRED_FIELDS);
+  return parseConnectionTarget(fields);
+}
 const KNOWN_SESSION_OPEN_FIELDS: ReadonlySet<string> = new Set(SESSION_OPEN_FIELDS);
 const KNOWN_SESSION_QUERY_FIELDS: ReadonlySet<string> = new Set(SESSION_QUERY_FIELDS);
 const KNOWN_CANCEL_FIELDS: ReadonlySet<string> = new Set(CANCEL_REQUEST_FIELDS);
@@ -405,11 +427,11 @@ export interface SessionOpenRequest {
 export function parseSessionOpenRequest(
   body: unknown,
   maxIdleTimeoutMs: number,
+  targets?: ConfiguredTargets,
 ): SessionOpenRequest {
   const fields = bodyObject(body);
   refuseFields(fields, REFUSED_AT_SESSION_OPEN, 'when a session opens');
-  requireFields(fields, TARGET_REQUIRED_FIELDS);
-  const request: SessionOpenRequest = { target: parseConnectionTarget(fields) };
+  const request: SessionOpenRequest = { target: targetOf(fields, targets) };
   const idleTimeoutMs = fields.idleTimeoutMs;
   if (idleTimeoutMs !== undefined && idleTimeoutMs !== null) {
     // Asking for more than the server allows is refused, never silently shortened.
@@ -483,13 +505,15 @@ export function parseSessionQueryRequest(body: unknown): Omit<QueryRequest, 'tar
 }
 
 /** A POST /api/requests/{id}/cancel body: the credentials of the request to cancel. */
-export function parseCancelRequest(body: unknown): {
+export function parseCancelRequest(
+  body: unknown,
+  targets?: ConfiguredTargets,
+): {
   target: ConnectionTarget;
   warnings?: string[];
 } {
   const fields = bodyObject(body);
-  requireFields(fields, TARGET_REQUIRED_FIELDS);
-  const target = parseConnectionTarget(fields);
+  const target = targetOf(fields, targets);
   const warnings = unknownFieldWarnings(fields, KNOWN_CANCEL_FIELDS);
   return warnings ? { target, warnings } : { target };
 }

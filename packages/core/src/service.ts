@@ -13,6 +13,7 @@ import {
   type WriteExtent,
 } from './cache';
 import type { AbortSignalLike } from './ports/abort-signal';
+import type { ConfiguredTargets } from './configured-targets';
 import { ErrorCodes, RequestError, SqlgateError } from './errors';
 import { ExecutionContext, elapsed, type ExecutionSettings } from './execution/context';
 import {
@@ -61,8 +62,7 @@ import type { RequestObserver } from './ports/request-observer';
 import { reportRequestFailure, reportStatements } from './execution/report-to-observer';
 import {
   connectionTestWarnings,
-  missingFields,
-  parseConnectionTarget,
+  parseConnectionCheckTarget,
   parseQueryRequest,
   parseSessionQueryRequest,
   type QueryOptions,
@@ -95,6 +95,11 @@ export interface QueryServiceOptions {
   maxParallelReads?: number;
   /** Decides which targets callers may reach; without one, any. */
   targetPolicy?: TargetPolicy;
+  /**
+   * Targets of the server's own configuration: a request that names none of host, port, user and
+   * database runs on the default one (docs/decisions.md 10.48), through `targetPolicy` as any.
+   */
+  configuredTargets?: ConfiguredTargets;
   /** Where cached results live. Without one, nothing is cached. */
   cacheStore?: CacheStore;
   /** TTL of a cached result when the request names none (QUERY_CACHE_TTL_MS). Default 60 s. */
@@ -493,7 +498,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       const session = inSession?.session;
       const request = session
         ? { ...parseSessionQueryRequest(body), target: session.requested }
-        : parseQueryRequest(body);
+        : parseQueryRequest(body, options.configuredTargets);
       warnings = request.warnings;
       if (registered) registered.target = request.target;
       // docs/decisions.md 10.17: the target is checked before the SQL is parsed, so a refused
@@ -708,11 +713,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
         throw new RequestError(ErrorCodes.INVALID_REQUEST, 'Request body must be a JSON object');
       }
       const fields = body as Record<string, unknown>;
-      const missing = missingFields(fields, ['host', 'port', 'user']);
-      if (missing.length > 0) {
-        throw new RequestError(ErrorCodes.MISSING_FIELDS, 'Missing required fields', { missing });
-      }
-      const target = parseConnectionTarget(fields, { database: 'postgres' });
+      const target = parseConnectionCheckTarget(fields, options.configuredTargets);
       const warnings = connectionTestWarnings(fields);
       const checked = (await options.targetPolicy?.check(target)) ?? target;
       const check = await connections.check(checked);
@@ -732,6 +733,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       running,
       clock,
       ...(options.targetPolicy ? { targetPolicy: options.targetPolicy } : {}),
+      ...(options.configuredTargets ? { configuredTargets: options.configuredTargets } : {}),
       runInSession: (body, executeOptions, inSession) =>
         run(body, executeOptions, undefined, undefined, inSession),
     },
@@ -798,7 +800,7 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     closeSession,
     cancelSessionQuery,
     cancelRequest: (requestId: string, body: unknown) =>
-      cancelByRequestId(running, requestId, body),
+      cancelByRequestId(running, requestId, body, options.configuredTargets),
     closeSessions,
     sessionStatistics: () => sessions.statistics(),
     knowsSession: (sessionId: string) => sessions.knows(sessionId),

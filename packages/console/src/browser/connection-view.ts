@@ -12,6 +12,7 @@ import {
   type ConnectionForm,
 } from './request-fields';
 import { postJson } from './api';
+import { pageConnection, withPageConnection } from './page-connection';
 import { button, h } from './dom';
 import type { ConsoleStorage } from './storage';
 
@@ -63,6 +64,8 @@ const BOXES: { field: BoxField; label: string }[] = [
 
 export class ConnectionView {
   readonly element: HTMLElement;
+  /** The connection the server offers, which the form opens on (page-connection.ts). */
+  readonly offered = pageConnection();
   private readonly inputs = new Map<keyof ConnectionForm, HTMLInputElement | HTMLSelectElement>();
   private readonly saved = h('ul', {
     className: 'saved',
@@ -114,7 +117,7 @@ export class ConnectionView {
         ]),
       ],
     );
-    this.fill(storage.currentForm());
+    this.fill(withPageConnection(storage.currentForm(), this.offered));
     this.showSaved(storage.connections());
   }
 
@@ -195,7 +198,7 @@ export class ConnectionView {
   private async test(): Promise<void> {
     let fields: Record<string, unknown>;
     try {
-      fields = connectionFields(this.value());
+      fields = connectionFields(this.value(), this.offered);
     } catch (error) {
       if (error instanceof FormError) this.showError(error);
       return;

@@ -148,7 +148,7 @@ class ConsolePage {
     const form = this.connection.value();
     let body: Record<string, unknown>;
     try {
-      body = queryBody(form, text.sql);
+      body = queryBody(form, text.sql, this.connection.offered);
     } catch (error) {
       if (!(error instanceof FormError)) throw error;
       this.showView('connection');

@@ -63,8 +63,30 @@ export class FormError extends Error {
   }
 }
 
-/** The connection part of a request: what /api/test-connection and the cancel endpoint take. */
-export function connectionFields(form: ConnectionForm): Record<string, unknown> {
+/** The connection a server offers the console: its default target (docs/decisions.md 10.48). */
+export type OfferedConnection = Pick<
+  ConnectionForm,
+  'host' | 'port' | 'user' | 'database' | 'sslMode'
+>;
+
+/** Whether the form is still on the offered connection, with no password of its own. */
+function onOffered(form: ConnectionForm, offered: OfferedConnection | undefined): boolean {
+  if (offered === undefined || form.password !== '') return false;
+  return (['host', 'port', 'user', 'database', 'sslMode'] as const).every(
+    (field) => form[field].trim() === offered[field],
+  );
+}
+
+/**
+ * The connection part of a request: what /api/test-connection and the cancel endpoint take. A form
+ * still on the connection the server offers names no target: the server runs the request on its
+ * default target, with the credentials it was configured with.
+ */
+export function connectionFields(
+  form: ConnectionForm,
+  offered?: OfferedConnection,
+): Record<string, unknown> {
+  if (onOffered(form, offered)) return {};
   const body: Record<string, unknown> = {
     host: required(form, 'host'),
     port: portOf(form.port),
@@ -77,8 +99,16 @@ export function connectionFields(form: ConnectionForm): Record<string, unknown> 
 }
 
 /** A POST /api/query body for `sql`. */
-export function queryBody(form: ConnectionForm, sql: string): Record<string, unknown> {
-  const body: Record<string, unknown> = { ...connectionFields(form), sql, rowMode: 'array' };
+export function queryBody(
+  form: ConnectionForm,
+  sql: string,
+  offered?: OfferedConnection,
+): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    ...connectionFields(form, offered),
+    sql,
+    rowMode: 'array',
+  };
   const timeoutMs = integerOf(form, 'timeoutMs', 1, 2_147_483_647);
   if (timeoutMs !== undefined) body.timeoutMs = timeoutMs;
   body.maxRows = integerOf(form, 'maxRows', 1, 1_000_000) ?? CONSOLE_DEFAULT_MAX_ROWS;

@@ -2,6 +2,7 @@
  * Requests stopped by a cancel (docs/decisions.md 10.26): the cancel by request id itself, and how
  * a cancelled request's answer says so.
  */
+import type { ConfiguredTargets } from '../configured-targets';
 import { ConnectionError, ErrorCodes, codedError } from '../errors';
 import { parseCancelRequest } from '../request';
 import type { ConnectionTarget } from '../ports/connections';
@@ -25,8 +26,9 @@ export function cancelByRequestId(
   running: RunningRequests,
   requestId: string,
   body: unknown,
+  targets?: ConfiguredTargets,
 ): ServiceAnswer<{ cancelled: true }> {
-  const read = readCancelBody(body);
+  const read = readCancelBody(body, targets);
   if ('refused' in read) return read.refused;
   return cancelAnswer(running.cancel(requestId, read.target), read.warnings);
 }
@@ -34,9 +36,10 @@ export function cancelByRequestId(
 /** A cancel's body checked: the login it presents, or the answer that refuses it (400). */
 export function readCancelBody(
   body: unknown,
+  targets?: ConfiguredTargets,
 ): { target: ConnectionTarget; warnings?: string[] } | { refused: ServiceAnswer<never> } {
   try {
-    return parseCancelRequest(body);
+    return parseCancelRequest(body, targets);
   } catch (error) {
     return { refused: errorResponse(error, 0) };
   }

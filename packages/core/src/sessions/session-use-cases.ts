@@ -4,6 +4,7 @@
  * way it runs any request.
  */
 import { ErrorCodes, codedError } from '../errors';
+import type { ConfiguredTargets } from '../configured-targets';
 import type { ExecutionContext } from '../execution/context';
 import {
   errorResponse,
@@ -45,6 +46,8 @@ export interface SessionUseCaseDeps {
   running: RunningRequests;
   clock: Clock;
   targetPolicy?: TargetPolicy;
+  /** Where a session whose body names no target opens (docs/decisions.md 10.48). */
+  configuredTargets?: ConfiguredTargets;
   /** Runs a request's body in a session, as the service runs any request. */
   runInSession(
     body: unknown,
@@ -60,7 +63,11 @@ export function createSessionUseCases(deps: SessionUseCaseDeps) {
   ): Promise<ServiceAnswer<SessionOpened>> {
     const registered = openOptions.requestId ? deps.running.add(openOptions.requestId) : undefined;
     try {
-      const request = parseSessionOpenRequest(body, deps.sessions.limits.idleTimeoutMs);
+      const request = parseSessionOpenRequest(
+        body,
+        deps.sessions.limits.idleTimeoutMs,
+        deps.configuredTargets,
+      );
       if (registered) registered.request.target = request.target;
       const checked = (await deps.targetPolicy?.check(request.target)) ?? request.target;
       // The wait for the session's connection ends when the caller goes away or cancels.
