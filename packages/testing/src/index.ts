@@ -30,6 +30,7 @@ export {
   TEST_DATABASE_SETTINGS_VARIABLE,
 } from './environment';
 export { TEST_DATABASE_URL_VARIABLE } from './from-url';
+export { eventually, EVENTUALLY_WITHIN_MS, type EventuallyOptions } from './eventually';
 export {
   startFakePostgres,
   mutatingBehaviour,
