@@ -234,10 +234,10 @@ describe('a hostile server, case by case', () => {
       GIVE_UP_MS(1000),
     );
     await expectAlive(sqlgate, 'on a server that never answers', outcome);
+    // Answered (a hang is 'no-answer'), and not before timeoutMs + 2 s: a slower machine only
+    // makes it later.
     expect(describeOutcome(outcome)).toMatch(/^504 /);
-    expect(outcome.ms).toBeGreaterThanOrEqual(1000);
-    // timeoutMs + 2 s, with room for a busy machine: far below the 20 s a hang would take.
-    expect(outcome.ms).toBeLessThan(4500);
+    expect(outcome.ms).toBeGreaterThanOrEqual(2900);
     expect(typeof errorCodeOf((outcome as { body: unknown }).body)).toBe('string');
     await expectNextRequestServed();
   }, 20_000);

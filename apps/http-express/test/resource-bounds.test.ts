@@ -349,7 +349,8 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
       const holding = post(`${ROWS}; SELECT 1 FROM pg_advisory_xact_lock_shared(${HOLDING_LOCK})`);
       await eventually(async () => {
         const { rows } = await observer.query(
-          "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'",
+          "SELECT 1 FROM pg_stat_activity WHERE wait_event = 'advisory' AND query LIKE $1",
+          [`%pg_advisory_xact_lock_shared(${HOLDING_LOCK})%`],
         );
         return rows.length === 1;
       });
