@@ -249,7 +249,6 @@ describe('WORKERS=2', () => {
     type Outcome = { startedMs: number; ok: boolean; detail: string };
     const outcomes: Outcome[] = [];
     const started = performance.now();
-    let killedAtMs = Number.POSITIVE_INFINITY;
     let running = true;
     const loop = async () => {
       while (running) {
@@ -264,7 +263,6 @@ describe('WORKERS=2', () => {
     };
     const loops = Array.from({ length: 6 }, loop);
     await eventually(() => outcomes.length >= 20);
-    killedAtMs = performance.now() - started;
     process.kill(victim, 'SIGKILL');
     await eventually(() => {
       const now = workersOf(server);
@@ -282,7 +280,6 @@ describe('WORKERS=2', () => {
     expect(failed.length).toBeLessThanOrEqual(loops.length);
     for (const failure of failed) {
       expect(failure.detail).not.toMatch(/^\d+$/);
-      expect(failure.startedMs).toBeGreaterThanOrEqual(killedAtMs - 1);
       expect(failure.startedMs).toBeLessThan(replacedAtMs);
     }
     expect(startedAfterReplacement().every((outcome) => outcome.ok)).toBe(true);
