@@ -13,6 +13,12 @@ const moduleNameMapper = {
   '^@sqlgate/console$': sourceOf('packages/console'),
 };
 
+/**
+ * Per test, unless it says otherwise. Jest's own 5 s is what a test against real servers can take
+ * on a loaded machine; a test fails by its assertions, not by a clock (docs/decisions.md 10.45).
+ */
+const TEST_TIMEOUT_MS = 30_000;
+
 const project = (dir, extra = {}) => ({
   displayName: path.basename(dir),
   rootDir: path.join(__dirname, dir),
@@ -36,6 +42,7 @@ module.exports = {
     // Every HTTP test's response bodies pass one check: no internal message reaches a caller.
     project('apps/http-express', { setupFilesAfterEnv: ['<rootDir>/test/setup-after-env.ts'] }),
   ],
+  testTimeout: TEST_TIMEOUT_MS,
   globalSetup: '<rootDir>/scripts/jest-global-setup.js',
   globalTeardown: '<rootDir>/scripts/jest-global-teardown.js',
 };
