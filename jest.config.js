@@ -7,6 +7,7 @@ const sourceOf = (dir) => path.join(__dirname, dir, 'src');
 const moduleNameMapper = {
   '^@sqlgate/core$': sourceOf('packages/core'),
   '^@sqlgate/testing$': sourceOf('packages/testing'),
+  '^@sqlgate/testing/chromium$': path.join(sourceOf('packages/testing'), 'chromium'),
   '^@sqlgate/postgres-adapter$': sourceOf('packages/postgres-adapter'),
   '^@sqlgate/redis-cache$': sourceOf('packages/redis-cache'),
   '^@sqlgate/http-express$': sourceOf('apps/http-express'),

@@ -2,6 +2,7 @@
 // failure (docs/decisions.md 10.45). Prints how long each stage took and exits non-zero when any
 // failed. Run one test file with `npx jest <path>` instead.
 import { spawnSync } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 

@@ -124,6 +124,7 @@ describe('the direct query path and the query string', () => {
         service,
         logger: pino({ level: 'silent' }),
         bodyLimits: { maxBytes: 1 << 20, timeoutMs: 10_000 },
+        answerStallTimeoutMs: 60_000,
       }),
     );
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -2,7 +2,9 @@
  * A real PostgreSQL for tests: an existing one from TEST_DATABASE_URL, a testcontainers
  * container, or a throwaway local cluster with password authentication and TLS (or without TLS).
  * Also a fake PostgreSQL server that answers with seeded protocol faults, for fault tests, and a
- * throwaway Redis server, and a headless Chromium kept off the network (with playwright-core).
+ * throwaway Redis server. The headless Chromium has an entry point of its own,
+ * `@sqlgate/testing/chromium`: its types need playwright-core, an optional peer dependency that
+ * this entry point must compile without (docs/decisions.md 10.46).
  */
 export type {
   StartTestDatabaseOptions,
@@ -17,13 +19,6 @@ export {
 } from './start-test-database';
 export { startLocalCluster, type LocalCluster, type LocalClusterOptions } from './local-cluster';
 export { startLocalRedis, type LocalRedis, type LocalRedisOptions } from './local-redis';
-export {
-  startChromium,
-  CHROMIUM_OFFLINE_FLAGS,
-  DEFAULT_CHROMIUM_PATH,
-  type RunningChromium,
-  type StartChromiumOptions,
-} from './chromium';
 export {
   publishTestDatabase,
   testDatabaseFromEnvironment,
