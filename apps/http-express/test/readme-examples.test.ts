@@ -5,7 +5,7 @@
  * README whose example stops compiling or working fails here, not in a user's first minutes. (The
  * packages' programs and recipes also run from the packed packages: pack-install.test.ts.)
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startLocalRedis, type LocalRedis } from '@sqlgate/testing';
 import ts from 'typescript';
@@ -83,4 +83,19 @@ describe.each(Object.keys(README_PROGRAMS))('the programs of %s', (readmePath) =
     },
     90_000,
   );
+});
+
+it("the API section's curl examples reach the Quick start's PostgreSQL: with its password and database", () => {
+  const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+  const api = readme.slice(readme.indexOf('\n## API\n'), readme.indexOf('\n## Configuration\n'));
+  // The JSON of -d '...' and -F 'request=...', joined across the lines of a command.
+  const bodies = [...api.matchAll(/(?:-d |-F 'request=)'?(\{[^']*\})'/g)].map(
+    (match) => JSON.parse(match[1] ?? '') as Record<string, unknown>,
+  );
+  const targets = bodies.filter((body) => 'host' in body);
+  expect(targets.length).toBeGreaterThan(5);
+  for (const body of targets) {
+    expect(body).toMatchObject({ user: 'postgres', password: 'secret' });
+    if ('database' in body) expect(body.database).toBe('postgres');
+  }
 });
