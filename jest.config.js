@@ -7,11 +7,18 @@ const sourceOf = (dir) => path.join(__dirname, dir, 'src');
 const moduleNameMapper = {
   '^@sqlgate/core$': sourceOf('packages/core'),
   '^@sqlgate/testing$': sourceOf('packages/testing'),
+  '^@sqlgate/testing/chromium$': path.join(sourceOf('packages/testing'), 'chromium'),
   '^@sqlgate/postgres-adapter$': sourceOf('packages/postgres-adapter'),
   '^@sqlgate/redis-cache$': sourceOf('packages/redis-cache'),
   '^@sqlgate/http-express$': sourceOf('apps/http-express'),
   '^@sqlgate/console$': sourceOf('packages/console'),
 };
+
+/**
+ * Per test, unless it says otherwise. Jest's own 5 s is what a test against real servers can take
+ * on a loaded machine; a test fails by its assertions, not by a clock (docs/decisions.md 10.45).
+ */
+const TEST_TIMEOUT_MS = 30_000;
 
 const project = (dir, extra = {}) => ({
   displayName: path.basename(dir),
@@ -36,6 +43,7 @@ module.exports = {
     // Every HTTP test's response bodies pass one check: no internal message reaches a caller.
     project('apps/http-express', { setupFilesAfterEnv: ['<rootDir>/test/setup-after-env.ts'] }),
   ],
+  testTimeout: TEST_TIMEOUT_MS,
   globalSetup: '<rootDir>/scripts/jest-global-setup.js',
   globalTeardown: '<rootDir>/scripts/jest-global-teardown.js',
 };

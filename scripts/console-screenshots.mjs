@@ -5,7 +5,8 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '@sqlgate/http-express';
-import { startChromium, startTestDatabase } from '@sqlgate/testing';
+import { startTestDatabase } from '@sqlgate/testing';
+import { startChromium } from '@sqlgate/testing/chromium';
 
 const docs = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs');
 const database = await startTestDatabase({ tls: false });

@@ -61,20 +61,25 @@ function response(spec: ResponseSpec, schemas: Record<string, Json>): Json {
     const schema = schemaOrRef(RESPONSE_HEADERS[name as HeaderName].schema, schemas);
     headers[name] = { description, schema };
   }
+  const otherContent = Object.entries(spec.otherContent ?? {}).map(([mediaType, schema]) => [
+    mediaType,
+    { schema: schemaOrRef(schema, schemas) },
+  ]);
   return {
     description: spec.description,
     ...(Object.keys(headers).length > 0 ? { headers } : {}),
-    content: {
-      [spec.mediaType ?? 'application/json']: { schema: body },
-      ...Object.fromEntries(
-        Object.entries(spec.otherContent ?? {}).map(([mediaType, schema]) => [
-          mediaType,
-          { schema: schemaOrRef(schema, schemas) },
-        ]),
-      ),
-    },
+    content: { [spec.mediaType ?? 'application/json']: { schema: body } },
+    // Answers only a request that asks for them (Accept, a lone COPY ... TO STDOUT) gets: beside
+    // `content`, so that a generated client types the body it gets by default (docs/decisions.md
+    // 10.46).
+    ...(otherContent.length > 0
+      ? { [OTHER_CONTENT_EXTENSION]: Object.fromEntries(otherContent) }
+      : {}),
   };
 }
+
+/** Where a response lists the bodies a request gets only by asking for them. */
+export const OTHER_CONTENT_EXTENSION = 'x-sqlgate-other-content';
 
 /** The `{name}` parts of a route path, as OpenAPI path parameters. */
 function pathParametersOf(path: string): Json[] {

@@ -1,12 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { mulberry32 } from '@sqlgate/testing';
+import { eventually, mulberry32 } from '@sqlgate/testing';
 import { BodyDeadlines } from '../src/body-deadlines';
 
 describe('BodyDeadlines', () => {
   it('expires each read once its time has passed, in the order the reads began', async () => {
     const deadlines = new BodyDeadlines(60);
     const expired: { name: string; afterMs: number }[] = [];
-    const started = performance.now();
     const watch = (name: string): void => {
       const since = performance.now();
       deadlines.watch(() => expired.push({ name, afterMs: performance.now() - since }));
@@ -16,13 +15,11 @@ describe('BodyDeadlines', () => {
     watch('second');
     await delay(20);
     watch('third');
-    await delay(150);
-    expect(expired.map((e) => e.name)).toEqual(['first', 'second', 'third']);
-    for (const { afterMs } of expired) {
-      expect(afterMs).toBeGreaterThanOrEqual(60);
-      expect(afterMs).toBeLessThan(60 + 1000);
-    }
-    expect(performance.now() - started).toBeGreaterThanOrEqual(190);
+    // Each at its deadline or, on a loaded machine, later; never before.
+    await eventually(() =>
+      expect(expired.map((e) => e.name)).toEqual(['first', 'second', 'third']),
+    );
+    for (const { afterMs } of expired) expect(afterMs).toBeGreaterThanOrEqual(60);
   });
 
   it('never expires a read whose watch was stopped, whatever its place among the others', async () => {

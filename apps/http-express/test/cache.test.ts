@@ -1,4 +1,5 @@
 /** docs/decisions.md 8: the opt-in result cache and its statistics, through HTTP. */
+import { eventually } from '@sqlgate/testing';
 import {
   createQueryService,
   MemoryCacheStore,
@@ -67,11 +68,11 @@ it('serves a stale entry within swrMs while it is refreshed from PostgreSQL', as
 
   expect((await read()).body).toMatchObject({ cacheStatus: 'stale', rows: [{ n: '1' }] });
   let refreshed: unknown;
-  for (let attempt = 0; attempt < 40 && refreshed === undefined; attempt += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 25));
+  await eventually(async () => {
     const { body } = await read();
-    if ((body.rows as { n: string }[])[0]?.n === '2') refreshed = body.cacheStatus;
-  }
+    if ((body.rows as { n: string }[])[0]?.n !== '2') return false;
+    refreshed = body.cacheStatus;
+  });
   // The refresh kept the new rows, served from the cache (fresh, or stale again past 100 ms).
   expect(['hit', 'stale']).toContain(refreshed);
 });

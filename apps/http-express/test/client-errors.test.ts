@@ -1,6 +1,7 @@
 /** What Node's HTTP parser refuses is answered in JSON too (docs/decisions.md 5). */
 import { createServer } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
+import { eventually } from '@sqlgate/testing';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
 import { createServiceFromConfig, startServer, type RunningServer } from '../src/server';
@@ -227,9 +228,10 @@ it('releases the socket after answering CONNECT, even to a client that keeps its
       socket.on('error', reject);
     });
     expect(answer).toMatch(/^HTTP\/1\.1 501 /);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const next = await fetch(`${single.url}/healthz`).catch((error: unknown) => error);
-    expect(next).toMatchObject({ status: 200 });
+    // Served once the server has seen its socket go (a held one would refuse it for ever).
+    await eventually(async () =>
+      expect(await fetch(`${single.url}/healthz`)).toMatchObject({ status: 200 }),
+    );
   } finally {
     socket.destroy();
     await single.close();

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { inspect } from 'node:util';
 import { createQueryService } from '@sqlgate/core';
 import { createPostgresConnections } from '@sqlgate/postgres-adapter';
-import { startLocalCluster, type LocalCluster } from '@sqlgate/testing';
+import { eventually, startLocalCluster, type LocalCluster } from '@sqlgate/testing';
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { createTestApp, database, sql, target, type TestApp } from './support';
@@ -328,8 +328,7 @@ describe('no password in any response, statistic or log line', () => {
         .expect(200);
       record(backend);
       await sql('SELECT pg_terminate_backend($1)', [backend.body.rows[0].pid]);
-      for (let waited = 0; logged.length === 0 && waited < 2000; waited += 20)
-        await new Promise((resolve) => setTimeout(resolve, 20));
+      await eventually(() => logged.length > 0);
       record(await request(app).get('/api/stats/pools').expect(200));
 
       expect(logged.length).toBeGreaterThan(0);

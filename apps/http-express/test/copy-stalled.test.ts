@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { Client } from 'pg';
 import { startServer, type RunningServer } from '../src/server';
-import { untilZero } from './sqlgate-process';
+import { eventually } from '@sqlgate/testing';
 import { captureLogs, directClient, sql, target } from './support';
 
 const BODY_TIMEOUT_MS = 1000;
@@ -89,7 +89,7 @@ it('answers 408 after BODY_TIMEOUT_MS, logs 408, and leaves no COPY waiting', as
     expect(logged).toEqual([expect.objectContaining({ path: '/api/copy', status: 408 })]);
     // The COPY waiting on the lock was cancelled: its pooled connection is free again while the
     // lock is still held.
-    expect(await untilZero(copiesRunning, 5000)).toBe(0);
+    await eventually(async () => (await copiesRunning()) === 0);
   } finally {
     await locker.query('ROLLBACK');
   }

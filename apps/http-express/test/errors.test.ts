@@ -1,8 +1,9 @@
 /** docs/decisions.md 5: every status code POST /api/query can produce, each with its body. */
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { eventually } from '@sqlgate/testing';
 import request from 'supertest';
-import { createTestApp, sql, target, type TestApp } from './support';
+import { createTestApp, directClient, sql, target, type TestApp } from './support';
 
 let testApp: TestApp;
 const post = (body: unknown) =>
@@ -141,20 +142,30 @@ describe('502, 503, 504', () => {
 
   it('503 with Retry-After when no pooled connection frees up in time', async () => {
     const tiny = createTestApp({ poolMax: 1, poolWaitTimeoutMs: 200 });
+    // The one connection waits for a lock the test holds until the refusal came.
+    const holder = await directClient();
+    await holder.query('SELECT pg_advisory_lock(4747)');
     try {
       const slow = request(tiny.app)
         .post('/api/query')
-        .send(target({ sql: 'SELECT pg_sleep(1)' }));
+        .send(target({ sql: 'SELECT 1 FROM pg_advisory_xact_lock_shared(4747)' }));
       const slowDone = slow.then((response) => response.status);
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await eventually(async () => {
+        const { rows } = await holder.query(
+          "SELECT 1 FROM pg_stat_activity WHERE wait_event = 'advisory' AND query LIKE '%pg_advisory_xact_lock_shared(4747)%'",
+        );
+        return rows.length === 1;
+      });
       const response = await request(tiny.app)
         .post('/api/query')
         .send(target({ sql: 'SELECT 1' }))
         .expect(503);
       expect(response.headers['retry-after']).toBeDefined();
       expect(response.body.error.code).toBe('POOL_EXHAUSTED');
+      await holder.query('SELECT pg_advisory_unlock(4747)');
       expect(await slowDone).toBe(200);
     } finally {
+      await holder.end();
       await tiny.close();
     }
   });

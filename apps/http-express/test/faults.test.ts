@@ -1,11 +1,12 @@
 /**
  * Faults between sqlgate and PostgreSQL (docs/decisions.md 5 and 6): what the caller sees, and
  * that the service keeps working afterwards. A dedicated cluster is used so that it can be restarted
- * and so that its pg_stat_activity holds only the connections of this file.
+ * and so that its pg_stat_activity holds only the connections of this file. The tests wait for what
+ * PostgreSQL shows (a statement running, a backend gone) rather than for fixed times.
  */
 import { createServer as createHttpServer, request as httpRequest, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
-import { startLocalCluster, type LocalCluster } from '@sqlgate/testing';
+import { eventually, startLocalCluster, type LocalCluster } from '@sqlgate/testing';
 import { Client } from 'pg';
 import { createApp } from '../src/app';
 import {
@@ -56,22 +57,6 @@ async function serve(testApp: TestApp): Promise<RunningApp> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Polls `probe` until it returns true or `withinMs` passed; the last answer. */
-async function eventually(
-  probe: () => Promise<boolean>,
-  withinMs: number,
-  everyMs = 25,
-): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    if (await probe()) return true;
-    if (Date.now() > deadline) return false;
-    await sleep(everyMs);
-  }
-}
-
-/** A port on which nothing listens: taken, then given back. */
-
 describe('targets that cannot be reached', () => {
   let testApp: TestApp;
   beforeAll(() => {
@@ -79,15 +64,14 @@ describe('targets that cannot be reached', () => {
   });
   afterAll(() => testApp.close());
 
-  it('nothing listens on the target port: 502 ECONNREFUSED within a second', async () => {
-    const running = await serve(createTestApp());
+  it('nothing listens on the target port: 502 ECONNREFUSED at once, not at the connect timeout', async () => {
+    // A connect timeout past the test's own: only the refusal itself can answer in time.
+    const running = await serve(createTestApp({ connectTimeoutMs: 600_000 }));
     try {
-      const started = Date.now();
       const response = await running.post(
         '/api/query',
         target({ host: '127.0.0.1', port: await refusingPort(), sql: 'SELECT 1' }),
       );
-      expect(Date.now() - started).toBeLessThan(1000);
       expect(response.status).toBe(502);
       expect(response.body).toEqual({
         error: { message: expect.any(String), code: 'ECONNREFUSED' },
@@ -95,9 +79,9 @@ describe('targets that cannot be reached', () => {
     } finally {
       await running.close();
     }
-  });
+  }, 30_000);
 
-  it('a server that accepts and never answers: 504 ETIMEDOUT after about CONNECT_TIMEOUT_MS', async () => {
+  it('a server that accepts and never answers: 504 ETIMEDOUT at CONNECT_TIMEOUT_MS, not before', async () => {
     const held = new Set<Socket>();
     const silent = createTcpServer((socket) => {
       held.add(socket);
@@ -114,18 +98,12 @@ describe('targets that cannot be reached', () => {
         '/api/query',
         target({ host: '127.0.0.1', port, sql: 'SELECT 1' }),
       );
-      const tookMs = Date.now() - started;
+      // The server never answers: only CONNECT_TIMEOUT_MS can end the attempt, and not before it.
       expect(response.status).toBe(504);
       expect(response.body).toEqual({ error: { message: expect.any(String), code: 'ETIMEDOUT' } });
-      expect(tookMs).toBeGreaterThanOrEqual(250);
-      expect(tookMs).toBeLessThan(2000);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(250);
       // The timed-out socket was closed, not left hanging.
-      expect(
-        await eventually(
-          async () => held.size > 0 && [...held].every((socket) => socket.closed),
-          1000,
-        ),
-      ).toBe(true);
+      await eventually(() => held.size > 0 && [...held].every((socket) => socket.closed));
     } finally {
       for (const socket of held) socket.destroy();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
@@ -151,6 +129,40 @@ describeWithLocalCluster('faults of a running database', () => {
     return rows.map((row) => row.pid);
   }
 
+  /** The advisory lock a barrier's statements wait on while the observer holds it. */
+  const BARRIER_LOCK = 4242;
+  const waitsAtBarrier = (i: number | string = 1) =>
+    `SELECT ${i} AS ok FROM pg_advisory_xact_lock_shared(${BARRIER_LOCK})`;
+
+  /** Statements of the service that wait for the barrier's lock. */
+  async function atBarrier(): Promise<number> {
+    const { rows } = await observer.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'sqlgate' AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
+    );
+    return rows[0]?.n ?? 0;
+  }
+
+  /**
+   * Has the service run `count` statements at once, so that it holds `count` connections however
+   * slowly the requests arrive: each waits on a lock the observer holds until all of them wait.
+   */
+  async function occupyConnections(running: RunningApp, count: number): Promise<void> {
+    await observer.query('SELECT pg_advisory_lock($1)', [BARRIER_LOCK]);
+    const answers = Promise.all(
+      Array.from({ length: count }, () =>
+        running.post('/api/query', clusterTarget({ sql: waitsAtBarrier() })),
+      ),
+    );
+    try {
+      await eventually(async () => (await atBarrier()) === count);
+    } finally {
+      await observer.query('SELECT pg_advisory_unlock($1)', [BARRIER_LOCK]);
+    }
+    expect((await answers).map((response) => response.status)).toEqual(
+      Array.from({ length: count }, () => 200),
+    );
+  }
+
   beforeAll(async () => {
     cluster = await startLocalCluster({ tls: false });
     observer = await connectObserver();
@@ -164,13 +176,13 @@ describeWithLocalCluster('faults of a running database', () => {
     const running = await serve(createTestApp({ poolMax: 4 }));
     try {
       // Several idle clients, all of which the restart kills.
-      const warm = await Promise.all(
-        Array.from({ length: 4 }, () =>
-          running.post('/api/query', clusterTarget({ sql: 'SELECT pg_sleep(0.05)' })),
-        ),
+      await occupyConnections(running, 4);
+      await eventually(async () =>
+        expect((await running.pools())[0]).toMatchObject({
+          totalConnections: 4,
+          idleConnections: 4,
+        }),
       );
-      expect(warm.map((response) => response.status)).toEqual([200, 200, 200, 200]);
-      expect((await running.pools())[0]).toMatchObject({ totalConnections: 4, idleConnections: 4 });
 
       await observer.end();
       await cluster.restart();
@@ -193,12 +205,7 @@ describeWithLocalCluster('faults of a running database', () => {
     const running = await serve(createTestApp({ poolMax: 3 }));
     try {
       for (let round = 0; round < 5; round++) {
-        const warm = await Promise.all(
-          Array.from({ length: 3 }, () =>
-            running.post('/api/query', clusterTarget({ sql: 'SELECT pg_sleep(0.02)' })),
-          ),
-        );
-        expect(warm.map((response) => response.status)).toEqual([200, 200, 200]);
+        await occupyConnections(running, 3);
         const pids = await serviceBackends();
         expect(pids).toHaveLength(3);
         await observer.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [
@@ -217,8 +224,7 @@ describeWithLocalCluster('faults of a running database', () => {
     }
   });
 
-  // Jest's 5 s was once not enough on a loaded machine; a kill that missed would still fail the
-  // status check, after the 10 s pg_sleep.
+  // A kill that missed would still fail the status check, after the 60 s pg_sleep.
   it('a backend killed while it runs a statement: 502 57P01, no crash, and the next request succeeds', async () => {
     const running = await serve(createTestApp());
     try {
@@ -228,16 +234,14 @@ describeWithLocalCluster('faults of a running database', () => {
       // Only the PgSleep wait proves it is running.
       const slow = running.post(
         '/api/query',
-        clusterTarget({ sql: "SELECT pg_sleep(10), 'terminate-probe'" }),
+        clusterTarget({ sql: "SELECT pg_sleep(60), 'terminate-probe'" }),
       );
-      expect(
-        await eventually(async () => {
-          const { rows } = await observer.query(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE 'SELECT pg_sleep(10), ''terminate-probe''%'",
-          );
-          return rows.length > 0;
-        }, 2000),
-      ).toBe(true);
+      await eventually(async () => {
+        const { rows } = await observer.query(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE 'SELECT pg_sleep(60), ''terminate-probe''%'",
+        );
+        return rows.length > 0;
+      });
       const response = await slow;
       expect(response.status).toBe(502);
       expect((response.body.error as { code: string }).code).toBe('57P01');
@@ -246,16 +250,16 @@ describeWithLocalCluster('faults of a running database', () => {
     } finally {
       await running.close();
     }
-  }, 20_000);
+  }, 90_000);
 
-  it('the HTTP client disconnects mid-query: the statement is cancelled in the database within a second', async () => {
+  it('the HTTP client disconnects mid-query: the statement is cancelled in the database', async () => {
     const running = await serve(createTestApp());
     try {
       // Comments are removed before a statement is sent: the probe is found by a literal.
-      const probe =
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SELECT pg_sleep(30), ''disconnect-probe''%'";
+      const probe = (condition: string) =>
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE ${condition} AND query LIKE 'SELECT pg_sleep(120), ''disconnect-probe''%'`;
       const body = JSON.stringify(
-        clusterTarget({ sql: "SELECT pg_sleep(30), 'disconnect-probe'" }),
+        clusterTarget({ sql: "SELECT pg_sleep(120), 'disconnect-probe'" }),
       );
       const outgoing = httpRequest(`${running.url}/api/query`, {
         method: 'POST',
@@ -263,23 +267,25 @@ describeWithLocalCluster('faults of a running database', () => {
       });
       outgoing.on('error', () => undefined);
       outgoing.end(body);
-      expect(
-        await eventually(async () => (await observer.query(probe)).rows[0].n === 1, 2000),
-      ).toBe(true);
-      await sleep(300);
+      // Running, not only parsed: a cancel that came before would have nothing to stop yet.
+      await eventually(
+        async () => (await observer.query(probe("wait_event = 'PgSleep'"))).rows[0].n === 1,
+      );
       outgoing.destroy();
-      const destroyedAt = Date.now();
-      expect(
-        await eventually(async () => (await observer.query(probe)).rows[0].n === 0, 1000, 20),
-      ).toBe(true);
-      expect(Date.now() - destroyedAt).toBeLessThan(1000);
+      // Gone long before its two minutes: it was cancelled.
+      await eventually(
+        async () => (await observer.query(probe("state = 'active'"))).rows[0].n === 0,
+        {
+          withinMs: 60_000,
+        },
+      );
       // The connection went back to the pool in working order.
       const next = await running.post('/api/query', clusterTarget({ sql: 'SELECT 5 AS ok' }));
       expect(next).toMatchObject({ status: 200, body: { rows: [{ ok: 5 }] } });
     } finally {
       await running.close();
     }
-  });
+  }, 90_000);
 
   it('POOL_IDLE_TIMEOUT_MS and POOL_TARGETS_MAX from the configuration govern the pools', async () => {
     const users = ['limit_probe_a', 'limit_probe_b', 'limit_probe_c'];
@@ -301,12 +307,9 @@ describeWithLocalCluster('faults of a running database', () => {
         `${cluster.host}:${cluster.port}:limit_probe_c:${cluster.database}`,
       ]);
       // Idle clients close after POOL_IDLE_TIMEOUT_MS; the pools stay listed, empty.
-      expect(
-        await eventually(
-          async () => (await running.pools()).every((stat) => stat.totalConnections === 0),
-          2000,
-        ),
-      ).toBe(true);
+      await eventually(async () =>
+        (await running.pools()).every((stat) => stat.totalConnections === 0),
+      );
     } finally {
       await running.close();
     }
@@ -318,48 +321,50 @@ describeWithLocalCluster('faults of a running database', () => {
     const user = 'concurrency_probe';
     const password = 'concurrency-probe-password';
     await observer.query(`CREATE ROLE ${user} LOGIN PASSWORD '${password}'`);
-    const running = await serve(createTestApp({ poolMax: POOL_MAX }));
+    // The wait for a connection is not what this test bounds.
+    const running = await serve(createTestApp({ poolMax: POOL_MAX, poolWaitTimeoutMs: 600_000 }));
     try {
       let finished = false;
       let mostConnections = 0;
-      let mostWaiting = 0;
       const sampleConnections = (async () => {
         while (!finished) {
           mostConnections = Math.max(mostConnections, (await serviceBackends(user)).length);
           await sleep(10);
         }
       })();
-      const sampleWaiting = (async () => {
-        while (!finished) {
-          const waiting = (await running.pools()).reduce(
-            (sum, stat) => sum + Number(stat.waitingClients),
-            0,
-          );
-          mostWaiting = Math.max(mostWaiting, waiting);
-          await sleep(10);
-        }
-      })();
-      const responses = await Promise.all(
+      const waitingClients = async () =>
+        (await running.pools()).reduce((sum, stat) => sum + Number(stat.waitingClients), 0);
+      // Every statement waits at the barrier: POOL_MAX of them hold the connections, the others
+      // wait for one, however slowly the requests arrive.
+      await observer.query('SELECT pg_advisory_lock($1)', [BARRIER_LOCK]);
+      const answers = Promise.all(
         Array.from({ length: 100 }, (_, i) =>
-          running.post(
-            '/api/query',
-            clusterTarget({ user, password, sql: `SELECT ${i} AS i, pg_sleep(0.05)` }),
-          ),
+          running.post('/api/query', clusterTarget({ user, password, sql: waitsAtBarrier(i) })),
         ),
       );
+      try {
+        await eventually(async () =>
+          expect({ running: await atBarrier(), waiting: await waitingClients() }).toEqual({
+            running: POOL_MAX,
+            waiting: 100 - POOL_MAX,
+          }),
+        );
+      } finally {
+        await observer.query('SELECT pg_advisory_unlock($1)', [BARRIER_LOCK]);
+      }
+      const responses = await answers;
       finished = true;
-      await Promise.all([sampleConnections, sampleWaiting]);
+      await sampleConnections;
       expect(responses.map((response) => response.status)).toEqual(
         Array.from({ length: 100 }, () => 200),
       );
-      expect(responses.map((response) => (response.body.rows as { i: number }[])[0]?.i)).toEqual(
+      expect(responses.map((response) => (response.body.rows as { ok: number }[])[0]?.ok)).toEqual(
         Array.from({ length: 100 }, (_, i) => i),
       );
       expect(mostConnections).toBeGreaterThan(0);
       expect(mostConnections).toBeLessThanOrEqual(POOL_MAX);
-      expect(mostWaiting).toBeGreaterThan(0);
     } finally {
       await running.close();
     }
-  });
+  }, 60_000);
 });

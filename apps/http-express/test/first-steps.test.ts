@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { eventually } from '@sqlgate/testing';
 import express from 'express';
 import pino from 'pino';
 import request from 'supertest';
@@ -180,14 +181,6 @@ function watch(child: ChildProcess): {
   return { output: () => output, listening, exited };
 }
 
-/** Resolves once `condition` holds, checking every 10 ms for up to 5 s. */
-async function until(condition: () => boolean): Promise<void> {
-  for (let waited = 0; !condition(); waited += 10) {
-    if (waited > 5_000) throw new Error('condition not met within 5 s');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** A port that was free a moment ago. */
 async function freePort(): Promise<number> {
   const probe = createServer();
@@ -207,7 +200,7 @@ describe('the sqlgate command’s start and stop lines', () => {
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     // The request line is written when the response has finished on the server's side, which
     // may be a moment after the client has read it: wait for it so the stop line comes last.
-    await until(() => output().includes('"msg":"request"'));
+    await eventually(() => output().includes('"msg":"request"'));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     const lines = output()
@@ -231,15 +224,10 @@ describe('the sqlgate command’s start and stop lines', () => {
       env: { ...process.env, PORT: String(port), HOSTNAME: '127.0.0.1', LOG_LEVEL: 'silent' },
     });
     const { output, exited } = watch(child);
-    let status = 0;
-    for (let attempt = 0; attempt < 100 && status !== 200; attempt += 1) {
-      status = await fetch(`http://127.0.0.1:${port}/healthz`).then(
-        (response) => response.status,
-        () => 0,
-      );
-      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(status).toBe(200);
+    await eventually(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).status === 200, {
+      withinMs: 30_000,
+      everyMs: 100,
+    });
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(output()).toBe('');

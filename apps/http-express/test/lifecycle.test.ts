@@ -4,6 +4,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { eventually } from '@sqlgate/testing';
 import express from 'express';
 import request from 'supertest';
 import { createApp } from '../src/app';
@@ -67,26 +68,31 @@ describe('the sqlgate bin', () => {
     async (signal) => {
       const { child, url } = await startBin({ LOG_LEVEL: 'info' });
       const exited = exitOf(child);
-      const body = { ...target({ database }), sql: 'SELECT pg_sleep(1), 1 AS done' };
+      const body = { ...target({ database }), sql: "SELECT pg_sleep(2), 1 AS done, 'in-flight'" };
       const inFlight = fetch(`${url}/api/query`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(await backendsOf()).toBeGreaterThan(0);
+      // In flight: running in PostgreSQL when the signal comes.
+      await eventually(async () => {
+        const [running] = await sql(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event = 'PgSleep' AND query LIKE '%in-flight%'",
+          [database],
+        );
+        return running?.n === 1;
+      });
       child.kill(signal);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+      await eventually(() => expect(fetch(`${url}/healthz`)).rejects.toThrow());
       const response = await inFlight;
       expect(response.status).toBe(200);
       expect(((await response.json()) as { rows: unknown[] }).rows).toEqual([
-        { pg_sleep: '', done: 1 },
+        { pg_sleep: '', done: 1, '?column?': 'in-flight' },
       ]);
       expect(await exited).toBe(0);
       expect(await backendsOf()).toBe(0);
     },
-    15_000,
+    60_000,
   );
 });
 

@@ -7,14 +7,19 @@
  * statement to its end and commits it.
  */
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { backend, encode } from '@sqlgate/testing';
+import { backend, encode, eventually } from '@sqlgate/testing';
 import request from 'supertest';
 import { createTestApp, database, sql, target, type TestApp } from './support';
+
+// Each test waits for its cut statement to end in PostgreSQL.
+jest.setTimeout(60_000);
 
 const PROBE = 'cut-probe';
 /** Like the probe, but the proxy answers as PgBouncer does when its server connection broke. */
 const FATAL_PROBE = 'fatal-probe';
 const CUT_AFTER_MS = 200;
+/** How long each cut statement runs: far past CUT_AFTER_MS, so that the cut comes first however late timers fire. */
+const SLEEP_SECONDS = 2;
 const UNKNOWN = /whether it committed is unknown/;
 
 /**
@@ -72,8 +77,21 @@ const rowsWith = async (id: number): Promise<number> =>
   (
     (await sql('SELECT count(*)::int AS n FROM lost_writes WHERE id = $1', [id])) as { n: number }[]
   )[0]?.n ?? -1;
-/** The cut statement has finished in PostgreSQL (it sleeps 0.5 s). */
-const settled = () => new Promise((resolve) => setTimeout(resolve, 800));
+/** The row the cut statement writes, once it has finished in PostgreSQL. */
+const committedRow = (id: number) =>
+  eventually(async () => expect(await rowsWith(id)).toBe(1), { withinMs: 30_000 });
+/** No backend runs a cut statement any more: what it wrote is committed or rolled back. */
+const cutStatementsEnded = () =>
+  eventually(
+    async () =>
+      expect(
+        await sql(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()',
+          [`%${PROBE}%`],
+        ),
+      ).toEqual([{ n: 0 }]),
+    { withinMs: 30_000 },
+  );
 
 beforeAll(async () => {
   await sql(`
@@ -91,30 +109,30 @@ afterAll(async () => {
 });
 
 it('says that a lone write cut after it was sent may have committed', async () => {
-  const response = await query(`INSERT INTO lost_writes SELECT 1, '${PROBE}' FROM pg_sleep(0.5)`);
+  const response = await query(
+    `INSERT INTO lost_writes SELECT 1, '${PROBE}' FROM pg_sleep(${SLEEP_SECONDS})`,
+  );
   expect(response.status).toBe(502);
   expect(response.body.error.message).toMatch(UNKNOWN);
   // Programs need not read the message.
   expect(response.body.error.outcomeUnknown).toBe(true);
-  await settled();
   // It did: the answer must not have said that it failed.
-  expect(await rowsWith(1)).toBe(1);
+  await committedRow(1);
 });
 
 it('says so when a pooler’s FATAL ends the connection, never that the caller erred', async () => {
   const response = await query(
-    `INSERT INTO lost_writes SELECT 8, '${FATAL_PROBE}' FROM pg_sleep(0.5)`,
+    `INSERT INTO lost_writes SELECT 8, '${FATAL_PROBE}' FROM pg_sleep(${SLEEP_SECONDS})`,
   );
   expect(response.status).toBe(502);
   expect(response.body.error).toMatchObject({ code: '08P01', outcomeUnknown: true });
-  await settled();
-  expect(await rowsWith(8)).toBe(1);
+  await committedRow(8);
 });
 
 it('says so for a write of a script without a transaction, after the statements that ran', async () => {
   const response = await query(
     `INSERT INTO lost_writes VALUES (2, 'first'); ` +
-      `INSERT INTO lost_writes SELECT 3, '${PROBE}' FROM pg_sleep(0.5); VACUUM lost_writes`,
+      `INSERT INTO lost_writes SELECT 3, '${PROBE}' FROM pg_sleep(${SLEEP_SECONDS}); VACUUM lost_writes`,
   );
   expect(response.status).toBe(502);
   const [first, cut] = response.body.results as {
@@ -125,16 +143,14 @@ it('says so for a write of a script without a transaction, after the statements 
   expect(first).toMatchObject({ rowCount: 1 });
   expect(cut?.error).toMatch(UNKNOWN);
   expect(cut?.cause?.outcomeUnknown).toBe(true);
-  await settled();
-  expect(await rowsWith(3)).toBe(1);
+  await committedRow(3);
 });
 
 it('says so for a read that calls a function of its own, which may write', async () => {
-  const response = await query(`SELECT lost_writes_add(7, '${PROBE}'), pg_sleep(0.5)`);
+  const response = await query(`SELECT lost_writes_add(7, '${PROBE}'), pg_sleep(${SLEEP_SECONDS})`);
   expect(response.status).toBe(502);
   expect(response.body.error.message).toMatch(UNKNOWN);
-  await settled();
-  expect(await rowsWith(7)).toBe(1);
+  await committedRow(7);
 });
 
 it('says that a read cut so failed: it changed nothing', async () => {
@@ -150,11 +166,11 @@ it('says that a read cut so failed: it changed nothing', async () => {
 it('says that sqlgate’s own transaction cut before its COMMIT failed: nothing committed', async () => {
   const response = await query(
     `INSERT INTO lost_writes VALUES (4, 'in a transaction'); ` +
-      `INSERT INTO lost_writes SELECT 5, '${PROBE}' FROM pg_sleep(0.5)`,
+      `INSERT INTO lost_writes SELECT 5, '${PROBE}' FROM pg_sleep(${SLEEP_SECONDS})`,
   );
   expect(response.status).toBe(502);
   expect(JSON.stringify(response.body)).not.toMatch(UNKNOWN);
-  await settled();
+  await cutStatementsEnded();
   expect(await rowsWith(4)).toBe(0);
   expect(await rowsWith(5)).toBe(0);
 });
@@ -164,9 +180,8 @@ it('says so in a session, for a write outside a transaction', async () => {
   expect(opened.status).toBe(201);
   const response = await request(testApp.app)
     .post(`/api/sessions/${opened.body.sessionId as string}/query`)
-    .send({ sql: `INSERT INTO lost_writes SELECT 6, '${PROBE}' FROM pg_sleep(0.5)` });
+    .send({ sql: `INSERT INTO lost_writes SELECT 6, '${PROBE}' FROM pg_sleep(${SLEEP_SECONDS})` });
   expect(response.status).toBe(502);
   expect(response.body.error.message).toMatch(UNKNOWN);
-  await settled();
-  expect(await rowsWith(6)).toBe(1);
+  await committedRow(6);
 });

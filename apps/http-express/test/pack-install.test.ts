@@ -1,200 +1,97 @@
 /**
- * The packages as a user gets them: every workspace package is packed with `npm pack`, the tarballs
- * are installed into a scratch project outside the repository, and that project requires the
- * packages by name, runs a query through the server against the test database, and runs the bin.
- * Catches what the in-repository tests cannot see: a file missing from `files`, an exports map
- * pointing nowhere, a dependency declared only in the workspace root.
+ * The packages as a user gets them (pack-install/scratch-project.ts): a project outside the
+ * repository installs the packed tarballs, requires the packages by name, runs a query through the
+ * server against the test database, and runs the bin. Then it installs what @sqlgate/testing's Jest
+ * recipe says, which brings the latest TypeScript (7) as `tsc` and TypeScript 6 for ts-jest, and
+ * runs that recipe, every program of the packages' READMEs compiled by TypeScript 7, and a consumer
+ * type-checked under every module resolution. Catches what the in-repository tests cannot see: a
+ * file missing from `files`, an exports map pointing nowhere, a dependency declared only in the
+ * workspace root, declarations that need an optional peer.
  */
 import { spawn } from 'node:child_process';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { testDatabaseFromEnvironment } from '@sqlgate/testing';
+import { startLocalRedis, testDatabaseFromEnvironment, type LocalRedis } from '@sqlgate/testing';
+import {
+  README_PROGRAMS,
+  RECIPE_README,
+  REPO_ROOT,
+  atTestDatabase,
+  programsOf,
+  recipeFilesOf,
+  runProgram,
+} from './readme-programs';
+import {
+  createScratchProject,
+  filesNamedBy,
+  INSTALL_TIMEOUT_MS,
+  npmEnvironment,
+  plainEnvironment,
+  run,
+  runOk,
+  type ScratchProject,
+} from './pack-install/scratch-project';
 import { pathWithoutPostgres } from './demo-support';
 
-const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
-const TYPESCRIPT_COMPILER = require.resolve('typescript/bin/tsc', { paths: [REPO_ROOT] });
-
-interface Workspace {
-  name: string;
-  directory: string;
-}
-
-const WORKSPACES: Workspace[] = [
-  { name: '@sqlgate/core', directory: 'packages/core' },
-  { name: '@sqlgate/postgres-adapter', directory: 'packages/postgres-adapter' },
-  { name: '@sqlgate/redis-cache', directory: 'packages/redis-cache' },
-  { name: '@sqlgate/testing', directory: 'packages/testing' },
-  { name: '@sqlgate/console', directory: 'packages/console' },
-  { name: '@sqlgate/http-express', directory: 'apps/http-express' },
-];
-
-const SETUP_TIMEOUT_MS = 300_000;
-const INSTALL_TIMEOUT_MS = 240_000;
-
-interface RunResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-interface RunOptions {
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-  timeoutMs: number;
-}
-
-/** Runs a program to its end and collects its output; never rejects on a non-zero exit. */
-function run(command: string, args: string[], options: RunOptions): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-}
-
-/** Like `run`, but a non-zero exit (or a kill after the time limit) is an error that shows the output. */
-async function runOk(command: string, args: string[], options: RunOptions): Promise<RunResult> {
-  const result = await run(command, args, options);
-  if (result.code !== 0) {
-    const how = result.signal
-      ? `was killed with ${result.signal} (time limit ${options.timeoutMs} ms)`
-      : `exited with ${result.code}`;
-    throw new Error(
-      `\`${[command, ...args].join(' ')}\` in ${options.cwd} ${how}\n--- stdout\n${result.stdout.slice(-4000)}\n--- stderr\n${result.stderr.slice(-4000)}`,
-    );
-  }
-  return result;
-}
+/** The packages' READMEs, whose programs run here from the tarballs. */
+const PACKAGE_READMES = Object.keys(README_PROGRAMS).filter((readme) => readme !== 'README.md');
 
 /**
- * npm's own settings (registry, cache, certificates) come from the environment and the user's
- * .npmrc; what an enclosing `npm run` adds for its script, such as the workspace root as the local
- * prefix, would point npm back into this repository and is dropped.
+ * The install line of @sqlgate/testing's Jest recipe as its README gives it, the package itself
+ * taken from its tarball.
  */
-const SCRIPT_ONLY_VARIABLES = new Set([
-  'npm_command',
-  'npm_config_call',
-  'npm_config_local_prefix',
-  'npm_config_workspace',
-  'npm_config_workspaces',
-  'npm_config_include_workspace_root',
-  'INIT_CWD',
-]);
-
-function npmEnvironment(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (/^(npm_package_|npm_lifecycle_)/.test(name) || SCRIPT_ONLY_VARIABLES.has(name)) continue;
-    env[name] = value;
-  }
-  return {
-    ...env,
-    npm_config_loglevel: 'error',
-    npm_config_fund: 'false',
-    npm_config_audit: 'false',
-    npm_config_update_notifier: 'false',
-  };
+function recipeInstallCommand(testingTarball: string): string {
+  const readme = readFileSync(path.join(REPO_ROOT, RECIPE_README), 'utf8');
+  const command = /^npm install --save-dev jest (?:.*\\\n)*.*/m.exec(readme)?.[0];
+  if (!command) throw new Error(`${RECIPE_README} has no npm install line for its Jest recipe`);
+  return command.replace(/\\\n\s*/g, '').replace(/ @sqlgate\/testing /, ` ${testingTarball} `);
 }
 
-/** A bare environment for the programs of the scratch project: no PORT, no NODE_PATH, nothing of sqlgate's. */
-function plainEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const name of ['PATH', 'HOME', 'TMPDIR', 'TEMP', 'TMP', 'SystemRoot', 'LANG']) {
-    if (process.env[name] !== undefined) env[name] = process.env[name];
-  }
-  return { ...env, ...extra };
-}
+/** Each way a consumer's TypeScript may resolve modules, and the compiler that has it. */
+const RESOLUTIONS: Record<string, { compiler: 'tsc' | 'tsc6'; options: object }> = {
+  node16: { compiler: 'tsc', options: { module: 'node16', moduleResolution: 'node16' } },
+  nodenext: { compiler: 'tsc', options: { module: 'nodenext', moduleResolution: 'nodenext' } },
+  bundler: { compiler: 'tsc', options: { module: 'preserve', moduleResolution: 'bundler' } },
+  // TypeScript 7 has no `node` (node10) resolution any more: a project that keeps it is on 6.
+  node10: {
+    compiler: 'tsc6',
+    options: { module: 'commonjs', moduleResolution: 'node10', ignoreDeprecations: '6.0' },
+  },
+};
 
-function ensureBuilt(): Promise<unknown> | undefined {
-  const missing = WORKSPACES.filter(
-    ({ directory }) => !existsSync(path.join(REPO_ROOT, directory, 'dist', 'index.js')),
-  );
-  if (missing.length === 0) return undefined;
-  return runOk('npm', ['run', 'build'], {
-    cwd: REPO_ROOT,
-    env: npmEnvironment(),
-    timeoutMs: 180_000,
-  });
-}
+/** A consumer of the main entry points: what declarations they need, and nothing more. */
+const MAIN_ENTRY_CONSUMER = `
+import { createQueryService, MemoryCacheStore, splitSql, type QueryServiceResponse } from '@sqlgate/core';
+import { createPostgresConnections, type PostgresConnectionsOptions } from '@sqlgate/postgres-adapter';
+import { createApp, startServer, type RunningServer, type StartServerOptions } from '@sqlgate/http-express';
+import { eventually, startTestDatabase, type TestDatabase } from '@sqlgate/testing';
 
-interface PackedWorkspace extends Workspace {
-  tarball: string;
-  /** Paths inside the tarball, without the leading `package/`. */
-  files: string[];
-  manifest: {
-    main?: string;
-    types?: string;
-    bin?: Record<string, string>;
-    exports?: Record<string, string | Record<string, string>>;
-  };
+export async function main(): Promise<void> {
+  const limits: PostgresConnectionsOptions = { max: 5, connectTimeoutMs: 2000 };
+  const service = createQueryService({ connections: createPostgresConnections(limits), cacheStore: new MemoryCacheStore() });
+  const response: QueryServiceResponse = await service.execute({ sql: 'SELECT 1' });
+  const poolWaitMs: number = response.timings.poolWaitMs;
+  const statements: string[] = splitSql('SELECT 1; SELECT 2');
+  createApp({ service });
+  const options: StartServerOptions = { port: 0, hostname: '127.0.0.1' };
+  const server: RunningServer = await startServer(options);
+  const database: TestDatabase = await startTestDatabase();
+  await eventually(() => database.port > 0, { withinMs: 1000 });
+  await server.close();
+  void [poolWaitMs, statements, server.url];
 }
+`;
 
-async function pack(workspace: Workspace, destination: string): Promise<PackedWorkspace> {
-  mkdirSync(destination, { recursive: true });
-  const cwd = path.join(REPO_ROOT, workspace.directory);
-  await runOk('npm', ['pack', '--pack-destination', destination], {
-    cwd,
-    env: npmEnvironment(),
-    timeoutMs: 60_000,
-  });
-  const tarballs = readdirSync(destination).filter((file) => file.endsWith('.tgz'));
-  if (tarballs.length !== 1)
-    throw new Error(`npm pack in ${workspace.directory} left ${tarballs.length} tarballs`);
-  const tarball = path.join(destination, tarballs[0] as string);
-  const listing = await runOk('tar', ['-tzf', tarball], {
-    cwd: destination,
-    env: plainEnvironment(),
-    timeoutMs: 30_000,
-  });
-  const files = listing.stdout
-    .split('\n')
-    .filter((line) => line !== '' && !line.endsWith('/'))
-    .map((line) => line.replace(/^package\//, ''));
-  const manifest = JSON.parse(
-    readFileSync(path.join(cwd, 'package.json'), 'utf8'),
-  ) as PackedWorkspace['manifest'];
-  return { ...workspace, tarball, files, manifest };
-}
+const CHROMIUM_CONSUMER = `
+import { startChromium, type RunningChromium } from '@sqlgate/testing/chromium';
 
-/** Every file the manifest points at: main, types, bin and the targets of the exports map. */
-function filesNamedBy(manifest: PackedWorkspace['manifest']): string[] {
-  const named: string[] = [];
-  const add = (target: unknown): void => {
-    if (typeof target === 'string') named.push(target.replace(/^\.\//, ''));
-    else if (target && typeof target === 'object') Object.values(target).forEach(add);
-  };
-  add(manifest.main);
-  add(manifest.types);
-  add(manifest.bin);
-  add(manifest.exports);
-  return [...new Set(named)];
+export async function main(): Promise<string | null> {
+  const chromium: RunningChromium = await startChromium({ viewport: { width: 800, height: 600 } });
+  const page = await chromium.context.newPage();
+  await chromium.close();
+  return page.url();
 }
+`;
 
 const database = testDatabaseFromEnvironment();
 const target = {
@@ -222,44 +119,62 @@ async function untilGroupEnds(group: number, limitMs: number): Promise<boolean> 
 }
 
 describe('the packed packages, installed outside the repository', () => {
-  let root: string;
+  let scratch: ScratchProject;
   let project: string;
-  let packed: PackedWorkspace[] = [];
+
+  /** Runs a program of the project's node_modules/.bin, failing with its output. */
+  const bin = (name: string, args: string[], cwd = project) =>
+    runOk(path.join(project, 'node_modules', '.bin', name), args, {
+      cwd,
+      env: plainEnvironment(),
+      timeoutMs: 120_000,
+    });
+
+  /**
+   * Type-checks `source` under one module resolution, with every declaration it reaches and only
+   * the global types named in `types`.
+   */
+  async function typeCheck(
+    name: string,
+    source: string,
+    resolution: string,
+    types: string[] = [],
+  ): Promise<void> {
+    const { compiler, options } = RESOLUTIONS[resolution] as (typeof RESOLUTIONS)[string];
+    const directory = path.join(project, 'consumers', `${name}-${resolution}`);
+    mkdirSync(directory, { recursive: true });
+    writeFileSync(path.join(directory, 'consumer.ts'), source);
+    const compilerOptions = {
+      target: 'es2022',
+      lib: ['es2022', 'esnext.disposable', 'dom'],
+      strict: true,
+      noEmit: true,
+      skipLibCheck: false,
+      types,
+      ...options,
+    };
+    writeFileSync(
+      path.join(directory, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions, files: ['consumer.ts'] }, null, 2),
+    );
+    await bin(compiler, ['-p', '.'], directory);
+  }
 
   beforeAll(async () => {
-    root = mkdtempSync(path.join(tmpdir(), 'sqlgate-pack-'));
-    if (!path.relative(REPO_ROOT, root).startsWith('..')) {
-      throw new Error(`the scratch directory ${root} must be outside the repository ${REPO_ROOT}`);
-    }
-    await ensureBuilt();
-    packed = [];
-    for (const workspace of WORKSPACES) {
-      packed.push(
-        await pack(workspace, path.join(root, 'tarballs', workspace.directory.replace(/\//g, '-'))),
-      );
-    }
-    project = path.join(root, 'project');
-    mkdirSync(project);
-    await runOk('npm', ['init', '-y'], { cwd: project, env: npmEnvironment(), timeoutMs: 60_000 });
-    // All the tarballs in one install: npm satisfies the @sqlgate/* dependencies (version 0.1.0)
-    // between them from the tarballs, and fetches only the third-party packages.
-    await runOk(
-      'npm',
-      ['install', ...packed.map(({ tarball }) => tarball), '--no-audit', '--no-fund'],
-      {
-        cwd: project,
-        env: npmEnvironment(),
-        timeoutMs: INSTALL_TIMEOUT_MS,
-      },
-    );
-  }, SETUP_TIMEOUT_MS);
+    scratch = await createScratchProject();
+    project = scratch.project;
+    const testing = scratch.packed.find(({ name }) => name === '@sqlgate/testing');
+    await runOk('sh', ['-c', recipeInstallCommand(testing?.tarball as string)], {
+      cwd: project,
+      env: npmEnvironment(),
+      timeoutMs: INSTALL_TIMEOUT_MS,
+    });
+  }, 600_000);
 
-  afterAll(() => {
-    if (root) rmSync(root, { recursive: true, force: true });
-  });
+  afterAll(() => scratch?.remove());
 
   it('ship compiled JavaScript with declarations and a README, no sources, tests or build info', () => {
-    for (const { name, files, manifest } of packed) {
+    for (const { name, files, manifest } of scratch.packed) {
       const unwanted = files.filter(
         (file) =>
           /^(src|test|tests|node_modules)\//.test(file) ||
@@ -284,9 +199,10 @@ describe('the packed packages, installed outside the repository', () => {
         unwanted: [],
       });
     }
-    const server = packed.find(({ name }) => name === '@sqlgate/http-express');
+    const server = scratch.packed.find(({ name }) => name === '@sqlgate/http-express');
     expect(server?.files).toContain('dist/bin.js');
-    const consoleFiles = packed.find(({ name }) => name === '@sqlgate/console')?.files ?? [];
+    const consoleFiles =
+      scratch.packed.find(({ name }) => name === '@sqlgate/console')?.files ?? [];
     expect(consoleFiles).toEqual(
       expect.arrayContaining([
         'dist/assets/index.html',
@@ -336,48 +252,15 @@ describe('the packed packages, installed outside the repository', () => {
     });
   }, 90_000);
 
-  it('type-check a TypeScript consumer through the exports maps', async () => {
-    const consumer = [
-      "import { createQueryService, MemoryCacheStore, splitSql, type QueryServiceResponse } from '@sqlgate/core';",
-      "import { createPostgresConnections, type PostgresConnectionsOptions } from '@sqlgate/postgres-adapter';",
-      "import { createApp, startServer, type RunningServer, type StartServerOptions } from '@sqlgate/http-express';",
-      '',
-      'export async function main(): Promise<void> {',
-      '  const limits: PostgresConnectionsOptions = { max: 5, connectTimeoutMs: 2000 };',
-      '  const service = createQueryService({ connections: createPostgresConnections(limits), cacheStore: new MemoryCacheStore() });',
-      "  const response: QueryServiceResponse = await service.execute({ sql: 'SELECT 1' });",
-      '  const poolWaitMs: number = response.timings.poolWaitMs;',
-      "  const statements: string[] = splitSql('SELECT 1; SELECT 2');",
-      '  createApp({ service });',
-      "  const options: StartServerOptions = { port: 0, hostname: '127.0.0.1' };",
-      '  const server: RunningServer = await startServer(options);',
-      '  const url: string = server.url;',
-      '  await server.close();',
-      '  void [poolWaitMs, statements, url];',
-      '}',
-      '',
-    ].join('\n');
-    const tsconfig = {
-      compilerOptions: {
-        target: 'ES2022',
-        lib: ['ES2022', 'ESNext.Disposable'],
-        module: 'Node16',
-        moduleResolution: 'Node16',
-        strict: true,
-        noEmit: true,
-        skipLibCheck: false,
-        types: [],
-      },
-      files: ['consumer.ts'],
-    };
-    writeFileSync(path.join(project, 'consumer.ts'), consumer);
-    writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
-    await runOk(process.execPath, [TYPESCRIPT_COMPILER, '-p', '.'], {
-      cwd: project,
-      env: plainEnvironment(),
-      timeoutMs: 60_000,
-    });
-  }, 90_000);
+  it('type-check a consumer of the main entry points without playwright-core, however it resolves modules', async () => {
+    // @sqlgate/testing's optional peer: the main entry point's declarations must not need it.
+    expect(existsSync(path.join(project, 'node_modules', 'playwright-core'))).toBe(false);
+    for (const resolution of Object.keys(RESOLUTIONS)) {
+      await typeCheck('main', MAIN_ENTRY_CONSUMER, resolution);
+    }
+    // The compiler is the latest TypeScript, as `npm install` gives it.
+    expect((await bin('tsc', ['-v'])).stdout).toMatch(/^Version 7\./);
+  }, 300_000);
 
   it('install the sqlgate bin, which refuses a bad PORT with one line naming it', async () => {
     const bin = path.join(project, 'node_modules', '.bin', 'sqlgate');
@@ -394,6 +277,82 @@ describe('the packed packages, installed outside the repository', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/\bPORT\b/);
   }, 30_000);
+
+  it("run @sqlgate/testing's Jest recipe as its README gives it: Jest passes, TypeScript 7 accepts it", async () => {
+    const recipe = path.join(project, 'recipe');
+    for (const { file, code } of recipeFilesOf(RECIPE_README)) {
+      mkdirSync(path.dirname(path.join(recipe, file as string)), { recursive: true });
+      writeFileSync(path.join(recipe, file as string), code);
+    }
+    const jest = await bin('jest', [], recipe);
+    expect(jest.stderr).toMatch(/Tests:\s+1 passed, 1 total/);
+    expect(jest.stderr).not.toMatch(/ts-jest\[config\] \(WARN\)/);
+    await bin('tsc', ['-p', '.'], recipe);
+  }, 300_000);
+
+  it("run every program of the packages' READMEs, compiled by TypeScript 7, and the chromium entry point however modules resolve", async () => {
+    // What the READMEs say to install for the programs that need more: a browser driver, express.
+    await runOk(
+      'npm',
+      ['install', 'playwright-core', 'express', '@types/express', '--no-audit', '--no-fund'],
+      { cwd: project, env: npmEnvironment(), timeoutMs: INSTALL_TIMEOUT_MS },
+    );
+    for (const resolution of Object.keys(RESOLUTIONS)) {
+      // playwright-core's own declarations need Node's.
+      await typeCheck('chromium', CHROMIUM_CONSUMER, resolution, ['node']);
+    }
+    const programs = path.join(project, 'programs');
+    mkdirSync(programs, { recursive: true });
+    const written = PACKAGE_READMES.flatMap((readme) =>
+      programsOf(readme).map((program, index) => {
+        const name = `${readme.replace(/\/README\.md$/, '').replaceAll('/', '-')}-${index}`;
+        writeFileSync(path.join(programs, `${name}.ts`), atTestDatabase(program, database));
+        return { readme, index, name };
+      }),
+    );
+    const compilerOptions = {
+      target: 'es2022',
+      lib: ['es2022', 'esnext.disposable', 'dom'],
+      module: 'nodenext',
+      strict: true,
+      types: ['node'],
+      outDir: 'out',
+    };
+    writeFileSync(
+      path.join(programs, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions, include: ['*.ts'] }, null, 2),
+    );
+    await bin('tsc', ['-p', '.'], programs);
+
+    const redis: LocalRedis = await startLocalRedis();
+    try {
+      for (const { readme, index, name } of written) {
+        const expected = README_PROGRAMS[readme]?.[index] ?? { prints: [] };
+        const outcome = await runProgram(path.join(programs, 'out', `${name}.js`), {
+          cwd: programs,
+          env: plainEnvironment({
+            DB_PASSWORD: database.password,
+            REDIS_URL: redis.url,
+            TEST_DATABASE_URL: database.connectionString,
+          }),
+          expected,
+          database,
+          limitMs: 60_000,
+        });
+        expect({ name, code: outcome.code, stderr: outcome.stderr }).toEqual({
+          name,
+          code: 0,
+          stderr: '',
+        });
+        for (const prints of expected.prints) expect(outcome.stdout).toMatch(prints);
+        if (expected.server) {
+          expect(outcome.answer).toMatchObject({ status: 200, body: { rows: [{ one: 1 }] } });
+        }
+      }
+    } finally {
+      await redis.stop();
+    }
+  }, 600_000);
 
   it('run `npx sqlgate --demo` on the embedded database with no PostgreSQL on the PATH, and stop on SIGTERM', async () => {
     // Its own process group: SIGTERM reaches npx and the sqlgate it runs, as Ctrl-C would.

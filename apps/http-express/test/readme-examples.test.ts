@@ -1,53 +1,57 @@
 /**
- * Every complete program in the packages' READMEs (a ```ts block with `async function main`) runs
- * as written against the test database: only the connection fields change, from the README's
+ * Every program of the READMEs (readme-programs.ts) runs as written against the test database,
+ * with the workspaces' builds: only the connection fields change, from the READMEs'
  * 127.0.0.1:5432 postgres/postgres to the test server's, and DB_PASSWORD is the test password. A
- * README whose example stops compiling or working fails here, not in a user's first minutes.
+ * README whose example stops compiling or working fails here, not in a user's first minutes. (The
+ * packages' programs and recipes also run from the packed packages: pack-install.test.ts.)
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { startLocalRedis, type LocalRedis } from '@sqlgate/testing';
 import ts from 'typescript';
 import { database } from './support';
+import {
+  README_PROGRAMS,
+  RECIPE_README,
+  REPO_ROOT,
+  atTestDatabase,
+  programsOf,
+  recipeFilesOf,
+  runProgram,
+} from './readme-programs';
 
-const REPO_ROOT = path.join(__dirname, '..', '..', '..');
 /** Inside the repository, so that `@sqlgate/*` resolve to the workspaces' builds. */
 const SCRATCH = path.join(REPO_ROOT, 'node_modules', '.cache', 'readme-examples');
 
-/** What each README's programs must print, in order, for the example to count as working. */
-const EXPECTED: Record<string, RegExp[][]> = {
-  'packages/core/README.md': [[/\{ one: 1 \}/, /read write/], [/\[ \{ one: 1 \} \]/]],
-  'packages/postgres-adapter/README.md': [
-    [/Connection successful/, /multipleResults: true/, /totalConnections: 2/],
-  ],
-  'apps/http-express/README.md': [[/^200 \{/m, /rows: \[ \{ one: 1 \} \]/]],
-};
+let redis: LocalRedis;
+beforeAll(async () => {
+  redis = await startLocalRedis();
+});
+afterAll(() => redis?.stop());
 
-function programsOf(readme: string): string[] {
-  const blocks = [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1] ?? '');
-  return blocks.filter((block) => block.includes('async function main'));
-}
+it('lists every README with code; only the Jest recipe is files, run from the packed packages', () => {
+  const readmes = ['README.md', 'apps/http-express/README.md'].concat(
+    ['core', 'postgres-adapter', 'redis-cache', 'console', 'testing'].map(
+      (name) => `packages/${name}/README.md`,
+    ),
+  );
+  expect(Object.keys(README_PROGRAMS).sort()).toEqual(readmes.sort());
+  const recipes = readmes.filter((readme) => recipeFilesOf(readme).length > 0);
+  expect(recipes).toEqual([RECIPE_README]);
+});
 
-/** The README's connection fields, pointed at the test database. */
-function atTestDatabase(program: string): string {
-  return program
-    .replaceAll("host: '127.0.0.1',", `host: ${JSON.stringify(database.host)},`)
-    .replaceAll('port: 5432,', `port: ${database.port},`)
-    .replaceAll("user: 'postgres',", `user: ${JSON.stringify(database.user)},`)
-    .replaceAll("database: 'postgres',", `database: ${JSON.stringify(database.database)},`);
-}
-
-describe.each(Object.keys(EXPECTED))('the programs of %s', (readmePath) => {
-  const programs = programsOf(readFileSync(path.join(REPO_ROOT, readmePath), 'utf8'));
+describe.each(Object.keys(README_PROGRAMS))('the programs of %s', (readmePath) => {
+  const programs = programsOf(readmePath);
+  const expected = README_PROGRAMS[readmePath] ?? [];
 
   it('are all checked here', () => {
-    expect(programs).toHaveLength(EXPECTED[readmePath]?.length ?? 0);
+    expect(programs).toHaveLength(expected.length);
   });
 
   it.each(programs.map((program, index) => [index, program] as const))(
     'program %i runs as written and prints what its comments say',
-    (index, program) => {
-      const { outputText, diagnostics } = ts.transpileModule(atTestDatabase(program), {
+    async (index, program) => {
+      const { outputText, diagnostics } = ts.transpileModule(atTestDatabase(program, database), {
         compilerOptions: {
           module: ts.ModuleKind.CommonJS,
           target: ts.ScriptTarget.ES2022,
@@ -59,16 +63,39 @@ describe.each(Object.keys(EXPECTED))('the programs of %s', (readmePath) => {
       mkdirSync(SCRATCH, { recursive: true });
       const file = path.join(SCRATCH, `${readmePath.replaceAll('/', '_')}-${index}.cjs`);
       writeFileSync(file, outputText);
-      const run = spawnSync(process.execPath, [file], {
-        env: { ...process.env, DB_PASSWORD: database.password },
-        encoding: 'utf8',
-        timeout: 20_000,
+      const run = await runProgram(file, {
+        cwd: SCRATCH,
+        env: {
+          ...process.env,
+          DB_PASSWORD: database.password,
+          REDIS_URL: redis.url,
+          TEST_DATABASE_URL: database.connectionString,
+        },
+        expected: expected[index] ?? { prints: [] },
+        database,
+        limitMs: 60_000,
       });
-      expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
-      for (const expected of EXPECTED[readmePath]?.[index] ?? []) {
-        expect(run.stdout).toMatch(expected);
+      expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+      for (const prints of expected[index]?.prints ?? []) expect(run.stdout).toMatch(prints);
+      if (expected[index]?.server) {
+        expect(run.answer).toMatchObject({ status: 200, body: { rows: [{ one: 1 }] } });
       }
     },
-    30_000,
+    90_000,
   );
+});
+
+it("the API section's curl examples reach the Quick start's PostgreSQL: with its password and database", () => {
+  const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+  const api = readme.slice(readme.indexOf('\n## API\n'), readme.indexOf('\n## Configuration\n'));
+  // The JSON of -d '...' and -F 'request=...', joined across the lines of a command.
+  const bodies = [...api.matchAll(/(?:-d |-F 'request=)'?(\{[^']*\})'/g)].map(
+    (match) => JSON.parse(match[1] ?? '') as Record<string, unknown>,
+  );
+  const targets = bodies.filter((body) => 'host' in body);
+  expect(targets.length).toBeGreaterThan(5);
+  for (const body of targets) {
+    expect(body).toMatchObject({ user: 'postgres', password: 'secret' });
+    if ('database' in body) expect(body.database).toBe('postgres');
+  }
 });

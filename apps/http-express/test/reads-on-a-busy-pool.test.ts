@@ -2,6 +2,7 @@
  * Several reads of one request when the pool cannot lend a connection per read (docs/decisions.md
  * 10.29): they take turns on one connection and answer exactly as when each had its own.
  */
+import { eventually } from '@sqlgate/testing';
 import request from 'supertest';
 import { createTestApp, directClient, target, type TestApp } from './support';
 
@@ -14,24 +15,32 @@ beforeAll(() => {
 });
 afterAll(() => testApp.close());
 
-/** Holds `count` of the pool's connections in pg_sleep until the returned function is awaited. */
-async function occupy(count: number, seconds: number): Promise<() => Promise<void>> {
-  const sleeps = Array.from({ length: count }, () =>
-    query({ sql: `SELECT pg_sleep(${seconds}), 'busy-pool-probe'` }).then(() => undefined),
+const OCCUPY_LOCK = 4545;
+
+/**
+ * Holds `count` of the pool's connections until the returned function is awaited: their statements
+ * wait for a lock the test holds, however long the test takes.
+ */
+async function occupy(count: number): Promise<() => Promise<void>> {
+  const holder = await directClient();
+  await holder.query('SELECT pg_advisory_lock($1)', [OCCUPY_LOCK]);
+  const waiting = Array.from({ length: count }, () =>
+    query({ sql: `SELECT 1 FROM pg_advisory_xact_lock_shared(${OCCUPY_LOCK})` }).then(
+      () => undefined,
+    ),
   );
-  const probe = await directClient();
-  try {
-    for (let tries = 0; tries < 200; tries++) {
-      const { rows } = await probe.query(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE 'SELECT pg_sleep(%busy-pool-probe%'",
-      );
-      if (rows[0].n === count) break;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  } finally {
-    await probe.end();
-  }
-  return () => Promise.all(sleeps).then(() => undefined);
+  await eventually(async () => {
+    const { rows } = await holder.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event = 'advisory' AND query LIKE $1",
+      [`%pg_advisory_xact_lock_shared(${OCCUPY_LOCK})%`],
+    );
+    return rows[0].n === count;
+  });
+  return async () => {
+    await holder.query('SELECT pg_advisory_unlock($1)', [OCCUPY_LOCK]);
+    await holder.end();
+    await Promise.all(waiting);
+  };
 }
 
 /** What a caller can compare of two answers: everything but the timings. */
@@ -56,7 +65,7 @@ const SCRIPTS = [
 describe('reads on a busy pool', () => {
   it.each(SCRIPTS)('answer %j as they do on an idle pool', async (sql) => {
     const idle = await query({ sql, maxRows: 10 });
-    const release = await occupy(2, 1);
+    const release = await occupy(2);
     try {
       const busy = await query({ sql, maxRows: 10 });
       expect(busy.status).toBe(idle.status);
@@ -67,20 +76,17 @@ describe('reads on a busy pool', () => {
   });
 
   it('share the one connection left: the request does not wait for the pool', async () => {
-    const release = await occupy(2, 2);
+    const release = await occupy(2);
     try {
-      const response = await query({
-        sql: 'SELECT pg_sleep(0.2), pg_backend_pid() AS pid; SELECT pg_sleep(0.2), pg_backend_pid() AS pid; SELECT pg_sleep(0.2), pg_backend_pid() AS pid',
-      }).expect(200);
-      const pids = response.body.results.map(
-        (result: { rows: { pid: number }[] }) => result.rows[0]?.pid,
+      const read = 'SELECT pg_sleep(0.2), pg_backend_pid() AS pid, transaction_timestamp() AS t';
+      const response = await query({ sql: `${read}; ${read}; ${read}` }).expect(200);
+      const taken = response.body.results.map(
+        (result: { rows: { pid: number; t: string }[] }) => result.rows[0],
       );
-      expect(new Set(pids).size).toBe(1);
-      // A connection per read would have the second and third wait for the first one's return.
-      const poolWaitMs = Number(
-        /pool;dur=([\d.]+)/.exec(response.headers['server-timing'] ?? '')?.[1],
-      );
-      expect(poolWaitMs).toBeLessThan(150);
+      // A connection per read would have the second and third wait for the first one's return,
+      // and run a transaction each: one transaction on one backend, the connection was taken once.
+      expect(new Set(taken.map((row: { pid: number }) => row.pid)).size).toBe(1);
+      expect(new Set(taken.map((row: { t: string }) => row.t)).size).toBe(1);
       expect(response.body).not.toHaveProperty('transactionUsed');
     } finally {
       await release();
@@ -89,7 +95,7 @@ describe('reads on a busy pool', () => {
 
   it('share one READ ONLY transaction at READ COMMITTED, and keep one each at REPEATABLE READ', async () => {
     const sql = 'SELECT transaction_timestamp() AS t, pg_sleep(0.01); '.repeat(3);
-    const release = await occupy(2, 2);
+    const release = await occupy(2);
     try {
       const times = async (isolationLevel?: string) => {
         const response = await query({ sql, ...(isolationLevel ? { isolationLevel } : {}) });
@@ -110,22 +116,21 @@ describe('reads on a busy pool', () => {
   });
 
   it('give the reads after one whose backend was terminated another connection', async () => {
-    const release = await occupy(2, 2);
+    const release = await occupy(2);
     const killer = await directClient();
     try {
       // then(): supertest sends a request only once its answer is asked for.
       const pending = query({
-        sql: "SELECT 1 AS a; SELECT pg_sleep(1.5), 'busy-pool-kill' AS s; SELECT 3 AS c",
+        sql: "SELECT 1 AS a; SELECT pg_sleep(60), 'busy-pool-kill' AS s; SELECT 3 AS c",
       }).then((answer) => answer);
       // Killed in its sleep, not while being parsed: a statement killed before anything of it
       // ran is sent to another connection (docs/decisions.md 6).
-      for (let tries = 0; tries < 100; tries++) {
+      await eventually(async () => {
         const { rowCount } = await killer.query(
           "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%busy-pool-kill%' AND pid <> pg_backend_pid()",
         );
-        if (rowCount) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+        return (rowCount ?? 0) > 0;
+      });
       const response = await pending;
       // As on an idle pool: the terminated read says so, the others answer.
       expect(response.body.results[0].rows).toEqual([{ a: 1 }]);

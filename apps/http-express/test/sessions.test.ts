@@ -4,7 +4,7 @@
  * request, and SIGTERM. A dedicated cluster, so that it can be restarted and its pg_stat_activity
  * holds only this file's connections. Every answer is checked against the OpenAPI document.
  */
-import { startLocalCluster, type LocalCluster } from '@sqlgate/testing';
+import { eventually, startLocalCluster, type LocalCluster } from '@sqlgate/testing';
 import { Client } from 'pg';
 import request from 'supertest';
 import type { ServerConfig } from '../src/config';
@@ -27,8 +27,6 @@ const SESSION = '/api/sessions/{sessionId}';
 const SESSION_QUERY = '/api/sessions/{sessionId}/query';
 const CANCEL = '/api/requests/{requestId}/cancel';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
   let cluster: LocalCluster;
   let observer: Client;
@@ -45,13 +43,27 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
     return rows;
   }
 
-  async function eventually(probe: () => Promise<boolean>, withinMs: number): Promise<boolean> {
-    const deadline = Date.now() + withinMs;
-    for (;;) {
-      if (await probe()) return true;
-      if (Date.now() > deadline) return false;
-      await sleep(25);
-    }
+  /** The advisory lock statements wait on while the observer holds it (holdUntilReleased). */
+  const HOLDING_LOCK = 4646;
+  const WAITS_FOR_LOCK = `SELECT 1 AS held FROM pg_advisory_xact_lock_shared(${HOLDING_LOCK})`;
+
+  /**
+   * Takes the lock the test's statements wait on; resolves once `count` statements wait for it,
+   * with the function that lets them go. Holds connections however slowly the test runs.
+   */
+  async function holdUntilReleased(start: () => unknown, count = 1): Promise<() => Promise<void>> {
+    await observer.query('SELECT pg_advisory_lock($1)', [HOLDING_LOCK]);
+    start();
+    await eventually(async () => {
+      const { rows } = await observer.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event = 'advisory' AND query LIKE $1",
+        [`%pg_advisory_xact_lock_shared(${HOLDING_LOCK})%`],
+      );
+      return rows[0].n === count;
+    });
+    return async () => {
+      await observer.query('SELECT pg_advisory_unlock($1)', [HOLDING_LOCK]);
+    };
   }
 
   /** The app, and calls of each route whose answers are checked against the document. */
@@ -198,20 +210,32 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
         sql: "BEGIN; INSERT INTO accounts VALUES (7, 'left'); SET search_path = nowhere; CREATE TEMP TABLE scratch (x int)",
       });
       expect(await backends()).toEqual([expect.objectContaining({ state: 'idle in transaction' })]);
-      await sleep(700);
+      // Watched without a request to the session, which would start its clock again.
+      await eventually(() => testApp.service.sessionStatistics().ended.idle === 1);
       expect((await api.run(id, { sql: 'SELECT 1' })).status).toBe(404);
-      expect((await observer.query('SELECT count(*)::int AS n FROM accounts')).rows).toEqual([
-        { n: 0 },
-      ]);
-      expect(testApp.service.sessionStatistics()).toMatchObject({ open: 0, ended: { idle: 1 } });
-      // Both pooled connections (the session's among them) answer with the defaults.
-      const checks = await Promise.all(
-        [1, 2].map(() =>
-          api.query({
-            sql: "SELECT current_setting('search_path') AS path, to_regclass('pg_temp.scratch') IS NULL AS clean, pg_sleep(0.2)",
-          }),
-        ),
+      await eventually(async () =>
+        expect((await observer.query('SELECT count(*)::int AS n FROM accounts')).rows).toEqual([
+          { n: 0 },
+        ]),
       );
+      expect(testApp.service.sessionStatistics()).toMatchObject({ open: 0, ended: { idle: 1 } });
+      // Both pooled connections (the session's among them) answer with the defaults: the checks
+      // wait for each other, so that each has a connection of its own.
+      let answers: Promise<HttpAnswer[]> | undefined;
+      const release = await holdUntilReleased(
+        () =>
+          (answers = Promise.all(
+            [1, 2].map(() =>
+              api.query({
+                sql: `SELECT current_setting('search_path') AS path, to_regclass('pg_temp.scratch') IS NULL AS clean FROM pg_advisory_xact_lock_shared(${HOLDING_LOCK})`,
+              }),
+            ),
+          )),
+        2,
+      );
+      await release();
+      const checks = (await answers) ?? [];
+      expect(checks).toHaveLength(2);
       for (const check of checks) {
         expect(check.body).toMatchObject({ rows: [{ path: '"$user", public', clean: true }] });
       }
@@ -220,18 +244,20 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
   });
 
   it('a session ends at SESSION_MAX_LIFETIME_MS even while it is used', async () => {
-    await withApp({ sessionMaxLifetimeMs: 600 }, async (api) => {
+    // Long enough for the first request to come in time on a loaded machine.
+    await withApp({ sessionMaxLifetimeMs: 3000 }, async (api) => {
       const id = await api.openId();
       const statuses: number[] = [];
-      const started = Date.now();
-      while (Date.now() - started < 1200) {
-        statuses.push((await api.run(id, { sql: 'SELECT 1' })).status);
-        await sleep(50);
-      }
+      await eventually(
+        async () => {
+          statuses.push((await api.run(id, { sql: 'SELECT 1' })).status);
+          return statuses.at(-1) === 404;
+        },
+        { withinMs: 30_000, everyMs: 50 },
+      );
       expect(statuses[0]).toBe(200);
-      expect(statuses.at(-1)).toBe(404);
     });
-  });
+  }, 60_000);
 
   it('a database restart mid-session answers a clear error and frees the session', async () => {
     await withApp({ poolMax: 3 }, async (api, testApp) => {
@@ -301,30 +327,27 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
   it('one request at a time per session: a second one meanwhile answers 409', async () => {
     await withApp({}, async (api) => {
       const id = await api.openId();
-      const slow = api.run(id, { sql: 'SELECT pg_sleep(0.5)' });
-      await sleep(150);
+      let slow: Promise<HttpAnswer> | undefined;
+      const release = await holdUntilReleased(() => (slow = api.run(id, { sql: WAITS_FOR_LOCK })));
       const busy = await api.run(id, { sql: 'SELECT 1' });
+      await release();
       expect(busy.status).toBe(409);
       expect(busy.body).toEqual({
         error: expect.stringContaining('one request at a time'),
         code: 'SESSION_BUSY',
         session: expect.objectContaining({ status: 'open' }),
       });
-      expect((await slow).status).toBe(200);
+      expect((await slow)?.status).toBe(200);
       await api.close(id);
     });
   });
 
-  it('cancel from a second request stops pg_sleep(30) within 1 s; another login cancels nothing', async () => {
+  it('cancel from a second request stops pg_sleep(30); another login cancels nothing', async () => {
     await withApp({}, async (api) => {
       const running = api.query({ sql: 'SELECT pg_sleep(30)' }, 'sleeper-1');
-      expect(
-        await eventually(
-          async () =>
-            (await backends()).some((b) => b.state === 'active' && b.query.includes('pg_sleep')),
-          5000,
-        ),
-      ).toBe(true);
+      await eventually(async () =>
+        (await backends()).some((b) => b.state === 'active' && b.query.includes('pg_sleep')),
+      );
 
       // Another password (trust auth would let it in, sqlgate does not), another user, another
       // database: answered as an id that runs nothing (10.34), and the statement keeps running.
@@ -337,17 +360,14 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
       }
       expect((await backends()).some((b) => b.state === 'active')).toBe(true);
 
-      const cancelledAt = Date.now();
       const cancel = await api.cancel('sleeper-1');
       expect(cancel.status).toBe(200);
       expect(cancel.body).toEqual({ cancelled: true });
+      // 57014: the sleep was cancelled, not waited out.
       const answer = await running;
-      expect(Date.now() - cancelledAt).toBeLessThan(1000);
       expect(answer.status).toBe(409);
       expect(answer.body).toMatchObject({ error: { code: '57014' } });
-      expect(
-        await eventually(async () => (await backends()).every((b) => b.state === 'idle'), 1000),
-      ).toBe(true);
+      await eventually(async () => (await backends()).every((b) => b.state === 'idle'));
       expect((await api.cancel('sleeper-1')).status).toBe(404);
     });
   });
@@ -357,13 +377,10 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
       const id = await api.openId();
       await api.run(id, { sql: 'BEGIN' });
       const running = api.run(id, { sql: 'SELECT pg_sleep(30)' });
-      expect(
-        await eventually(async () => (await backends()).some((b) => b.state === 'active'), 5000),
-      ).toBe(true);
-      const cancelledAt = Date.now();
+      await eventually(async () => (await backends()).some((b) => b.state === 'active'));
       expect((await api.cancelIn(id)).body).toEqual({ cancelled: true });
+      // Answered long before the 30 s sleep's end, and so cancelled.
       const answer = await running;
-      expect(Date.now() - cancelledAt).toBeLessThan(1000);
       expect(answer.status).toBe(409);
       expect(answer.body).toMatchObject({
         session: { status: 'open', transactionStatus: 'failed' },
@@ -381,9 +398,7 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
       const running = api.run(id, {
         sql: "BEGIN; INSERT INTO accounts VALUES (3, 'x'); SELECT pg_sleep(30)",
       });
-      expect(
-        await eventually(async () => (await backends()).some((b) => b.state === 'active'), 5000),
-      ).toBe(true);
+      await eventually(async () => (await backends()).some((b) => b.state === 'active'));
       const closed = await api.close(id);
       expect(closed.body).toEqual({ closed: true, rolledBack: true });
       expect((await running).body).toMatchObject({ session: { status: 'closed' } });
@@ -398,16 +413,13 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
       const id = await api.openId();
       await api.run(id, { sql: "BEGIN; INSERT INTO accounts VALUES (4, 'frozen')" });
       const running = api.run(id, { sql: 'SELECT pg_sleep(30)' });
-      expect(
-        await eventually(async () => (await backends()).some((b) => b.state === 'active'), 5000),
-      ).toBe(true);
+      await eventually(async () => (await backends()).some((b) => b.state === 'active'));
       const [backend] = await backends();
-      // A frozen backend: the cancel's signal waits, unhandled, until it is thawed.
+      // A frozen backend: the cancel's signal waits, unhandled, until it is thawed. Only closing
+      // its connection can end the session.
       process.kill(backend?.pid as number, 'SIGSTOP');
       try {
-        const closedAt = Date.now();
         const closed = await api.close(id);
-        expect(Date.now() - closedAt).toBeLessThan(8000);
         expect(closed.body).toEqual({ closed: true, rolledBack: true });
         const answer = await running;
         expect(answer.status).toBe(409);
@@ -427,7 +439,7 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
         rows: [{ ok: 1 }],
       });
     });
-  }, 20_000);
+  }, 60_000);
 
   it('a backend terminated while its session is idle ends the session at once', async () => {
     await withApp({}, async (api, testApp) => {
@@ -435,9 +447,7 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
       await api.run(id, { sql: 'BEGIN' });
       const [backend] = await backends();
       await observer.query('SELECT pg_terminate_backend($1)', [backend?.pid]);
-      expect(
-        await eventually(async () => testApp.service.sessionStatistics().open === 0, 1000),
-      ).toBe(true);
+      await eventually(() => testApp.service.sessionStatistics().open === 0);
       expect(testApp.service.sessionStatistics().ended.broken).toBe(1);
       expect((await api.run(id, { sql: 'SELECT 1' })).status).toBe(404);
       expect(
@@ -449,17 +459,19 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
   it('a request cancelled while it waits for a pooled connection answers at once', async () => {
     await withApp({ poolMax: 2 }, async (api, testApp) => {
       const session = await api.openId();
-      const holding = api.query({ sql: 'SELECT pg_sleep(1.5)' });
-      await sleep(200);
-      const started = Date.now();
+      let holding: Promise<HttpAnswer> | undefined;
+      const release = await holdUntilReleased(() => (holding = api.query({ sql: WAITS_FOR_LOCK })));
+      const waitingForPool = () =>
+        testApp.service.poolStats().reduce((sum, pool) => sum + pool.waitingClients, 0);
       const waiting = api.query({ sql: "INSERT INTO accounts VALUES (40, 'never')" }, 'waiter-1');
-      await sleep(100);
+      await eventually(() => waitingForPool() === 1);
       expect((await api.cancel('waiter-1')).status).toBe(200);
+      // Answered while both connections are still held: it did not wait for one.
       const answer = await waiting;
-      expect(Date.now() - started).toBeLessThan(800);
+      await release();
       expect(answer.status).toBe(409);
       expect(answer.body).toMatchObject({ cancelled: true });
-      expect((await holding).status).toBe(200);
+      expect((await holding)?.status).toBe(200);
       // The connection that came free later went back unused: nothing was inserted.
       expect((await observer.query('SELECT count(*)::int AS n FROM accounts')).rows).toEqual([
         { n: 0 },
@@ -471,22 +483,22 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
       // Opening a session waits for a connection the same way, and is cancelled the same way: both
       // connections of the pool are held meanwhile.
       await api.close(session);
-      const holdingAgain = Promise.all(
-        [1, 2].map(() => api.query({ sql: 'SELECT pg_sleep(1.5)' })),
+      let holdingAgain: Promise<HttpAnswer[]> | undefined;
+      const releaseAgain = await holdUntilReleased(
+        () => (holdingAgain = Promise.all([1, 2].map(() => api.query({ sql: WAITS_FOR_LOCK })))),
+        2,
       );
-      await sleep(200);
-      const openedAt = Date.now();
       // supertest sends a request once it is awaited or then'd.
       const opening = request(testApp.app)
         .post(SESSIONS)
         .set('X-Request-Id', 'opener-1')
         .send(connection())
         .then((answer) => answer);
-      await sleep(100);
+      await eventually(() => waitingForPool() === 1);
       expect((await api.cancel('opener-1')).status).toBe(200);
       const refused = await opening;
+      await releaseAgain();
       contract.expectDocumented(refused, SESSIONS, 'post');
-      expect(Date.now() - openedAt).toBeLessThan(800);
       expect(refused.status).toBe(409);
       expect(refused.body).toMatchObject({ code: 'REQUEST_CANCELLED' });
       await holdingAgain;
@@ -556,7 +568,7 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
       await api.openId({ idleTimeoutMs: 100 });
       const open = await api.openId();
       await api.close(closed);
-      await sleep(300);
+      await eventually(() => testApp.service.sessionStatistics().ended.idle === 1);
       const scrape = await request(testApp.app).get('/metrics');
       const value = (series: string) =>
         Number(
@@ -618,9 +630,7 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
         { sql: 'SELECT pg_sleep(30)' },
         15_000,
       );
-      expect(
-        await eventually(async () => (await backends()).some((b) => b.state === 'active'), 5000),
-      ).toBe(true);
+      await eventually(async () => (await backends()).some((b) => b.state === 'active'));
       const signalledAt = Date.now();
       process.kill(sqlgate.pid, 'SIGTERM');
       expect(await running).toMatchObject({
@@ -630,12 +640,13 @@ describeWithLocalCluster('sessions and cancel, against real PostgreSQL', () => {
       });
       await sqlgate.settle(10_000);
       expect(sqlgate.exit()).toBe('exited with code 0');
-      // Nothing waits for a grace period: the sessions end at once, and nothing else runs.
-      expect(Date.now() - signalledAt).toBeLessThan(6000);
+      // Nothing waits for the 10 s grace period: the sessions end at once, and nothing else runs.
+      // (A wide margin below it for a loaded machine.)
+      expect(Date.now() - signalledAt).toBeLessThan(9000);
       expect((await observer.query('SELECT count(*)::int AS n FROM accounts')).rows).toEqual([
         { n: 0 },
       ]);
-      expect(await eventually(async () => (await backends()).length === 0, 2000)).toBe(true);
+      await eventually(async () => (await backends()).length === 0);
     } finally {
       await sqlgate.stop();
     }

@@ -6,6 +6,12 @@ import { startServer } from '../src/server';
 import { captureLogs, database, target } from './support';
 
 const capture = () => captureLogs('warn');
+/**
+ * SLOW_QUERY_MS here, and the sleep of the one slow statement: far above what the fast statements
+ * take even on a loaded machine, so that which statements are slow does not depend on its load.
+ */
+const SLOW_QUERY_MS = 1500;
+const SLOW_SECONDS = 2;
 
 it('logs the statements slower than SLOW_QUERY_MS, without their literals', async () => {
   const { logger, lines } = capture();
@@ -13,14 +19,14 @@ it('logs the statements slower than SLOW_QUERY_MS, without their literals', asyn
     port: 0,
     hostname: '127.0.0.1',
     logger,
-    slowQueryMs: 150,
+    slowQueryMs: SLOW_QUERY_MS,
   });
   const response = await fetch(`${server.url}/api/query`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-request-id': 'slow-1' },
     body: JSON.stringify({
       ...target(),
-      sql: "SELECT 1; SELECT pg_sleep(0.2), 'card 4111-1111' AS secret; SELECT 3",
+      sql: `SELECT 1; SELECT pg_sleep(${SLOW_SECONDS}), 'card 4111-1111' AS secret; SELECT 3`,
     }),
   });
   expect(response.status).toBe(200);
@@ -37,7 +43,7 @@ it('logs the statements slower than SLOW_QUERY_MS, without their literals', asyn
     outcome: 'ok',
     statement: 'SELECT pg_sleep($1), $2 AS secret',
   });
-  expect(slow[0]?.durationMs).toBeGreaterThanOrEqual(150);
+  expect(slow[0]?.durationMs).toBeGreaterThanOrEqual(SLOW_QUERY_MS);
   expect(JSON.stringify(lines())).not.toContain('4111');
 });
 
@@ -47,23 +53,23 @@ it('times each statement of a transaction on its own, and logs the slow one', as
     port: 0,
     hostname: '127.0.0.1',
     logger,
-    slowQueryMs: 250,
+    slowQueryMs: SLOW_QUERY_MS,
   });
   const response = await fetch(`${server.url}/api/query`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
       ...target(),
-      sql: 'CREATE TEMP TABLE slow_t (a int); INSERT INTO slow_t VALUES (1); SELECT pg_sleep(0.3); DELETE FROM slow_t',
+      sql: `CREATE TEMP TABLE slow_t (a int); INSERT INTO slow_t VALUES (1); SELECT pg_sleep(${SLOW_SECONDS}); DELETE FROM slow_t`,
     }),
   });
   const body = (await response.json()) as { results: { executionTime: number }[] };
   expect(response.status).toBe(200);
   const times = body.results.map((result) => result.executionTime);
   // Each step is timed from the previous step's answer arriving: the server may begin the sleep a
-  // moment before that answer reaches sqlgate, so a few milliseconds less than 300 are possible.
-  expect(times[2]).toBeGreaterThanOrEqual(280);
-  for (const index of [0, 1, 3]) expect(times[index]).toBeLessThan(250);
+  // moment before that answer reaches sqlgate, so a few milliseconds less than the sleep are possible.
+  expect(times[2]).toBeGreaterThanOrEqual(SLOW_SECONDS * 1000 - 20);
+  for (const index of [0, 1, 3]) expect(times[index]).toBeLessThan(SLOW_QUERY_MS);
   const slow = lines().filter((line) => line.msg === 'slow statement');
   expect(slow.map((line) => [line.index, line.statement])).toEqual([[2, 'SELECT pg_sleep($1)']]);
 });

@@ -150,17 +150,3 @@ async function post(url: string, body: unknown, deadlineMs: number): Promise<Out
     return { kind: 'not-json', status: response.status, text: text.slice(0, 500), ms: ms() };
   }
 }
-
-/** Asks `probe` every `stepMs` until it answers 0 or `limitMs` passed; its last answer. */
-export async function untilZero(
-  probe: () => Promise<number>,
-  limitMs: number,
-  stepMs = 100,
-): Promise<number> {
-  let value = await probe();
-  for (let waited = 0; value > 0 && waited < limitMs; waited += stepMs) {
-    await new Promise((resolve) => setTimeout(resolve, stepMs));
-    value = await probe();
-  }
-  return value;
-}

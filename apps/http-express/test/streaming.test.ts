@@ -5,7 +5,8 @@
  */
 import net from 'node:net';
 import { streamFormatOf } from '../src/stream-formats';
-import { startSqlgateProcess, untilZero, type SqlgateProcess } from './sqlgate-process';
+import { eventually } from '@sqlgate/testing';
+import { startSqlgateProcess, type SqlgateProcess } from './sqlgate-process';
 import { sql, target } from './support';
 
 let sqlgate: SqlgateProcess;
@@ -219,12 +220,15 @@ describe('streamed answers under a hostile reading', () => {
       `POST /api/query HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n` +
         `Accept: application/x-ndjson\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(await sqlgate.activeConnections()).toBe(1);
-    const held = await untilZero(() => sqlgate.activeConnections(), 8000);
-    socket.destroy();
-    expect(held).toBe(0);
-  }, 20_000);
+    try {
+      await eventually(async () => expect(await sqlgate.activeConnections()).toBe(1));
+      await eventually(async () => expect(await sqlgate.activeConnections()).toBe(0), {
+        withinMs: 30_000,
+      });
+    } finally {
+      socket.destroy();
+    }
+  }, 60_000);
 
   it('cuts the statement at a row larger than MAX_RESULT_BYTES, unread, and says so', async () => {
     const narrow = await startSqlgateProcess({ LOG_LEVEL: 'info', MAX_RESULT_BYTES: '1048576' });
@@ -412,13 +416,10 @@ describe('a stream under stress', () => {
     const running = `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%${marker}%' AND query NOT LIKE '%pg_stat_activity%'`;
     expect(await sql(running)).toEqual([{ n: 1 }]);
     controller.abort();
-    const active = await untilZero(
-      async () => ((await sql(running))[0] as { n: number }).n,
-      1000,
-      50,
-    );
-    expect(active).toBe(0);
-  }, 30_000);
+    await eventually(async () => expect(await sql(running)).toEqual([{ n: 0 }]), {
+      withinMs: 30_000,
+    });
+  }, 60_000);
 
   it("a request without its own X-Request-Id is cancelled by sqlgate's id once it streams (10.26)", async () => {
     const response = await post(
@@ -428,7 +429,6 @@ describe('a stream under stress', () => {
     expect(response.status).toBe(200);
     const requestId = response.headers.get('x-request-id') ?? '';
     expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
-    const cancelledAt = Date.now();
     const cancel = await fetch(`${sqlgate.url}/api/requests/${requestId}/cancel`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -436,8 +436,8 @@ describe('a stream under stress', () => {
     });
     expect(cancel.status).toBe(200);
     expect(await cancel.json()).toEqual({ cancelled: true });
+    // 57014: the sleep was cancelled, not waited out.
     const text = await response.text();
-    expect(Date.now() - cancelledAt).toBeLessThan(5000);
     expect(text).toMatch(/"one":1/);
     expect(text).toMatch(/57014/);
   }, 30_000);

@@ -2,6 +2,7 @@
  * OpenTelemetry spans (docs/decisions.md 10.25) seen through the SDK's in-memory exporter, as a
  * host app that registers an SDK would see them, against a real server and PostgreSQL.
  */
+import { eventually } from '@sqlgate/testing';
 import { propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
@@ -41,12 +42,11 @@ async function query(server: RunningServer, sql: string, traceparent?: string) {
 
 /** Spans end when the answer has been sent: wait until the request's own span is exported. */
 async function finishedSpans(): Promise<ReadableSpan[]> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const spans = exporter.getFinishedSpans();
-    if (spans.some((span) => span.kind === SpanKind.SERVER)) return spans;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error('the request span was never exported');
+  await eventually(
+    () => exporter.getFinishedSpans().some((span) => span.kind === SpanKind.SERVER),
+    { everyMs: 10 },
+  );
+  return exporter.getFinishedSpans();
 }
 
 const parentIdOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;

@@ -6,7 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { Agent, request } from 'node:http';
-import { startLocalCluster, type LocalCluster } from '@sqlgate/testing';
+import { eventually, startLocalCluster, type LocalCluster } from '@sqlgate/testing';
 import type { Client } from 'pg';
 import { rawRequest } from './raw-http';
 import { BIN, startSqlgateProcess, type SqlgateProcess } from './sqlgate-process';
@@ -36,8 +36,6 @@ afterAll(async () => {
   await observer?.end().catch(() => undefined);
   await cluster?.stop();
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Answer {
   status: number;
@@ -78,16 +76,6 @@ async function answeringWorker(
   const answer = await run({ sql: 'SELECT inet_client_port() AS port' });
   const port = (answer.body.rows as { port: number }[] | undefined)?.[0]?.port;
   return port === undefined ? undefined : ownerOfLocalPort(port, workers);
-}
-
-/** Polls `probe` until it returns true or `withinMs` passed. */
-async function eventually(probe: () => boolean | Promise<boolean>, withinMs: number) {
-  const until = Date.now() + withinMs;
-  while (!(await probe())) {
-    if (Date.now() > until) return false;
-    await sleep(50);
-  }
-  return true;
 }
 
 function coherenceValue(answer: Answer): number | undefined {
@@ -185,13 +173,15 @@ describe('WORKERS=2', () => {
       if (answer.body.cacheStatus === 'miss') misses += 1;
     }
     expect(misses).toBe(2);
-    // Past the counters' batching (50 ms), every worker has sent what it counted.
-    await sleep(300);
+    // Once every worker has sent what it counted (in batches), every reading is the same.
     const readings: Answer[] = [];
-    for (let index = 0; index < 6; index++) {
-      readings.push(await fresh(server, 'GET', '/api/stats/cache'));
-    }
-    for (const reading of readings) expect(reading).toEqual(readings[0]);
+    await eventually(async () => {
+      readings.splice(0);
+      for (let index = 0; index < 6; index++) {
+        readings.push(await fresh(server, 'GET', '/api/stats/cache'));
+      }
+      for (const reading of readings) expect(reading).toEqual(readings[0]);
+    });
     const { stats, entries } = readings[0]?.body as {
       stats: { cacheSize: number; totalQueries: number; cacheHits: number };
       entries: { query: string }[];
@@ -259,7 +249,6 @@ describe('WORKERS=2', () => {
     type Outcome = { startedMs: number; ok: boolean; detail: string };
     const outcomes: Outcome[] = [];
     const started = performance.now();
-    let killedAtMs = Number.POSITIVE_INFINITY;
     let running = true;
     const loop = async () => {
       while (running) {
@@ -273,28 +262,27 @@ describe('WORKERS=2', () => {
       }
     };
     const loops = Array.from({ length: 6 }, loop);
-    await sleep(500);
-    killedAtMs = performance.now() - started;
+    await eventually(() => outcomes.length >= 20);
     process.kill(victim, 'SIGKILL');
-    const replaced = await eventually(() => {
+    await eventually(() => {
       const now = workersOf(server);
       return now.length === 2 && !now.includes(victim);
-    }, 10_000);
-    await sleep(1000);
+    });
+    const replacedAtMs = performance.now() - started;
+    const startedAfterReplacement = () =>
+      outcomes.filter((outcome) => outcome.startedMs > replacedAtMs);
+    await eventually(() => startedAfterReplacement().length >= 20, { withinMs: 20_000 });
     running = false;
     await Promise.all(loops);
-    expect(replaced).toBe(true);
     const failed = outcomes.filter((outcome) => !outcome.ok);
-    // A connection handed to the victim just before it died is reset with it: those requests,
-    // at most one per loop, are the only ones that may fail.
+    // A connection handed to the victim before the primary saw it die is reset with it: those
+    // requests, at most one per loop, are the only ones that may fail; none after its replacement.
     expect(failed.length).toBeLessThanOrEqual(loops.length);
     for (const failure of failed) {
       expect(failure.detail).not.toMatch(/^\d+$/);
-      expect(failure.startedMs).toBeLessThan(killedAtMs + 100);
+      expect(failure.startedMs).toBeLessThan(replacedAtMs);
     }
-    expect(
-      outcomes.filter((outcome) => outcome.startedMs > killedAtMs + 100).length,
-    ).toBeGreaterThan(20);
+    expect(startedAfterReplacement().every((outcome) => outcome.ok)).toBe(true);
     // The replacement serves.
     const workers = workersOf(server);
     expect(workers).toContain(survivor);
@@ -339,16 +327,14 @@ describe('WORKERS=2', () => {
         sql: 'UPDATE coherence SET v = -1 WHERE id = 1',
       });
       expect(written.status).toBe(200);
-      // It waited for the frozen worker's acknowledgement (1 s), then for its death.
+      // It waited for the frozen worker's acknowledgement (1 s; a frozen worker never gives it),
+      // then for its death: answered at all, the write did not wait for the frozen worker.
       expect(written.body.elapsedMs).toBeGreaterThan(900);
-      expect(written.body.elapsedMs).toBeLessThan(2500);
       expect(isRunning(frozen)).toBe(false);
-      expect(
-        await eventually(() => {
-          const now = workersOf(server);
-          return now.length === 2 && !now.includes(frozen);
-        }, 10_000),
-      ).toBe(true);
+      await eventually(() => {
+        const now = workersOf(server);
+        return now.length === 2 && !now.includes(frozen);
+      });
       for (let index = 0; index < 6; index++) {
         expect(coherenceValue(await query(server, read))).toBe(-1);
       }
@@ -364,12 +350,18 @@ describe('stopping WORKERS=2', () => {
     try {
       const workers = workersOf(server);
       expect(workers).toHaveLength(2);
-      const inFlight = query(server, { sql: 'SELECT pg_sleep(1), 1 AS done' });
-      await sleep(300);
+      const inFlight = query(server, { sql: "SELECT pg_sleep(1), 1 AS done, 'in-flight'" });
+      // In flight: running in PostgreSQL when the primary is told to stop.
+      await eventually(async () => {
+        const { rows } = await observer.query(
+          "SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%in-flight%' AND pid <> pg_backend_pid()",
+        );
+        return rows.length === 1;
+      });
       process.kill(server.pid, 'SIGTERM');
       const answer = await inFlight;
       expect(answer.status).toBe(200);
-      expect(answer.body.rows).toEqual([{ pg_sleep: '', done: 1 }]);
+      expect(answer.body.rows).toEqual([{ pg_sleep: '', done: 1, '?column?': 'in-flight' }]);
       await server.settle(15_000);
       expect(server.exit()).toBe('exited with code 0');
       for (const pid of workers) expect(isRunning(pid)).toBe(false);

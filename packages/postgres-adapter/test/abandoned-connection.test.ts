@@ -3,7 +3,7 @@
  * keep the pooled connection busy for ever: after a grace it is closed (docs/decisions.md 10.7).
  */
 import { createQueryService } from '@sqlgate/core';
-import { startFakePostgres, type FakePostgres } from '@sqlgate/testing';
+import { eventually, startFakePostgres, type FakePostgres } from '@sqlgate/testing';
 import { createPostgresConnections } from '../src';
 
 let fake: FakePostgres;
@@ -31,14 +31,16 @@ it('closes the connection of an abandoned request whose server ignores the cance
       { signal: controller.signal },
     );
     setTimeout(() => controller.abort(), 1000);
+    // The server never answers: only the close after the grace can end the request.
     const { body } = await answer;
     expect(body).not.toEqual({ error: { message: 'The request was aborted', code: 'ABORTED' } });
-    const tookMs = performance.now() - started;
-    expect(tookMs).toBeGreaterThan(5500);
-    expect(tookMs).toBeLessThan(9000);
-    expect(fake.cancelRequests).toBeGreaterThan(0);
-    expect(service.poolStats()).toEqual([expect.objectContaining({ activeConnections: 0 })]);
+    // Not before the grace (a slow machine only makes it later).
+    expect(performance.now() - started).toBeGreaterThan(5500);
+    await eventually(() => expect(fake.cancelRequests).toBeGreaterThan(0));
+    await eventually(() =>
+      expect(service.poolStats()).toEqual([expect.objectContaining({ activeConnections: 0 })]),
+    );
   } finally {
     await service.close();
   }
-}, 15_000);
+}, 60_000);

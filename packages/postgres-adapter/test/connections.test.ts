@@ -1,5 +1,6 @@
 /** The connection port over pg, against a real PostgreSQL with password authentication. */
 import { ConnectionError, DatabaseError, type ConnectionTarget, orThrow } from '@sqlgate/core';
+import { eventually } from '@sqlgate/testing';
 import { database, testTarget, failureOf } from './support';
 import { createPostgresConnections, type PostgresConnections } from '../src';
 
@@ -79,13 +80,24 @@ it('reports the transaction status the server sent', async () => {
 
 it('cancels the running statement with a CancelRequest', async () => {
   const connection = await orThrow(connections.acquire(target));
+  const observer = await orThrow(connections.acquire(target));
   try {
-    const outcome = failureOf(connection.run('SELECT pg_sleep(10)', rows));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const outcome = failureOf(connection.run("SELECT pg_sleep(60), 'cancel-probe'", rows));
+    // Running: a CancelRequest that came before the statement would find nothing to stop.
+    await eventually(async () => {
+      const running = await orThrow(
+        observer.run(
+          "SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%cancel-probe%' AND pid <> pg_backend_pid()",
+          rows,
+        ),
+      );
+      return running.rows.length === 1;
+    });
     await connection.cancel();
     expect(await outcome).toMatchObject({ fields: { code: '57014' } });
   } finally {
     connection.release();
+    observer.release();
   }
 });
 

@@ -12,7 +12,7 @@ import {
   type Settled,
   type StatementResult,
 } from '@sqlgate/core';
-import { testDatabaseFromEnvironment } from '@sqlgate/testing';
+import { eventually, testDatabaseFromEnvironment } from '@sqlgate/testing';
 import { Client } from 'pg';
 import { createPostgresConnections, type PostgresConnections } from '../src';
 import { failureOf } from './support';
@@ -100,9 +100,7 @@ it('the backend was terminated and its FATAL arrives after the statement was sen
   proxy.breakOpenConnections('late-delivery');
   await direct((client) => client.query('SELECT pg_terminate_backend($1)', [pid]));
   // The server's FATAL 57P01 and its close are held by the proxy: the pool has seen nothing yet.
-  for (let waited = 0; !proxy.heldConnectionsEnded && waited < 2000; waited += 10)
-    await new Promise((r) => setTimeout(r, 10));
-  expect(proxy.heldConnectionsEnded).toBe(true);
+  await eventually(() => proxy.heldConnectionsEnded);
   expect(await orThrow(insertOnce())).toMatchObject({ command: 'INSERT', rowCount: 1 });
   expect(await insertedRows()).toBe(1);
 });
@@ -121,9 +119,7 @@ it('a pooler’s FATAL 08P01 is not proof: the statement, which the server ran, 
   await idleClient();
   proxy.breakOpenConnections('pooler-fatal');
   expect(await failureOf(insertOnce())).toMatchObject({ fields: { code: '08P01' } });
-  for (let waited = 0; (await insertedRows()) === 0 && waited < 2000; waited += 50) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await eventually(async () => ((await insertedRows()) ?? 0) > 0);
   // Once, by the server; sent again, it would have run twice.
   expect(await insertedRows()).toBe(1);
 });
@@ -160,8 +156,16 @@ it('a statement the server parsed before its backend was terminated is not sent 
     connections.acquire({ ...target, host: database.host, port: database.port }),
   );
   try {
-    const running = failureOf(again.run(`INSERT INTO ${table} SELECT 1 FROM pg_sleep(5)`, rows));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const running = failureOf(again.run(`INSERT INTO ${table} SELECT 1 FROM pg_sleep(60)`, rows));
+    // Parsed and running when its backend is terminated.
+    await eventually(async () => {
+      const { rows: sleeping } = await direct((client) =>
+        client.query("SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event = 'PgSleep'", [
+          pid,
+        ]),
+      );
+      return sleeping.length === 1;
+    });
     await direct((client) => client.query('SELECT pg_terminate_backend($1)', [pid]));
     const failure = await running;
     expect(failure).toMatchObject({ fields: { code: '57P01' } });
@@ -176,13 +180,7 @@ it('a client whose end the pool already saw is dropped before any statement is s
   const pid = await idleClient();
   await direct((client) => client.query('SELECT pg_terminate_backend($1)', [pid]));
   // Let the pool see the FATAL and the close.
-  for (
-    let waited = 0;
-    connections.poolStats()[0]?.totalConnections !== 0 && waited < 2000;
-    waited += 10
-  ) {
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await eventually(() => connections.poolStats()[0]?.totalConnections === 0);
   expect(await orThrow(insertOnce())).toMatchObject({ rowCount: 1 });
   expect(await insertedRows()).toBe(1);
   // The dropped connection was noted, without anything that could lead to the password.

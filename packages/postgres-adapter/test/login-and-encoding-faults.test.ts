@@ -33,15 +33,14 @@ it.each<[string, BackendMessage[]]>([
   ],
 ])('refuses a login with %s, at once', async (_what, login) => {
   const fake = await startFakePostgres({ login: () => replyWith(login) });
-  const connections = createPostgresConnections({ connectTimeoutMs: 3_000 });
+  // A connect timeout past the test's own: only the refusal itself can end the login in time.
+  const connections = createPostgresConnections({ connectTimeoutMs: 600_000 });
   try {
-    const started = Date.now();
     const failure = await failureOf(
       connections.acquire({ ...fakeServerTarget(fake), password: 'pw' }),
     );
     expect(failure).toMatchObject({ code: 'PROTOCOL_ERROR' });
     expect(failure.message).not.toMatch(/Cannot read|undefined/);
-    expect(Date.now() - started).toBeLessThan(2_000);
   } finally {
     await connections.close();
     await fake.close();

@@ -36,6 +36,23 @@ export interface RunningChromium {
   close(): Promise<void>;
 }
 
+/**
+ * playwright-core, loaded when a browser is started: it is an optional peer dependency, and a
+ * consumer without it gets a sentence saying what to install instead of a bare module error.
+ */
+function loadPlaywright(): typeof import('playwright-core') {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('playwright-core') as typeof import('playwright-core');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw error;
+    throw new Error(
+      'startChromium needs playwright-core, an optional peer dependency of @sqlgate/testing: npm install --save-dev playwright-core',
+      { cause: error },
+    );
+  }
+}
+
 export async function startChromium(options: StartChromiumOptions = {}): Promise<RunningChromium> {
   const executablePath =
     options.executablePath ?? process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
@@ -44,10 +61,7 @@ export async function startChromium(options: StartChromiumOptions = {}): Promise
       `${executablePath} is missing: install Debian's chromium package (apt-get install chromium) or set CHROMIUM_PATH`,
     );
   }
-  // Loaded here, not at the top: playwright-core is an optional peer dependency, and the rest of
-  // this package must load without it.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { chromium } = require('playwright-core') as typeof import('playwright-core');
+  const { chromium } = loadPlaywright();
   const profile = mkdtempSync(path.join(tmpdir(), 'sqlgate-chromium-'));
   try {
     const context = await chromium.launchPersistentContext(profile, {

@@ -2,7 +2,9 @@
  * A real PostgreSQL for tests: an existing one from TEST_DATABASE_URL, a testcontainers
  * container, or a throwaway local cluster with password authentication and TLS (or without TLS).
  * Also a fake PostgreSQL server that answers with seeded protocol faults, for fault tests, and a
- * throwaway Redis server, and a headless Chromium kept off the network (with playwright-core).
+ * throwaway Redis server. The headless Chromium has an entry point of its own,
+ * `@sqlgate/testing/chromium`: its types need playwright-core, an optional peer dependency that
+ * this entry point must compile without (docs/decisions.md 10.46).
  */
 export type {
   StartTestDatabaseOptions,
@@ -24,18 +26,12 @@ export {
   type PgBouncerPoolMode,
 } from './local-pgbouncer';
 export {
-  startChromium,
-  CHROMIUM_OFFLINE_FLAGS,
-  DEFAULT_CHROMIUM_PATH,
-  type RunningChromium,
-  type StartChromiumOptions,
-} from './chromium';
-export {
   publishTestDatabase,
   testDatabaseFromEnvironment,
   TEST_DATABASE_SETTINGS_VARIABLE,
 } from './environment';
 export { TEST_DATABASE_URL_VARIABLE } from './from-url';
+export { eventually, EVENTUALLY_WITHIN_MS, type EventuallyOptions } from './eventually';
 export {
   startFakePostgres,
   mutatingBehaviour,

@@ -4,6 +4,7 @@ import {
   chooseMutation,
   createRandom,
   encode,
+  eventually,
   EVEN_WEIGHTS,
   MUTATIONS,
   mutateAnswer,
@@ -179,7 +180,8 @@ describe('startFakePostgres', () => {
     const client = clientOf(server);
     await client.connect();
     const pending = client.query('SELECT 1');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The query reached the server, which leaves it unanswered.
+    await eventually(() => expect(server.roundTrips).toBe(1));
     expect(server.openSockets).toBe(1);
     await server.close();
     await expect(pending).rejects.toThrow(/terminated/i);

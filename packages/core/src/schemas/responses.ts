@@ -85,15 +85,39 @@ const cancelled = Type.Optional(
   }),
 );
 
+/**
+ * One column's value. Written out as the JSON types it can be, and objects with their
+ * `additionalProperties`: a bare `{type: 'object'}` is generated as an object without keys
+ * (`Record<string, never>`), which made every row value unreadable in generated clients.
+ */
+export const ValueSchema = Type.Union(
+  [
+    Type.Boolean(),
+    Type.Number(),
+    Type.String(),
+    Type.Null(),
+    Type.Array(Type.Unknown()),
+    Type.Object({}, { additionalProperties: Type.Unknown() }),
+  ],
+  {
+    $id: 'Value',
+    description:
+      'One value: boolean, number (int2, int4, oid, float4, float8), string (int8, numeric, money, dates and times as ' +
+      'PostgreSQL prints them, bytea as \\x hex, every other type as PostgreSQL text), parsed JSON (json, jsonb), an ' +
+      'array of those (PostgreSQL arrays), or null.',
+  },
+);
+
+/** A row with rowMode object: a value per column name. */
+const ObjectRowSchema = Type.Object({}, { additionalProperties: ValueSchema });
+
 export const RowsSchema = Type.Union(
-  [Type.Array(Type.Object({})), Type.Array(Type.Array(Type.Unknown()))],
+  [Type.Array(ObjectRowSchema), Type.Array(Type.Array(ValueSchema))],
   {
     $id: 'Rows',
     description:
       'Result rows. With rowMode object (default): objects keyed by column name. With rowMode array: arrays in column ' +
-      'order. Values: boolean, number (int2, int4, oid, float4, float8), string (int8, numeric, money, dates and times as ' +
-      'PostgreSQL prints them, bytea as \\x hex, every other type as PostgreSQL text), parsed JSON (json, jsonb), arrays ' +
-      'of those, or null. Empty for statements that return no rows.',
+      'order. Empty for statements that return no rows.',
   },
 );
 
@@ -319,7 +343,12 @@ export const MultipleStatementsFailureSchema = Type.Unsafe<
   $id: 'MultipleStatementsFailure',
   description:
     'A multi-statement request outside the service transaction that failed (the parallel path is always status 400).',
-  allOf: [MultipleStatementsResponseSchema, { required: ['error'] }],
+  // The property written out with `required`: a bare `{required: ['error']}` left `error` optional
+  // in generated clients.
+  allOf: [
+    MultipleStatementsResponseSchema,
+    { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] },
+  ],
 });
 
 export const TransactionFailureResponseSchema = Type.Object(
@@ -440,7 +469,7 @@ export const StreamLineSchema = Type.Union(
       { description: 'A statement begins.' },
     ),
     Type.Object(
-      { row: Type.Union([Type.Object({}), Type.Array(Type.Unknown())]) },
+      { row: Type.Union([ObjectRowSchema, Type.Array(ValueSchema)]) },
       { description: 'One row of the statement last begun: an object or an array, per rowMode.' },
     ),
     Type.Object(

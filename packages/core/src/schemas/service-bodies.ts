@@ -156,8 +156,9 @@ export const ServerTimingValueSchema = Type.String({
 export const OpenApiDocumentSchema = Type.Object(
   {
     openapi: Type.Literal('3.1.0'),
-    info: Type.Object({}),
-    paths: Type.Object({}),
+    // Open objects: a bare {type: 'object'} is generated as an object without keys.
+    info: Type.Object({}, { additionalProperties: Type.Unknown() }),
+    paths: Type.Object({}, { additionalProperties: Type.Unknown() }),
   },
   { $id: 'OpenApiDocument', description: 'This document.' },
 );

@@ -123,8 +123,10 @@ describe('unterminated constructs are refused before anything runs (decisions 10
     expect(refusal('/*'.repeat(500_000)).message).toBe(
       'Unterminated block comment starting at line 1, column 1',
     );
-    expect(performance.now() - started).toBeLessThan(1000);
-  });
+    // A scan that went back over the text for each /* would take hours; one pass, milliseconds.
+    // The bound tells the two apart on any machine, however loaded.
+    expect(performance.now() - started).toBeLessThan(20_000);
+  }, 30_000);
 
   it('parseSql refuses the same texts', async () => {
     await loadParser();

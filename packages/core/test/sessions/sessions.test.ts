@@ -214,11 +214,10 @@ describe('sessions', () => {
 
   it('ends a session at its lifetime even while requests keep it busy, cancelling the one running', async () => {
     const { fake, service, open } = setUp({ sessions: { maxLifetimeMs: 250 } });
-    fake.on('SELECT slow', { delayMs: 5000 });
+    // Longer than the test may take: only the lifetime's cancel can end it.
+    fake.on('SELECT slow', { delayMs: 600_000 });
     const id = await open();
-    const started = Date.now();
     const slow = await service.executeInSession(id, { sql: 'SELECT slow' });
-    expect(Date.now() - started).toBeLessThan(2000);
     expect(slow.failure).toEqual({ code: ErrorCodes.REQUEST_CANCELLED });
     expect(slow.body).toMatchObject({
       cancelled: true,
@@ -444,8 +443,8 @@ describe('cancel by request id', () => {
 
   it('a CancelRequest the server ignored (it came as the statement was sent) is sent again', async () => {
     const { fake, service } = setUp();
-    fake.on('SELECT long', { delayMs: 5000, ignoredCancels: 1 });
-    const started = Date.now();
+    // Longer than the test may take: only a second CancelRequest can end it.
+    fake.on('SELECT long', { delayMs: 600_000, ignoredCancels: 1 });
     const running = service.execute(
       { ...connectionFields, sql: 'SELECT long' },
       { requestId: 'again' },
@@ -454,13 +453,13 @@ describe('cancel by request id', () => {
     expect(service.cancelRequest('again', connectionFields)).toEqual({ body: { cancelled: true } });
     const answer = await running;
     expect(answer.failure).toEqual({ code: ErrorCodes.REQUEST_CANCELLED });
-    expect(Date.now() - started).toBeLessThan(1000);
     expect(fake.callsOf('cancel')).toHaveLength(2);
   });
 
   it('a statement that ignores every CancelRequest gets a few, not one per interval', async () => {
     const { fake, service } = setUp();
-    fake.on('SELECT stubborn', { delayMs: 1500, ignoredCancels: 100 });
+    // CANCEL_ATTEMPTS go CANCEL_AGAIN_MS apart: all well before it ends, however late timers fire.
+    fake.on('SELECT stubborn', { delayMs: 4000, ignoredCancels: 100 });
     const running = service.execute(
       { ...connectionFields, sql: 'SELECT stubborn' },
       { requestId: 'stubborn' },
@@ -469,7 +468,7 @@ describe('cancel by request id', () => {
     service.cancelRequest('stubborn', connectionFields);
     await running;
     expect(fake.callsOf('cancel')).toHaveLength(3);
-  });
+  }, 30_000);
 
   it('a cancel stops a script: the statement running fails, the rest is never sent', async () => {
     const { fake, service } = setUp();
