@@ -24,7 +24,7 @@ export interface ExpectedRun {
   /** What the program prints, in any order. */
   prints: RegExp[];
   /** Services the program needs besides PostgreSQL. */
-  needs?: ('redis' | 'chromium')[];
+  needs?: ('redis' | 'chromium' | 'pgbouncer')[];
   server?: ServerProgram;
 }
 
@@ -46,6 +46,7 @@ export const README_PROGRAMS: Record<string, ExpectedRun[]> = {
   'packages/testing/README.md': [
     { prints: [/^(env|testcontainers|local-cluster) postgres:\/\//m] },
     { prints: [/^redis:\/\/127\.0\.0\.1:\d+$/m] },
+    { prints: [/^127\.0\.0\.1:\d+ \S+ session$/m], needs: ['pgbouncer'] },
     { prints: [/^Hello$/m], needs: ['chromium'] },
   ],
   'apps/http-express/README.md': [

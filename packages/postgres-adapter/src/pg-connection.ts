@@ -37,9 +37,9 @@ export interface Lending {
   nameStatements: boolean;
   /**
    * Whether the pool's target keeps session state between transactions (docs/decisions.md 10.32),
-   * probed on `idle`, a client of the pool, when not yet known; without one, what is known.
+   * probed with clients of the probe's own when not yet known.
    */
-  keepsSessionState(idle: PooledClient | undefined): Promise<boolean>;
+  keepsSessionState(): Promise<boolean>;
 }
 
 const TRANSACTION_STATUS: Record<string, TransactionStatus> = {
@@ -156,10 +156,9 @@ export class PgConnection implements Connection {
     return setting === undefined ? undefined : { standardConformingStrings: setting === 'on' };
   }
 
-  /** docs/decisions.md 10.32. A connection in a transaction cannot be probed. */
+  /** docs/decisions.md 10.32. */
   keepsSessionState(): Promise<boolean> {
-    const idle = !this.clientGone && this.transactionStatus() === 'idle';
-    return this.lending.keepsSessionState(idle ? this.client : undefined);
+    return this.lending.keepsSessionState();
   }
 
   onClose(listener: () => void): () => void {

@@ -125,7 +125,7 @@ export class PoolRegistry {
           replace: () => this.liveClient(entry, signal),
           maxReplacements: this.limits.max,
           nameStatements: this.options.preparedStatements,
-          keepsSessionState: (idle) => entry.sessionState.kept(idle),
+          keepsSessionState: () => entry.sessionState.kept(),
         }),
       (error: unknown) => {
         entry.lent--;

@@ -32,15 +32,21 @@ export type SessionStateVerdict = boolean | undefined;
  */
 const PROBE_STEP_LIMIT_MS = 2000;
 
-const KEPT = Promise.resolve(true);
+/**
+ * After a probe that could not finish (a server too slow or too busy to answer within the limit),
+ * the state is taken to be kept for this long before the next request probes again: every request
+ * would otherwise wait for a probe that keeps failing.
+ */
+const INCONCLUSIVE_FOR_MS = 60_000;
 
 /** What one pool knows of its target: probed by the first request that asks, then kept. */
 export class SessionStateProbe {
   private verdict: Promise<boolean> | undefined;
+  private inconclusiveUntil = 0;
   private readonly limitMs: number;
 
   constructor(
-    /** A client of the target outside the pool, for the probe's second connection. */
+    /** A client of the target outside the pool: the probe uses clients of its own. */
     private readonly openClient: () => SqlgateClient,
     connectTimeoutMs: number,
   ) {
@@ -48,42 +54,62 @@ export class SessionStateProbe {
   }
 
   /**
-   * Whether the target keeps session state between transactions, probed on `idle` (a client of
-   * the pool lent to the caller, outside any transaction) when not yet known. Until a probe
-   * finished, and without an idle client, the state is taken to be kept.
+   * Whether the target keeps session state between transactions, probed when not yet known. The
+   * probe runs on clients of its own, never on a connection lent to a caller: a server too slow
+   * for its limit makes it inconclusive, and the state is then taken to be kept, rather than a
+   * caller's request failing for it.
    */
-  kept(idle: SqlgateClient | undefined): Promise<boolean> {
-    if (!idle) return this.verdict ?? KEPT;
-    this.verdict ??= probeSessionState(idle, this.openClient, this.limitMs).then((verdict) => {
-      if (verdict === undefined) this.verdict = undefined;
-      return verdict ?? true;
+  kept(): Promise<boolean> {
+    if (this.verdict) return this.verdict;
+    if (performance.now() < this.inconclusiveUntil) return KEPT;
+    const probing = probeSessionState(this.openClient, this.limitMs).then((verdict) => {
+      if (verdict !== undefined) return verdict;
+      this.verdict = undefined;
+      this.inconclusiveUntil = performance.now() + INCONCLUSIVE_FOR_MS;
+      return true;
     });
-    return this.verdict;
+    this.verdict = probing;
+    return probing;
   }
 }
 
+const KEPT = Promise.resolve(true);
+
 /**
- * Whether `client` (idle, lent to the caller) keeps its backend between transactions; a probe
- * client of the same target, opened with `openProbeClient`, takes part when a pooler is seen.
- * Every step is bounded by `limitMs`. A second client that waits that long for a backend while
- * `client` is idle waits behind a session pooler whose backends are all taken (a transaction
- * pooler would have given it `client`'s): the target keeps session state.
+ * Whether a client of the target keeps its backend between transactions; a second client takes
+ * part when a pooler is seen. Every step is bounded by `limitMs`. A second client that waits that
+ * long for a backend while the first is idle waits behind a session pooler whose backends are all
+ * taken (a transaction pooler would have given it the first one's): the target keeps session
+ * state.
  */
 async function probeSessionState(
-  client: SqlgateClient,
-  openProbeClient: () => SqlgateClient,
+  openClient: () => SqlgateClient,
   limitMs: number,
 ): Promise<SessionStateVerdict> {
+  const client = openClient();
+  client.on('error', () => undefined);
+  let clean = false;
   try {
-    const first = await backendPid(client, limitMs);
-    if (first === client.serverSocket.framing.facts.processId) return true;
-    if ((await backendPid(client, limitMs)) !== first) return false;
-    return await whileAnotherTransactionRuns(openProbeClient(), limitMs, async (other) => {
-      if (other === first) return false;
-      return (await backendPid(client, limitMs)) === first;
+    const first = await within(client, limitMs, async () => {
+      await client.connect();
+      return backendPidOf(client);
     });
+    let verdict: SessionStateVerdict;
+    if (first === client.serverSocket.framing.facts.processId) verdict = true;
+    else if ((await backendPid(client, limitMs)) !== first) verdict = false;
+    else {
+      verdict = await whileAnotherTransactionRuns(openClient(), limitMs, async (other) => {
+        if (other === first) return false;
+        return (await backendPid(client, limitMs)) === first;
+      });
+    }
+    clean = true;
+    return verdict;
   } catch {
     return undefined;
+  } finally {
+    if (clean) void client.end().catch(() => undefined);
+    else client.serverSocket.destroy();
   }
 }
 

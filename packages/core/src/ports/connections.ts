@@ -242,7 +242,7 @@ export interface Connection {
    * Whether state a statement leaves for later transactions (SET, temporary tables, advisory
    * locks, LISTEN, PREPARE) stays with this connection: false when its target was shown to hand
    * each transaction to whichever server connection is free, as a transaction pooler does
-   * (docs/decisions.md 10.32). Asked of an idle connection; never rejects. Optional: without it,
+   * (docs/decisions.md 10.32). Never rejects. Optional: without it,
    * the state is taken to be kept.
    */
   keepsSessionState?(): Promise<boolean>;
