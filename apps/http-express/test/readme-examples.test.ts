@@ -85,7 +85,7 @@ describe.each(Object.keys(README_PROGRAMS))('the programs of %s', (readmePath) =
   );
 });
 
-it("the API section's curl examples reach the Quick start's PostgreSQL: with its password and database", () => {
+it("the API section's curl examples reach the PostgreSQL of 'On your own PostgreSQL': its user, password and database", () => {
   const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
   const api = readme.slice(readme.indexOf('\n## API\n'), readme.indexOf('\n## Configuration\n'));
   // The JSON of -d '...' and -F 'request=...', joined across the lines of a command.
