@@ -9,6 +9,7 @@
  * they do behind a pooler configured with a forced user.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { untilServing } from './until-serving';
 import { rmSync } from 'node:fs';
 import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
@@ -53,7 +54,6 @@ export interface LocalPgBouncer {
 const HOST = '127.0.0.1';
 /** A port found free can be taken before PgBouncer binds it; a few retries cover that race. */
 const START_ATTEMPTS = 3;
-const READY_TIMEOUT_MS = 10_000;
 const STOP_GRACE_MS = 2000;
 
 /**
@@ -90,7 +90,10 @@ export async function startLocalPgBouncer(options: LocalPgBouncerOptions): Promi
       const args = owner ? ['-u', owner.name, configFile] : [configFile];
       child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
       try {
-        await untilListening(child, port);
+        await untilServing(child, () => accepts(port), {
+          name: 'pgbouncer',
+          notReady: 'pgbouncer did not listen',
+        });
         break;
       } catch (error) {
         child.kill('SIGKILL');
@@ -177,26 +180,6 @@ function configuration(
 /** A value of a [databases] line, quoted as libpq connection strings quote. */
 function quoted(value: string): string {
   return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-}
-
-/** Resolves once PgBouncer accepts connections; rejects if it exits or stays closed too long. */
-async function untilListening(child: ChildProcess, port: number): Promise<void> {
-  let output = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exited = new Promise<never>((_resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code, signal) =>
-      reject(new Error(`pgbouncer exited (${signal ?? code}): ${output.trim().slice(-500)}`)),
-    );
-  });
-  exited.catch(() => undefined);
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (await Promise.race([accepts(port), exited])) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`pgbouncer did not listen within ${READY_TIMEOUT_MS} ms: ${output}`);
 }
 
 /** True when something accepts a TCP connection on `port`. */

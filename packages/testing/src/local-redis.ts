@@ -3,6 +3,7 @@
  * nothing on disk, in a temporary directory of its own. Tests never touch a shared Redis's data.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { untilServing } from './until-serving';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { rmSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -42,7 +43,6 @@ export interface LocalRedis {
 const HOST = '127.0.0.1';
 /** A port found free can be taken before the server binds it; a few retries cover that race. */
 const START_ATTEMPTS = 3;
-const READY_TIMEOUT_MS = 10_000;
 const STOP_GRACE_MS = 2000;
 
 /**
@@ -85,7 +85,10 @@ export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
-    await untilReady(child, port);
+    await untilServing(child, () => ping(port), {
+      name: 'redis-server',
+      notReady: 'redis-server did not answer PING',
+    });
   };
 
   try {
@@ -150,27 +153,6 @@ export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<
         await rm(directory, { recursive: true, force: true });
       })()),
   };
-}
-
-/** Resolves once the server answers PING; rejects if it exits or stays silent too long. */
-async function untilReady(child: ChildProcess, port: number): Promise<void> {
-  let output = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-  const exited = new Promise<never>((_resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code, signal) =>
-      reject(new Error(`redis-server exited (${signal ?? code}): ${output.trim().slice(-500)}`)),
-    );
-  });
-  exited.catch(() => undefined);
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    const answered = await Promise.race([ping(port), exited]);
-    if (answered) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`redis-server did not answer PING within ${READY_TIMEOUT_MS} ms: ${output}`);
 }
 
 /** True when a server on `port` answers PING with PONG. */
