@@ -69,11 +69,15 @@ function sessionStatementState(context: StatementContext, first: number): string
   return keyword.toUpperCase();
 }
 
-/** SET: LOCAL, TRANSACTION and CONSTRAINTS end with the transaction; anything else outlives it. */
+/**
+ * SET: LOCAL, TRANSACTION and CONSTRAINTS end with the transaction; anything else outlives it. A
+ * dot after the word makes it the first part of a custom variable's name: `SET local.x = 'a'`
+ * sets the variable local.x for the session.
+ */
 function settingState(context: StatementContext, next: number): string | undefined {
   const word = context.word(next);
-  if (word === 'local' || word === 'transaction' || word === 'constraints') return undefined;
-  return 'SET';
+  const endsWithTransaction = word === 'local' || word === 'transaction' || word === 'constraints';
+  return endsWithTransaction && !context.isChar(next + 1, '.') ? undefined : 'SET';
 }
 
 /** DECLARE name ... WITH HOLD CURSOR FOR: the options before FOR say so (WITHOUT HOLD does not). */
