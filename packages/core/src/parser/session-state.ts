@@ -12,6 +12,7 @@
  * trigger: that is the limit of the rule.
  */
 import { effectOfCall, type FunctionCall } from './features';
+import { updatesSettingsView } from './settings-view';
 import { StatementContext } from './statement-context';
 import { featuresFromTokens } from './token-features';
 import { featuresFromTree } from './tree-features';
@@ -31,6 +32,8 @@ export function stateOutlivingTransaction(statement: ParsedStatement): string | 
     const left = sessionStatementState(context, first);
     if (left !== undefined) return left;
   }
+  // Its rule calls set_config(name, setting, false).
+  if (updatesSettingsView(context)) return 'UPDATE pg_settings';
   return sessionStateCall(context);
 }
 
