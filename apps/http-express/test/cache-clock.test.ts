@@ -1,7 +1,8 @@
 /**
  * docs/decisions.md 10.36, differentially against PostgreSQL: a read whose date/time input reads
  * a clock word ('now', 'today', 'tomorrow', 'yesterday'), in a parameter, behind escapes, through
- * a cast of a column or an expression, or coerced implicitly, is never answered from the cache.
+ * a cast of a column or an expression, in an XMLTABLE column, or coerced implicitly, is never
+ * answered from the cache.
  * Every form runs twice through the service with the cache on, with a step of PostgreSQL's own
  * clock in between (waited for, not assumed); the second answer must not come from the cache and
  * must lie between what PostgreSQL itself answers just before and just after it. Control forms,
@@ -39,6 +40,22 @@ const CLOCK_FORMS: Form[] = [
     name: "an implicit coercion of 'now' in WHERE",
     sql: "SELECT count(*)::int AS v FROM clock_marks WHERE at > 'now'",
   },
+  {
+    name: 'an XMLTABLE column of timestamptz, whose path computes now',
+    sql: `SELECT d AS v FROM XMLTABLE('/r' PASSING xmlparse(document '<r/>') COLUMNS d timestamptz PATH 'concat("no","w")')`,
+  },
+  {
+    name: "an XMLTABLE column of a domain over timestamptz, read from a text column's document",
+    sql: "SELECT d AS v FROM clock_notes, XMLTABLE('/r' PASSING xmlparse(document '<r>' || note || '</r>') COLUMNS d clock_moment PATH '.')",
+  },
+  {
+    name: 'a composite with a timestamptz field, cast from a row of a text column',
+    sql: 'SELECT (ROW(note)::clock_row).at AS v FROM clock_notes',
+  },
+  {
+    name: 'jsonb_populate_record of a text column',
+    sql: "SELECT (jsonb_populate_record(NULL::clock_row, jsonb_build_object('at', note))).at AS v FROM clock_notes",
+  },
   { name: "date 'today'", sql: "SELECT date 'today' AS v" },
   { name: "timestamptz 'tomorrow'", sql: "SELECT timestamptz 'tomorrow' AS v" },
   { name: "'yesterday'::date", sql: "SELECT 'yesterday'::date AS v" },
@@ -57,6 +74,10 @@ const CONTROL_FORMS: Form[] = [
     params: ['now'],
   },
   { name: 'a read with no date/time', sql: 'SELECT count(*)::int AS v FROM clock_notes' },
+  {
+    name: 'an XMLTABLE column of text (never read as a time)',
+    sql: "SELECT d AS v FROM clock_notes, XMLTABLE('/r' PASSING xmlparse(document '<r>' || note || '</r>') COLUMNS d text PATH '.')",
+  },
 ];
 
 let testApp: TestApp;
@@ -121,6 +142,10 @@ async function stepPostgresClock(): Promise<void> {
 
 beforeAll(async () => {
   await sql(`DROP TABLE IF EXISTS clock_notes, clock_marks;
+    DROP DOMAIN IF EXISTS clock_moment;
+    DROP TYPE IF EXISTS clock_row;
+    CREATE DOMAIN clock_moment AS timestamptz;
+    CREATE TYPE clock_row AS (at timestamptz);
     CREATE TABLE clock_notes (note text);
     INSERT INTO clock_notes VALUES ('now');
     CREATE TABLE clock_marks (at timestamptz);
@@ -132,6 +157,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await testApp.close();
   await sql('DROP TABLE IF EXISTS clock_notes, clock_marks');
+  await sql('DROP DOMAIN IF EXISTS clock_moment; DROP TYPE IF EXISTS clock_row');
 });
 
 it('answers every clock form afresh after a step of the clock, as PostgreSQL does, and still caches the controls', async () => {

@@ -93,6 +93,19 @@ describe('behind PgBouncer in transaction mode', () => {
 
   it.each([
     ['SET', 'SET search_path = public'],
+    // Custom variables named local.x, constraints.x and transaction.x, set for the session.
+    ['SET', "SET local.x = 'a'"],
+    ['SET', "SET constraints.x = 'b'"],
+    ['SET', "SET transaction.x = 'c'"],
+    // pg_settings' UPDATE rule calls set_config(name, setting, false).
+    [
+      'UPDATE pg_settings',
+      "UPDATE pg_settings SET setting = 'pg_catalog' WHERE name = 'search_path'",
+    ],
+    [
+      'UPDATE pg_settings',
+      `UPDATE pg_catalog."pg_settings" SET setting = 'Pacific/Chatham' WHERE name = 'TimeZone'`,
+    ],
     ['a temporary object (CREATE TEMPORARY)', 'CREATE TEMP TABLE pooler_scratch (a int)'],
     ['LISTEN', 'LISTEN pooler_channel'],
     ['PREPARE', 'PREPARE pooler_statement AS SELECT 1'],

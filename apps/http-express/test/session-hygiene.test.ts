@@ -1,5 +1,5 @@
 /**
- * docs/decisions.md 2.6: no SET, role, temp table, prepared statement, cursor, LISTEN or advisory lock
+ * docs/decisions.md 2.6: no SET (an UPDATE of pg_settings included), role, temp table, prepared statement, cursor, LISTEN or advisory lock
  * survives into another request. Each follow-up runs 2 x POOL_MAX requests at once, so every pooled
  * connection (the one the dirty request used included) is checked.
  */
@@ -51,6 +51,17 @@ it.each([
     "SELECT set_config('search_path', '', false)",
     'SHOW search_path',
     { search_path: '"$user", public' },
+  ],
+  // pg_settings' UPDATE rule calls set_config(name, setting, false): a SET for the session.
+  [
+    "UPDATE pg_settings SET setting = 'pg_catalog' WHERE name = 'search_path'",
+    'SHOW search_path',
+    { search_path: '"$user", public' },
+  ],
+  [
+    `UPDATE "pg_catalog".pg_settings AS s SET setting = 'Pacific/Chatham' WHERE s.name = 'TimeZone'`,
+    "SELECT source = 'session' AS changed FROM pg_settings WHERE name = 'TimeZone'",
+    { changed: false },
   ],
   [
     'CREATE TEMP TABLE hygiene_tmp (id int)',

@@ -13,7 +13,7 @@ import {
   SESSION_OPEN_FIELDS,
   SESSION_QUERY_FIELDS,
 } from './schemas/request';
-import { unknownFieldWarnings } from './schemas/unknown-fields';
+import { shownFieldName, unknownFieldWarnings } from './schemas/unknown-fields';
 
 export type IsolationLevel = 'read committed' | 'repeatable read' | 'serializable';
 
@@ -55,7 +55,7 @@ const KNOWN_CONNECTION_TEST_FIELDS: ReadonlySet<string> = new Set(CONNECTION_TES
 
 /** The unknown fields of a POST /api/test-connection body, named as for a query. */
 export function connectionTestWarnings(fields: Record<string, unknown>): string[] | undefined {
-  return unknownFieldWarnings(fields, KNOWN_CONNECTION_TEST_FIELDS);
+  return unknownFieldsOf(fields, KNOWN_CONNECTION_TEST_FIELDS);
 }
 
 const REQUIRED_FIELDS = ['host', 'port', 'user', 'database', 'sql'] as const;
@@ -96,17 +96,34 @@ function invalid(message: string): RequestError {
  * it with U+FFFD, silently sending other text than the caller's.
  */
 function refuseUnsendableText(value: string, field: string): void {
+  refuseUnsendable(value, `'${field}'`, 'which PostgreSQL cannot receive');
+}
+
+/**
+ * Refuses a field's name holding what no text of a request may hold, as such a value is (10.12):
+ * an unknown field's name is echoed in a warning. The refusal does not show the name, since the
+ * character it would echo is the problem.
+ */
+function refuseUnsendableName(name: string): void {
+  refuseUnsendable(name, 'A field name', 'which no field of a request may hold');
+}
+
+function refuseUnsendable(value: string, subject: string, whyNotNul: string): void {
   const found = UNSENDABLE_CHARACTER.exec(value);
   if (found === null) return;
-  if (found[0] === '\0') {
-    throw invalid(`'${field}' contains a NUL character (U+0000), which PostgreSQL cannot receive`);
-  }
+  if (found[0] === '\0')
+    throw invalid(`${subject} contains a NUL character (U+0000), ${whyNotNul}`);
   const code = found[0].charCodeAt(0).toString(16).toUpperCase();
   // Counted in characters, as PostgreSQL and an editor count them, not in UTF-16 units.
   const character = Array.from(value.slice(0, found.index)).length + 1;
   throw invalid(
-    `'${field}' contains a lone UTF-16 surrogate (U+${code}) at character ${character}, which is not valid Unicode`,
+    `${subject} contains a lone UTF-16 surrogate (U+${code}) at character ${character}, which is not valid Unicode`,
   );
+}
+
+/** The warnings naming the fields of `fields` outside `known`; a name no text may hold is refused. */
+function unknownFieldsOf(fields: Body, known: ReadonlySet<string>): string[] | undefined {
+  return unknownFieldWarnings(fields, known, refuseUnsendableName);
 }
 
 /** Checks the named fields of `body` that hold strings (other types are checked field by field). */
@@ -280,7 +297,10 @@ function parseCache(value: unknown): CacheRequest | undefined {
     const unknown = Object.keys(fields).find((name) => name !== 'ttlMs' && name !== 'swrMs');
     // A misspelt option would otherwise be ignored and the entry kept for the server's TTL.
     if (unknown !== undefined) {
-      throw invalid(`'cache' has an unknown field '${unknown}': it accepts ttlMs and swrMs`);
+      refuseUnsendableName(unknown);
+      throw invalid(
+        `'cache' has an unknown field '${shownFieldName(unknown)}': it accepts ttlMs and swrMs`,
+      );
     }
     const ttlMs = optionalPositiveInteger(fields, 'ttlMs', MAX_TIMEOUT_MS);
     const swrMs = optionalPositiveInteger(fields, 'swrMs', MAX_TIMEOUT_MS);
@@ -347,7 +367,7 @@ export function parseQueryRequest(body: unknown, targets?: ConfiguredTargets): Q
   const { sql, options } = parseStatementsAndOptions(fields);
   const target = configured ?? parseConnectionTarget(fields);
   const request: QueryRequest = { target, sql, options };
-  const warnings = unknownFieldWarnings(fields, KNOWN_QUERY_FIELDS);
+  const warnings = unknownFieldsOf(fields, KNOWN_QUERY_FIELDS);
   if (warnings) request.warnings = warnings;
   return request;
 }
@@ -447,7 +467,7 @@ export function parseSessionOpenRequest(
     }
     request.idleTimeoutMs = idleTimeoutMs;
   }
-  const warnings = unknownFieldWarnings(fields, KNOWN_SESSION_OPEN_FIELDS);
+  const warnings = unknownFieldsOf(fields, KNOWN_SESSION_OPEN_FIELDS);
   if (warnings) request.warnings = warnings;
   return request;
 }
@@ -500,7 +520,7 @@ export function parseSessionQueryRequest(body: unknown): Omit<QueryRequest, 'tar
   refuseFields(fields, REFUSED_IN_SESSION, 'in a session');
   requireFields(fields, ['sql']);
   const { sql, options } = parseStatementsAndOptions(fields);
-  const warnings = unknownFieldWarnings(fields, KNOWN_SESSION_QUERY_FIELDS);
+  const warnings = unknownFieldsOf(fields, KNOWN_SESSION_QUERY_FIELDS);
   return warnings ? { sql, options, warnings } : { sql, options };
 }
 
@@ -514,6 +534,6 @@ export function parseCancelRequest(
 } {
   const fields = bodyObject(body);
   const target = targetOf(fields, targets);
-  const warnings = unknownFieldWarnings(fields, KNOWN_CANCEL_FIELDS);
+  const warnings = unknownFieldsOf(fields, KNOWN_CANCEL_FIELDS);
   return warnings ? { target, warnings } : { target };
 }

@@ -40,8 +40,9 @@ export async function transactionPoolingRefusal(
     `Statement ${need.statementIndex} (${need.what}) leaves state for later transactions of its ` +
       `connection, and ${POOLER}: the state would stay on a server connection other callers get, ` +
       'and later transactions would not find it. Nothing was run. What ends with the transaction ' +
-      'works (SET LOCAL, pg_advisory_xact_lock(), CREATE TEMPORARY TABLE ... ON COMMIT DROP, inside ' +
-      'BEGIN ... COMMIT), or connect to the server without the pooler',
+      'works (SET LOCAL or set_config(..., true), pg_advisory_xact_lock(), ' +
+      'CREATE TEMPORARY TABLE ... ON COMMIT DROP, inside BEGIN ... COMMIT), or connect to the ' +
+      'server without the pooler',
     { code: ErrorCodes.TRANSACTION_POOLING, statementIndex: need.statementIndex },
   );
 }

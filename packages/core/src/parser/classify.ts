@@ -6,6 +6,7 @@ import {
   type StatementFeatures,
 } from './features';
 import { relationsFromTree } from './relations';
+import { updatesSettingsView } from './settings-view';
 import type { StatementSpan, TokenStore } from './splitter';
 import { StatementContext } from './statement-context';
 import {
@@ -197,7 +198,8 @@ function callsOf(context: StatementContext, calls: FunctionCall[]): FunctionCall
 
 /**
  * INSERT, UPDATE, DELETE, MERGE: the session stays clean only when every function they call is a
- * known built-in without session effects (docs/decisions.md 10.15). A word before `(` may be a
+ * known built-in without session effects and nothing in them UPDATEs pg_settings, whose rule SETs
+ * for the session (docs/decisions.md 10.15). A word before `(` may be a
  * column list (`ON CONFLICT (a)`, `SET (a, b) =`), so an unknown one is checked in the syntax tree;
  * when the grammar rejects the statement nothing is proven and the session counts as changed.
  */
@@ -213,7 +215,11 @@ function dataModifying(context: StatementContext, from: number): Verdict {
   const summary = summariseCalls(calls);
   return {
     statementClass: 'write',
-    changesSession: !proven || summary.changesSession || summary.callsUnknownFunction,
+    changesSession:
+      !proven ||
+      summary.changesSession ||
+      summary.callsUnknownFunction ||
+      updatesSettingsView(context),
     callsVolatileFunction:
       features.mentionsVolatileWord || features.holdsClockWord || summary.callsVolatileFunction,
     castsParameterToClockType: false,
@@ -246,9 +252,12 @@ function classifyQuery(context: StatementContext, from: number, tree: TreeAccess
   return {
     statementClass: writes ? 'write' : temporary ? 'session' : 'read',
     // A user-defined or unknown function may SET, lock or create temp tables (docs/decisions.md
-    // 10.15); SELECT ... INTO is a CREATE TABLE, not a read.
+    // 10.15); SELECT ... INTO is a CREATE TABLE, not a read; pg_settings' UPDATE rule SETs.
     changesSession:
-      calls.changesSession || calls.callsUnknownFunction || features.selectInto !== 'none',
+      calls.changesSession ||
+      calls.callsUnknownFunction ||
+      features.selectInto !== 'none' ||
+      (features.modifiesData && updatesSettingsView(context)),
     callsVolatileFunction:
       features.mentionsVolatileWord || calls.callsVolatileFunction || clock.readsClock,
     castsParameterToClockType: clock.castsParameterToClockType,

@@ -1,7 +1,8 @@
 /**
  * Where a read's text may hand date/time input a clock word (docs/decisions.md 10.36): a string
  * constant that is one, and a cast that reads a value only known when the statement runs (a column,
- * a concatenation, a function's result, a parameter) as a type that may read the clock. The tokens
+ * a concatenation, a function's result, a parameter, an XMLTABLE column's path) as a type that may
+ * read the clock. The tokens
  * settle the common cases; whatever they cannot rule out, the syntax tree decides, with the values
  * of E'' and U&'' strings decoded by PostgreSQL's own parser.
  */
@@ -102,6 +103,15 @@ export function isDateTimeCast(name: string, schema?: string): boolean {
 }
 
 /**
+ * Whether what the tokens show as a call of `name` may read text known only at run time as input
+ * of a type: a cast in functional notation, or XMLTABLE, whose columns read what their paths
+ * select from the document as input of their types.
+ */
+export function mayCastRunTimeText(name: string, schema?: string): boolean {
+  return isDateTimeCast(name, schema) || (schema === undefined && name === 'xmltable');
+}
+
+/**
  * The clock features of a statement: from its tokens when they settle them, else from its syntax
  * tree; when the grammar rejects the statement, nothing is proven and it counts as reading the
  * clock.
@@ -139,6 +149,12 @@ function clockFeaturesFromTree(root: unknown): ClockFeatures {
       if (!isDateTimeCast(name, schema)) return;
       if (alwaysReadsTheClock(name, schema)) found.readsClock = true;
       for (const argument of listOf(fields, 'args')) castOf(argument);
+    } else if (key === 'RangeTableFuncCol') {
+      // An XMLTABLE column (not FOR ORDINALITY, which has no type) casts the document's text.
+      const typeName = fieldsOf(fields, 'typeName');
+      if (typeName === null) return;
+      const [name, schema] = qualifiedName(listOf(typeName, 'names'));
+      if (!isClockFreeTypeName(name, schema)) found.readsClock = true;
     }
   });
   return found;

@@ -12,6 +12,7 @@
  * trigger: that is the limit of the rule.
  */
 import { effectOfCall, type FunctionCall } from './features';
+import { updatesSettingsView } from './settings-view';
 import { StatementContext } from './statement-context';
 import { featuresFromTokens } from './token-features';
 import { featuresFromTree } from './tree-features';
@@ -31,6 +32,8 @@ export function stateOutlivingTransaction(statement: ParsedStatement): string | 
     const left = sessionStatementState(context, first);
     if (left !== undefined) return left;
   }
+  // Its rule calls set_config(name, setting, false).
+  if (updatesSettingsView(context)) return 'UPDATE pg_settings';
   return sessionStateCall(context);
 }
 
@@ -69,11 +72,15 @@ function sessionStatementState(context: StatementContext, first: number): string
   return keyword.toUpperCase();
 }
 
-/** SET: LOCAL, TRANSACTION and CONSTRAINTS end with the transaction; anything else outlives it. */
+/**
+ * SET: LOCAL, TRANSACTION and CONSTRAINTS end with the transaction; anything else outlives it. A
+ * dot after the word makes it the first part of a custom variable's name: `SET local.x = 'a'`
+ * sets the variable local.x for the session.
+ */
 function settingState(context: StatementContext, next: number): string | undefined {
   const word = context.word(next);
-  if (word === 'local' || word === 'transaction' || word === 'constraints') return undefined;
-  return 'SET';
+  const endsWithTransaction = word === 'local' || word === 'transaction' || word === 'constraints';
+  return endsWithTransaction && !context.isChar(next + 1, '.') ? undefined : 'SET';
 }
 
 /** DECLARE name ... WITH HOLD CURSOR FOR: the options before FOR say so (WITHOUT HOLD does not). */

@@ -112,7 +112,10 @@ const PREFIXES: ReadonlyArray<readonly [string, FunctionEffect]> = [
   ['pg_get_wal_', 'volatile'],
 ];
 
-/** Known immutable or stable built-ins, and type names that look like calls (`varchar(10)`). */
+/**
+ * Known immutable or stable built-ins, and type names that look like calls (`varchar(10)`).
+ * XMLTABLE is syntax that looks like one; what its columns read is clock-features.ts's to judge.
+ */
 const STABLE = words(`
   count sum avg min max every bool_and bool_or bit_and bit_or bit_xor array_agg string_agg
   json_agg jsonb_agg json_object_agg jsonb_object_agg xmlagg stddev stddev_pop stddev_samp
@@ -156,6 +159,7 @@ const STABLE = words(`
   pg_function_is_visible version pg_encoding_to_char pg_char_to_encoding host hostmask netmask
   network masklen broadcast family abbrev set_masklen inet_merge inet_same_family
   xmlelement xmlforest xmlconcat xmlpi xmlroot xmlparse xmlserialize xmlexists xpath xpath_exists
+  xmltable
   int2 int4 int8 integer smallint bigint float4 float8 real float numeric decimal text varchar
   char character nchar varying bool boolean date time timetz timestamp timestamptz interval bytea
   json jsonb uuid inet cidr macaddr macaddr8 bit varbit money oid regclass regtype regproc

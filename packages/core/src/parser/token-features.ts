@@ -2,7 +2,7 @@ import {
   castTargetIsClockFree,
   castTypeIndex,
   clockOfString,
-  isDateTimeCast,
+  mayCastRunTimeText,
 } from './clock-features';
 import type { FunctionCall, StatementFeatures } from './features';
 import { functionEffect, isVolatileWord, VOLATILE_KEYWORDS } from './side-effect-functions';
@@ -19,8 +19,8 @@ export interface TokenFeatures extends StatementFeatures {
   holdsClockWord: boolean;
   /**
    * The tokens cannot rule out that date/time input reads a clock word: a cast (`::`, CAST,
-   * `date(...)`) to a type that may read the clock, or a string whose escapes only the parser
-   * decodes. The syntax tree decides (clock-features.ts).
+   * `date(...)`, an XMLTABLE column) to a type that may read the clock, or a string whose escapes
+   * only the parser decodes. The syntax tree decides (clock-features.ts).
    */
   clockNeedsTree: boolean;
 }
@@ -99,7 +99,7 @@ export function featuresFromTokens(context: StatementContext, from = 0): TokenFe
     features.calls.push(call);
     if (call.name === 'set_config' || functionEffect(call.name, call.schema) === 'unknown') {
       features.needsTree = true;
-    } else if (isDateTimeCast(call.name, call.schema)) features.clockNeedsTree = true;
+    } else if (mayCastRunTimeText(call.name, call.schema)) features.clockNeedsTree = true;
   }
   if (features.modifiesData) features.needsTree = true;
   return features;

@@ -11,6 +11,18 @@ import {
 
 const MODIFYING_STATEMENTS = new Set(['InsertStmt', 'UpdateStmt', 'DeleteStmt', 'MergeStmt']);
 
+/**
+ * SQL/JSON's query functions are syntax in the tree, not FuncCall nodes: they are named as the
+ * calls the tokens see (`json_value(`), so side-effect-functions.ts judges them alike whichever
+ * of the two classification reads. Otherwise a JSON_VALUE(... RETURNING date) beside an alias
+ * column list, which makes classification read the tree, would count as no call and be cached.
+ */
+const JSON_FUNCTION_CALLS: Readonly<Record<string, string>> = {
+  JSON_VALUE_OP: 'json_value',
+  JSON_QUERY_OP: 'json_query',
+  JSON_EXISTS_OP: 'json_exists',
+};
+
 /** The features of a statement read from its syntax tree (exact where the tokens guess). */
 export function featuresFromTree(root: unknown): Omit<StatementFeatures, 'mentionsVolatileWord'> {
   const features: Omit<StatementFeatures, 'mentionsVolatileWord'> = {
@@ -22,7 +34,11 @@ export function featuresFromTree(root: unknown): Omit<StatementFeatures, 'mentio
   walkTree(root, (key, fields) => {
     if (MODIFYING_STATEMENTS.has(key)) features.modifiesData = true;
     else if (key === 'FuncCall') features.calls.push(callOf(fields));
-    else if (key === 'SelectStmt') {
+    else if (key === 'JsonTable') features.calls.push({ name: 'json_table' });
+    else if (key === 'JsonFuncExpr') {
+      const name = JSON_FUNCTION_CALLS[stringOf(fields, 'op') ?? ''];
+      if (name !== undefined) features.calls.push({ name });
+    } else if (key === 'SelectStmt') {
       if (listOf(fields, 'lockingClause').length > 0) features.locksRows = true;
       const into = fieldsOf(fields, 'intoClause');
       if (into !== null) {

@@ -44,24 +44,48 @@ export function suggestField(name: string, known: readonly string[]): string | u
   return best;
 }
 
+/** The most characters of a field's name that a message shows: a name is no payload to echo. */
+const SHOWN_NAME_CHARACTERS = 64;
+
+/**
+ * A field's name as a message shows it: whole up to 64 characters, else its first 64 and `…`.
+ * Characters are counted as code points, so a surrogate pair is never cut in two.
+ */
+export function shownFieldName(name: string): string {
+  if (name.length <= SHOWN_NAME_CHARACTERS) return name;
+  let characters = 0;
+  let end = 0;
+  for (const character of name) {
+    if (characters === SHOWN_NAME_CHARACTERS) return `${name.slice(0, end)}…`;
+    characters++;
+    end += character.length;
+  }
+  return name;
+}
+
 /**
  * One warning per field of `body` outside `known`, e.g. "unknown field 'maxrows' (did you mean
  * 'maxRows'?)"; undefined when every field is known. That is the common case on the hot path of
- * POST /api/query, so it allocates nothing and costs one set lookup per field.
+ * POST /api/query, so it allocates nothing and costs one set lookup per field. `checkName`, when
+ * given, sees each unknown name first and throws to refuse the body (request.ts refuses names
+ * holding a NUL or a lone surrogate).
  */
 export function unknownFieldWarnings(
   body: Record<string, unknown>,
   known: ReadonlySet<string>,
+  checkName?: (name: string) => void,
 ): string[] | undefined {
   let warnings: string[] | undefined;
   // for...in allocates no array of keys; inherited names are skipped below, only when unknown.
   for (const name in body) {
     if (known.has(name) || !Object.prototype.hasOwnProperty.call(body, name)) continue;
+    checkName?.(name);
+    const shown = shownFieldName(name);
     const suggestion = suggestField(name, [...known]);
     (warnings ??= []).push(
       suggestion === undefined
-        ? `unknown field '${name}'`
-        : `unknown field '${name}' (did you mean '${suggestion}'?)`,
+        ? `unknown field '${shown}'`
+        : `unknown field '${shown}' (did you mean '${suggestion}'?)`,
     );
   }
   return warnings;

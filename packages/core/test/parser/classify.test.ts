@@ -317,6 +317,21 @@ describe('changesSession', () => {
     ['PREPARE', 'PREPARE p AS SELECT 1'],
     ['DECLARE ... WITH HOLD', 'DECLARE c CURSOR WITH HOLD FOR SELECT 1'],
     ['a statement the grammar rejects', 'INSERT INTO t VALUES (f(1)'],
+    // pg_settings' UPDATE rule calls set_config(name, setting, false).
+    ['an UPDATE of pg_settings', "UPDATE pg_settings SET setting = 'x' WHERE name = 'search_path'"],
+    [
+      'an UPDATE of pg_catalog.pg_settings, quoted',
+      `UPDATE "pg_catalog"."pg_settings" AS s SET setting = 'UTC' WHERE s.name = 'TimeZone'`,
+    ],
+    ['an UPDATE ONLY of PG_SETTINGS', "UPDATE ONLY PG_SETTINGS SET setting = 'x' WHERE name = 'a'"],
+    [
+      'an UPDATE of pg_settings in a CTE',
+      "WITH u AS (UPDATE pg_settings SET setting = 'x' WHERE name = 'search_path') SELECT 1",
+    ],
+    [
+      'EXPLAIN ANALYZE of an UPDATE of pg_settings',
+      "EXPLAIN ANALYZE UPDATE pg_settings SET setting = 'x' WHERE name = 'search_path'",
+    ],
   ])('is true for %s', (_name, sql) => {
     expect(parseOne(sql).changesSession).toBe(true);
   });
@@ -347,6 +362,17 @@ describe('changesSession', () => {
     ['a SELECT FOR UPDATE', 'SELECT * FROM t FOR UPDATE'],
     ['a SELECT calling built-ins', "SELECT count(*), string_agg(a, ',') FROM t AS x (a, b)"],
     ['EXPLAIN without ANALYZE of a user function call', 'EXPLAIN SELECT my_function()'],
+    ['an UPDATE of a table of its own named pg_settings', "UPDATE app.pg_settings SET a = 'x'"],
+    ['an UPDATE of "PG_SETTINGS", another relation', 'UPDATE "PG_SETTINGS" SET a = 1'],
+    ['an UPDATE naming pg_settings in a string', "UPDATE t SET note = 'pg_settings'"],
+    [
+      'an UPDATE reading pg_settings',
+      "UPDATE t SET a = (SELECT setting FROM pg_settings WHERE name = 'work_mem')",
+    ],
+    [
+      'EXPLAIN without ANALYZE of an UPDATE of pg_settings',
+      "EXPLAIN UPDATE pg_settings SET setting = 'x' WHERE name = 'search_path'",
+    ],
   ])('is false for %s', (_name, sql) => {
     expect(parseOne(sql).changesSession).toBe(false);
   });

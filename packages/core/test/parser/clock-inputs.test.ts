@@ -99,6 +99,36 @@ describe('reads that read the clock (callsVolatileFunction)', () => {
       'SELECT r.* FROM notes, jsonb_to_record(notes.doc) AS r(t date)',
     ],
     ['JSON data read as a date', "SELECT JSON_VALUE(doc, '$.t' RETURNING date) FROM notes"],
+    // A word before ( that may be an alias column list makes the tree decide: SQL/JSON's
+    // functions, which are syntax in the tree, still count.
+    [
+      'JSON_VALUE beside an alias column list',
+      "SELECT JSON_VALUE(x, '$.t' RETURNING date) FROM (VALUES ('{}'::jsonb)) AS v(x)",
+    ],
+    [
+      'JSON_QUERY beside an alias column list',
+      "SELECT JSON_QUERY(x, '$.t' RETURNING date) FROM (VALUES ('{}'::jsonb)) AS v(x)",
+    ],
+    [
+      'JSON_TABLE beside an alias column list',
+      "SELECT * FROM (VALUES ('[]'::jsonb)) AS v(x), JSON_TABLE(x, '$[*]' COLUMNS (d date PATH '$'))",
+    ],
+    [
+      'an XMLTABLE column of timestamptz, whose path computes now',
+      `SELECT d FROM XMLTABLE('/r' PASSING xmlparse(document '<r/>') COLUMNS d timestamptz PATH 'concat("no","w")')`,
+    ],
+    [
+      'an XMLTABLE column of a date array',
+      "SELECT d FROM notes, XMLTABLE('/r' PASSING notes.doc COLUMNS d date[] PATH 'd')",
+    ],
+    [
+      'an XMLTABLE column of a type of a user (a domain over date, say)',
+      "SELECT d FROM notes, XMLTABLE('/r' PASSING notes.doc COLUMNS n FOR ORDINALITY, d app.day PATH 'd')",
+    ],
+    [
+      'an XMLTABLE column of timetz',
+      "SELECT d FROM notes, XMLTABLE('/r' PASSING notes.doc COLUMNS d time with time zone PATH 'd')",
+    ],
     ['timetz, whose offset depends on the day', "SELECT '10:00'::timetz"],
     ['a timetz literal', "SELECT timetz '10:00'"],
     ['a time with time zone literal', "SELECT time with time zone '10:00'"],
@@ -127,6 +157,10 @@ describe('reads whose date/time input is fixed (cacheable)', () => {
     ['a parameter cast', 'SELECT $1::timestamptz'],
     ['a date column read as it is', 'SELECT created_at, date_trunc($$day$$, created_at) FROM t'],
     ['EXPLAIN of now()', 'EXPLAIN SELECT now()'],
+    [
+      'XMLTABLE columns of clock-free types',
+      "SELECT * FROM notes, XMLTABLE('/r' PASSING notes.doc COLUMNS n FOR ORDINALITY, a integer PATH 'a', b text PATH 'b' DEFAULT 'x', c xml PATH 'c')",
+    ],
   ])('%s', (_name, sql) => {
     expect(parseOne(sql).callsVolatileFunction).toBe(false);
   });
