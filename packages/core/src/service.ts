@@ -9,6 +9,7 @@ import {
   DEFAULT_CACHE_TTL_MS,
   requestMayUseCache,
   UNCONFIRMED_INVALIDATION_WARNING,
+  UNSCOPED_INVALIDATION_WARNING,
   writeExtentOf,
   type WriteExtent,
 } from './cache';
@@ -606,8 +607,8 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
       registered?.attach(context);
       inSession?.attach(context);
       const statusBefore = session?.connection.transactionStatus();
-      /** The place whose invalidation the cache store did not confirm, if any. */
-      let unconfirmed: string | undefined;
+      /** Why the cache may still hold what the request changed, if it may. */
+      let trouble: InvalidationTrouble | undefined;
       try {
         outcome = copySource
           ? await runCopyFrom(context, statements[0] as ParsedStatement, copySource)
@@ -620,15 +621,12 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
           const extent = session
             ? session.writesToInvalidate(statements, statusBefore ?? 'idle')
             : writeExtentOf(statements);
-          unconfirmed = await invalidateWritten(cache, scope, extent);
+          trouble = await invalidateWritten(cache, scope, extent);
         }
       }
-      if (unconfirmed) {
-        warnings = [...(warnings ?? []), UNCONFIRMED_INVALIDATION_WARNING];
-        options.warn?.('cache invalidation not confirmed by the store', {
-          reqId: executeOptions.requestId,
-          place: unconfirmed,
-        });
+      if (trouble) {
+        warnings = [...(warnings ?? []), trouble.warning];
+        options.warn?.(trouble.log, { reqId: executeOptions.requestId, place: trouble.place });
       }
       if (context.cancelled) outcome = asCancelled(outcome);
       noteCacheBypasses(outcome, cacheUse);
@@ -897,16 +895,32 @@ async function invalidateWritten(
   cache: ResultCache,
   scope: () => Promise<CacheScope | undefined>,
   extent: WriteExtent,
-): Promise<string | undefined> {
+): Promise<InvalidationTrouble | undefined> {
   if (extent === 'none') return undefined;
-  // A host that does not resolve was not reached by the connection either (same resolver). A
-  // defect here must not turn the answer about what ran (a committed write) into a failure.
+  // A defect here must not turn the answer about what ran (a committed write) into a failure.
   const reached = await scope().catch(() => undefined);
-  if (!reached) return undefined;
+  if (!reached) {
+    return {
+      warning: UNSCOPED_INVALIDATION_WARNING,
+      log: 'cache invalidation impossible: the database reached is unknown',
+    };
+  }
+  const place = extent === 'server' ? reached.server : reached.database;
   try {
     await cache.invalidate(reached, extent);
     return undefined;
   } catch {
-    return extent === 'server' ? reached.server : reached.database;
+    return {
+      warning: UNCONFIRMED_INVALIDATION_WARNING,
+      log: 'cache invalidation not confirmed by the store',
+      place,
+    };
   }
+}
+
+/** Why a write's answer says the cache may still hold what it changed: its warning and log line. */
+interface InvalidationTrouble {
+  warning: string;
+  log: string;
+  place?: string;
 }

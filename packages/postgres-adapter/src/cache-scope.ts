@@ -1,17 +1,23 @@
 /**
- * The result cache's scope of a target (docs/decisions.md 10.20): the server and database actually
- * reached, whatever the host's spelling or the sslMode, and the credentials. `localhost`,
- * `127.0.0.1` and `::1` are one server; `db.internal` and the address it resolves to are one server.
+ * The result cache's scope of a target (docs/decisions.md 10.20): the database reached, as its
+ * server tells it (`ServerIdentity`: the same directly, through a pooler, a proxy or another
+ * address, and never the same for two clusters), and the credentials. Entries are served only
+ * through the endpoint they were read through (its resolved address, port and database name, not
+ * the host's spelling or the sslMode), since a pooler may log in as another user or with other
+ * settings; a write through any endpoint invalidates every entry of the database.
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { ConnectionError, ErrorCodes, type CacheScope, type ConnectionTarget } from '@sqlgate/core';
 import { PasswordDigests } from './password-digests';
+import type { ServerIdentity } from './server-identity';
 
 /** The address a host name resolves to first (the one a connection tries first). */
 export type ResolveFirst = (host: string) => Promise<string>;
 
 export interface CacheScopesOptions {
+  /** The identity of the server the target's connections reach (asked of its pool). */
+  identify: (target: ConnectionTarget) => Promise<ServerIdentity>;
   /** Name resolution; the system resolver (getaddrinfo) when absent. */
   resolve?: ResolveFirst;
   /** How long a resolved name is remembered. Default 5 s: long enough to spare a lookup per request, short enough to follow a moved server. */
@@ -25,26 +31,9 @@ export interface CacheScopesOptions {
 
 const systemResolve: ResolveFirst = async (host) => (await lookup(host)).address;
 
-/** Loopback addresses all reach this machine: one server, however it is spelled. */
-const LOOPBACK = 'loopback';
-
 /**
- * One spelling per address: IPv4-mapped IPv6 as IPv4, IPv6 in its compressed lower-case form,
- * every loopback address as one (for invalidation: a write through `localhost` must reach what
- * was cached through `127.0.0.1`).
- */
-export function canonicalAddress(address: string): string {
-  const exact = exactAddress(address);
-  const family = isIP(exact);
-  // The unspecified address (0.0.0.0, ::) reaches this machine too when connected to.
-  if (family === 4 && (exact.startsWith('127.') || exact === '0.0.0.0')) return LOOPBACK;
-  if (family === 6 && (exact === '::1' || exact === '::')) return LOOPBACK;
-  return exact;
-}
-
-/**
- * One spelling per address, loopback addresses kept apart: 127.0.0.2 may be another server than
- * 127.0.0.1 (a proxy, a second cluster), so what one answered is never served for the other.
+ * One spelling per address: IPv4-mapped IPv6 as IPv4, IPv6 in its compressed lower-case form.
+ * Loopback addresses are kept apart: 127.0.0.2 may be a proxy to another server than 127.0.0.1.
  */
 export function exactAddress(address: string): string {
   const text = address.toLowerCase();
@@ -64,17 +53,19 @@ interface Remembered {
 }
 
 export class CacheScopes {
+  private readonly identify: (target: ConnectionTarget) => Promise<ServerIdentity>;
   private readonly resolve: ResolveFirst;
   private readonly ttlMs: number;
   private readonly maxNames: number;
   private readonly now: () => number;
   private readonly names = new Map<string, Remembered>();
-  /** Scopes by address, port, database, user and password (memory that already holds them). */
+  /** Scopes by server identity, address, port, database, user and password (memory that already holds them). */
   private readonly scopes = new Map<string, CacheScope>();
   /** Keyed password hashes: the scope never reveals a password, even to someone holding the cache. */
   private readonly digests: PasswordDigests;
 
-  constructor(options: CacheScopesOptions = {}) {
+  constructor(options: CacheScopesOptions) {
+    this.identify = options.identify;
     this.digests = new PasswordDigests(options.credentialKey);
     this.resolve = options.resolve ?? systemResolve;
     this.ttlMs = options.ttlMs ?? 5_000;
@@ -83,15 +74,21 @@ export class CacheScopes {
   }
 
   /**
-   * The scope of `target`. A target whose address a policy checked is identified by that address
-   * (the one it connects to); otherwise its host is resolved. Rejects with a ConnectionError when
-   * the name does not resolve.
+   * The scope of `target`. Its server is asked which database it is, once per pool; its endpoint
+   * is the address a policy checked (the one it connects to), or its host resolved. Rejects with a
+   * ConnectionError when the server cannot be reached or will not tell, or the name does not
+   * resolve.
    */
   async scopeOf(target: ConnectionTarget): Promise<CacheScope> {
-    const resolved = target.address ?? (await this.addressOf(target.host));
+    const [resolved, identity] = await Promise.all([
+      target.address ?? this.addressOf(target.host),
+      this.identify(target),
+    ]);
     // The same caller asks with the same target on every request: its scope is remembered.
     // A JSON array, so that no two targets share a key whatever characters their fields hold.
     const key = JSON.stringify([
+      identity.cluster,
+      identity.database,
       resolved,
       target.port,
       target.database,
@@ -100,18 +97,27 @@ export class CacheScopes {
     ]);
     let scope = this.scopes.get(key);
     if (scope === undefined) {
-      scope = this.scopeAt(resolved, target);
+      scope = this.scopeAt(identity, resolved, target);
       if (this.scopes.size >= this.maxNames) this.scopes.clear();
       this.scopes.set(key, scope);
     }
     return scope;
   }
 
-  private scopeAt(resolved: string, target: ConnectionTarget): CacheScope {
-    const address = canonicalAddress(resolved);
-    const server = JSON.stringify([address, target.port]);
-    const database = JSON.stringify([address, target.port, target.database]);
-    const endpoint = JSON.stringify([exactAddress(resolved), target.port, target.database]);
+  private scopeAt(
+    identity: ServerIdentity,
+    resolved: string,
+    target: ConnectionTarget,
+  ): CacheScope {
+    const server = JSON.stringify([identity.cluster]);
+    const database = JSON.stringify([identity.cluster, identity.database]);
+    const endpoint = JSON.stringify([
+      identity.cluster,
+      identity.database,
+      exactAddress(resolved),
+      target.port,
+      target.database,
+    ]);
     const password = target.password === undefined ? '-' : `+${this.digests.of(target.password)}`;
     return { server, database, endpoint, credentials: JSON.stringify([target.user, password]) };
   }

@@ -26,8 +26,9 @@ export interface PostgresConnectionsOptions extends Partial<PoolLimits> {
    */
   rawJson?: boolean;
   /**
-   * Resolves a host name to the address the result cache identifies its server by; the system
-   * resolver when absent. Injectable for tests.
+   * Resolves a host name to the address the result cache serves a target's entries through (its
+   * endpoint; the database is identified by what its server says); the system resolver when
+   * absent. Injectable for tests.
    */
   resolveHost?: ResolveFirst;
   /**
@@ -79,13 +80,14 @@ export function createPostgresConnections(
     preparedStatements = true,
     ...limits
   } = options;
-  const scopes = new CacheScopes({
-    ...(resolveHost ? { resolve: resolveHost } : {}),
-    ...(credentialKey !== undefined ? { credentialKey } : {}),
-  });
   const tls = rootCertificate ? { rootCertificate } : {};
   const registry = new PoolRegistry({ ...DEFAULT_POOL_LIMITS, ...definedOnly(limits) }, tls, log, {
     preparedStatements,
+  });
+  const scopes = new CacheScopes({
+    identify: (target) => registry.serverIdentity(target),
+    ...(resolveHost ? { resolve: resolveHost } : {}),
+    ...(credentialKey !== undefined ? { credentialKey } : {}),
   });
   const connectTimeoutMs = limits.connectTimeoutMs ?? DEFAULT_POOL_LIMITS.connectTimeoutMs;
   const close = (): Promise<void> => registry.close();
@@ -125,4 +127,4 @@ function definedOnly<T extends object>(values: T): Partial<T> {
 }
 
 export type { PoolLimits } from './pool-registry';
-export { canonicalAddress, type ResolveFirst } from './cache-scope';
+export type { ResolveFirst } from './cache-scope';

@@ -16,6 +16,7 @@ import { TypeRegistry } from './types/type-registry';
 import { PasswordDigests } from './password-digests';
 import { PoolRoom } from './pool-room';
 import { SessionStateProbe } from './transaction-pooling';
+import { learnServerIdentity, ServerIdentities, type ServerIdentity } from './server-identity';
 
 export interface PoolLimits {
   /** Clients per pool (POOL_MAX). */
@@ -70,6 +71,8 @@ export class PoolRegistry {
   private readonly sweeper: NodeJS.Timeout;
   /** New targets waiting for a pool to come free, while POOL_TARGETS_MAX are all busy. */
   private readonly room = new PoolRoom();
+  /** Which database each pool's server says it is (docs/decisions.md 10.20), learned when asked. */
+  private readonly identities: ServerIdentities;
   private closed = false;
 
   constructor(
@@ -84,6 +87,18 @@ export class PoolRegistry {
     );
     // The registry never keeps a process alive on its own.
     this.sweeper.unref();
+    this.identities = new ServerIdentities({
+      learn: (target) => learnServerIdentity(this.acquire(target), limits.connectTimeoutMs),
+      keptMs: limits.maxLifetimeMs,
+    });
+  }
+
+  /**
+   * Which database the target's pool reaches, as its server tells it: asked on a connection of
+   * the pool when not known yet, then kept (ServerIdentities).
+   */
+  serverIdentity(target: ConnectionTarget): Promise<ServerIdentity> {
+    return this.identities.of(this.keyOf(target), target);
   }
 
   /**
@@ -252,7 +267,7 @@ export class PoolRegistry {
     const entry: PoolEntry = {
       key,
       poolId: poolIdOf(target),
-      pool: this.createPool(target, Client),
+      pool: this.createPool(key, target, Client),
       sessionState: new SessionStateProbe(
         () => new Client(clientConfig(target)),
         this.limits.connectTimeoutMs,
@@ -276,7 +291,11 @@ export class PoolRegistry {
     });
   }
 
-  private createPool(target: ConnectionTarget, Client: ReturnType<typeof clientClass>): pg.Pool {
+  private createPool(
+    key: string,
+    target: ConnectionTarget,
+    Client: ReturnType<typeof clientClass>,
+  ): pg.Pool {
     const types = new TypeRegistry();
     const pool = new pg.Pool({
       ...clientConfig(target),
@@ -291,6 +310,11 @@ export class PoolRegistry {
     } as pg.PoolConfig);
     // A dropped idle connection must never crash the process: pg-pool removes it, we only note it.
     pool.on('error', (error) => this.log('idle connection error', loggable(error)));
+    // With no connection left, the next one may reach another server (one replaced at the same
+    // address): its identity is asked again.
+    pool.on('remove', () => {
+      if (pool.totalCount === 0) this.identities.forget(key);
+    });
     return pool;
   }
 

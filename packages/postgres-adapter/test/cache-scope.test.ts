@@ -1,6 +1,12 @@
-/** docs/decisions.md 10.20: the cache scope names the database reached, not how it was spelled. */
+/**
+ * docs/decisions.md 10.20: the cache scope names the database its server says was reached, and
+ * serves entries through the endpoint they were read through, not through a spelling of it. The
+ * server's answer is the test's own here; server-identity.test.ts and the HTTP app's
+ * cache-server-identity.test.ts ask real servers.
+ */
 import type { CacheScope, ConnectionTarget } from '@sqlgate/core';
-import { CacheScopes, canonicalAddress } from '../src/cache-scope';
+import { CacheScopes, type CacheScopesOptions } from '../src/cache-scope';
+import type { ServerIdentity } from '../src/server-identity';
 
 const target: ConnectionTarget = {
   host: 'db.example',
@@ -23,72 +29,75 @@ function resolver(answers: Record<string, string>) {
   return { resolve, calls, answers };
 }
 
-describe('canonicalAddress', () => {
-  it.each([
-    ['127.0.0.1', 'loopback'],
-    ['127.0.1.1', 'loopback'],
-    ['::1', 'loopback'],
-    ['0:0:0:0:0:0:0:1', 'loopback'],
-    ['::ffff:127.0.0.1', 'loopback'],
-    ['::ffff:10.0.0.5', '10.0.0.5'],
-    ['2001:DB8:0:0:0:0:0:1', '2001:db8::1'],
-    ['10.0.0.5', '10.0.0.5'],
-  ])('%s is %s', (address, canonical) => {
-    expect(canonicalAddress(address)).toBe(canonical);
-  });
-});
+/** One server, one database, whatever the target: what a server behind every address would say. */
+const ONE_DATABASE: ServerIdentity = { cluster: '7300000000000000001', database: '16384' };
+
+function scopesWith(
+  options: Partial<CacheScopesOptions> = {},
+  identify: CacheScopesOptions['identify'] = () => Promise.resolve(ONE_DATABASE),
+): CacheScopes {
+  return new CacheScopes({ resolve: resolver({}).resolve, identify, ...options });
+}
 
 describe('CacheScopes', () => {
-  it('gives every spelling of one server the same database scope', async () => {
-    const { resolve } = resolver({ 'db.example': '10.0.0.5', localhost: '::1' });
-    const scopes = new CacheScopes({ resolve });
+  it('names the database by what its server says, whatever address, port or name reached it', async () => {
+    const scopes = scopesWith({ resolve: resolver({ 'db.example': '10.0.0.5' }).resolve });
+    const reached = await Promise.all([
+      scopes.scopeOf(target),
+      scopes.scopeOf({ ...target, host: '127.0.0.1', port: 6432 }),
+      scopes.scopeOf({ ...target, host: '::1', port: 15432, database: 'pooled_alias' }),
+    ]);
+    expect(new Set(reached.map((scope) => scope.database)).size).toBe(1);
+    expect(new Set(reached.map((scope) => scope.server)).size).toBe(1);
+    // Served only through the endpoint read through: a pooler may log in as another user.
+    expect(new Set(reached.map((scope) => scope.endpoint)).size).toBe(3);
+  });
+
+  it('never gives two servers or two databases one scope, whatever the address', async () => {
+    let answer: ServerIdentity = ONE_DATABASE;
+    const scopes = scopesWith({}, () => Promise.resolve(answer));
+    const first = await scopes.scopeOf({ ...target, host: '127.0.0.1' });
+    answer = { ...ONE_DATABASE, cluster: '7300000000000000002' };
+    const otherServer = await scopes.scopeOf({ ...target, host: '127.0.0.1' });
+    answer = { ...ONE_DATABASE, database: '16385' };
+    const otherDatabase = await scopes.scopeOf({ ...target, host: '127.0.0.1' });
+
+    expect(otherServer.server).not.toBe(first.server);
+    expect(otherServer.database).not.toBe(first.database);
+    expect(otherServer.endpoint).not.toBe(first.endpoint);
+    expect(otherDatabase.server).toBe(first.server);
+    expect(otherDatabase.database).not.toBe(first.database);
+    expect(otherDatabase.endpoint).not.toBe(first.endpoint);
+  });
+
+  it('serves through one endpoint every spelling of its address, never another loopback address', async () => {
+    const scopes = scopesWith({
+      resolve: resolver({ 'db.example': '10.0.0.5', localhost: '127.0.0.1' }).resolve,
+    });
     const byName = await scopes.scopeOf(target);
     expect(await scopes.scopeOf({ ...target, host: '10.0.0.5' })).toEqual(byName);
     expect(await scopes.scopeOf({ ...target, host: 'DB.Example', sslMode: 'disable' })).toEqual(
       byName,
     );
     const loopback = await scopes.scopeOf({ ...target, host: 'localhost' });
-    const ipv4Loopback = await scopes.scopeOf({ ...target, host: '127.0.0.1' });
-    expect(ipv4Loopback.database).toEqual(loopback.database);
-    expect(ipv4Loopback.server).toEqual(loopback.server);
-    expect(loopback.database).not.toEqual(byName.database);
-  });
-
-  it('counts every spelling of this machine as loopback for invalidation: 0.0.0.0, ::, mapped forms', async () => {
-    const scopes = new CacheScopes({ resolve: resolver({}).resolve });
-    const loopback = await scopes.scopeOf({ ...target, host: '127.0.0.1' });
-    for (const host of ['0.0.0.0', '::', '::ffff:7f00:1', '::ffff:127.0.0.1', '127.1.2.3', '::1']) {
-      expect({ host, database: (await scopes.scopeOf({ ...target, host })).database }).toEqual({
+    for (const host of ['127.0.0.1', '::ffff:7f00:1', '::ffff:127.0.0.1']) {
+      expect({ host, endpoint: (await scopes.scopeOf({ ...target, host })).endpoint }).toEqual({
         host,
-        database: loopback.database,
+        endpoint: loopback.endpoint,
       });
     }
-    const mapped = await scopes.scopeOf({ ...target, host: '::ffff:7f00:1' });
-    expect(mapped.endpoint).toBe(loopback.endpoint);
+    for (const host of ['127.0.0.2', '::1', '0:0:0:0:0:0:0:1']) {
+      expect((await scopes.scopeOf({ ...target, host })).endpoint).not.toBe(loopback.endpoint);
+    }
   });
 
-  it('serves entries only to the exact address: each loopback address is an endpoint of its own', async () => {
-    const scopes = new CacheScopes({ resolve: resolver({ localhost: '127.0.0.1' }).resolve });
-    const first = await scopes.scopeOf({ ...target, host: '127.0.0.1' });
-    const byName = await scopes.scopeOf({ ...target, host: 'localhost' });
-    const second = await scopes.scopeOf({ ...target, host: '127.0.0.2' });
-    const ipv6 = await scopes.scopeOf({ ...target, host: '::1' });
-
-    expect(byName.endpoint).toBe(first.endpoint);
-    expect(second.endpoint).not.toBe(first.endpoint);
-    expect(ipv6.endpoint).not.toBe(first.endpoint);
-    // Invalidated together all the same: one machine may serve on all of them.
-    expect(new Set([first.database, second.database, ipv6.database]).size).toBe(1);
-  });
-
-  it('tells apart ports, databases and credentials', async () => {
-    const scopes = new CacheScopes({ resolve: resolver({ 'db.example': '10.0.0.5' }).resolve });
+  it('tells apart the endpoints of ports and database names, and credentials', async () => {
+    const scopes = scopesWith({ resolve: resolver({ 'db.example': '10.0.0.5' }).resolve });
     const base = await scopes.scopeOf(target);
     const otherPort = await scopes.scopeOf({ ...target, port: 5433 });
-    expect(otherPort.server).not.toBe(base.server);
-    const otherDatabase = await scopes.scopeOf({ ...target, database: 'other' });
-    expect(otherDatabase.server).toBe(base.server);
-    expect(otherDatabase.database).not.toBe(base.database);
+    expect(otherPort.endpoint).not.toBe(base.endpoint);
+    const otherName = await scopes.scopeOf({ ...target, database: 'other' });
+    expect(otherName.endpoint).not.toBe(base.endpoint);
     const otherUser = await scopes.scopeOf({ ...target, user: 'bob' });
     expect(otherUser.database).toBe(base.database);
     expect(otherUser.credentials).not.toBe(base.credentials);
@@ -99,7 +108,7 @@ describe('CacheScopes', () => {
 
   it('identifies a policy-checked target by the address it connects to, without resolving', async () => {
     const names = resolver({});
-    const scopes = new CacheScopes({ resolve: names.resolve });
+    const scopes = scopesWith({ resolve: names.resolve });
     const pinned = await scopes.scopeOf({ ...target, address: '10.0.0.5' });
     expect(pinned).toEqual(await scopes.scopeOf({ ...target, host: '10.0.0.5' }));
     expect(names.calls).toEqual([]);
@@ -108,19 +117,19 @@ describe('CacheScopes', () => {
   it('remembers a resolved name briefly, then asks again', async () => {
     let now = 1_000;
     const names = resolver({ 'db.example': '10.0.0.5' });
-    const scopes = new CacheScopes({ resolve: names.resolve, ttlMs: 100, now: () => now });
+    const scopes = scopesWith({ resolve: names.resolve, ttlMs: 100, now: () => now });
     const first = await scopes.scopeOf(target);
     await scopes.scopeOf(target);
     expect(names.calls).toHaveLength(1);
     names.answers['db.example'] = '10.0.0.6';
     now += 101;
-    expect((await scopes.scopeOf(target)).server).not.toBe(first.server);
+    expect((await scopes.scopeOf(target)).endpoint).not.toBe(first.endpoint);
     expect(names.calls).toHaveLength(2);
   });
 
   it('rejects with a ConnectionError for a name that does not resolve, and does not remember it', async () => {
     const names = resolver({});
-    const scopes = new CacheScopes({ resolve: names.resolve });
+    const scopes = scopesWith({ resolve: names.resolve });
     await expect(scopes.scopeOf(target)).rejects.toMatchObject({ systemCode: 'ENOTFOUND' });
     names.answers['db.example'] = '10.0.0.5';
     await expect(scopes.scopeOf(target)).resolves.toBeDefined();
@@ -130,7 +139,7 @@ describe('CacheScopes', () => {
 describe('remembered scopes', () => {
   it('are those computed afresh, and never shared by targets whose fields differ', async () => {
     const { resolve } = resolver({ 'db.example': '10.0.0.5' });
-    const scopes = new CacheScopes({ resolve });
+    const scopes = scopesWith({ resolve });
     const twins: ConnectionTarget[] = [
       { ...target, user: 'a', password: 'b\u0000c' },
       { ...target, user: 'a\u0000b', password: 'c' },
@@ -140,7 +149,7 @@ describe('remembered scopes', () => {
     ];
     const first = await Promise.all(twins.map((t) => scopes.scopeOf(t)));
     const again = await Promise.all(twins.map((t) => scopes.scopeOf(t)));
-    const fresh = await Promise.all(twins.map((t) => new CacheScopes({ resolve }).scopeOf(t)));
+    const fresh = await Promise.all(twins.map((t) => scopesWith({ resolve }).scopeOf(t)));
     expect(again).toEqual(first);
     // A fresh instance has a key of its own: compare what does not depend on it.
     const withoutCredentials = (scope: CacheScope) => ({ ...scope, credentials: undefined });

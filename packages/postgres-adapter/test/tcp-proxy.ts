@@ -35,14 +35,31 @@ export class TcpProxy {
   private constructor(
     private readonly server: Server,
     readonly port: number,
+    /** Where connections made from now on are carried. */
+    private upstream: { host: string; port: number },
   ) {}
 
   static async start(host: string, port: number): Promise<TcpProxy> {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const proxy = new TcpProxy(server, (server.address() as AddressInfo).port);
-    server.on('connection', (client) => proxy.carry(client, host, port));
+    const proxy = new TcpProxy(server, (server.address() as AddressInfo).port, { host, port });
+    server.on('connection', (client) =>
+      proxy.carry(client, proxy.upstream.host, proxy.upstream.port),
+    );
     return proxy;
+  }
+
+  /**
+   * Carries the connections made from now on to another server, at the same address and port of
+   * the proxy: a name or an address moved to another server. Open connections are closed, as the
+   * old server's would be.
+   */
+  retarget(host: string, port: number): void {
+    this.upstream = { host, port };
+    for (const link of this.links) {
+      link.client.destroy();
+      link.upstream.destroy();
+    }
   }
 
   /** Connections open now; later ones are carried faithfully. */

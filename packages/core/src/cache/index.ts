@@ -17,4 +17,7 @@ export { ScopeWriteLog, type WriteSequence } from './scope-write-log';
 export { DEFAULT_CACHE_MAX_BYTES, DEFAULT_CACHE_MAX_ENTRIES, DEFAULT_CACHE_TTL_MS } from './limits';
 export type { CacheBypassReason, CacheStatus } from './cache-status';
 export { ReadFlights, type LeadFlight } from './read-flights';
-export { UNCONFIRMED_INVALIDATION_WARNING } from './pending-invalidations';
+export {
+  UNCONFIRMED_INVALIDATION_WARNING,
+  UNSCOPED_INVALIDATION_WARNING,
+} from './pending-invalidations';

@@ -24,6 +24,13 @@ export const RETRY_INTERVAL_MS = 100;
 export const UNCONFIRMED_INVALIDATION_WARNING =
   'The shared result cache did not confirm that it dropped what this request may have changed (its store failed or did not answer in time): until it does, other sqlgate instances sharing it may still answer reads with the rows as they were before. This instance serves none of them, and sends the invalidation again every 100 ms.';
 
+/**
+ * What the answer to a write says when the cache could not learn which database it reached (the
+ * server did not say which it is, docs/decisions.md 10.20): nothing could be dropped for it.
+ */
+export const UNSCOPED_INVALIDATION_WARNING =
+  'The result cache could not learn which database this request reached (the server did not tell it), so it could not drop what this request may have changed: reads of this database cached through other logins or other addresses may answer with the rows as they were before until they expire.';
+
 interface Pending {
   place: InvalidationScope;
   /** When the latest failed attempt began (in attempts): only an attempt begun later clears it. */

@@ -135,7 +135,7 @@ export class ResultCache {
    * The key of `statement` run on `scope` with these options. Same inputs, same key. The key holds
    * the endpoint reached and the credentials, not the host's spelling or the sslMode: every way of
    * naming one address shares its entries (docs/decisions.md 10.20); invalidation goes by the
-   * database, which may cover several endpoints (every loopback address).
+   * database, which covers every endpoint that reaches it (direct, pooled, proxied).
    */
   keyFor(scope: CacheScope, statement: ParsedStatement, options: CacheKeyOptions): string {
     const parts = {

@@ -28,19 +28,20 @@ export interface ConnectionTarget {
 }
 
 /**
- * The identity of a target for the result cache. Entries are keyed by `database` and
- * `credentials`, so one user never sees another user's rows; a write invalidates by `database`
- * (every user's entries) or, when it may reach beyond one database (roles, DO, CALL...), by `server`.
+ * The identity of a target for the result cache (docs/decisions.md 10.20). Entries are keyed by
+ * `endpoint` and `credentials`, so one user never sees another user's rows; a write invalidates by
+ * `database` (every user's entries, through every endpoint) or, when it may reach beyond one
+ * database (roles, DO, CALL...), by `server`.
  */
 export interface CacheScope {
-  /** The server reached: its resolved address (every loopback address is one) and port. */
+  /** The server reached, as it names itself: the same through every address, port and pooler. */
   server: string;
-  /** The database reached: `server` and the database name. Writes invalidate by it. */
+  /** The database reached on `server`, as the server names it. Writes invalidate by it. */
   database: string;
   /**
-   * The exact address, port and database connected to, where `database` names several as one
-   * (every loopback address is one server for invalidation, but 127.0.0.2 may be another server
-   * than 127.0.0.1): entries are served only to the same endpoint. Absent: `database`.
+   * The database and the way it was reached (resolved address, port and database name), where
+   * entries are served: a pooler may log in as another user or with other settings than a direct
+   * connection, so what was read through one is not served through another. Absent: `database`.
    */
   endpoint?: string;
   /** The user and a keyed hash of the password; never the password itself. */
@@ -309,9 +310,10 @@ export interface ConnectionProvider {
   poolStats(): PoolStat[];
   /**
    * Where the target's cached results belong (docs/decisions.md 10.20): the server and database
-   * actually reached (resolved address, port and database name, whatever the host's spelling or
-   * the sslMode) and the credentials, without revealing the password. May resolve the host name;
-   * a name that does not resolve settles with a ConnectionError.
+   * actually reached, as the server tells it (whatever address, port, pooler or spelling of the
+   * host reached it), the endpoint, and the credentials, without revealing the password. May ask
+   * the server, once per pool, and resolve the host name; a server that cannot be reached or will
+   * not tell, or a name that does not resolve, settles with a ConnectionError.
    */
   scopeOf(target: ConnectionTarget): Promise<Settled<CacheScope>>;
   /**

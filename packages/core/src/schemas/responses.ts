@@ -179,7 +179,8 @@ const cacheStatusFields = {
           'With cacheStatus bypass: the request did not ask for the cache or there is none (disabled), its rows ' +
           'were streamed (stream), the statement writes (write), it is a read sharing its request with a write ' +
           'or a session change (transaction), it calls a volatile function or changes the session (volatile), ' +
-          'its result was over the byte bound (oversize), or the cache store could not be reached (unavailable).',
+          'its result was over the byte bound (oversize), or the cache store could not be reached or the server ' +
+          'would not tell which database it is (unavailable).',
       },
     ),
   ),

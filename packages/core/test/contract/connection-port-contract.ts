@@ -20,6 +20,8 @@ import { orThrow } from '../../src/ports/settled';
 export interface PortUnderTest {
   provider: ConnectionProvider;
   target: ConnectionTarget;
+  /** Another user's login to the same database, with a password of its own. */
+  otherLogin: ConnectionTarget;
 }
 
 /**
@@ -269,11 +271,12 @@ export function describeConnectionPortContract(name: string, open: () => PortUnd
     });
 
     it('names a scope per database and user without revealing the password', async () => {
-      const scope = await orThrow(
-        port.provider.scopeOf({ ...port.target, password: 'contract-secret' }),
-      );
-      expect(JSON.stringify(scope)).not.toContain('contract-secret');
-      const other = await orThrow(port.provider.scopeOf({ ...port.target, user: 'someone_else' }));
+      const scope = await orThrow(port.provider.scopeOf(port.target));
+      const other = await orThrow(port.provider.scopeOf(port.otherLogin));
+      for (const password of [port.target.password, port.otherLogin.password]) {
+        expect(password).toBeDefined();
+        expect(JSON.stringify([scope, other])).not.toContain(password);
+      }
       expect(other.credentials).not.toBe(scope.credentials);
       expect(other.database).toBe(scope.database);
     });

@@ -32,4 +32,5 @@ function scriptedLikePostgres(): FakeConnectionProvider {
 describeConnectionPortContract('the fake provider', () => ({
   provider: scriptedLikePostgres(),
   target: fakeTarget,
+  otherLogin: { ...fakeTarget, user: 'someone_else', password: 'contract-secret' },
 }));
