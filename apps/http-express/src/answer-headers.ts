@@ -53,27 +53,30 @@ export function bodyStillComing(req: IncomingMessage): boolean {
  * reset while writing (EPIPE) instead of the answer, as nginx's lingering close avoids too.
  */
 const DRAINED_REST_BYTES = 16 * 1024 * 1024;
-/** How long that rest may take to arrive before the connection is closed. */
+/**
+ * Any other rest (larger, or chunked) is read and dropped up to this size before the connection is
+ * reset; the answer closes the connection, so a client that sees it stops sending well before.
+ */
+const LINGERING_REST_BYTES = 64 * 1024 * 1024;
+/** How long a rest may take to arrive before the connection is closed. */
 const DRAINED_REST_TIMEOUT_MS = 10_000;
 
 /**
  * For an answer given now, before the request's body arrived (docs/decisions.md 10.17): true when
- * the connection must close, because the rest may be large or its length is unknown, and is not
- * waited for, or the answer closes it already (a 408: the body came too slowly). A rest declared at
- * most DRAINED_REST_BYTES is drained instead (read and dropped, within DRAINED_REST_TIMEOUT_MS),
- * and the answer is false: a client still sending it gets the answer rather than a reset of the
- * connection, and keeps the connection unless it asked to close it.
+ * the connection must close. A rest declared at most DRAINED_REST_BYTES is drained (read and
+ * dropped, within DRAINED_REST_TIMEOUT_MS) and the connection kept: the answer is false. Any other
+ * rest is drained too, up to LINGERING_REST_BYTES, and the connection closes after the answer in
+ * a lingering close: its sending side at once, the rest once the client stopped sending. Either
+ * way a client still sending gets the answer rather than a reset. An answer that closes the
+ * connection itself (a 408: the body came too slowly) closes it at once.
  */
 export function closeOrDrainAfterEarlyAnswer(res: ServerResponse): boolean {
   const { req } = res;
   if (!bodyStillComing(req)) return false;
   if (answerHeader(res, 'Connection')?.toLowerCase() === 'close') return true;
-  const declared = Number(req.headers['content-length']);
-  if (req.headers['transfer-encoding'] !== undefined || !(declared <= DRAINED_REST_BYTES)) {
-    return true;
-  }
   drainRest(req);
-  return false;
+  const declared = Number(req.headers['content-length']);
+  return req.headers['transfer-encoding'] !== undefined || !(declared <= DRAINED_REST_BYTES);
 }
 
 const READING_REST = Symbol('sqlgate.readingRest');
@@ -84,6 +87,11 @@ function drainRest(req: IncomingMessage & { [READING_REST]?: true }): void {
   const stop = bodyDeadlinesFor(DRAINED_REST_TIMEOUT_MS).watch(() => req.socket.destroy());
   req.on('end', stop);
   req.on('close', stop);
+  let drained = 0;
+  req.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > LINGERING_REST_BYTES) req.socket.destroy();
+  });
   closeOnlyAfterRest(req);
   req.resume();
 }
@@ -93,11 +101,13 @@ const CLOSING_AFTER_REST = Symbol('sqlgate.closingAfterRest');
 type ClosingSocket = Socket & { destroySoon?: () => void; [CLOSING_AFTER_REST]?: true };
 
 /**
- * An answer that ends the connection (the client sent `Connection: close`) makes Node close the
- * socket as soon as the answer is written (`destroySoon`, its only way of closing after an answer):
- * with the rest of the body unread, the kernel resets the connection, and the client still
- * writing gets EPIPE instead of the answer. So the close waits until the rest has been read (or
- * the drain's deadline destroyed the socket), as nginx's lingering close does.
+ * An answer that ends the connection makes Node close the socket as soon as the answer is written
+ * (`destroySoon`, its only way of closing after an answer): with the rest of the body unread, the
+ * kernel resets the connection, and the client still writing gets EPIPE instead of the answer, or
+ * loses the answer it had not read yet. So the close lingers, as nginx's does: the socket's
+ * sending side closes after the answer (a client that sees the end of the connection stops
+ * sending, as Node's does), and the socket itself once the rest has been read, the client closed
+ * its side, or the drain's bounds destroyed it.
  */
 function closeOnlyAfterRest(req: IncomingMessage): void {
   const socket = req.socket as ClosingSocket;
@@ -105,6 +115,7 @@ function closeOnlyAfterRest(req: IncomingMessage): void {
   if (typeof closeSoon !== 'function') return;
   socket.destroySoon = () => {
     socket[CLOSING_AFTER_REST] = true;
+    socket.end();
     if (req.complete) closeSoon.call(socket);
     else req.once('end', () => closeSoon.call(socket));
   };

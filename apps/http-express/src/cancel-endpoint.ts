@@ -4,7 +4,7 @@
  * the same delay, whether the id runs nothing, runs for another login, or can no longer be
  * cancelled by id; a client whose cancels failed too often lately waits (429).
  */
-import { isIPv6 } from 'node:net';
+import { clientOfAddress } from './client-address';
 import {
   cancelAnswer,
   codedError,
@@ -80,31 +80,9 @@ const sleep = (ms: number): Promise<void> =>
 
 /**
  * Who sent a request, for the limit of failed cancels: its address as Express tells it (the
- * socket's peer, or, from a proxy TRUST_PROXY names, the address the proxy says it serves). An
- * IPv6 client counts by its /64, the block one host is usually given whole.
+ * socket's peer, or, from a proxy TRUST_PROXY names, the address the proxy says it serves), in one
+ * spelling (client-address.ts).
  */
 export function clientOf(req: Request): string {
-  const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return mapped[1] as string;
-  return isIPv6(address) ? `${prefix64(address)}::/64` : address;
-}
-
-/** The first four groups of an IPv6 address, written out. */
-function prefix64(address: string): string {
-  const [head = '', tail] = address.split('%')[0]?.split('::') ?? [];
-  const split = (part: string | undefined): string[] => (part ? part.split(':') : []);
-  // An IPv4 tail (`::ffff:10.0.0.1`, `64:ff9b::10.0.0.1`) holds two groups.
-  const groupsIn = (parts: string[]): number =>
-    parts.reduce((sum, part) => sum + (part.includes('.') ? 2 : 1), 0);
-  const first = split(head);
-  const last = split(tail);
-  const groups =
-    tail === undefined
-      ? first
-      : [...first, ...new Array<string>(8 - groupsIn(first) - groupsIn(last)).fill('0'), ...last];
-  return groups
-    .slice(0, 4)
-    .map((group) => Number.parseInt(group, 16).toString(16))
-    .join(':');
+  return clientOfAddress(req.ip ?? req.socket.remoteAddress);
 }

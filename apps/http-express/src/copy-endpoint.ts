@@ -15,7 +15,6 @@ import busboy from 'busboy';
 import type { Logger } from 'pino';
 import { executeOptionsOf, writeAnswer, writeInternalError, writeJson } from './query-endpoint';
 import { streamOpened } from './server-v8-settings';
-import { closeOrDrainAfterEarlyAnswer } from './answer-headers';
 import { codingError } from './json-body';
 import { continueIfAsked } from './continue-on-read';
 import { abortOnDisconnect } from './disconnect-signal';
@@ -89,29 +88,10 @@ function transferEncodingRefusal(part: string, encoding: string): UploadRefused 
   );
 }
 
-/** Bytes of an unread body dropped after an answer, so a client still sending gets it. */
-const MAX_DRAIN_BYTES = 1024 * 1024;
-
-/**
- * Reads and drops what is left of the body, so that a client still sending gets the answer; past
- * MAX_DRAIN_BYTES the connection is closed instead (a refusal must not cost a whole upload).
- */
-function drainRest(req: IncomingMessage, res: ServerResponse): void {
-  // A small rest is read to its end and the connection kept (answer-headers.ts).
-  if (!closeOrDrainAfterEarlyAnswer(res)) return;
-  res.setHeader('Connection', 'close');
-  let drained = 0;
-  req.on('data', (chunk: Buffer) => {
-    drained += chunk.length;
-    if (drained > MAX_DRAIN_BYTES) req.destroy();
-  });
-  req.resume();
-}
-
 /** Answers a refused upload. */
-function refuse(req: IncomingMessage, res: ServerResponse, status: number, error: string): void {
+function refuse(res: ServerResponse, status: number, error: string): void {
   if (res.headersSent || res.destroyed) return;
-  drainRest(req, res);
+  // An answer before the upload ended: its rest is read and dropped (answer-headers.ts).
   writeJson(res, status, JSON.stringify({ error }));
 }
 
@@ -123,17 +103,12 @@ export function answerCopy(
   res: ServerResponse,
 ): void {
   if (!/^multipart\/form-data\s*;/i.test(req.headers['content-type'] ?? '')) {
-    refuse(
-      req,
-      res,
-      415,
-      'POST /api/copy takes multipart/form-data: a request part, then a data part',
-    );
+    refuse(res, 415, 'POST /api/copy takes multipart/form-data: a request part, then a data part');
     return;
   }
   const wrongCoding = codingError(req);
   if (wrongCoding) {
-    refuse(req, res, wrongCoding.status, wrongCoding.message);
+    refuse(res, wrongCoding.status, wrongCoding.message);
     return;
   }
   let parts: busboy.Busboy;
@@ -148,7 +123,7 @@ export function answerCopy(
       limits: { fields: 3, files: 2, parts: 3, fieldSize: MAX_FIELD_BYTES },
     });
   } catch {
-    refuse(req, res, 400, 'The multipart body has no boundary');
+    refuse(res, 400, 'The multipart body has no boundary');
     return;
   }
   // The COPY stops (core cancels it) when the client goes away, as any request does, and when
@@ -169,7 +144,7 @@ export function answerCopy(
     res.once('finish', () => req.socket.destroy());
     const stalled = new UploadRefused(408, `No data moved for ${limits.idleTimeoutMs} ms`);
     fail(stalled);
-    refuse(req, res, stalled.status, stalled.message);
+    refuse(res, stalled.status, stalled.message);
     stopCopy.abort();
   };
   // On the request, not the socket: Node's server destroys a timed-out socket unless the request
@@ -202,7 +177,7 @@ export function answerCopy(
     bodyFailed(error);
     // A COPY under way fails now (CopyFail): the data part will receive nothing more.
     data?.destroy(error);
-    if (!started) refuse(req, res, error.status, error.message);
+    if (!started) refuse(res, error.status, error.message);
     req.unpipe(parts);
   };
 
@@ -222,12 +197,12 @@ export function answerCopy(
       .then((response) => {
         stopIdleTimer();
         if (failure) {
-          refuse(req, res, failure.status, failure.message);
+          refuse(res, failure.status, failure.message);
           return;
         }
-        // An answer before the upload ended (a refused row): the rest is read and dropped.
+        // An answer before the upload ended (a refused row): the rest is read and dropped as the
+        // answer is written (answer-headers.ts).
         req.unpipe(parts);
-        drainRest(req, res);
         writeAnswer(res, logger, response);
       })
       .catch((defect: unknown) => {

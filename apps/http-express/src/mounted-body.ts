@@ -20,7 +20,7 @@ import {
 } from './json-body';
 
 export const MOUNT_ORDER_WARNING =
-  "sqlgate received a request body that a body parser mounted before it had read: mount sqlgate before any body parser, e.g. app.use('/db', createApp(...)) before app.use(express.json()). Until then numbers past 2^53 are refused and keys given twice cannot be seen";
+  "sqlgate received a request body that a body parser mounted before it had read: mount sqlgate before any body parser, e.g. app.use('/db', createApp(...)) before app.use(express.json()). Until then numbers past 2^53 and U+FFFD are refused and keys given twice cannot be seen";
 
 /**
  * Says once, for one app, that a body parser runs before sqlgate: in the app's log, or without
@@ -65,28 +65,32 @@ export function jsonBody(limits: BodyLimits, warnMountOrder: () => void): Reques
   };
 }
 
+export const REPLACED_BYTES_MESSAGE =
+  "The request body holds U+FFFD, which a body parser mounted before sqlgate puts in place of bytes that are not UTF-8: mount sqlgate before any body parser, e.g. app.use('/db', createApp(...)) before app.use(express.json()). Behind a parser, U+FFFD cannot be sent as it is";
+
+const REPLACEMENT_CHARACTER = '\ufffd';
+
 /**
- * The body a parser before sqlgate read. Its raw text, when the host keeps it (`req.rawBody`, as
- * body-parser's `verify` option can set it, or a raw or text parser's `req.body`), is parsed and
- * checked as sqlgate's own reader does. Otherwise only the parsed value is left, whose numbers
- * may have been rounded already: see `firstUnsafeNumber`.
+ * The body a parser before sqlgate read. Its raw bytes, when the host keeps them (`req.rawBody`,
+ * as body-parser's `verify` option can set it, or a raw parser's `req.body`), are parsed and
+ * checked as sqlgate's own reader does. A text already decoded (a text parser's `req.body`) has
+ * lost its invalid bytes to U+FFFD, and is refused if it holds one; escapes (`\ufffd`) are the
+ * caller's and pass. Otherwise only the parsed value is left, which is refused if any of its
+ * strings holds U+FFFD, and whose numbers may have been rounded already: see `doubtInParsed`.
  */
 function bodyReadBefore(req: Request, maxBytes: number): unknown {
   const raw = rawTextOf(req);
   if (raw !== undefined) {
     const bytes = typeof raw === 'string' ? Buffer.byteLength(raw) : raw.length;
     if (bytes > maxBytes) return new BodyError(413, 'Request body too large');
-    return typeof raw === 'string' ? parsedText(raw) : parsedBody([raw], raw.length);
+    if (typeof raw !== 'string') return parsedBody([raw], raw.length);
+    if (raw.includes(REPLACEMENT_CHARACTER)) return new BodyError(400, REPLACED_BYTES_MESSAGE);
+    return parsedText(raw);
   }
   if (Number(req.headers['content-length']) > maxBytes) {
     return new BodyError(413, 'Request body too large');
   }
-  const unsafe = firstUnsafeNumber(req.body);
-  if (unsafe === undefined) return req.body;
-  return new BodyError(
-    400,
-    `The number ${String(unsafe)}, as a body parser before sqlgate read it, cannot be carried exactly by JSON; send it as a string`,
-  );
+  return doubtInParsed(req.body) ?? req.body;
 }
 
 function rawTextOf(req: Request): Buffer | string | undefined {
@@ -97,23 +101,32 @@ function rawTextOf(req: Request): Buffer | string | undefined {
 }
 
 /**
- * The first number of a parsed value that may not be the number its caller wrote: one that is
- * not finite (`1e400` parses to Infinity), or an integer past 2^53 - 1, where doubles can no longer
- * hold every integer (9007199254740993 arrives as 9007199254740992, which looks like any other).
- * A fraction that lost digits (`0.1000000000000000001` arrives as 0.1) cannot be told from one
- * sent so, and passes. Walked with a stack of its own: a deeply nested value cannot overflow ours.
+ * Why a value a parser made may not be what its caller sent, at the first place found: a string
+ * or key holding U+FFFD, which the parser may have put in place of bytes that were not UTF-8, or
+ * a number that is not finite (`1e400` parses to Infinity) or an integer past 2^53 - 1, where
+ * doubles can no longer hold every integer (9007199254740993 arrives as 9007199254740992, which
+ * looks like any other). A fraction that lost digits (`0.1000000000000000001` arrives as 0.1)
+ * cannot be told from one sent so, and passes. Walked with a stack of its own: a deeply nested
+ * value cannot overflow ours.
  */
-function firstUnsafeNumber(value: unknown): number | undefined {
+function doubtInParsed(value: unknown): BodyError | undefined {
   const pending: unknown[] = [value];
   while (pending.length > 0) {
     const next = pending.pop();
-    if (typeof next === 'number') {
-      if (!Number.isFinite(next) || Math.abs(next) > Number.MAX_SAFE_INTEGER) return next;
+    if (typeof next === 'string') {
+      if (next.includes(REPLACEMENT_CHARACTER)) return new BodyError(400, REPLACED_BYTES_MESSAGE);
+    } else if (typeof next === 'number') {
+      if (!Number.isFinite(next) || Math.abs(next) > Number.MAX_SAFE_INTEGER) {
+        return new BodyError(
+          400,
+          `The number ${String(next)}, as a body parser before sqlgate read it, cannot be carried exactly by JSON; send it as a string`,
+        );
+      }
     } else if (typeof next === 'object' && next !== null) {
-      // In reverse, so that the first number in the body is the first found; one push per value,
+      // In reverse, so that the body's first doubt is the first found; one push per key and value,
       // since spreading an object of 100,000 keys into one call would overflow the stack.
-      const values = Array.isArray(next) ? (next as unknown[]) : Object.values(next);
-      for (let i = values.length - 1; i >= 0; i--) pending.push(values[i]);
+      const entries = Array.isArray(next) ? (next as unknown[]) : Object.entries(next).flat();
+      for (let i = entries.length - 1; i >= 0; i--) pending.push(entries[i]);
     }
   }
   return undefined;

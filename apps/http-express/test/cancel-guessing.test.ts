@@ -200,19 +200,23 @@ describe('cancel by request id is no password oracle', () => {
     }
   }, 30_000);
 
-  it('behind a proxy TRUST_PROXY names, clients are told apart by X-Forwarded-For, IPv6 by its /64', async () => {
-    const failTenTimes = async (proxied: RunningServer, forwardedFor: string) => {
-      for (let failure = 0; failure < FAILED_CANCELS_PER_CLIENT; failure++) {
-        const answer = await cancel(proxied, `unknown-${failure}`, 'guess', '127.0.0.1', {
-          'x-forwarded-for': forwardedFor,
-        });
-        expect(answer.status).toBe(404);
-      }
-    };
-    const statusFor = async (proxied: RunningServer, forwardedFor: string) =>
-      (await cancel(proxied, 'unknown', 'guess', '127.0.0.1', { 'x-forwarded-for': forwardedFor }))
-        .status;
+  /** A client's whole share of failures, sent through a proxy that says it is `forwardedFor`. */
+  const failTenTimes = async (
+    proxied: RunningServer,
+    forwardedFor: string | ((failure: number) => string),
+  ) => {
+    for (let failure = 0; failure < FAILED_CANCELS_PER_CLIENT; failure++) {
+      const answer = await cancel(proxied, `unknown-${failure}`, 'guess', '127.0.0.1', {
+        'x-forwarded-for': typeof forwardedFor === 'string' ? forwardedFor : forwardedFor(failure),
+      });
+      expect(answer.status).toBe(404);
+    }
+  };
+  const statusFor = async (proxied: RunningServer, forwardedFor: string) =>
+    (await cancel(proxied, 'unknown', 'guess', '127.0.0.1', { 'x-forwarded-for': forwardedFor }))
+      .status;
 
+  it('behind a proxy TRUST_PROXY names, clients are told apart by X-Forwarded-For, IPv6 by its /64', async () => {
     const behindProxy = await startServer({
       port: 0,
       hostname: '127.0.0.1',
@@ -237,6 +241,37 @@ describe('cancel by request id is no password oracle', () => {
       expect(await statusFor(direct, '203.0.113.99')).toBe(429);
     } finally {
       await direct.close();
+    }
+  }, 30_000);
+
+  it('behind a proxy, every spelling of an address is one client, and whatever is no address one more', async () => {
+    const behindProxy = await startServer({
+      port: 0,
+      hostname: '127.0.0.1',
+      logLevel: 'silent',
+      trustProxy: ['loopback'],
+    });
+    try {
+      const spellings = [
+        '[2001:db8:0:9::5]',
+        '2001:db8:0:9::4%eth0',
+        '2001:DB8:0:9:0:0:0:6',
+        '[fe80::1%eth0]',
+      ];
+      await failTenTimes(behindProxy, (failure) => spellings[failure % 3] as string);
+      expect(await statusFor(behindProxy, '[2001:db8:0:9::7]')).toBe(429);
+      expect(await statusFor(behindProxy, '2001:db8:0:a::1')).toBe(404);
+      await failTenTimes(behindProxy, (failure) =>
+        failure % 2 === 0 ? '::ffff:cb00:7132' : '[203.0.113.50]',
+      );
+      expect(await statusFor(behindProxy, '203.0.113.50')).toBe(429);
+      // Tokens that are no address cannot each be a client of their own.
+      await failTenTimes(behindProxy, (failure) => `client-${failure}`);
+      expect(await statusFor(behindProxy, 'yet-another-token')).toBe(429);
+      expect(await statusFor(behindProxy, '203.0.113.51:443')).toBe(429);
+      expect(await statusFor(behindProxy, spellings[3] as string)).toBe(404);
+    } finally {
+      await behindProxy.close();
     }
   }, 30_000);
 });

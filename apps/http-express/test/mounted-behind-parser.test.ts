@@ -3,12 +3,14 @@
  * real Express host with `express.json()` at app level, then sqlgate at /db, against the real
  * PostgreSQL. The numbers and errors a parser before sqlgate would change or answer in HTML.
  */
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import type { QueryService } from '@sqlgate/core';
 import express, { type Express } from 'express';
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
-import { MOUNT_ORDER_WARNING } from '../src/mounted-body';
+import { MOUNT_ORDER_WARNING, REPLACED_BYTES_MESSAGE } from '../src/mounted-body';
 import { createServiceFromConfig } from '../src/server';
 import { internalMessageIn } from './response-inspector';
 import { captureLogs, target } from './support';
@@ -169,5 +171,81 @@ describe('sqlgate behind a parser that keeps the raw text', () => {
     );
     expect(exact.status).toBe(200);
     expect(exact.body.rows).toEqual([{ v: '9007199254740992' }]);
+  });
+});
+
+describe('bytes that are not UTF-8, behind a parser that decoded them', () => {
+  /** `{...target, "sql": "SELECT '<bytes>' AS a"}` with `bytes` as they are, not as JSON escapes. */
+  const selecting = (bytes: Buffer): Buffer =>
+    Buffer.concat([
+      Buffer.from(query(`"sql":"SELECT '`).slice(0, -1)),
+      bytes,
+      Buffer.from(`' AS a"}`),
+    ]);
+  /** POSTs `body` as it is to the host, listening on a port of its own (supertest re-encodes it). */
+  const postBytes = async (
+    host: Express,
+    body: Buffer,
+  ): Promise<{ status: number; body: { error?: string; rows?: unknown[] } }> => {
+    const listening = host.listen(0, '127.0.0.1');
+    await once(listening, 'listening');
+    try {
+      const { port } = listening.address() as AddressInfo;
+      const response = await fetch(`http://127.0.0.1:${port}/db/api/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: new Blob([new Uint8Array(body)]),
+      });
+      return { status: response.status, body: await response.json() };
+    } finally {
+      listening.close();
+      listening.closeAllConnections();
+    }
+  };
+  const invalid = Buffer.from([0xff]);
+  const replacementCharacter = Buffer.from('\ufffd');
+
+  it.each([
+    ['a text parser', express.text({ type: '*/*' })],
+    ['express.json()', express.json()],
+  ])(
+    'refuses, behind %s, a body whose invalid bytes became U+FFFD, saying to mount sqlgate first',
+    async (_parser, parser) => {
+      const response = await postBytes(hostApp(parser).host, selecting(invalid));
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual({ error: REPLACED_BYTES_MESSAGE });
+      expect(REPLACED_BYTES_MESSAGE).toMatch(/mount sqlgate before any body parser/);
+      // U+FFFD sent as it is cannot be told from it, and is refused too.
+      expect((await postBytes(hostApp(parser).host, selecting(replacementCharacter))).status).toBe(
+        400,
+      );
+    },
+  );
+
+  it('passes U+FFFD written as an escape behind a text parser: the text shows what was sent', async () => {
+    const response = await post(
+      hostApp(express.text({ type: '*/*' })).host,
+      '/db/api/query',
+      query('"sql":"SELECT \'\\ufffd\' AS a"'),
+    );
+    expect(response.status).toBe(200);
+    expect(response.body.rows).toEqual([{ a: '\ufffd' }]);
+  });
+
+  it('keeps the exact check where the bytes are kept: raw parser, rawBody', async () => {
+    const keepingRawBody = express.json({
+      verify: (req, _res, raw) => {
+        (req as express.Request & { rawBody?: Buffer }).rawBody = raw;
+      },
+    });
+    for (const parser of [express.raw({ type: '*/*' }), keepingRawBody]) {
+      const { host } = hostApp(parser);
+      const refused = await postBytes(host, selecting(invalid));
+      expect(refused.status).toBe(400);
+      expect(refused.body).toEqual({ error: 'Request body is not valid UTF-8' });
+      const sent = await postBytes(host, selecting(replacementCharacter));
+      expect(sent.status).toBe(200);
+      expect(sent.body.rows).toEqual([{ a: '\ufffd' }]);
+    }
   });
 });

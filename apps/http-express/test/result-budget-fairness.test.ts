@@ -5,7 +5,7 @@
  */
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { startServer, type RunningServer } from '../src/server';
-import { sql, target } from './support';
+import { captureLogs, sql, target } from './support';
 
 const MiB = 1024 * 1024;
 /** 16 rows of 1 MB: more than loopback's buffers take while the client reads nothing. */
@@ -126,3 +126,34 @@ it('gives up answers nobody takes sooner once another caller finds the budget he
   }
   expectWhole(answer as Answer);
 }, 30_000);
+
+it('gives up the holders a sixth of the stall limit after another caller was cut, not two sixths', async () => {
+  // 36 s: the holders have 6 s from the cut. Node's own socket timeout let that pass once while
+  // their write had moved at all since it was handed over, and gave them up only after 12 s.
+  const answerStallTimeoutMs = 36_000;
+  const contendedLimitMs = answerStallTimeoutMs / 6;
+  const { logger, lines } = captureLogs('info');
+  // One answer may take all of 32 MiB, so one caller's two unread answers hold nearly all of it.
+  const server = await serverWith({
+    maxResultBytes: 32 * MiB,
+    maxResultBytesTotal: 32 * MiB,
+    answerStallTimeoutMs,
+    logger,
+  });
+  await holdUnread(server, sixteenMegabytesAs('fair_1'), 2);
+  expect(await read(server, sixteenMegabytesAs('fair_2'))).toMatchObject({
+    truncated: true,
+    warnings: [expect.stringMatching(/^Rows were cut at MAX_RESULT_BYTES_TOTAL: other answers /)],
+  });
+  const cutAnswered = performance.now();
+
+  const holdersGivenUp = (): boolean =>
+    lines().filter((line) => line.msg === 'request' && line.status === 200 && line.cut === true)
+      .length === 2;
+  // Half the limit again of slack: a late timer passes, the second limit Node allowed does not.
+  while (!holdersGivenUp() && performance.now() - cutAnswered < contendedLimitMs * 1.5) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  expect(holdersGivenUp()).toBe(true);
+  expectWhole(await read(server, sixteenMegabytesAs('fair_2')));
+}, 60_000);
