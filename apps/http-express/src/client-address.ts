@@ -12,13 +12,15 @@ export const UNKNOWN_CLIENT = 'unknown';
 
 /**
  * An IPv4 address in its dotted form, an IPv6 one by its /64 (the block one host is usually given
- * whole) as `2001:db8:0:7::/64`, an IPv4 address mapped into IPv6 as the IPv4 address; brackets
- * and zone ids are dropped. Anything else is UNKNOWN_CLIENT.
+ * whole) as `2001:db8:0:7::/64`, an IPv4 address mapped into IPv6 as the IPv4 address; brackets,
+ * zone ids and a port after an IPv4 address or a bracketed IPv6 one are dropped. Anything else is UNKNOWN_CLIENT.
  */
 export function clientOfAddress(address: string | undefined): string {
   if (address === undefined) return UNKNOWN_CLIENT;
-  const bracketed = /^\[(.*)\]$/s.exec(address);
-  const bare = (bracketed ? (bracketed[1] as string) : address).replace(/%.*$/s, '');
+  // A port some proxies append (`203.0.113.7:443`, `[2001:db8::5]:443`) is no part of who it is.
+  const withoutPort = address.replace(/^(\d+\.\d+\.\d+\.\d+):\d+$/, '$1');
+  const bracketed = /^\[(.*)\](?::\d+)?$/s.exec(withoutPort);
+  const bare = (bracketed ? (bracketed[1] as string) : withoutPort).replace(/%.*$/s, '');
   // Node takes only the plain dotted form (no leading zeros, no hex or octal parts).
   if (isIPv4(bare)) return bare;
   if (!isIPv6(bare)) return UNKNOWN_CLIENT;

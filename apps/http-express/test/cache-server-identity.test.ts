@@ -40,7 +40,12 @@ interface Path {
 
 interface Answer {
   status: number;
-  body: { rows?: Record<string, unknown>[]; cacheStatus?: string; cacheReason?: string };
+  body: {
+    rows?: Record<string, unknown>[];
+    cacheStatus?: string;
+    cacheReason?: string;
+    warnings?: string[];
+  };
 }
 
 async function post(

@@ -25,6 +25,8 @@ describe('the client a cancel counts against', () => {
     ['one with a zone id', '2001:db8:0:7::4%eth0', '2001:db8:0:7::/64'],
     ['one in brackets with a zone id', '[fe80::1%25eth0]', 'fe80:0:0:0::/64'],
     ['an IPv4 address in brackets', '[203.0.113.7]', '203.0.113.7'],
+    ['an IPv4 address with the port a proxy appended', '203.0.113.7:443', '203.0.113.7'],
+    ['an IPv6 address in brackets with a port', '[2001:db8:0:7::5]:443', '2001:db8:0:7::/64'],
   ])('counts %s as its address', (_what, address, client) => {
     expect(clientAt(address)).toBe(client);
   });
@@ -33,7 +35,7 @@ describe('the client a cancel counts against', () => {
     ['a name', 'hello'],
     ['a proxy’s own word for it', 'unknown'],
     ['an obfuscated identifier (RFC 7239)', '_hidden'],
-    ['an address with a port', '203.0.113.7:443'],
+    ['an unbracketed IPv6 address with what may be a port', '2001:db8::5:443:1:2:3:4:5'],
     ['an IPv4 address with leading zeros', '203.0.113.007'],
     ['empty brackets', '[]'],
     ['nothing at all', undefined],
