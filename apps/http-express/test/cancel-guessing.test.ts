@@ -265,10 +265,12 @@ describe('cancel by request id is no password oracle', () => {
         failure % 2 === 0 ? '::ffff:cb00:7132' : '[203.0.113.50]',
       );
       expect(await statusFor(behindProxy, '203.0.113.50')).toBe(429);
+      // The port a proxy may append names no other client.
+      expect(await statusFor(behindProxy, '203.0.113.50:443')).toBe(429);
       // Tokens that are no address cannot each be a client of their own.
       await failTenTimes(behindProxy, (failure) => `client-${failure}`);
       expect(await statusFor(behindProxy, 'yet-another-token')).toBe(429);
-      expect(await statusFor(behindProxy, '203.0.113.51:443')).toBe(429);
+      expect(await statusFor(behindProxy, '203.0.113.51:443')).toBe(404);
       expect(await statusFor(behindProxy, spellings[3] as string)).toBe(404);
     } finally {
       await behindProxy.close();
