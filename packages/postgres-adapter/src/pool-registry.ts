@@ -15,7 +15,7 @@ import { tlsOptionsFor, type TlsSettings } from './tls';
 import { TypeRegistry } from './types/type-registry';
 import { PasswordDigests } from './password-digests';
 import { PoolRoom } from './pool-room';
-import { SessionStateProbe } from './transaction-pooling';
+import { SessionStateProbe } from './session-state-probe';
 
 export interface PoolLimits {
   /** Clients per pool (POOL_MAX). */
@@ -125,7 +125,7 @@ export class PoolRegistry {
           replace: () => this.liveClient(entry, signal),
           maxReplacements: this.limits.max,
           nameStatements: this.options.preparedStatements,
-          keepsSessionState: () => entry.sessionState.kept(),
+          sessionStateVerdict: (lent) => entry.sessionState.verdictFor(lent),
         }),
       (error: unknown) => {
         entry.lent--;
@@ -249,14 +249,17 @@ export class PoolRegistry {
     }
     if (!this.makeRoom()) return undefined;
     const Client = this.clientClassFor(target);
+    const sessionState = new SessionStateProbe(
+      () => new Client(clientConfig(target)),
+      this.limits.connectTimeoutMs,
+    );
+    const pool = this.createPool(target, Client);
+    pool.on('connect', (client) => sessionState.connectionOpened(client));
     const entry: PoolEntry = {
       key,
       poolId: poolIdOf(target),
-      pool: this.createPool(target, Client),
-      sessionState: new SessionStateProbe(
-        () => new Client(clientConfig(target)),
-        this.limits.connectTimeoutMs,
-      ),
+      pool,
+      sessionState,
       types: new TypeRegistry(),
       lastUsed: Date.now(),
       lent: 0,
