@@ -12,6 +12,7 @@ import {
   type LocalPgBouncer,
   type PgBouncerPoolMode,
 } from '@sqlgate/testing';
+import { Client } from 'pg';
 import request from 'supertest';
 import { Contract } from './openapi/contract';
 import { createTestApp, database, sql, type TestApp } from './support';
@@ -27,11 +28,11 @@ beforeAll(async () => {
 });
 afterAll(() => sql(`DROP TABLE IF EXISTS ${TABLE}`));
 
-/** A PgBouncer of the given mode, with two backends, and an app whose pools reach it. */
-function behindPgBouncer(poolMode: PgBouncerPoolMode) {
+/** A PgBouncer of the given mode, with two backends unless told, and an app whose pools reach it. */
+function behindPgBouncer(poolMode: PgBouncerPoolMode, poolSize = 2) {
   const state: { bouncer: LocalPgBouncer; app: TestApp } = {} as never;
   beforeAll(async () => {
-    state.bouncer = await startLocalPgBouncer({ server: database, poolMode, poolSize: 2 });
+    state.bouncer = await startLocalPgBouncer({ server: database, poolMode, poolSize });
     state.app = createTestApp();
   });
   afterAll(async () => {
@@ -48,6 +49,7 @@ function behindPgBouncer(poolMode: PgBouncerPoolMode) {
     ...extra,
   });
   return {
+    bouncer: () => state.bouncer,
     query: (sqlText: string, extra: Record<string, unknown> = {}) =>
       request(state.app.app)
         .post('/api/query')
@@ -213,5 +215,55 @@ describe('behind PgBouncer in session mode', () => {
     // The cleaning after the request released it, on the same backend. The connection may be
     // cleaned after the answer left: waited for, not assumed done.
     await eventually(async () => (await advisoryLocksHeld()).length === 0);
+  });
+});
+
+describe('behind PgBouncer in session mode with no server connection to spare', () => {
+  const through = behindPgBouncer('session', 1);
+
+  it('refuses what needs to know with a timeout that says why, and runs everything else', async () => {
+    // sqlgate's own pooled connection holds the pooler's one server connection from now on (so
+    // requests go one at a time): the probe's connection waits for one and cannot finish.
+    expect((await through.query('SELECT 1 AS one')).status).toBe(200);
+    const set = await through.query('SET search_path = public');
+    const read = await through.query(`SELECT name FROM ${TABLE} WHERE id = 1`);
+    const timed = await through.query('SELECT 2 AS two', { timeoutMs: 5000 });
+    expect(set.status).toBe(504);
+    expect(set.body.error.code).toBe('ETIMEDOUT');
+    expect(set.body.error.message).toMatch(
+      /^Statement 0 \(SET\) .* could not be found out .*probe of the target failed: .*try again$/s,
+    );
+    contract.expectDocumented(set, '/api/query', 'post');
+    expect(read.status).toBe(200);
+    expect(read.body.rows).toEqual([{ name: 'one' }]);
+    // Its timeout is kept by cancelling, which needs no verdict.
+    expect(timed.status).toBe(200);
+    expect(timed.body.rows).toEqual([{ two: 2 }]);
+    const session = await through.openSession();
+    expect(session.status).toBe(504);
+    expect(session.body.error.message).toMatch(/^A session keeps .* could not be found out /s);
+  });
+});
+
+describe('behind PgBouncer in session mode whose other server connection another client holds', () => {
+  const through = behindPgBouncer('session', 2);
+
+  it('refuses what needs session state as behind a transaction pooler: the pooler was not shown to keep it', async () => {
+    const { host, port, database: name } = through.bouncer();
+    // The probe's first connection gets the other server connection, its second none.
+    const holder = new Client({ host, port, database: name, user: 'holder', ssl: false });
+    await holder.connect();
+    try {
+      await holder.query('SELECT 1');
+      const set = await through.query('SET search_path = public');
+      expect(set.status).toBe(422);
+      expect(set.body).toMatchObject({ code: 'TRANSACTION_POOLING', statementIndex: 0 });
+      expect(set.body.error).toMatch(/a pooler not shown to keep .* within a minute/s);
+      contract.expectDocumented(set, '/api/query', 'post');
+      expect((await through.openSession()).status).toBe(422);
+      expect((await through.query('SELECT 1 AS one')).body.rows).toEqual([{ one: 1 }]);
+    } finally {
+      await holder.end();
+    }
   });
 });

@@ -8,6 +8,7 @@ import {
   type DatabaseError,
   type RunOptions,
   type ServerSettings,
+  type SessionStateVerdict,
   type Settled,
   type StatementResult,
   type TransactionStatus,
@@ -36,10 +37,10 @@ export interface Lending {
   /** Whether the pool's connections name the statements of reads (docs/decisions.md 10.30). */
   nameStatements: boolean;
   /**
-   * Whether the pool's target keeps session state between transactions (docs/decisions.md 10.32),
-   * probed with clients of the probe's own when not yet known.
+   * What is known of whether the pool's target keeps session state between transactions, as far
+   * as it holds for `client` (docs/decisions.md 10.32); probed with clients of the probe's own.
    */
-  keepsSessionState(): Promise<boolean>;
+  sessionStateVerdict(client: PooledClient): Promise<SessionStateVerdict>;
 }
 
 const TRANSACTION_STATUS: Record<string, TransactionStatus> = {
@@ -56,7 +57,7 @@ const NO_REPLACEMENT: Lending = {
   replace: () => Promise.reject(new Error('no replacement client')),
   maxReplacements: 0,
   nameStatements: false,
-  keepsSessionState: () => Promise.resolve(true),
+  sessionStateVerdict: () => Promise.resolve({ kind: 'kept' }),
 };
 
 export class PgConnection implements Connection {
@@ -157,8 +158,8 @@ export class PgConnection implements Connection {
   }
 
   /** docs/decisions.md 10.32. */
-  keepsSessionState(): Promise<boolean> {
-    return this.lending.keepsSessionState();
+  sessionStateVerdict(): Promise<SessionStateVerdict> {
+    return this.lending.sessionStateVerdict(this.client);
   }
 
   onClose(listener: () => void): () => void {

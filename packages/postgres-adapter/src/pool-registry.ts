@@ -15,7 +15,7 @@ import { tlsOptionsFor, type TlsSettings } from './tls';
 import { TypeRegistry } from './types/type-registry';
 import { PasswordDigests } from './password-digests';
 import { PoolRoom } from './pool-room';
-import { SessionStateProbe } from './transaction-pooling';
+import { SessionStateProbe } from './session-state-probe';
 import { learnServerIdentity, ServerIdentities, type ServerIdentity } from './server-identity';
 
 export interface PoolLimits {
@@ -140,7 +140,7 @@ export class PoolRegistry {
           replace: () => this.liveClient(entry, signal),
           maxReplacements: this.limits.max,
           nameStatements: this.options.preparedStatements,
-          keepsSessionState: () => entry.sessionState.kept(),
+          sessionStateVerdict: (lent) => entry.sessionState.verdictFor(lent),
         }),
       (error: unknown) => {
         entry.lent--;
@@ -264,14 +264,17 @@ export class PoolRegistry {
     }
     if (!this.makeRoom()) return undefined;
     const Client = this.clientClassFor(target);
+    const sessionState = new SessionStateProbe(
+      () => new Client(clientConfig(target)),
+      this.limits.connectTimeoutMs,
+    );
+    const pool = this.createPool(key, target, Client);
+    pool.on('connect', (client) => sessionState.connectionOpened(client));
     const entry: PoolEntry = {
       key,
       poolId: poolIdOf(target),
-      pool: this.createPool(key, target, Client),
-      sessionState: new SessionStateProbe(
-        () => new Client(clientConfig(target)),
-        this.limits.connectTimeoutMs,
-      ),
+      pool,
+      sessionState,
       types: new TypeRegistry(),
       lastUsed: Date.now(),
       lent: 0,

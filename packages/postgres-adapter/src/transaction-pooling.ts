@@ -5,170 +5,197 @@
  * Behind the latter, state a statement leaves for later transactions (SET, a temporary table, an
  * advisory lock, a session of 10.26) stays on a backend other client connections get.
  *
- * Nothing in the protocol says so; two facts of its behaviour do, measured against PgBouncer 1.18:
+ * Nothing in the protocol says so; what a pooler can and cannot do tells, measured against
+ * PgBouncer 1.18:
  * - a pooler makes up the BackendKeyData it sends, so its process id is not `pg_backend_pid()`
  *   (equal on every direct connection, different through PgBouncer in every mode): the probe
  *   stops there when they are equal;
- * - a backend that answered one client connection's round trip is free for another client
- *   connection's transaction only behind a transaction pooler, and one client connection's two
- *   round trips reach two backends only there. The probe's two round trips on the connection, and
- *   a transaction of a second client connection in between, show one or the other in every pool
- *   mode and order PgBouncer has (its default LIFO and server_round_robin, one backend or four);
- *   in session mode never. Statement mode refuses the second client's BEGIN, which PostgreSQL
- *   itself never does.
- * A transaction pooler whose other clients take and release backends between the probe's steps
- * may go unseen: it is then taken for a session pooler.
+ * - a pooler passes what a backend sends to the client connection the backend is linked to, and to
+ *   nobody else. A session pooler links a backend to one client connection for that connection's
+ *   life; a transaction pooler only while the connection has a transaction (or a round trip)
+ *   running. So a notification to the backend on which a client connection ran LISTEN reaches that
+ *   connection while it sends nothing only through a session pooler. A transaction pooler drops it
+ *   (PgBouncer logs "got packet 'A' from server when not linked") or passes it to whoever holds that
+ *   backend then: however other clients' transactions come and go, it cannot deliver it. That
+ *   delivery is the only evidence taken for a pooler that keeps state; without it the target is
+ *   refused as a transaction pooler.
+ * On the way a transaction pooler often shows itself sooner: the listening connection's backend
+ * changes between its round trips, or the notifying connection gets the listener's backend.
  */
-import { SilenceWatchdog } from './silence-watchdog';
+import { randomBytes } from 'node:crypto';
+import { ConnectionError, ErrorCodes, type SessionStateVerdict } from '@sqlgate/core';
+import type pg from 'pg';
 import type { SqlgateClient } from './client';
+import { toDomainError } from './pg-errors';
+import { SilenceWatchdog } from './silence-watchdog';
 
-/** What the probe found; undefined when it could not finish (nothing is then concluded). */
-export type SessionStateVerdict = boolean | undefined;
+const KEPT: SessionStateVerdict = { kind: 'kept' };
+const TRANSACTION_POOLER: SessionStateVerdict = { kind: 'transaction-pooler' };
+const POOLER_UNPROVEN: SessionStateVerdict = { kind: 'pooler-unproven' };
+
+/** What a probe found, and whether it saw a pooler (the first step did not end it). */
+export interface ProbeResult {
+  verdict: SessionStateVerdict;
+  poolerSeen: boolean;
+}
 
 /**
- * The longest a step of the probe may take. A second client that waits this long for a backend
- * while the probed one is idle waits behind a session pooler whose backends are all taken; a
- * transaction pooler would have lent it the idle one's at once.
+ * What `openClient`'s target does with session state, found out on clients of the probe's own.
+ * Each step waits at most `limitMs` for the server. `unknown` when the first step (connecting and
+ * one round trip) cannot finish: whether there is a pooler at all is then not known.
  */
-const PROBE_STEP_LIMIT_MS = 2000;
-
-/**
- * After a probe that could not finish (a server too slow or too busy to answer within the limit),
- * the state is taken to be kept for this long before the next request probes again: every request
- * would otherwise wait for a probe that keeps failing.
- */
-const INCONCLUSIVE_FOR_MS = 60_000;
-
-/** What one pool knows of its target: probed by the first request that asks, then kept. */
-export class SessionStateProbe {
-  private verdict: Promise<boolean> | undefined;
-  private inconclusiveUntil = 0;
-  private readonly limitMs: number;
-
-  constructor(
-    /** A client of the target outside the pool: the probe uses clients of its own. */
-    private readonly openClient: () => SqlgateClient,
-    connectTimeoutMs: number,
-  ) {
-    this.limitMs = Math.min(connectTimeoutMs, PROBE_STEP_LIMIT_MS);
-  }
-
-  /**
-   * Whether the target keeps session state between transactions, probed when not yet known. The
-   * probe runs on clients of its own, never on a connection lent to a caller: a server too slow
-   * for its limit makes it inconclusive, and the state is then taken to be kept, rather than a
-   * caller's request failing for it.
-   */
-  kept(): Promise<boolean> {
-    if (this.verdict) return this.verdict;
-    if (performance.now() < this.inconclusiveUntil) return KEPT;
-    const probing = probeSessionState(this.openClient, this.limitMs).then((verdict) => {
-      if (verdict !== undefined) return verdict;
-      this.verdict = undefined;
-      this.inconclusiveUntil = performance.now() + INCONCLUSIVE_FOR_MS;
-      return true;
-    });
-    this.verdict = probing;
-    return probing;
+export async function probeSessionState(
+  openClient: () => SqlgateClient,
+  limitMs: number,
+): Promise<ProbeResult> {
+  const listener = openClient();
+  listener.on('error', () => undefined);
+  let healthy = false;
+  try {
+    let pid: number;
+    try {
+      pid = await within(listener, limitMs, async () => {
+        await listener.connect();
+        return backendPidWith(listener);
+      });
+    } catch (error) {
+      const failure = probeFailure(listener, error);
+      return { verdict: { kind: 'unknown', failure }, poolerSeen: false };
+    }
+    healthy = true;
+    if (pid === listener.serverSocket.framing.facts.processId) {
+      return { verdict: KEPT, poolerSeen: false };
+    }
+    try {
+      return { verdict: await poolerVerdict(listener, pid, openClient, limitMs), poolerSeen: true };
+    } catch {
+      healthy = false;
+      return { verdict: POOLER_UNPROVEN, poolerSeen: true };
+    }
+  } finally {
+    close(listener, healthy);
   }
 }
 
-const KEPT = Promise.resolve(true);
-
 /**
- * Whether a client of the target keeps its backend between transactions; a second client takes
- * part when a pooler is seen. Every step is bounded by `limitMs`. A second client that waits that
- * long for a backend while the first is idle waits behind a session pooler whose backends are all
- * taken (a transaction pooler would have given it the first one's): the target keeps session
- * state.
+ * Behind a pooler, whose backend `pid` answered `listener`: `kept` only when a notification to the
+ * backend on which `listener` listens reaches it while it sends nothing. Throws when a step
+ * cannot finish.
  */
-async function probeSessionState(
+async function poolerVerdict(
+  listener: SqlgateClient,
+  pid: number,
   openClient: () => SqlgateClient,
   limitMs: number,
 ): Promise<SessionStateVerdict> {
-  const client = openClient();
-  client.on('error', () => undefined);
-  let clean = false;
+  const channel = `sqlgate_probe_${randomBytes(8).toString('hex')}`;
+  const listening = await within(listener, limitMs, () =>
+    backendPidWith(listener, `LISTEN ${channel}`),
+  );
+  if (listening !== pid) return TRANSACTION_POOLER;
+  // From here until the verdict `listener` sends nothing.
+  const delivery = new NotificationWatch(listener, channel);
   try {
-    const first = await within(client, limitMs, async () => {
-      await client.connect();
-      return backendPidOf(client);
-    });
-    let verdict: SessionStateVerdict;
-    if (first === client.serverSocket.framing.facts.processId) verdict = true;
-    else if ((await backendPid(client, limitMs)) !== first) verdict = false;
-    else {
-      verdict = await whileAnotherTransactionRuns(openClient(), limitMs, async (other) => {
-        if (other === first) return false;
-        return (await backendPid(client, limitMs)) === first;
-      });
-    }
-    clean = true;
-    return verdict;
-  } catch {
-    return undefined;
+    if (await notifiedOnBackend(pid, channel, openClient, limitMs)) return TRANSACTION_POOLER;
+    return (await delivery.heardWithin(limitMs)) ? KEPT : POOLER_UNPROVEN;
   } finally {
-    if (clean) void client.end().catch(() => undefined);
-    else client.serverSocket.destroy();
+    delivery.stop();
   }
 }
 
 /**
- * Opens `probe`, begins a transaction on it and calls `check` with its backend's pid while the
- * transaction holds that backend; the probe is closed after. What the probe's own failure tells,
- * when it fails: a BEGIN refused by the server is a statement pooler's refusal (no backend is kept
- * even for a transaction); a wait past `limitMs`, a session pooler's whose backends are taken.
+ * Runs NOTIFY on `channel` on a client of its own; whether that ran on the listener's backend
+ * `pid` (its pid, or the notification came back to it), which only a transaction pooler allows.
  */
-async function whileAnotherTransactionRuns(
-  probe: SqlgateClient,
+async function notifiedOnBackend(
+  pid: number,
+  channel: string,
+  openClient: () => SqlgateClient,
   limitMs: number,
-  check: (otherPid: number) => Promise<SessionStateVerdict>,
-): Promise<SessionStateVerdict> {
-  probe.on('error', () => undefined);
-  let ended = false;
+): Promise<boolean> {
+  const notifier = openClient();
+  notifier.on('error', () => undefined);
+  let healthy = false;
   try {
-    let other: number;
-    try {
-      other = await within(probe, limitMs, async () => {
-        await probe.connect();
-        try {
-          await probe.query('BEGIN');
-        } catch (error) {
-          if (typeof (error as { severity?: unknown }).severity === 'string') {
-            throw new StatementPooling();
-          }
-          throw error;
-        }
-        return backendPidOf(probe);
-      });
-    } catch (error) {
-      if (error instanceof StatementPooling) return false;
-      return (error as { code?: unknown }).code === 'SERVER_TIMEOUT' ? true : undefined;
-    }
-    const verdict = await check(other);
-    // Ended cleanly, the pooler's backend goes back to its pool rather than being closed.
-    await within(probe, limitMs, () => probe.query('ROLLBACK'));
-    ended = true;
-    return verdict;
+    const onListenersBackend = await within(notifier, limitMs, async () => {
+      await notifier.connect();
+      const toItself = new NotificationWatch(notifier, channel);
+      const notifying = await backendPidWith(notifier, `NOTIFY ${channel}`);
+      toItself.stop();
+      return notifying === pid || toItself.heard;
+    });
+    healthy = true;
+    return onListenersBackend;
   } finally {
-    if (ended) void probe.end().catch(() => undefined);
-    else probe.serverSocket.destroy();
+    close(notifier, healthy);
   }
 }
 
-/** The server refused BEGIN. */
-class StatementPooling extends Error {}
+/** Whether a client has been sent a notification on one channel since the watch began. */
+class NotificationWatch {
+  heard = false;
+  private wake: (() => void) | undefined;
 
-/** The pid of the backend that answers `client`'s next round trip, within `limitMs`. */
-function backendPid(client: SqlgateClient, limitMs: number): Promise<number> {
-  return within(client, limitMs, () => backendPidOf(client));
+  constructor(
+    private readonly client: SqlgateClient,
+    private readonly channel: string,
+  ) {
+    client.on('notification', this.onNotification);
+  }
+
+  /** Whether it is heard by the time `limitMs` have passed from now (at once if it was). */
+  async heardWithin(limitMs: number): Promise<boolean> {
+    if (this.heard) return true;
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      this.wake = resolve;
+      timer = setTimeout(resolve, limitMs);
+    });
+    clearTimeout(timer);
+    return this.heard;
+  }
+
+  stop(): void {
+    this.client.off('notification', this.onNotification);
+  }
+
+  private readonly onNotification = (message: pg.Notification): void => {
+    if (message.channel !== this.channel) return;
+    this.heard = true;
+    this.wake?.();
+  };
 }
 
-async function backendPidOf(client: SqlgateClient): Promise<number> {
-  const { rows } = await client.query<{ pid: unknown }>('SELECT pg_backend_pid()::text AS pid');
-  const pid = Number(rows[0]?.pid);
+/**
+ * The pid of the backend that runs `statements` (none, or statements that answer no rows), read in
+ * the same round trip: one implicit transaction, so one backend in every pool mode.
+ */
+async function backendPidWith(client: SqlgateClient, statements?: string): Promise<number> {
+  const sql = `${statements ? `${statements}; ` : ''}SELECT pg_backend_pid()::text AS pid`;
+  const answer = (await client.query(sql)) as pg.QueryResult | pg.QueryResult[];
+  const last = Array.isArray(answer) ? answer[answer.length - 1] : answer;
+  const pid = Number((last?.rows[0] as { pid?: unknown } | undefined)?.pid);
   if (!Number.isInteger(pid)) throw new Error('pg_backend_pid() answered no process id');
   return pid;
+}
+
+/** Why the first step failed, as the error a request that needs the verdict is refused with. */
+function probeFailure(client: SqlgateClient, error: unknown): ConnectionError {
+  const cause = toDomainError(client.serverSocket.fault ?? error);
+  if (cause instanceof ConnectionError) return cause;
+  // The server refused the probe's login (too many connections...): a failure to connect.
+  return new ConnectionError(ErrorCodes.CONNECTION_FAILED, cause.message, cause.sqlState, {
+    cause,
+  });
+}
+
+/**
+ * Ends a client that is idle and healthy (a pooler's backend then goes back to its pool rather
+ * than being closed); closes the socket of any other.
+ */
+function close(client: SqlgateClient, healthy: boolean): void {
+  if (healthy) void client.end().catch(() => undefined);
+  else client.serverSocket.destroy();
 }
 
 /**

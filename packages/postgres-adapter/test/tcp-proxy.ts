@@ -31,21 +31,29 @@ interface Link {
 
 export class TcpProxy {
   private readonly links = new Set<Link>();
+  /** Connections accepted while there was nowhere to route them. */
+  private readonly unanswered = new Set<Socket>();
+  /** Where connections made from now on go; none: they are accepted and never answered. */
+  private upstream: { host: string; port: number } | undefined;
 
   private constructor(
     private readonly server: Server,
     readonly port: number,
-    /** Where connections made from now on are carried. */
-    private upstream: { host: string; port: number },
   ) {}
 
   static async start(host: string, port: number): Promise<TcpProxy> {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const proxy = new TcpProxy(server, (server.address() as AddressInfo).port, { host, port });
-    server.on('connection', (client) =>
-      proxy.carry(client, proxy.upstream.host, proxy.upstream.port),
-    );
+    const proxy = new TcpProxy(server, (server.address() as AddressInfo).port);
+    proxy.upstream = { host, port };
+    server.on('connection', (client) => {
+      if (proxy.upstream) proxy.carry(client, proxy.upstream.host, proxy.upstream.port);
+      else {
+        proxy.unanswered.add(client);
+        client.on('error', () => undefined);
+        client.on('close', () => proxy.unanswered.delete(client));
+      }
+    });
     return proxy;
   }
 
@@ -55,11 +63,20 @@ export class TcpProxy {
    * old server's would be.
    */
   retarget(host: string, port: number): void {
-    this.upstream = { host, port };
+    this.routeNewConnections({ host, port });
     for (const link of this.links) {
       link.client.destroy();
       link.upstream.destroy();
     }
+  }
+
+  /**
+   * Connections made from now on go to `upstream` (another server at the same address, such as a
+   * pooler put in front), or, without one, are accepted and never answered (a server too slow to
+   * answer). Connections open now stay where they are.
+   */
+  routeNewConnections(upstream: { host: string; port: number } | undefined): void {
+    this.upstream = upstream;
   }
 
   /** Connections open now; later ones are carried faithfully. */
@@ -83,6 +100,7 @@ export class TcpProxy {
   }
 
   async close(): Promise<void> {
+    for (const client of this.unanswered) client.destroy();
     for (const link of this.links) {
       link.client.destroy();
       link.upstream.destroy();

@@ -639,10 +639,12 @@ export class LentConnection {
     const { timeoutMs } = this.context.options;
     // Nothing to await without a timeout: each await costs a turn of the event loop.
     if (timeoutMs === undefined) return undefined;
-    const kept = this.connection.keepsSessionState?.();
-    if (!kept) return this.setSessionTimeout(timeoutMs);
-    return kept.then((keeps) => {
-      if (keeps) return this.setSessionTimeout(timeoutMs);
+    const verdict = this.connection.sessionStateVerdict?.();
+    if (!verdict) return this.setSessionTimeout(timeoutMs);
+    // Not known to be kept (docs/decisions.md 10.32): cancelling keeps the timeout on any target,
+    // so the request runs, whatever the probe found.
+    return verdict.then(({ kind }) => {
+      if (kind === 'kept') return this.setSessionTimeout(timeoutMs);
       this.cancelAfterMs = timeoutMs;
       return undefined;
     });

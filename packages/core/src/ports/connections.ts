@@ -3,6 +3,7 @@
  * `@sqlgate/postgres-adapter` implements these interfaces.
  */
 import type { AbortSignalLike } from './abort-signal';
+import type { ConnectionError } from '../errors';
 import type { PortFailure, Settled } from './settled';
 
 /** docs/decisions.md 7. `prefer` is the default. */
@@ -241,12 +242,10 @@ export interface Connection {
   abandon?(): void;
   /**
    * Whether state a statement leaves for later transactions (SET, temporary tables, advisory
-   * locks, LISTEN, PREPARE) stays with this connection: false when its target was shown to hand
-   * each transaction to whichever server connection is free, as a transaction pooler does
-   * (docs/decisions.md 10.32). Never rejects. Optional: without it,
-   * the state is taken to be kept.
+   * locks, LISTEN, PREPARE) stays with this connection, as far as its target was shown to keep it
+   * (docs/decisions.md 10.32). Never rejects. Optional: without it, the state is taken to be kept.
    */
-  keepsSessionState?(): Promise<boolean>;
+  sessionStateVerdict?(): Promise<SessionStateVerdict>;
   /**
    * Gives the connection back. With `resetSession`, the session is cleaned first (ROLLBACK when a
    * transaction is open, then DISCARD ALL) and the connection is destroyed if that fails; the
@@ -255,6 +254,20 @@ export interface Connection {
    */
   release(options?: { resetSession?: boolean; destroy?: boolean }): void;
 }
+
+/**
+ * What is known of whether a connection's target keeps state a statement leaves for later
+ * transactions (docs/decisions.md 10.32). Only `kept` lets what needs that state run.
+ */
+export type SessionStateVerdict =
+  /** A direct server, or a pooler shown to keep one server connection for each client connection. */
+  | { kind: 'kept' }
+  /** A pooler shown to hand a client connection's transactions to other server connections. */
+  | { kind: 'transaction-pooler' }
+  /** A pooler not shown to keep the state: it may be a transaction pooler, and is refused as one. */
+  | { kind: 'pooler-unproven' }
+  /** Not known: whether there is a pooler at all could not be found out (the failure says why). */
+  | { kind: 'unknown'; failure: ConnectionError };
 
 /** How GET /api/stats/pools, metrics and logs name the pool of a target. */
 export function poolIdOf(

@@ -267,15 +267,17 @@ export const ROUTES: readonly RouteSpec[] = [
       '415': 'UnsupportedMediaType',
       '422': json(
         'The target hands each transaction to whichever server connection is free (a transaction pooler, such as ' +
-          'PgBouncer in transaction mode), and a statement leaves state for later transactions (SET, a temporary ' +
-          'table, a session advisory lock, LISTEN, PREPARE): {error, code: TRANSACTION_POOLING, statementIndex}; ' +
-          'nothing was run.',
+          'PgBouncer in transaction mode), or is a pooler not shown to keep one server connection per client ' +
+          'connection, and a statement leaves state for later transactions (SET, a temporary table, a session ' +
+          'advisory lock, LISTEN, PREPARE): {error, code: TRANSACTION_POOLING, statementIndex}; nothing was run.',
         ErrorMessageSchema,
       ),
       '500': 'InternalError',
       '501': 'UnsupportedTransferCoding',
       '502': json(
-        'The target refused the connection, is unreachable, failed TLS, or is shutting down (08xxx, 57P0x).',
+        'The target refused the connection, is unreachable, failed TLS, or is shutting down (08xxx, 57P0x); or, ' +
+          'for a statement that leaves state for later transactions, refused a connection of the probe that ' +
+          'finds out whether it is a transaction pooler (nothing was run).',
         connectionOrDatabase,
         timed,
       ),
@@ -285,7 +287,9 @@ export const ROUTES: readonly RouteSpec[] = [
         ['Server-Timing', 'Retry-After'],
       ),
       '504': json(
-        'Statement timeout (57014, e.g. after timeoutMs), or connecting took longer than CONNECT_TIMEOUT_MS (ETIMEDOUT).',
+        'Statement timeout (57014, e.g. after timeoutMs), or connecting took longer than CONNECT_TIMEOUT_MS ' +
+          '(ETIMEDOUT); or, for a statement that leaves state for later transactions, the probe that finds out ' +
+          'whether the target is a transaction pooler got no answer in time (ETIMEDOUT; nothing was run).',
         connectionOrDatabase,
         timed,
       ),
@@ -389,13 +393,15 @@ export const ROUTES: readonly RouteSpec[] = [
       '415': 'UnsupportedMediaType',
       '422': json(
         'The target hands each transaction to whichever server connection is free (a transaction pooler, such as ' +
-          'PgBouncer in transaction mode), where a session cannot keep its state: {error, code: ' +
-          'TRANSACTION_POOLING}; no session was opened.',
+          'PgBouncer in transaction mode), or is a pooler not shown to keep one server connection per client ' +
+          'connection, where a session cannot keep its state: {error, code: TRANSACTION_POOLING}; no session was ' +
+          'opened.',
         ErrorMessageSchema,
       ),
       '500': 'InternalError',
       '502': json(
-        'The target refused the connection, is unreachable, failed TLS, or is shutting down.',
+        'The target refused the connection, is unreachable, failed TLS, or is shutting down, or refused a ' +
+          'connection of the probe that finds out whether it is a transaction pooler.',
         connectionOrDatabase,
       ),
       '501': json(
@@ -415,7 +421,11 @@ export const ROUTES: readonly RouteSpec[] = [
           '{error, code: REQUEST_CANCELLED}; no session was opened.',
         ErrorMessageSchema,
       ),
-      '504': json('Connecting took longer than CONNECT_TIMEOUT_MS.', connectionOrDatabase),
+      '504': json(
+        'Connecting took longer than CONNECT_TIMEOUT_MS, or the probe that finds out whether the target is a ' +
+          'transaction pooler got no answer in time (ETIMEDOUT; no session was opened).',
+        connectionOrDatabase,
+      ),
     },
   },
   {

@@ -8,6 +8,7 @@ import {
   type BatchResult,
   type Connection,
   type RunOptions,
+  type SessionStateVerdict,
   type Settled,
   type StatementResult,
 } from '@sqlgate/core';
@@ -61,8 +62,8 @@ export class ParsedJsonConnection implements Connection {
     this.connection.abandon?.();
   }
 
-  keepsSessionState(): Promise<boolean> {
-    return this.connection.keepsSessionState?.() ?? Promise.resolve(true);
+  sessionStateVerdict(): Promise<SessionStateVerdict> {
+    return this.connection.sessionStateVerdict?.() ?? Promise.resolve({ kind: 'kept' });
   }
 
   release(options?: Parameters<Connection['release']>[0]): void {
