@@ -6,6 +6,7 @@
  */
 import { request, type ClientRequest } from 'node:http';
 import { isDeepStrictEqual } from 'node:util';
+import { eventually } from '@sqlgate/testing';
 import { FAILED_CANCELS_PER_REQUEST } from '@sqlgate/core';
 import { FAILED_CANCEL_ANSWER_MS } from '../src/cancel-endpoint';
 import { FAILED_CANCELS_PER_CLIENT } from '../src/cancel-limit';
@@ -60,15 +61,6 @@ async function isRunning(marker: string): Promise<boolean> {
   return Number(rows[0]?.n) === 1;
 }
 
-async function eventually(probe: () => Promise<boolean>, withinMs: number): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) return false;
-    await sleep(25);
-  }
-  return true;
-}
-
 function cancel(
   server: RunningServer,
   requestId: string,
@@ -106,7 +98,7 @@ describe('cancel by request id is no password oracle', () => {
   it('2,000 guesses from 200 addresses, the password among them after the limit, cancel nothing', async () => {
     const victim = startVictim(server, 'victim-report', 'victim_one');
     try {
-      expect(await eventually(() => isRunning('victim_one'), 10_000)).toBe(true);
+      await eventually(() => isRunning('victim_one'), { withinMs: 10_000 });
       const nothing = readable(await cancel(server, 'no-such-request', 'guess'));
       expect(nothing).toEqual({
         status: 404,
@@ -147,13 +139,13 @@ describe('cancel by request id is no password oracle', () => {
     } finally {
       victim.abort();
     }
-    expect(await eventually(async () => !(await isRunning('victim_one')), 10_000)).toBe(true);
+    await eventually(async () => !(await isRunning('victim_one')), { withinMs: 10_000 });
   }, 60_000);
 
   it('answers a wrong password as an id that runs nothing: status, body, headers, and not sooner', async () => {
     const victim = startVictim(server, 'victim-headers', 'victim_two');
     try {
-      expect(await eventually(() => isRunning('victim_two'), 10_000)).toBe(true);
+      await eventually(() => isRunning('victim_two'), { withinMs: 10_000 });
       const from = clientAddress(400);
       const sentAt = performance.now();
       const wrong = await cancel(server, 'victim-headers', 'wrong', from);
@@ -179,7 +171,7 @@ describe('cancel by request id is no password oracle', () => {
     const victim = startVictim(server, 'victim-other-client', 'victim_three');
     const attacker = clientAddress(500);
     try {
-      expect(await eventually(() => isRunning('victim_three'), 10_000)).toBe(true);
+      await eventually(() => isRunning('victim_three'), { withinMs: 10_000 });
       for (let failure = 0; failure < FAILED_CANCELS_PER_CLIENT; failure++) {
         expect((await cancel(server, `unknown-${failure}`, 'guess', attacker)).status).toBe(404);
       }

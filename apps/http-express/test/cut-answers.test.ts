@@ -5,20 +5,12 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
+import { eventually } from '@sqlgate/testing';
 import { startServer } from '../src/server';
 import { startSqlgateProcess } from './sqlgate-process';
 import { captureLogs, sql, target } from './support';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function eventually(probe: () => Promise<boolean>, withinMs: number): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) return false;
-    await sleep(25);
-  }
-  return true;
-}
 
 async function statementRuns(marker: string): Promise<boolean> {
   const rows = await sql(
@@ -49,12 +41,10 @@ describe('answers sqlgate cuts', () => {
       unread.on('error', () => undefined);
       unread.on('response', (answer: IncomingMessage) => answer.pause());
       unread.end(body);
-      expect(
-        await eventually(
-          async () => lines().some((line) => line.msg === 'request' && line.path === '/api/query'),
-          10_000,
-        ),
-      ).toBe(true);
+      await eventually(
+        async () => lines().some((line) => line.msg === 'request' && line.path === '/api/query'),
+        { withinMs: 10_000 },
+      );
       const logged = lines().filter((line) => line.msg === 'request');
       expect(logged).toEqual([expect.objectContaining({ status: 200, cut: true })]);
       expect(logged[0]).not.toHaveProperty('aborted');
@@ -94,7 +84,7 @@ describe('answers sqlgate cuts', () => {
           socket.on('error', () => undefined);
           socket.on('close', () => resolve(received));
         });
-        expect(await eventually(() => statementRuns(marker), 10_000)).toBe(true);
+        await eventually(() => statementRuns(marker), { withinMs: 10_000 });
 
         process.kill(sqlgate.pid, 'SIGTERM');
         const answer = await sleeping;

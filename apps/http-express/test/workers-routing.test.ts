@@ -5,7 +5,7 @@
  * the tests check what each request answers, never which worker answered it.
  */
 import { request, type ClientRequest } from 'node:http';
-import { startLocalCluster, type LocalCluster } from '@sqlgate/testing';
+import { eventually, startLocalCluster, type LocalCluster } from '@sqlgate/testing';
 import type { Client } from 'pg';
 import { rawRequest } from './raw-http';
 import { startSqlgateProcess, type SqlgateProcess } from './sqlgate-process';
@@ -106,15 +106,6 @@ async function statementRuns(marker: string): Promise<boolean> {
   return rows[0]?.n === 1;
 }
 
-async function eventually(probe: () => Promise<boolean>, withinMs: number): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) return false;
-    await sleep(25);
-  }
-  return true;
-}
-
 const ROUNDS = 6;
 
 describe('WORKERS=2: sessions and cancels whichever worker a request reaches', () => {
@@ -169,7 +160,7 @@ describe('WORKERS=2: sessions and cancels whichever worker a request reaches', (
       const marker = `session_sleep_${round}`;
 
       const sleeping = running(`${session}/query`, { sql: `SELECT pg_sleep(30) AS ${marker}` });
-      expect(await eventually(() => statementRuns(marker), 10_000)).toBe(true);
+      await eventually(() => statementRuns(marker), { withinMs: 10_000 });
       expect(await fresh('DELETE', `${session}/query`)).toEqual({
         status: 200,
         body: { cancelled: true },
@@ -180,11 +171,9 @@ describe('WORKERS=2: sessions and cancels whichever worker a request reaches', (
       });
 
       const leaving = running(`${session}/query`, { sql: `SELECT pg_sleep(30) AS ${marker}_left` });
-      expect(await eventually(() => statementRuns(`${marker}_left`), 10_000)).toBe(true);
+      await eventually(() => statementRuns(`${marker}_left`), { withinMs: 10_000 });
       leaving.abort();
-      expect(await eventually(async () => !(await statementRuns(`${marker}_left`)), 5_000)).toBe(
-        true,
-      );
+      await eventually(async () => !(await statementRuns(`${marker}_left`)), { withinMs: 5_000 });
       expect(await fresh('DELETE', session)).toMatchObject({ status: 200 });
     }
   }, 120_000);
@@ -198,7 +187,7 @@ describe('WORKERS=2: sessions and cancels whichever worker a request reaches', (
         { ...clusterTarget(cluster), sql: `SELECT pg_sleep(30) AS ${marker}` },
         { 'x-request-id': requestId },
       );
-      expect(await eventually(() => statementRuns(marker), 10_000)).toBe(true);
+      await eventually(() => statementRuns(marker), { withinMs: 10_000 });
       const { sslMode: _sslMode, ...login } = clusterTarget(cluster);
       const wrong = await fresh('POST', `/api/requests/${requestId}/cancel`, {
         ...login,
