@@ -64,7 +64,8 @@ function version(): string {
 function warnWhenOpen(config: ServerConfig, logger: Logger): void {
   if (config.allowedTargets || isLoopbackHostname(config.hostname)) return;
   logger.warn(
-    { hostname: config.hostname },
+    // HOSTNAME as listenHostname: pino's own `hostname` field names the machine.
+    { listenHostname: config.hostname },
     'listening beyond this machine without ALLOWED_TARGETS: any caller that reaches this server can make it connect to any host and port this machine can reach; set ALLOWED_TARGETS, or HOSTNAME=127.0.0.1',
   );
 }
