@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { eventually } from '@sqlgate/testing';
 import { pathWithoutPostgres } from './demo-support';
 import { startSqlgateProcess, type SqlgateProcess } from './sqlgate-process';
 
@@ -18,6 +19,8 @@ let demo: SqlgateProcess;
 let scratch: string;
 /** The embedded database's port, as the line that says sqlgate listens names it. */
 let embeddedPort: number;
+/** What it wrote while starting (the kept output's tail moves on with every request logged). */
+let startOutput: string;
 
 beforeAll(async () => {
   scratch = mkdtempSync(path.join(tmpdir(), 'sqlgate-demo-test-'));
@@ -30,13 +33,20 @@ beforeAll(async () => {
     .filter((program) => existsSync(program));
   if (found.length > 0) throw new Error(`PostgreSQL is still on the PATH: ${found.join(', ')}`);
   demo = await startSqlgateProcess(
-    { PATH: searchPath, HOME: scratch, TMPDIR: temp, LOG_LEVEL: 'info' },
+    // HOSTNAME and POOL_MAX are the demo's to decide: given, they are named in a warning.
+    {
+      PATH: searchPath,
+      HOME: scratch,
+      TMPDIR: temp,
+      LOG_LEVEL: 'info',
+      HOSTNAME: '0.0.0.0',
+      POOL_MAX: '5',
+    },
     ['--demo'],
     true,
   );
-  const port = /"embeddedDatabase":"postgres@127\.0\.0\.1:(\d+)\/postgres"/.exec(
-    demo.output(),
-  )?.[1];
+  startOutput = demo.output();
+  const port = /"embeddedDatabase":"postgres@127\.0\.0\.1:(\d+)\/postgres"/.exec(startOutput)?.[1];
   if (port === undefined) throw new Error(`no embedded database named:\n${demo.output()}`);
   embeddedPort = Number(port);
 }, START_LIMIT_MS);
@@ -112,6 +122,39 @@ describe('sqlgate --demo without PostgreSQL installed', () => {
       Array.from({ length: 12 }, (_, index) => [{ n: index }]),
     );
   });
+
+  it('names the settings it decides itself with the value given and the value it uses', () => {
+    const warning = startOutput
+      .split('\n')
+      .find((line) => line.includes('the demo decides these settings itself'));
+    expect(JSON.parse(warning?.replace(/^\| /, '') ?? '{}')).toMatchObject({
+      level: 40,
+      ignored: {
+        HOSTNAME: { set: '0.0.0.0', used: '127.0.0.1' },
+        POOL_MAX: { set: '5', used: '1' },
+      },
+    });
+    expect(new URL(demo.url).hostname).toBe('127.0.0.1');
+  });
+
+  it('answers 503 with Retry-After while a statement past its timeoutMs still runs, then serves again', async () => {
+    const late = await query({ sql: 'SELECT pg_sleep(20)', timeoutMs: 300 });
+    expect(late).toMatchObject({ status: 504, body: { error: { code: 'ETIMEDOUT' } } });
+    const response = await fetch(`${demo.url}/api/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sql: 'SELECT 1' }),
+    });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await response.json()).toMatchObject({
+      error: { code: '53300', message: expect.stringContaining('still running a statement') },
+    });
+    await eventually(async () => (await query({ sql: 'SELECT 4 AS four' })).status === 200, {
+      withinMs: 120_000,
+      everyMs: 1_000,
+    });
+  }, 180_000);
 
   it('runs a request that names the embedded database, and refuses any other target', async () => {
     const named = {

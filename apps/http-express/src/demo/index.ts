@@ -35,7 +35,11 @@ export async function startDemo(
   );
   if (ignored.length > 0) {
     logger.warn(
-      { ignored: Object.fromEntries(ignored.map((name) => [name, DECIDED_BY_THE_DEMO[name]])) },
+      {
+        ignored: Object.fromEntries(
+          ignored.map((name) => [name, { set: env[name], used: DECIDED_BY_THE_DEMO[name] }]),
+        ),
+      },
       'the demo decides these settings itself',
     );
   }

@@ -14,6 +14,7 @@ import {
   COPY_IN_RESPONSE,
   copyFail,
   errorThenReady,
+  fatalError,
   GSSENC_REQUEST,
   PROTOCOL_3,
   queryText,
@@ -78,7 +79,10 @@ class BridgedConnection {
       this.then(() => this.handleInput());
     });
     socket.on('error', () => socket.destroy());
-    socket.on('close', () => this.then(() => this.bridge.ended(this)));
+    socket.on('close', () => {
+      this.bridge.closed(this);
+      this.then(() => this.bridge.ended(this));
+    });
   }
 
   private then(step: () => Promise<void>): void {
@@ -134,6 +138,17 @@ class BridgedConnection {
         this.socket.end();
         return false;
       } else if (startup.code === PROTOCOL_3) {
+        if (this.bridge.runsForAnEndedConnection()) {
+          // Waiting for the turn would outlast any login timeout; too many connections (53300)
+          // says "not now, try again" to every client (docs/decisions.md 10.47).
+          this.socket.end(
+            fatalError(
+              '53300',
+              'the embedded database is still running a statement whose request has ended (it runs every statement to its end); try again once it has finished',
+            ),
+          );
+          return false;
+        }
         await this.send([{ tag: '', bytes: startup.bytes }]);
         this.started = true;
         return true;
@@ -181,6 +196,10 @@ class BridgedConnection {
     this.write(withoutFirst(answer, 'G'));
   }
 
+  destroy(): void {
+    this.socket.destroy();
+  }
+
   private write(answer: Uint8Array): void {
     if (answer.length > 0 && this.socket.writable) this.socket.write(answer);
   }
@@ -189,6 +208,8 @@ class BridgedConnection {
 export class PgliteBridge {
   private readonly turns = new BackendTurns();
   private readonly open = new Set<BridgedConnection>();
+  /** Whose messages the backend is running now. */
+  private running: BridgedConnection | undefined;
   private readonly server: Server;
 
   constructor(readonly access: BackendAccess) {
@@ -206,14 +227,33 @@ export class PgliteBridge {
     });
   }
 
+  /** Stops listening and ends every connection. */
+  close(): Promise<void> {
+    for (const connection of this.open) connection.destroy();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** A connection's socket closed: what it sent may still run (see ended). */
+  closed(connection: BridgedConnection): void {
+    this.open.delete(connection);
+  }
+
+  /** The backend still runs what a connection that has since closed sent it. */
+  runsForAnEndedConnection(): boolean {
+    return this.running !== undefined && !this.open.has(this.running);
+  }
+
   async runInTurn(connection: BridgedConnection, messages: Uint8Array): Promise<Uint8Array> {
     await this.turns.take(connection);
     let answer: Uint8Array;
+    this.running = connection;
     try {
       answer = await this.access.run(messages);
     } catch (error) {
       this.turns.give(connection);
       throw error;
+    } finally {
+      this.running = undefined;
     }
     if (readyStatusAtEnd(answer) === 'I') this.turns.give(connection);
     return answer;
@@ -226,7 +266,6 @@ export class PgliteBridge {
    * backend of its own.
    */
   async ended(connection: BridgedConnection): Promise<void> {
-    this.open.delete(connection);
     await this.turns.take(connection);
     try {
       if (readyStatusAtEnd(await this.access.run(SYNC)) !== 'I') {

@@ -95,11 +95,20 @@ export function copyFail(reason: string): Buffer {
   return message('f', Buffer.from(`${reason}\0`, 'utf8'));
 }
 
+function errorResponse(severity: 'ERROR' | 'FATAL', code: string, text: string): Buffer {
+  const fields = [`S${severity}`, `V${severity}`, `C${code}`, `M${text}`].map((f) => `${f}\0`);
+  return message('E', Buffer.from(`${fields.join('')}\0`, 'utf8'));
+}
+
 /** An ErrorResponse of SQLSTATE `code`, then ReadyForQuery (idle): a Query that did not run. */
 export function errorThenReady(code: string, text: string): Buffer {
-  const fields = ['SERROR', 'VERROR', `C${code}`, `M${text}`].map((field) => `${field}\0`);
   return Buffer.concat([
-    message('E', Buffer.from(`${fields.join('')}\0`, 'utf8')),
+    errorResponse('ERROR', code, text),
     message('Z', Buffer.from('I', 'latin1')),
   ]);
+}
+
+/** A FATAL ErrorResponse of SQLSTATE `code`: a login refused, the connection then closed. */
+export function fatalError(code: string, text: string): Buffer {
+  return errorResponse('FATAL', code, text);
 }
