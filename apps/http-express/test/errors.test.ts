@@ -150,12 +150,15 @@ describe('502, 503, 504', () => {
         .post('/api/query')
         .send(target({ sql: 'SELECT 1 FROM pg_advisory_xact_lock_shared(4747)' }));
       const slowDone = slow.then((response) => response.status);
-      await eventually(async () => {
-        const { rows } = await holder.query(
-          "SELECT 1 FROM pg_stat_activity WHERE wait_event = 'advisory' AND query LIKE '%pg_advisory_xact_lock_shared(4747)%'",
-        );
-        return rows.length === 1;
-      });
+      await eventually(
+        async () => {
+          const { rows } = await holder.query(
+            "SELECT 1 FROM pg_stat_activity WHERE wait_event = 'advisory' AND query LIKE '%pg_advisory_xact_lock_shared(4747)%'",
+          );
+          return rows.length === 1;
+        },
+        { withinMs: 45_000 },
+      );
       const response = await request(tiny.app)
         .post('/api/query')
         .send(target({ sql: 'SELECT 1' }))
@@ -168,7 +171,7 @@ describe('502, 503, 504', () => {
       await holder.end();
       await tiny.close();
     }
-  });
+  }, 60_000);
 
   it('503 for too many connections (53300)', async () => {
     const response = await query({

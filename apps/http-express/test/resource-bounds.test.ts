@@ -500,7 +500,7 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
       unread.destroy();
       await server.close();
     }
-  }, 20_000);
+  }, 60_000);
 
   /** One row of 16 MB: it stays in flight while its stream's client reads nothing. */
   const oneLargeRow = JSON.stringify(target({ sql: "SELECT repeat('x', 16000000) AS v" }));
@@ -549,7 +549,7 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
       unread.destroy();
       await server.close();
     }
-  }, 20_000);
+  }, 60_000);
 
   it('counts a COPY line until its client took it, and stops another COPY meanwhile', async () => {
     const server = await serverWithBudgets(32, 20);
@@ -586,7 +586,7 @@ describe('MAX_RESULT_BYTES_TOTAL', () => {
       unread.destroy();
       await server.close();
     }
-  }, 20_000);
+  }, 60_000);
 
   it('defaults to an eighth of the heap, and refuses a malformed value', () => {
     const { getHeapStatistics } = jest.requireActual<typeof import('node:v8')>('node:v8');
