@@ -363,11 +363,11 @@ export class PoolRegistry {
   }
 
   /**
-   * sqlgate's own deadline for a borrow, POOL_WAIT_TIMEOUT_MS: POOL_EXHAUSTED for a borrow that
-   * waited for a free client, CONNECT_TIMEOUT for one that waited for a new connection. pg-pool
-   * keeps the same limit (it takes the waiter out of its queue, or ends the connection), but says
-   * which with a message only; this timer is made first, so it fires first (docs/decisions.md 10.1).
-   * A client that comes after the deadline goes back at once.
+   * sqlgate's own deadline for a borrow, POOL_WAIT_TIMEOUT_MS. pg-pool keeps the same limit (it
+   * takes the waiter out of its queue, or ends the new connection) but says so by a message only;
+   * this timer is made first, so it has fired when pg-pool's failure comes, and that failure is
+   * then POOL_EXHAUSTED for a borrow that waited for a free client, CONNECT_TIMEOUT for one that
+   * waited for a new connection (docs/decisions.md 10.1).
    */
   private acquisitionDeadline(
     entry: PoolEntry,
@@ -375,41 +375,32 @@ export class PoolRegistry {
   ): (connecting: Promise<pg.PoolClient>) => Promise<pg.PoolClient> {
     const { waitTimeoutMs } = this.limits;
     if (waitTimeoutMs <= 0) return (connecting) => connecting;
-    let expire: (() => void) | undefined;
     let expired = false;
-    const timer = setTimeout(() => {
-      expired = true;
-      expire?.();
-    }, waitTimeoutMs);
+    const timer = setTimeout(() => (expired = true), waitTimeoutMs);
     timer.unref();
-    return (connecting) =>
-      new Promise((resolve, reject) => {
-        expire = () =>
-          reject(
-            queued
-              ? new ConnectionError(
-                  ErrorCodes.POOL_EXHAUSTED,
-                  `No connection to ${entry.poolId} became free within ${waitTimeoutMs} ms`,
-                  'POOL_EXHAUSTED',
-                )
-              : new ConnectionError(
-                  ErrorCodes.CONNECT_TIMEOUT,
-                  'Connection terminated due to connection timeout',
-                  'ETIMEDOUT',
-                ),
+    const timedOut = (): ConnectionError =>
+      queued
+        ? new ConnectionError(
+            ErrorCodes.POOL_EXHAUSTED,
+            `No connection to ${entry.poolId} became free within ${waitTimeoutMs} ms`,
+            'POOL_EXHAUSTED',
+          )
+        : new ConnectionError(
+            ErrorCodes.CONNECT_TIMEOUT,
+            'Connection terminated due to connection timeout',
+            'ETIMEDOUT',
           );
-        connecting.then(
-          (client) => {
-            clearTimeout(timer);
-            if (expired) client.release();
-            else resolve(client);
-          },
-          (error: unknown) => {
-            clearTimeout(timer);
-            if (!expired) reject(error);
-          },
-        );
-      });
+    return (connecting) =>
+      connecting.then(
+        (client) => {
+          clearTimeout(timer);
+          return client;
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          throw expired ? timedOut() : error;
+        },
+      );
   }
 
   /**
