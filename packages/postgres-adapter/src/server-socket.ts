@@ -11,6 +11,10 @@
  * - It knows when the server last sent anything, so a request can give up on a frozen server
  *   (docs/decisions.md 10.6), and it keeps the connection's facts (ParameterStatus, BackendKeyData,
  *   transaction status) without reaching into pg.
+ * - It owns the login's edges without patching pg (docs/decisions.md 10.1): the StartupMessage pg
+ *   writes is rebuilt with the caller's user and database only, the login gives up after
+ *   connectTimeoutMs with ETIMEDOUT, and a server that closes during the login is reported with
+ *   ECONNRESET before pg's own error, which carries no code.
  *
  * pg drives it like a net.Socket: connect(port, host), setNoDelay, setKeepAlive, write, end,
  * destroy, ref, unref, `writable`, and the events connect, data, end, close and error. A contract
