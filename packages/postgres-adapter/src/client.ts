@@ -6,13 +6,11 @@
 import type { ConnectionTarget } from '@sqlgate/core';
 import pg from 'pg';
 import { passwordRequired } from './pg-errors';
-import { adjustStartupParameters, streamOption } from './pg-internals';
+import { streamOption } from './pg-internals';
 import { PreparedStatements } from './prepared-statements';
 import { ServerSocket, type ServerSocketOptions } from './server-socket';
 
 export const APPLICATION_NAME = 'sqlgate';
-
-type ConnectCallback = (error: Error | null, client?: pg.Client) => void;
 
 /** A pg client over sqlgate's own socket. */
 export interface SqlgateClient extends pg.Client {
@@ -21,63 +19,68 @@ export interface SqlgateClient extends pg.Client {
   readonly preparedStatements: PreparedStatements;
 }
 
+/** What the socket is given besides its TLS and limits: set by the client class. */
+type OwnSocketOptions = 'applicationName' | 'connectTimeoutMs';
+
 /**
- * A Client class over a ServerSocket (TLS, protocol guard, connection facts) whose connect attempts
- * give up after `connectTimeoutMs`.
+ * A Client class over a ServerSocket (TLS, protocol guard, connection facts, the StartupMessage)
+ * whose logins give up after `connectTimeoutMs`. It only configures pg's documented options:
+ * none of pg's methods is replaced.
  */
 export function clientClass(
   connectTimeoutMs: number,
-  socketOptions: ServerSocketOptions,
+  socketOptions: Omit<ServerSocketOptions, OwnSocketOptions>,
 ): new (config?: pg.ClientConfig) => SqlgateClient {
   return class extends pg.Client implements SqlgateClient {
     readonly serverSocket: ServerSocket;
     readonly preparedStatements = new PreparedStatements();
 
     constructor(config: pg.ClientConfig = {}) {
-      const serverSocket = new ServerSocket(socketOptions);
-      // The pool's own connectionTimeoutMillis is its wait for a free client; connecting has its own limit.
-      // pg-pool keeps the password non-enumerable, so a spread alone would drop it. TLS is the
-      // socket's business: pg sees a plain stream.
+      const serverSocket = new ServerSocket({
+        ...socketOptions,
+        applicationName: APPLICATION_NAME,
+        connectTimeoutMs,
+      });
+      // pg-pool keeps the password non-enumerable, so a spread alone would drop it. TLS and the
+      // connect timeout are the socket's business: pg sees a plain stream.
       super({
         ...config,
-        password: config.password,
-        connectionTimeoutMillis: connectTimeoutMs,
+        password: closingOnRefusal(config.password, serverSocket),
+        // pg-pool hands on its own wait for a free client as this: pg's timer is not used.
+        connectionTimeoutMillis: 0,
         ssl: false,
         stream: streamOption(serverSocket),
       });
       this.serverSocket = serverSocket;
-      adjustStartupParameters(this, (parameters) => {
-        const { options: _options, replication: _replication, ...sent } = parameters;
-        return { ...sent, application_name: APPLICATION_NAME };
-      });
       // pg emits 'error' on a client whose connection breaks. While the client is idle pg-pool handles
       // it; while it is lent nobody does, and an unhandled 'error' would end the process. The request
       // using the client learns of the break from its failed statement, and pg-pool drops the client
       // when it comes back, so there is nothing more to do here.
       this.on('error', () => undefined);
     }
-
-    override connect(): Promise<pg.Client>;
-    override connect(callback: ((err: Error) => void) | ((err: null, c: pg.Client) => void)): void;
-    override connect(
-      callback?: ((err: Error) => void) | ((err: null, c: pg.Client) => void),
-    ): Promise<pg.Client> | void {
-      if (!callback) {
-        return new Promise((resolve, reject) => {
-          this.connect((error: Error | null) => (error ? reject(error) : resolve(this)));
-        });
-      }
-      const done = callback as ConnectCallback;
-      super.connect((error: Error | null) => {
-        // pg leaves the socket open when it gives up on its own (a password it cannot send): the
-        // server would hold a backend for authentication_timeout (a minute) waiting for an answer.
-        if (error) this.serverSocket.destroy();
-        done(error, this);
-      });
-    }
   };
 }
 
+/**
+ * `password`, which closes `socket` once pg has reported its refusal: pg leaves the socket open
+ * when it gives up on a login on its own (a password it cannot send), and the server would hold a
+ * backend for authentication_timeout (a minute) waiting for an answer. Any other login pg gives
+ * up on is closed by the socket's own connect timeout.
+ */
+function closingOnRefusal(
+  password: pg.ClientConfig['password'],
+  socket: ServerSocket,
+): pg.ClientConfig['password'] {
+  if (typeof password !== 'function') return password;
+  return () => {
+    try {
+      return password();
+    } catch (error) {
+      setImmediate(() => socket.destroy());
+      throw error;
+    }
+  };
+}
 /** The pg configuration of a target: the documented fields and nothing else. */
 export function clientConfig(target: ConnectionTarget): pg.ClientConfig {
   const { password } = target;

@@ -58,7 +58,7 @@ export async function checkConnection(
       error instanceof TypeError || error instanceof RangeError
         ? new ProtocolViolation('The server sent a message that could not be read')
         : error;
-    throw toDomainError(client.serverSocket.fault ?? readFailure);
+    throw toDomainError(client.serverSocket.fault ?? readFailure, undefined, client.serverSocket);
   } finally {
     deadline.stop();
     // Terminate politely, but do not wait for a server that may never close its side.

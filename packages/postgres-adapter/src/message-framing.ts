@@ -3,13 +3,14 @@
  * of each message (a known type byte, a length that is neither too small nor too large), keeps the
  * few facts sqlgate needs from the connection's own messages (ParameterStatus, BackendKeyData, the
  * transaction status of ReadyForQuery, how many Parse, Bind and Close were answered), and can drop DataRow
- * messages the current statement no longer keeps, so they are never parsed or held.
+ * messages the current statement no longer keeps, so they are never parsed or held. Every kept
+ * DataRow is gathered whole and read by one decoder (data-row.ts), wherever the chunks were cut.
  *
  * Anything that breaks the frame throws a ProtocolViolation: the caller ends the connection
  * (docs/decisions.md 10.1). Bytes are passed on in runs that end at a statement boundary, so a
  * change of the drop decision made while a statement completes applies to the next statement's rows.
  */
-import { DataRowCheck, readWholeRow } from './data-row-check';
+import { readDataRow } from './data-row';
 import { ProtocolViolation, ResultTooLarge } from './message-framing-errors';
 import { checkStrings, TYPES_WITH_STRINGS } from './message-checks';
 
@@ -114,10 +115,11 @@ export class MessageFraming {
    */
   admitCopyData: ((bytes: number) => string | undefined) | null = null;
   /**
-   * Set by the round trip being read: a kept DataRow that arrives whole within one chunk goes
-   * straight to it, read here, instead of through pg's parser and its events (which cost more
-   * than the rest of a row's way). Everything before the row is passed to pg first, so pg has
-   * handled the statement's RowDescription, and messages keep their order.
+   * Set by the round trip being read: every kept DataRow goes to it, decoded here once gathered
+   * whole, never through pg's parser and its events (which cost more than the rest of a row's
+   * way). Everything before the row is passed to pg first, so pg has handled the statement's
+   * RowDescription, and messages keep their order. Without a consumer (pg's own queries) the
+   * checked row is passed to pg.
    */
   rowConsumer: ((values: (string | null)[]) => void) | null = null;
   /**
@@ -135,9 +137,8 @@ export class MessageFraming {
   private dropping = false;
   /** The current message's body, when its facts are read. */
   private keptBody: Buffer[] | null = null;
-  /** The current message is a DataRow being passed on: its fields are checked. */
-  private checkingRow = false;
-  private readonly rowCheck = new DataRowCheck();
+  /** The current message is a kept DataRow, gathered in keptBody until it is whole. */
+  private readingRow = false;
   /** Where the login's SASL exchange is, until the server's SASLFinal proves its identity. */
   private sasl: SaslStep | undefined;
   /** The server sent AuthenticationOk. */
@@ -172,11 +173,10 @@ export class MessageFraming {
       if (this.bodyRemaining > 0) {
         const take = Math.min(this.bodyRemaining, chunk.length - offset);
         if (this.keptBody) this.keptBody.push(chunk.subarray(offset, offset + take));
-        if (this.checkingRow) this.rowCheck.feed(chunk, offset, offset + take);
         offset += take;
         this.bodyRemaining -= take;
-        if (this.dropping) runStart = offset;
-        if (this.bodyRemaining === 0) this.endMessage(offset, flush);
+        if (this.dropping || this.readingRow) runStart = offset;
+        if (this.bodyRemaining === 0) this.endMessage(offset, flush, deliver);
         continue;
       }
       const carried = this.headerFilled;
@@ -192,40 +192,55 @@ export class MessageFraming {
         return;
       }
       this.startMessage();
-      if (
-        this.rowConsumer !== null &&
-        this.checkingRow &&
-        carried === 0 &&
-        this.bodyRemaining <= chunk.length - offset
-      ) {
+      if (this.dropping || this.readingRow) {
         flush(headerStart);
-        // What pg just handled may have ended the round trip (an error, a broken protocol): then
-        // the row goes to pg, which refuses it, as before.
-        const consumer = this.rowConsumer;
-        if (consumer !== null) {
+        runStart = offset;
+        if (this.readingRow && this.bodyRemaining <= chunk.length - offset) {
+          // The whole row is in this chunk: read in place, without gathering its pieces.
           const end = offset + this.bodyRemaining;
-          const values = readWholeRow(chunk, offset, end);
-          this.checkingRow = false;
+          this.readingRow = false;
+          this.keptBody = null;
           this.bodyRemaining = 0;
           this.headerFilled = 0;
           offset = end;
           runStart = end;
-          consumer(values);
+          this.takeRow(chunk, headerStart, end, deliver);
           continue;
         }
-      }
-      if (this.dropping) {
-        flush(headerStart);
-        runStart = offset;
       } else if (carried > 0) {
         flush(headerStart);
         // A copy: pg's parser may keep the bytes it is given until the rest of the message
         // arrives, and this.header is overwritten by the next header.
         deliver(Buffer.from(this.header.subarray(0, carried)));
       }
-      if (this.bodyRemaining === 0) this.endMessage(offset, flush);
+      if (this.bodyRemaining === 0) this.endMessage(offset, flush, deliver);
     }
     flush(offset);
+  }
+
+  /**
+   * A whole DataRow, its body at `bytes[end - bodyBytes, end)`, read by the one decoder: to the
+   * round trip's consumer, or checked and passed to pg (`headerStart`: where its header begins in
+   * `bytes`, or -1 when the header is not there).
+   */
+  private takeRow(
+    bytes: Buffer,
+    headerStart: number,
+    end: number,
+    deliver: (bytes: Buffer) => void,
+  ): void {
+    const bodyStart = end - (this.header.readInt32BE(1) - 4);
+    const consumer = this.rowConsumer;
+    if (consumer !== null) {
+      consumer(readDataRow(bytes, bodyStart, end));
+      return;
+    }
+    readDataRow(bytes, bodyStart, end, false);
+    deliver(
+      headerStart >= 0 && bodyStart - headerStart === HEADER_BYTES
+        ? bytes.subarray(headerStart, end)
+        : Buffer.concat([this.header, bytes.subarray(bodyStart, end)]),
+    );
   }
 
   private startMessage(): void {
@@ -251,7 +266,7 @@ export class MessageFraming {
     this.bodyRemaining = bodyBytes;
     this.keptBody = null;
     this.dropping = false;
-    this.checkingRow = false;
+    this.readingRow = false;
     if (this.admitCopyData !== null) this.checkCopyMessage(type, bodyBytes, this.admitCopyData);
     if (type === DATA_ROW) {
       if (
@@ -265,8 +280,8 @@ export class MessageFraming {
         this.dropping = true;
         this.facts.droppedRows++;
       } else {
-        this.checkingRow = true;
-        this.rowCheck.reset();
+        this.readingRow = true;
+        this.keptBody = [];
       }
     } else if (bodyBytes > this.limits.maxMessageBytes) {
       throw new ProtocolViolation(`The server sent a message of ${bodyBytes} bytes`);
@@ -281,12 +296,20 @@ export class MessageFraming {
     }
   }
 
-  private endMessage(offset: number, flush: (end: number) => void): void {
+  private endMessage(
+    offset: number,
+    flush: (end: number) => void,
+    deliver: (bytes: Buffer) => void,
+  ): void {
     const type = this.currentType;
     this.headerFilled = 0;
-    if (this.checkingRow) {
-      this.checkingRow = false;
-      this.rowCheck.finish();
+    if (this.readingRow) {
+      const pieces = this.keptBody ?? [];
+      const body = pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
+      this.readingRow = false;
+      this.keptBody = null;
+      this.takeRow(body, -1, body.length, deliver);
+      return;
     }
     if (this.keptBody) {
       const body =

@@ -122,7 +122,7 @@ export class PgConnection implements Connection {
       return this.attemptBatch(sql, options, first, replacements + 1);
     }
     const step = error instanceof RoundTripFailure ? error.step : undefined;
-    const domainError = toDomainError(cause, step);
+    const domainError = toDomainError(cause, step, this.client.serverSocket);
     // The statements that completed before a failure may have committed: they are kept.
     const results = error instanceof RoundTripFailure ? error.completed : [];
     // Not when sqlgate itself stopped the statement for a COPY line it could not hold.
@@ -141,7 +141,11 @@ export class PgConnection implements Connection {
       submit(this.client, query);
       return { ok: true, value: await query.done };
     } catch (error) {
-      return { ok: false, error: toDomainError(this.client.serverSocket.fault ?? error) };
+      const { serverSocket } = this.client;
+      return {
+        ok: false,
+        error: toDomainError(serverSocket.fault ?? error, undefined, serverSocket),
+      };
     }
   }
 
@@ -406,7 +410,7 @@ function statementMayHaveRun(
 
 /** The failure of a call on a connection whose client left the pool dead, with no replacement. */
 function goneClient(): ConnectionError | DatabaseError {
-  return toDomainError(new Error('Connection terminated unexpectedly'));
+  return toDomainError(new Error('Connection terminated unexpectedly'), undefined, { ended: true });
 }
 
 /**

@@ -23,18 +23,21 @@ function isServerError(
   );
 }
 
-/** Messages pg uses for failures that carry no code of their own. */
-const MESSAGE_CODES: readonly [RegExp, string][] = [
-  [/connection timeout|timeout expired/i, 'ETIMEDOUT'],
-  [/Connection terminated/i, 'ECONNRESET'],
-  [/not queryable/i, 'ECONNRESET'],
-];
-
-function systemCodeOf(error: unknown): string {
+/**
+ * The code of a failure: its own (node's system errors, sqlgate's), else what the state of its
+ * connection says. pg's failures of a lost connection carry no code ("Connection terminated
+ * unexpectedly", "not queryable"); their connection has ended. Never read from a message's text.
+ */
+function systemCodeOf(error: unknown, connection: ConnectionState | undefined): string {
   const code = (error as { code?: unknown } | undefined)?.code;
   if (typeof code === 'string' && code !== '') return code;
-  const message = error instanceof Error ? error.message : String(error);
-  return MESSAGE_CODES.find(([pattern]) => pattern.test(message))?.[1] ?? 'ECONNECTION';
+  return connection?.ended ? 'ECONNRESET' : 'ECONNECTION';
+}
+
+/** What a failure's connection (its ServerSocket) says of itself. */
+export interface ConnectionState {
+  /** The socket is gone, closed by either side. */
+  readonly ended: boolean;
 }
 
 /**
@@ -68,11 +71,13 @@ export function loggable(error: unknown): Error {
 
 /**
  * Turns anything pg rejected with into a DatabaseError or a ConnectionError. `failedStep` says which
- * step of a round trip a server error answered (a COMMIT after the statement...).
+ * step of a round trip a server error answered (a COMMIT after the statement...); `connection`, the
+ * socket the failure happened on, when there is one.
  */
 export function toDomainError(
   error: unknown,
   failedStep?: FailedStep,
+  connection?: ConnectionState,
 ): DatabaseError | ConnectionError {
   if (error instanceof DatabaseError || error instanceof ConnectionError) return error;
   if (isServerError(error)) {
@@ -91,7 +96,7 @@ export function toDomainError(
   // An ErrorResponse without a SQLSTATE breaks the protocol: PostgreSQL always sends one.
   const malformedServerError =
     typeof (error as { severity?: unknown } | undefined)?.severity === 'string';
-  const systemCode = malformedServerError ? 'PROTOCOL_ERROR' : systemCodeOf(error);
+  const systemCode = malformedServerError ? 'PROTOCOL_ERROR' : systemCodeOf(error, connection);
   if (systemCode === 'PROTOCOL_ERROR') {
     const shown = malformedServerError
       ? 'The server sent an error report without a SQLSTATE'

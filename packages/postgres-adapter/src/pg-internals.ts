@@ -14,28 +14,6 @@ import type { ServerSocket } from './server-socket';
 export const prepareValue = (require('pg/lib/utils') as { prepareValue(value: unknown): unknown })
   .prepareValue;
 
-type StartupParameters = Record<string, string>;
-
-interface StartupConfHolder {
-  getStartupConf(this: pg.Client): StartupParameters;
-}
-
-/**
- * Lets `adjust` rewrite the StartupMessage parameters pg sends for `client`. pg fills `options`
- * and `replication` from the service's own environment (PGOPTIONS...) and from its configuration;
- * sqlgate sends neither (see client.ts). `getStartupConf` is a method of pg.Client that the
- * typings omit; the client gets an own method that wraps pg's.
- */
-export function adjustStartupParameters(
-  client: pg.Client,
-  adjust: (parameters: StartupParameters) => StartupParameters,
-): void {
-  const original = (pg.Client.prototype as unknown as StartupConfHolder).getStartupConf;
-  (client as unknown as StartupConfHolder).getStartupConf = function (this: pg.Client) {
-    return adjust(original.call(this));
-  };
-}
-
 /**
  * pg's `stream` option takes a Duplex-like object; ServerSocket offers exactly the part pg uses
  * (connect, setNoDelay, setKeepAlive, write, end, destroy, ref, unref, writable and the events),
@@ -43,13 +21,6 @@ export function adjustStartupParameters(
  */
 export function streamOption(socket: ServerSocket): pg.ClientConfig['stream'] {
   return socket as unknown as pg.ClientConfig['stream'];
-}
-
-/** pg-pool gives up waiting for a free client with this message and no code. */
-const POOL_WAIT_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
-
-export function isPoolWaitTimeout(error: unknown): boolean {
-  return error instanceof Error && error.message === POOL_WAIT_TIMEOUT_MESSAGE;
 }
 
 /**

@@ -9,7 +9,6 @@ import pg from 'pg';
 import { clientClass, clientConfig, type SqlgateClient } from './client';
 import { DEFAULT_FRAMING_LIMITS } from './message-framing';
 import { PgConnection } from './pg-connection';
-import { isPoolWaitTimeout } from './pg-internals';
 import { loggable, toDomainError } from './pg-errors';
 import { tlsOptionsFor, type TlsSettings } from './tls';
 import { TypeRegistry } from './types/type-registry';
@@ -344,7 +343,7 @@ export class PoolRegistry {
         return client;
       },
       (error: unknown) => {
-        throw this.connectError(entry, error);
+        throw toDomainError(error);
       },
     );
   }
@@ -353,23 +352,55 @@ export class PoolRegistry {
     // Every client of the pool is made by clientClass: a SqlgateClient. An idle one is lent on
     // the next tick, so only a wait behind other requests or for a new connection listens for
     // the abort (an abort that comes within the tick is seen before anything is sent).
-    const connecting = entry.pool.connect();
-    const { idleCount, waitingCount } = entry.pool;
+    const { pool } = entry;
+    const { idleCount, waitingCount } = pool;
+    // pg-pool queues a borrow unless it opens a new client for it.
+    const queued = pool.totalCount >= this.limits.max || idleCount > 0;
+    const deadline = this.acquisitionDeadline(entry, queued);
+    const connecting = deadline(pool.connect());
     const waits = idleCount === 0 || idleCount < waitingCount;
     return (waits ? abortable(connecting, signal) : connecting) as Promise<PooledClient>;
   }
 
-  /** sqlgate's error for a failed borrow: POOL_EXHAUSTED after the wait, else the cause's. */
-  private connectError(entry: PoolEntry, error: unknown): unknown {
-    if (isPoolWaitTimeout(error)) {
-      return new ConnectionError(
-        ErrorCodes.POOL_EXHAUSTED,
-        `No connection to ${entry.poolId} became free within ${this.limits.waitTimeoutMs} ms`,
-        'POOL_EXHAUSTED',
-        { cause: error },
+  /**
+   * sqlgate's own deadline for a borrow, POOL_WAIT_TIMEOUT_MS. pg-pool keeps the same limit (it
+   * takes the waiter out of its queue, or ends the new connection) but says so by a message only;
+   * this timer is made first, so it has fired when pg-pool's failure comes, and that failure is
+   * then POOL_EXHAUSTED for a borrow that waited for a free client, CONNECT_TIMEOUT for one that
+   * waited for a new connection (docs/decisions.md 10.1).
+   */
+  private acquisitionDeadline(
+    entry: PoolEntry,
+    queued: boolean,
+  ): (connecting: Promise<pg.PoolClient>) => Promise<pg.PoolClient> {
+    const { waitTimeoutMs } = this.limits;
+    if (waitTimeoutMs <= 0) return (connecting) => connecting;
+    let expired = false;
+    const timer = setTimeout(() => (expired = true), waitTimeoutMs);
+    timer.unref();
+    const timedOut = (): ConnectionError =>
+      queued
+        ? new ConnectionError(
+            ErrorCodes.POOL_EXHAUSTED,
+            `No connection to ${entry.poolId} became free within ${waitTimeoutMs} ms`,
+            'POOL_EXHAUSTED',
+          )
+        : new ConnectionError(
+            ErrorCodes.CONNECT_TIMEOUT,
+            'Connection terminated due to connection timeout',
+            'ETIMEDOUT',
+          );
+    return (connecting) =>
+      connecting.then(
+        (client) => {
+          clearTimeout(timer);
+          return client;
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          throw expired ? timedOut() : error;
+        },
       );
-    }
-    return toDomainError(error);
   }
 
   /**

@@ -11,6 +11,10 @@
  * - It knows when the server last sent anything, so a request can give up on a frozen server
  *   (docs/decisions.md 10.6), and it keeps the connection's facts (ParameterStatus, BackendKeyData,
  *   transaction status) without reaching into pg.
+ * - It owns the login's edges without patching pg (docs/decisions.md 10.1): the StartupMessage pg
+ *   writes is rebuilt with the caller's user and database only, the login gives up after
+ *   connectTimeoutMs with ETIMEDOUT, and a server that closes during the login is reported with
+ *   ECONNRESET before pg's own error, which carries no code.
  *
  * pg drives it like a net.Socket: connect(port, host), setNoDelay, setKeepAlive, write, end,
  * destroy, ref, unref, `writable`, and the events connect, data, end, close and error. A contract
@@ -22,6 +26,7 @@ import { connect as connectTls, type ConnectionOptions, type TLSSocket } from 'n
 import type { SslMode } from '@sqlgate/core';
 import { MessageFraming, ProtocolViolation, type FramingLimits } from './message-framing';
 import { ResultTooLarge } from './message-framing-errors';
+import { sqlgateStartup } from './startup-message';
 
 /** The SSLRequest packet: length 8, code 80877103. */
 const SSL_REQUEST = Buffer.from([0, 0, 0, 8, 0x04, 0xd2, 0x16, 0x2f]);
@@ -37,6 +42,10 @@ export interface ServerSocketOptions {
    * (ALLOWED_TARGETS pins the checked address); default the host connected to.
    */
   serverName?: string;
+  /** The application_name of the StartupMessage, the only parameter added to user and database. */
+  applicationName: string;
+  /** The login (connecting, TLS, authentication) gives up after this long: ETIMEDOUT. */
+  connectTimeoutMs: number;
 }
 
 /** An error with the code the domain mapping reads. */
@@ -66,6 +75,12 @@ export class ServerSocket extends EventEmitter {
   private keepAlive: { enable: boolean; delay: number } | null = null;
   private referenced = true;
   private closed = false;
+  /** The next write is pg's StartupMessage (docs/decisions.md 10.1). */
+  private startupPending = true;
+  /** Ends a login that takes longer than connectTimeoutMs. */
+  private loginDeadline: NodeJS.Timeout | undefined;
+  /** end() or destroy() was asked for, or an error was reported: a close is no surprise. */
+  private closeExpected = false;
   private readonly deliver = (bytes: Buffer): void => {
     this.emit('data', bytes);
   };
@@ -87,6 +102,10 @@ export class ServerSocket extends EventEmitter {
   connect(port: number, host: string): this {
     this.host = host;
     this.port = port;
+    this.loginDeadline = setTimeout(() => {
+      this.abort(codedError('timeout expired', 'ETIMEDOUT'));
+    }, this.options.connectTimeoutMs);
+    this.loginDeadline.unref();
     const raw = connectTcp({ port, host });
     this.socket = raw;
     this.applySocketSettings(raw);
@@ -174,16 +193,22 @@ export class ServerSocket extends EventEmitter {
       if (callback) process.nextTick(callback, new Error('The connection is closed'));
       return false;
     }
+    if (this.startupPending && typeof data !== 'string') {
+      this.startupPending = false;
+      data = sqlgateStartup(data, this.options.applicationName);
+    }
     return callback ? this.socket.write(data, callback) : this.socket.write(data);
   }
 
   end(): this {
+    this.closeExpected = true;
     if (this.socket) this.socket.end();
     else this.finish();
     return this;
   }
 
   destroy(error?: Error): this {
+    this.closeExpected = true;
     if (this.socket) this.socket.destroy(error);
     else this.finish(error);
     return this;
@@ -275,6 +300,7 @@ export class ServerSocket extends EventEmitter {
     } catch (error) {
       this.abort(asProtocolFault(error));
     }
+    if (this.framing.facts.transactionStatus !== null) clearTimeout(this.loginDeadline);
   }
 
   private onSocketError(from: Socket | TLSSocket, error: Error): void {
@@ -291,12 +317,19 @@ export class ServerSocket extends EventEmitter {
 
   private finish(error?: Error): void {
     if (this.closed) return;
+    clearTimeout(this.loginDeadline);
     if (error) this.emitError(error);
+    else if (!this.closeExpected && this.framing.facts.transactionStatus === null) {
+      // The server closed the connection during the login: said with a code, before pg's own
+      // error for it, which carries none.
+      this.emitError(codedError('Connection terminated unexpectedly', 'ECONNRESET'));
+    }
     this.closed = true;
     this.emit('close');
   }
 
   private emitError(error: Error): void {
+    this.closeExpected = true;
     // pg listens from connect() on; an error with no listener would end the process.
     if (this.listenerCount('error') > 0) this.emit('error', error);
   }

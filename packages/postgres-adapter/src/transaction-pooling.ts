@@ -181,7 +181,7 @@ async function backendPidWith(client: SqlgateClient, statements?: string): Promi
 
 /** Why the first step failed, as the error a request that needs the verdict is refused with. */
 function probeFailure(client: SqlgateClient, error: unknown): ConnectionError {
-  const cause = toDomainError(client.serverSocket.fault ?? error);
+  const cause = toDomainError(client.serverSocket.fault ?? error, undefined, client.serverSocket);
   if (cause instanceof ConnectionError) return cause;
   // The server refused the probe's login (too many connections...): a failure to connect.
   return new ConnectionError(ErrorCodes.CONNECTION_FAILED, cause.message, cause.sqlState, {

@@ -2,63 +2,17 @@
  * Pins every pg behaviour that src/pg-internals.ts relies on and pg does not promise as public API.
  * When a pg release changes one of them, this file fails and names it.
  */
-import pg from 'pg';
 import { serialize } from 'pg-protocol';
 import { clientClass, clientConfig } from '../src/client';
 import { DEFAULT_FRAMING_LIMITS } from '../src/message-framing';
-import {
-  adjustStartupParameters,
-  isPoolWaitTimeout,
-  prepareValue,
-  submit,
-  type SubmittableConnection,
-} from '../src/pg-internals';
-import { database, testTarget } from './support';
+import { prepareValue, submit, type SubmittableConnection } from '../src/pg-internals';
+import { testTarget } from './support';
 
 it('prepareValue turns arrays, objects and nulls into parameter text', () => {
   expect(prepareValue([1, null, 'a"b'])).toBe('{"1",NULL,"a\\"b"}');
   expect(prepareValue({ a: 1 })).toBe('{"a":1}');
   expect(prepareValue(null)).toBeNull();
   expect(prepareValue(true)).toBe('true');
-});
-
-it('getStartupConf is what pg sends in the StartupMessage, and an own method replaces it', async () => {
-  const client = new pg.Client({
-    ...database,
-    options: '-c work_mem=777kB',
-  });
-  adjustStartupParameters(client, (parameters) => {
-    expect(parameters).toMatchObject({ user: database.user, options: '-c work_mem=777kB' });
-    const { options: _dropped, ...rest } = parameters;
-    return { ...rest, application_name: 'pinned' };
-  });
-  await client.connect();
-  try {
-    const { rows } = await client.query(
-      "SELECT current_setting('work_mem') AS work_mem, current_setting('application_name') AS app",
-    );
-    expect(rows[0]).toEqual({ work_mem: '4MB', app: 'pinned' });
-  } finally {
-    await client.end();
-  }
-});
-
-it('pg-pool gives up waiting with the message isPoolWaitTimeout knows', async () => {
-  // The timeout also bounds connecting: the first connection gets time enough on a busy machine,
-  // and only the wait for the second one is short (pg-pool reads the option at each connect).
-  const pool = new pg.Pool({ ...database, max: 1, connectionTimeoutMillis: 10_000 });
-  const held = await pool.connect();
-  (pool.options as { connectionTimeoutMillis: number }).connectionTimeoutMillis = 50;
-  try {
-    const error = await pool.connect().then(
-      () => undefined,
-      (reason: unknown) => reason,
-    );
-    expect(isPoolWaitTimeout(error)).toBe(true);
-  } finally {
-    held.release();
-    await pool.end();
-  }
 });
 
 it('pg drives a stream object given as the stream option, and calls a submittable', async () => {

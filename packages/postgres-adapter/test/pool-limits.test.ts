@@ -176,3 +176,21 @@ it('never more than POOL_MAX clients per pool; the others wait', async () => {
   expect(most).toBe(3);
   expect(waiting).toBeGreaterThan(0);
 });
+
+it('refuses a borrow with POOL_EXHAUSTED at its own deadline, and leaves no waiter behind', async () => {
+  connections = createPostgresConnections({ max: 1, waitTimeoutMs: 2000 });
+  const held = await orThrow(connections.acquire(target));
+  try {
+    const started = performance.now();
+    const failure = await failureOf(connections.acquire(target));
+    expect(failure).toBeInstanceOf(ConnectionError);
+    expect(failure).toMatchObject({ code: 'POOL_EXHAUSTED', systemCode: 'POOL_EXHAUSTED' });
+    expect(failure.message).toMatch(/became free within 2000 ms/);
+    expect(performance.now() - started).toBeGreaterThan(1900);
+    // pg-pool's own timer took the waiter out of its queue.
+    expect(connections.poolStats()).toEqual([expect.objectContaining({ waitingClients: 0 })]);
+  } finally {
+    held.release();
+  }
+  await runOnce(connections, target);
+});
