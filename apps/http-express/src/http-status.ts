@@ -2,7 +2,7 @@
  * The one mapping from sqlgate's error codes and SQLSTATEs to HTTP status codes (docs/decisions.md
  * 5). A database's answer is never a 500.
  */
-import { ErrorCodes, type ResponseFailure } from '@sqlgate/core';
+import { ErrorCodes, type ErrorCode, type ResponseFailure } from '@sqlgate/core';
 
 function statusForSqlState(sqlState: string): number {
   if (sqlState === '40001' || sqlState === '40P01') return 409; // the caller may retry
@@ -14,11 +14,17 @@ function statusForSqlState(sqlState: string): number {
   return 400; // syntax, constraint, permission, authentication (28xxx), unknown database (3D000)...
 }
 
-const STATUS_BY_CODE: Record<string, number> = {
+/**
+ * The status of every error code: a code added to ErrorCodes without one here fails to compile,
+ * so no failure falls back to a status nobody chose.
+ */
+const STATUS_BY_CODE = {
   [ErrorCodes.INVALID_REQUEST]: 400,
   [ErrorCodes.MISSING_FIELDS]: 400,
   [ErrorCodes.NO_STATEMENTS]: 400,
   [ErrorCodes.UNSUPPORTED_STATEMENT]: 400,
+  // A database error without a SQLSTATE; with one, the SQLSTATE decides (statusForSqlState).
+  [ErrorCodes.DATABASE_ERROR]: 400,
   [ErrorCodes.TRANSACTION_LEFT_OPEN]: 400,
   // Nobody reads it: the caller is gone. The request log records 499.
   [ErrorCodes.REQUEST_ABORTED]: 499,
@@ -36,6 +42,9 @@ const STATUS_BY_CODE: Record<string, number> = {
   [ErrorCodes.SESSION_BUSY]: 409,
   [ErrorCodes.SESSION_NOT_FOUND]: 404,
   [ErrorCodes.REQUEST_NOT_FOUND]: 404,
+  // Reserved and never answered: a cancel for another login answers as REQUEST_NOT_FOUND does
+  // (docs/decisions.md 10.34).
+  [ErrorCodes.CANCEL_REFUSED]: 404,
   // Too many failed cancels from one client lately (docs/decisions.md 10.34).
   [ErrorCodes.CANCEL_LIMITED]: 429,
   [ErrorCodes.SESSION_LIMIT]: 503,
@@ -45,14 +54,15 @@ const STATUS_BY_CODE: Record<string, number> = {
   // Understood, but not servable through this target: retrying never helps, the SQL or the
   // target must change; neither sqlgate nor the server failed (docs/decisions.md 10.33).
   [ErrorCodes.TRANSACTION_POOLING]: 422,
-};
+} as const satisfies Record<ErrorCode, number>;
 
 /** 200 when nothing failed. */
 export function httpStatusFor(failure: ResponseFailure | undefined): number {
   if (!failure) return 200;
-  if (failure.code === ErrorCodes.DATABASE_ERROR)
-    return failure.sqlState ? statusForSqlState(failure.sqlState) : 400;
-  return STATUS_BY_CODE[failure.code] ?? 500;
+  if (failure.code === ErrorCodes.DATABASE_ERROR && failure.sqlState) {
+    return statusForSqlState(failure.sqlState);
+  }
+  return STATUS_BY_CODE[failure.code];
 }
 
 /** Seconds a client should wait before retrying a 503. */

@@ -1,8 +1,9 @@
 /**
- * What a strategy needs to run statements for one request: connections lent by the provider, the
- * rules for handing them back clean, timing, and cancellation when the caller goes away.
+ * What a strategy needs to run statements for one request: connections lent by the provider,
+ * timing, and cancellation when the caller goes away. The lent connection's own rules are in
+ * lent-connection.ts, the flags of each statement's run in statement-flags.ts.
  */
-import { ConnectionError, DatabaseError, ErrorCodes } from '../errors';
+import { DatabaseError, ErrorCodes } from '../errors';
 import type { ParsedStatement } from '../parser/types';
 import type { AbortSignalLike } from '../ports/abort-signal';
 import type { Clock } from '../ports/clock';
@@ -14,7 +15,6 @@ import type {
   ConnectionTarget,
   RunOptions,
   StatementResult,
-  TransactionStatus,
 } from '../ports/connections';
 import type { PortFailure, Settled } from '../ports/settled';
 import type { PoolAcquireEvent, RequestObserver } from '../ports/request-observer';
@@ -30,7 +30,9 @@ import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from './out
 import type { StrategyName } from './plan';
 import { withFields } from '../with-fields';
 import { promiseFrom } from '../promise-from';
-import { lostAfterSending, unknownOutcome } from './unknown-outcome';
+import { withUnknownOutcome } from './commit-outcome';
+import { LentConnection } from './lent-connection';
+import { runFlagsOf } from './statement-flags';
 import {
   RequestResultBudget,
   type HeldResult,
@@ -88,71 +90,30 @@ export const ABANDON_GRACE_MS = 5000;
 export const CANCEL_AGAIN_MS = 100;
 export const CANCEL_ATTEMPTS = 3;
 
-/**
- * A statement that may be stopped once its limits are reached (docs/decisions.md 10.4): a read
- * that calls no volatile or unknown function and reads no relation. A relation may be a view whose
- * query calls a function with side effects, which only the catalog could tell; such a read runs to
- * its end, its rows past the limits dropped unparsed. Anything else runs to completion too.
- */
-export function mayStopEarly(statement: ParsedStatement): boolean {
-  if (statement.statementClass !== 'read' || statement.callsVolatileFunction) return false;
-  if (statement.keyword === 'TABLE') return false;
-  // Without FROM or JOIN a read names no relation: no need for the syntax tree (a word inside a
-  // literal only sends the statement the slower, always-correct way).
-  if (!MAY_NAME_RELATION.test(statement.text)) return true;
-  const { reads } = statement.relations;
-  return reads !== null && reads.length === 0;
-}
-
-const MAY_NAME_RELATION = /\b(?:from|join)\b/i;
-
-/**
- * A statement that may be run again by name (RunOptions.nameable): a read that leaves the
- * connection as it found it, without a string literal (or a dollar-quoted one). PostgreSQL turns a
- * literal into its value when it parses: `'now'::timestamptz`, `date 'today'`, a timestamp read
- * under the session's TimeZone or DateStyle, a backslash under standard_conforming_strings would
- * all keep the value of the first run. A quote inside an identifier or a comment only costs a name.
- */
-export function mayBeNamed(statement: ParsedStatement): boolean {
-  return (
-    statement.statementClass === 'read' &&
-    !statement.changesSession &&
-    !HOLDS_A_STRING_LITERAL.test(statement.sql)
-  );
-}
-
-const HOLDS_A_STRING_LITERAL = /'|\$(?:[A-Za-z_\u0080-\uffff][A-Za-z_0-9\u0080-\uffff]*)?\$/;
-
-/** A statement's RunOptions flags, and the lists a lone statement's options share. */
-interface StatementRunFlags {
-  stopEarly: boolean;
-  nameable: boolean;
-  alone: { stopEarly: readonly boolean[]; nameable: readonly boolean[] };
-}
-
-/**
- * The flags of each statement, computed once: the parse memo hands every request with the same
- * text the same statement objects, and the flags depend on the statement alone.
- */
-const RUN_FLAGS = new WeakMap<ParsedStatement, StatementRunFlags>();
-
-function runFlagsOf(statement: ParsedStatement): StatementRunFlags {
-  let flags = RUN_FLAGS.get(statement);
-  if (!flags) {
-    const stopEarly = mayStopEarly(statement);
-    const nameable = mayBeNamed(statement);
-    flags = { stopEarly, nameable, alone: { stopEarly: [stopEarly], nameable: [nameable] } };
-    RUN_FLAGS.set(statement, flags);
-  }
-  return flags;
-}
-
 /** What a wait for a connection resolves with when the request was cancelled meanwhile. */
 const CANCELLED = Symbol('cancelled');
 
 /** Milliseconds, to the microsecond. */
 export function elapsed(clock: Clock, since: number): number {
   return Math.round((clock.now() - since) * 1000) / 1000;
+}
+
+/** What one request's statements run with. */
+export interface ExecutionContextOptions {
+  /** Where connections come from: the pools, or one session's own connection. */
+  provider: Pick<ConnectionProvider, 'acquire' | 'spareConnections'>;
+  target: ConnectionTarget;
+  options: QueryOptions;
+  settings: ExecutionSettings;
+  clock: Clock;
+  /** The caller's: aborting it cancels what runs (docs/decisions.md 10.7). */
+  signal?: AbortSignalLike | undefined;
+  /** The result cache as this request may use it; absent, nothing is looked up or kept. */
+  cacheScope?: Pick<RequestCacheScope, 'cache' | 'scope' | 'refresh'> | undefined;
+  /** Rows go here as they arrive (a streamed request, docs/decisions.md 10.22). */
+  rowStream?: RowStream | undefined;
+  /** Told of every pooled connection asked for (docs/decisions.md 10.25). */
+  observer?: RequestObserver | undefined;
 }
 
 /** A statement text with the request's row limit and bind parameters. */
@@ -194,20 +155,28 @@ export class ExecutionContext {
    */
   private readonly cancelsInFlight = new Set<Promise<void>>();
 
-  constructor(
-    /** Where connections come from: the pools, or one session's own connection. */
-    private readonly provider: Pick<ConnectionProvider, 'acquire' | 'spareConnections'>,
-    readonly target: ConnectionTarget,
-    readonly options: QueryOptions,
-    readonly settings: ExecutionSettings,
-    readonly clock: Clock,
-    private readonly signal?: AbortSignalLike,
-    private readonly cacheScope?: Pick<RequestCacheScope, 'cache' | 'scope' | 'refresh'>,
-    /** Rows go here as they arrive (a streamed request, docs/decisions.md 10.22). */
-    private readonly rowStream?: RowStream,
-    /** Told of every pooled connection asked for (docs/decisions.md 10.25). */
-    private readonly observer?: RequestObserver,
-  ) {
+  /** Where connections come from: the pools, or one session's own connection. */
+  private readonly provider: ExecutionContextOptions['provider'];
+  readonly target: ConnectionTarget;
+  readonly options: QueryOptions;
+  readonly settings: ExecutionSettings;
+  readonly clock: Clock;
+  private readonly signal: AbortSignalLike | undefined;
+  private readonly cacheScope: ExecutionContextOptions['cacheScope'];
+  private readonly rowStream: RowStream | undefined;
+  private readonly observer: RequestObserver | undefined;
+
+  constructor(init: ExecutionContextOptions) {
+    const { target, options, settings, signal, rowStream } = init;
+    this.provider = init.provider;
+    this.target = target;
+    this.options = options;
+    this.settings = settings;
+    this.clock = init.clock;
+    this.signal = signal;
+    this.cacheScope = init.cacheScope;
+    this.rowStream = rowStream;
+    this.observer = init.observer;
     // A streamed request keeps no rows: its rows in flight draw on the shared budget through its
     // channel (StreamedRowBudget) instead.
     const shared = rowStream ? undefined : settings.sharedResultBudget;
@@ -560,193 +529,4 @@ export class ExecutionContext {
       }
     }, ABANDON_GRACE_MS).unref();
   }
-}
-
-/**
- * A connection on loan to one request. It remembers whether the session was changed, so that it is
- * cleaned (DISCARD ALL) before another request may use it (docs/decisions.md 2.6), and whether it broke.
- */
-export class LentConnection {
-  private sessionChanged = false;
-  private broken = false;
-  private released = false;
-  /**
-   * The request's timeoutMs, kept by cancelling each statement that outlasts it, where a SET of
-   * statement_timeout would stay on a server connection other callers get (applySessionTimeout).
-   */
-  private cancelAfterMs: number | undefined;
-
-  constructor(
-    readonly connection: Connection,
-    private readonly context: ExecutionContext,
-  ) {
-    this.sessionChanged = context.settings.alwaysResetSession;
-  }
-
-  run(statement: ParsedStatement, options: RunOptions): Promise<Settled<StatementResult>> {
-    if (statement.changesSession) this.sessionChanged = true;
-    // `watch`, chained rather than awaited on the path every statement takes.
-    const sent = promiseFrom(() => this.connection.run(statement.sql, options)).then(
-      (run) => {
-        if (!run.ok) this.noteFailure(run.error);
-        return run;
-      },
-      (defect: unknown) => {
-        this.broken = true;
-        throw defect;
-      },
-    );
-    if (this.cancelAfterMs === undefined) return sent;
-    const timer = setTimeout(() => this.context.interruptRunning(), this.cancelAfterMs);
-    return sent.finally(() => clearTimeout(timer));
-  }
-
-  async runBatch(statements: readonly ParsedStatement[], options: RunOptions) {
-    if (statements.some((statement) => statement.changesSession)) this.sessionChanged = true;
-    const texts = statements.map((statement) => statement.sql);
-    const batch = await this.watch(() => this.connection.runBatch(texts, options));
-    this.noteFailure(batch.error);
-    return batch;
-  }
-
-  async copyFrom(
-    statement: ParsedStatement,
-    source: AsyncIterable<Uint8Array>,
-  ): Promise<Settled<StatementResult>> {
-    const copy = await this.watch(() => {
-      if (!this.connection.copyFrom) throw new Error('This connection provider cannot COPY FROM');
-      return this.connection.copyFrom(statement.sql, source);
-    });
-    if (!copy.ok) this.noteFailure(copy.error);
-    return copy;
-  }
-
-  async runText(sql: string): Promise<PortFailure | undefined> {
-    const run = await this.watch(() => this.connection.run(sql, this.context.controlOptions));
-    if (run.ok) return undefined;
-    this.noteFailure(run.error);
-    return run.error;
-  }
-
-  /**
-   * The request's `timeoutMs` as a session setting, so it also covers statements of caller-managed
-   * scripts; the SET's failure, if any. Behind a transaction pooler the SET would reach one server
-   * connection, stay there for other callers, and the statements would run on others: each
-   * statement that outlasts timeoutMs is cancelled instead, as in a session (docs/decisions.md
-   * 10.33).
-   */
-  applySessionTimeout(): Promise<PortFailure | undefined> | undefined {
-    const { timeoutMs } = this.context.options;
-    // Nothing to await without a timeout: each await costs a turn of the event loop.
-    if (timeoutMs === undefined) return undefined;
-    const verdict = this.connection.sessionStateVerdict?.();
-    if (!verdict) return this.setSessionTimeout(timeoutMs);
-    // Not known to be kept (docs/decisions.md 10.32): cancelling keeps the timeout on any target,
-    // so the request runs, whatever the probe found.
-    return verdict.then(({ kind }) => {
-      if (kind === 'kept') return this.setSessionTimeout(timeoutMs);
-      this.cancelAfterMs = timeoutMs;
-      return undefined;
-    });
-  }
-
-  private setSessionTimeout(timeoutMs: number): Promise<PortFailure | undefined> {
-    this.sessionChanged = true;
-    return this.context.runControl(this, `SET statement_timeout = ${timeoutMs}`);
-  }
-
-  /**
-   * Rolls back a transaction left open or failed; true when there was one. A ROLLBACK that fails
-   * leaves the request's answer as it was: a lost connection is closed, and closing ends the
-   * transaction just as well; a transaction still open after a refused ROLLBACK is cleaned at
-   * release, or the connection closed if that fails too.
-   */
-  async rollbackIfOpen(): Promise<boolean> {
-    if (!this.mayHaveOpenTransaction()) return false;
-    await this.context.runControl(this, 'ROLLBACK');
-    return true;
-  }
-
-  /** Whether rollbackIfOpen has anything to do: known without a turn of the event loop. */
-  mayHaveOpenTransaction(): boolean {
-    return !this.broken && this.connection.transactionStatus() !== 'idle';
-  }
-
-  /** A failure broke the connection or ended its session: it cannot be used again. */
-  get isBroken(): boolean {
-    return this.broken;
-  }
-
-  release(): void {
-    if (this.released) return;
-    this.released = true;
-    const giveBack = (): void => {
-      const open = !this.broken && this.connection.transactionStatus() !== 'idle';
-      this.connection.release({ destroy: this.broken, resetSession: this.sessionChanged || open });
-    };
-    // A CancelRequest still on its way could stop the next user's statement.
-    const cancels = this.context.cancelsSettled();
-    if (cancels) void cancels.then(giveBack);
-    else giveBack();
-  }
-
-  /** The connection cannot be used after a failure that broke it or ended the session (FATAL). */
-  private noteFailure(error: PortFailure | undefined): void {
-    if (error && endsConnection(error)) this.broken = true;
-  }
-
-  /** A call that rejects is a defect (docs/decisions.md 10.21): the connection is not trusted again. */
-  private async watch<T>(call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (defect) {
-      this.broken = true;
-      throw defect;
-    }
-  }
-}
-
-/**
- * A statement that commits on its own (a write outside any transaction, a COMMIT) had reached the
- * server when its connection ended: PostgreSQL may have committed it (unknown-outcome.ts).
- */
-function withUnknownOutcome(
-  error: PortFailure,
-  statement: ParsedStatement,
-  statusBefore: TransactionStatus,
-): PortFailure {
-  if (!lostAfterSending(error) || !commitsOnItsOwn(statement, statusBefore)) return error;
-  return unknownOutcome(
-    error,
-    'The connection was lost while the statement ran; whether it committed',
-  );
-}
-
-function commitsOnItsOwn(statement: ParsedStatement, statusBefore: TransactionStatus): boolean {
-  const { statementClass, keyword } = statement;
-  if (statementClass === 'transaction-control') {
-    // COMMIT PREPARED and ROLLBACK PREPARED end a prepared transaction, inside none.
-    if (SETTLES_PREPARED.test(statement.text)) return true;
-    return statusBefore === 'in-transaction' && COMMITTING_KEYWORDS.has(keyword);
-  }
-  if (statusBefore !== 'idle') return false;
-  // A read that calls a volatile or unknown function (a function of the caller's that inserts)
-  // may write as well: without the catalog, it is not proven free of side effects (10.4).
-  return (
-    statementClass === 'write' ||
-    statementClass === 'no-transaction' ||
-    (statementClass === 'read' && statement.callsVolatileFunction)
-  );
-}
-
-/** COMMIT, END and PREPARE TRANSACTION end a transaction that may commit. */
-const COMMITTING_KEYWORDS = new Set(['COMMIT', 'END', 'PREPARE']);
-const SETTLES_PREPARED = /^(?:COMMIT|ROLLBACK)\s+PREPARED\b/i;
-
-function endsConnection(error: PortFailure): boolean {
-  if (error instanceof DatabaseError) {
-    const severity = error.fields.severity;
-    return severity === 'FATAL' || severity === 'PANIC';
-  }
-  return error instanceof ConnectionError;
 }

@@ -34,17 +34,22 @@ class StatementReport implements StatementEvent {
   cache?: CacheStatus;
   readonly index: number;
   readonly command: string;
+  readonly poolId: string;
+  readonly host: string;
+  readonly port: number;
+  readonly database: string;
 
   constructor(
     private readonly statement: ParsedStatement,
-    readonly poolId: string,
-    readonly host: string,
-    readonly port: number,
-    readonly database: string,
+    place: StatementPlace,
     readonly strategy: StrategyName | 'none',
   ) {
     this.index = statement.index;
     this.command = statement.keyword;
+    this.poolId = place.poolId;
+    this.host = place.host;
+    this.port = place.port;
+    this.database = place.database;
   }
 
   get normalisedText(): string {
@@ -57,23 +62,35 @@ class StatementReport implements StatementEvent {
   }
 }
 
+/** Where a statement ran, as its event names it. */
+interface StatementPlace {
+  poolId: string;
+  host: string;
+  port: number;
+  database: string;
+}
+
+/** What the observer is told of a request's statements once it ended. */
+export interface StatementsReport {
+  observer: RequestObserver;
+  target: ConnectionTarget;
+  strategy: StrategyName | 'none';
+  statements: readonly ParsedStatement[];
+  outcome: ExecutionOutcome | undefined;
+  cacheUse: RequestCacheUse | undefined;
+}
+
 /** Tells the observer how each statement of the request ended, in statement order. */
-export function reportStatements(
-  observer: RequestObserver,
-  target: ConnectionTarget,
-  strategy: StrategyName | 'none',
-  statements: readonly ParsedStatement[],
-  outcome: ExecutionOutcome | undefined,
-  cacheUse: RequestCacheUse | undefined,
-): void {
-  const poolId = poolIdOf(target);
+export function reportStatements(report: StatementsReport): void {
+  const { observer, target, strategy, statements, outcome, cacheUse } = report;
+  const { host, port, database } = target;
+  const place: StatementPlace = { poolId: poolIdOf(target), host, port, database };
   const outcomes = outcome?.outcomes ?? [];
   // A statement that failed inside the service's transaction is the failure's, not an outcome.
   const failure = outcome?.failure;
   const failedInTransaction = failure?.kind === 'transaction' ? failure : undefined;
   statements.forEach((statement, position) => {
-    const { host, port, database } = target;
-    const event = new StatementReport(statement, poolId, host, port, database, strategy);
+    const event = new StatementReport(statement, place, strategy);
     const each = outcomes[position];
     if (each) {
       event.outcome = !each.ok ? 'error' : each.cached ? 'cached' : 'ok';

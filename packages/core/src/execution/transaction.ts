@@ -10,12 +10,8 @@
 import { ConnectionError, DatabaseError } from '../errors';
 import type { ParsedStatement } from '../parser/types';
 import type { PortFailure } from '../ports/settled';
-import {
-  ABORTED_BEFORE_START,
-  type ExecutionContext,
-  type LentConnection,
-  type StartFailure,
-} from './context';
+import { ABORTED_BEFORE_START, type ExecutionContext, type StartFailure } from './context';
+import type { LentConnection } from './lent-connection';
 import type { ExecutionFailure, StatementOutcome } from './outcome';
 import type { TransactionMode } from './plan';
 import { isFatal, unknownOutcome } from './unknown-outcome';

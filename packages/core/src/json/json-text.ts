@@ -40,124 +40,169 @@ const enum Container {
   Object,
 }
 
+/** What failed: the text is not JSON. */
+const NOT_JSON = -1;
+
 export function isJsonText(text: string): boolean {
-  const length = text.length;
+  const scan = new JsonScanner(text);
   const stack: Container[] = [];
-  let i = 0;
-  let expect = Expect.Value;
-
-  const skipSpace = (): void => {
-    while (i < length) {
-      const code = text.charCodeAt(i);
-      if (code !== SPACE && code !== TAB && code !== LF && code !== CR) return;
-      i++;
+  let expect: Expect | typeof NOT_JSON = Expect.Value;
+  for (;;) {
+    scan.skipSpace();
+    const code = scan.code();
+    switch (expect) {
+      case Expect.Value:
+        expect = valueStart(scan, code, stack);
+        break;
+      case Expect.KeyOrEnd:
+      case Expect.Key:
+        expect = keyOrEnd(scan, code, stack, expect);
+        break;
+      case Expect.AfterValue: {
+        const top = stack[stack.length - 1];
+        if (top === undefined) return scan.atEnd();
+        expect = afterValue(scan, code, stack, top);
+        break;
+      }
+      default:
+        return false;
     }
-  };
+  }
+}
 
-  /** Moves past a string starting at `i`; false when it is not one. */
-  const string = (): boolean => {
-    i++; // the opening quote
-    while (i < length) {
-      const code = text.charCodeAt(i++);
+/** A value begins at `code`: a container is entered, anything else moved past. */
+function valueStart(scan: JsonScanner, code: number, stack: Container[]): Expect | typeof NOT_JSON {
+  if (code === OPEN_OBJECT) {
+    scan.i++;
+    stack.push(Container.Object);
+    return Expect.KeyOrEnd;
+  }
+  if (code === OPEN_ARRAY) {
+    scan.i++;
+    scan.skipSpace();
+    if (scan.code() !== CLOSE_ARRAY) {
+      stack.push(Container.Array);
+      return Expect.Value;
+    }
+    scan.i++;
+  } else if (code === QUOTE) {
+    if (!scan.string()) return NOT_JSON;
+  } else if (code === MINUS || isDigit(code)) {
+    if (!scan.number()) return NOT_JSON;
+  } else if (!scan.literal('true') && !scan.literal('false') && !scan.literal('null')) {
+    return NOT_JSON;
+  }
+  return Expect.AfterValue;
+}
+
+/** A key and its colon, or (right after `{`) the end of the object. */
+function keyOrEnd(
+  scan: JsonScanner,
+  code: number,
+  stack: Container[],
+  expect: Expect.KeyOrEnd | Expect.Key,
+): Expect | typeof NOT_JSON {
+  if (expect === Expect.KeyOrEnd && code === CLOSE_OBJECT) {
+    scan.i++;
+    stack.pop();
+    return Expect.AfterValue;
+  }
+  if (code !== QUOTE || !scan.string()) return NOT_JSON;
+  scan.skipSpace();
+  if (scan.code() !== COLON) return NOT_JSON;
+  scan.i++;
+  return Expect.Value;
+}
+
+/** After a value inside `top`: a comma, or the end of `top`. */
+function afterValue(
+  scan: JsonScanner,
+  code: number,
+  stack: Container[],
+  top: Container,
+): Expect | typeof NOT_JSON {
+  if (code === COMMA) {
+    scan.i++;
+    return top === Container.Object ? Expect.Key : Expect.Value;
+  }
+  if (code !== (top === Container.Object ? CLOSE_OBJECT : CLOSE_ARRAY)) return NOT_JSON;
+  scan.i++;
+  stack.pop();
+  return Expect.AfterValue;
+}
+
+/** A position in the text; each part's method moves past it, false when the text is not that part. */
+class JsonScanner {
+  i = 0;
+  private readonly length: number;
+
+  constructor(private readonly text: string) {
+    this.length = text.length;
+  }
+
+  code(): number {
+    return this.text.charCodeAt(this.i);
+  }
+
+  atEnd(): boolean {
+    return this.i === this.length;
+  }
+
+  skipSpace(): void {
+    while (this.i < this.length) {
+      const code = this.text.charCodeAt(this.i);
+      if (code !== SPACE && code !== TAB && code !== LF && code !== CR) return;
+      this.i++;
+    }
+  }
+
+  /** A string starting at `i`. */
+  string(): boolean {
+    const { text, length } = this;
+    this.i++; // the opening quote
+    while (this.i < length) {
+      const code = text.charCodeAt(this.i++);
       if (code === QUOTE) return true;
       if (code < 0x20) return false;
       if (code === BACKSLASH) {
-        const escape = text[i++];
+        const escape = text[this.i++];
         if (escape === 'u') {
-          for (let k = 0; k < 4; k++) if (!isHex(text.charCodeAt(i++))) return false;
+          for (let k = 0; k < 4; k++) if (!isHex(text.charCodeAt(this.i++))) return false;
         } else if (escape === undefined || !'"\\/bfnrt'.includes(escape)) {
           return false;
         }
       }
     }
     return false;
-  };
+  }
 
-  const digits = (): boolean => {
-    const start = i;
-    while (i < length && isDigit(text.charCodeAt(i))) i++;
-    return i > start;
-  };
-
-  const number = (): boolean => {
-    if (text.charCodeAt(i) === MINUS) i++;
-    if (text.charCodeAt(i) === ZERO) i++;
-    else if (!digits()) return false;
-    if (text.charCodeAt(i) === DOT) {
-      i++;
-      if (!digits()) return false;
+  number(): boolean {
+    if (this.code() === MINUS) this.i++;
+    if (this.code() === ZERO) this.i++;
+    else if (!this.digits()) return false;
+    if (this.code() === DOT) {
+      this.i++;
+      if (!this.digits()) return false;
     }
-    const code = text.charCodeAt(i);
+    const code = this.code();
     if (code === 0x65 || code === 0x45) {
-      i++;
-      const sign = text.charCodeAt(i);
-      if (sign === PLUS || sign === MINUS) i++;
-      if (!digits()) return false;
+      this.i++;
+      const sign = this.code();
+      if (sign === PLUS || sign === MINUS) this.i++;
+      if (!this.digits()) return false;
     }
     return true;
-  };
+  }
 
-  const literal = (word: string): boolean => {
-    if (!text.startsWith(word, i)) return false;
-    i += word.length;
+  literal(word: string): boolean {
+    if (!this.text.startsWith(word, this.i)) return false;
+    this.i += word.length;
     return true;
-  };
+  }
 
-  for (;;) {
-    skipSpace();
-    const code = text.charCodeAt(i);
-    switch (expect) {
-      case Expect.Value:
-        if (code === OPEN_OBJECT) {
-          i++;
-          stack.push(Container.Object);
-          expect = Expect.KeyOrEnd;
-          continue;
-        }
-        if (code === OPEN_ARRAY) {
-          i++;
-          skipSpace();
-          if (text.charCodeAt(i) === CLOSE_ARRAY) i++;
-          else {
-            stack.push(Container.Array);
-            continue;
-          }
-        } else if (code === QUOTE) {
-          if (!string()) return false;
-        } else if (code === MINUS || isDigit(code)) {
-          if (!number()) return false;
-        } else if (!literal('true') && !literal('false') && !literal('null')) {
-          return false;
-        }
-        expect = Expect.AfterValue;
-        continue;
-      case Expect.KeyOrEnd:
-      case Expect.Key:
-        if (expect === Expect.KeyOrEnd && code === CLOSE_OBJECT) {
-          i++;
-          stack.pop();
-          expect = Expect.AfterValue;
-          continue;
-        }
-        if (code !== QUOTE || !string()) return false;
-        skipSpace();
-        if (text.charCodeAt(i) !== COLON) return false;
-        i++;
-        expect = Expect.Value;
-        continue;
-      case Expect.AfterValue: {
-        const top = stack[stack.length - 1];
-        if (top === undefined) return i === length;
-        if (code === COMMA) {
-          i++;
-          expect = top === Container.Object ? Expect.Key : Expect.Value;
-          continue;
-        }
-        if (code !== (top === Container.Object ? CLOSE_OBJECT : CLOSE_ARRAY)) return false;
-        i++;
-        stack.pop();
-        continue;
-      }
-    }
+  private digits(): boolean {
+    const start = this.i;
+    while (this.i < this.length && isDigit(this.text.charCodeAt(this.i))) this.i++;
+    return this.i > start;
   }
 }

@@ -88,14 +88,14 @@ function toParsedStatement(
     span.text.length === span.end - span.sqlStart && source.startsWith(span.text, span.sqlStart)
       ? span.text
       : source.slice(span.sqlStart, span.end);
-  return new Statement(
+  return new Statement({
     span,
     sql,
     index,
     start,
     classification,
-    locator(source, sqlStart, span.end),
-  );
+    locate: locator(source, sqlStart, span.end),
+  });
 }
 
 /**

@@ -2,6 +2,18 @@ import type { Classification } from './classify';
 import type { StatementSpan } from './splitter';
 import type { ParsedStatement, SourcePosition, StatementClass, StatementRelations } from './types';
 
+/** What a statement is made of: its span of the text, what it runs, and how it was classified. */
+export interface StatementParts {
+  span: StatementSpan;
+  /** The text sent to the server: the span's text without the comments before it. */
+  sql: string;
+  index: number;
+  start: SourcePosition;
+  classification: Classification;
+  /** `ParsedStatement.locate`. */
+  locate: (position: number) => SourcePosition;
+}
+
 /**
  * A parsed statement. `relations` is an own, enumerable property (so spreading or serialising a
  * statement keeps it) computed on first read: it may need the syntax tree, and only the result
@@ -37,14 +49,8 @@ export class Statement implements ParsedStatement {
     },
   };
 
-  constructor(
-    span: StatementSpan,
-    sql: string,
-    index: number,
-    start: SourcePosition,
-    classification: Classification,
-    locate: (position: number) => SourcePosition,
-  ) {
+  constructor(parts: StatementParts) {
+    const { span, sql, index, start, classification, locate } = parts;
     this.index = index;
     this.text = span.text;
     this.sql = sql;

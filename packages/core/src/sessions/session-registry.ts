@@ -143,15 +143,15 @@ export class SessionRegistry {
       }
       const id = this.newId();
       const pinned = new PinnedConnection(acquired.value, () => void this.end(id, 'broken'));
-      session = new Session(
+      session = new Session({
         id,
         target,
         requested,
-        pinned,
+        connection: pinned,
         idleTimeoutMs,
-        this.clock.date().getTime(),
-        this.limits.maxLifetimeMs,
-      );
+        openedAt: this.clock.date().getTime(),
+        maxLifetimeMs: this.limits.maxLifetimeMs,
+      });
       this.sessions.set(id, session);
       this.scheduleExpiry(session);
       this.opened += 1;

@@ -17,7 +17,7 @@ import type { RunningRequests } from '../execution/running-requests';
 import type { Clock } from '../ports/clock';
 import type { TargetPolicy } from '../ports/target-policy';
 import { parseSessionOpenRequest } from '../request';
-import type { ExecuteOptions, QueryServiceResponse } from '../service';
+import type { ExecuteOptions, QueryServiceResponse } from '../service-types';
 import type { Session, SessionEnd } from './session';
 import type { SessionRegistry } from './session-registry';
 import { withFields } from '../with-fields';
@@ -56,118 +56,138 @@ export interface SessionUseCaseDeps {
   ): Promise<QueryServiceResponse>;
 }
 
+/** The session use cases, wired to the service's registry and to the way it runs any request. */
 export function createSessionUseCases(deps: SessionUseCaseDeps) {
-  async function openSession(
-    body: unknown,
-    openOptions: Pick<ExecuteOptions, 'signal' | 'requestId'> = {},
-  ): Promise<ServiceAnswer<SessionOpened>> {
-    const registered = openOptions.requestId ? deps.running.add(openOptions.requestId) : undefined;
-    try {
-      const request = parseSessionOpenRequest(
-        body,
-        deps.sessions.limits.idleTimeoutMs,
-        deps.configuredTargets,
-      );
-      if (registered) registered.request.target = request.target;
-      const checked = (await deps.targetPolicy?.check(request.target)) ?? request.target;
-      // The wait for the session's connection ends when the caller goes away or cancels.
-      const opened = await deps.sessions.open(
-        checked,
-        request.target,
-        request.idleTimeoutMs,
-        openOptions.signal,
-        registered?.request,
-      );
-      if (!opened.ok) {
-        const failure = registered?.request.cancelled
-          ? codedError(
-              ErrorCodes.REQUEST_CANCELLED,
-              'The request was cancelled; no session was opened',
-            )
-          : opened.error;
-        return withWarnings(errorResponse(failure, 0), request.warnings);
-      }
-      const session = opened.value;
-      const answer: SessionOpened = {
-        sessionId: session.id,
-        expiresAt: new Date(session.expiresAt).toISOString(),
-        idleTimeoutMs: session.idleTimeoutMs,
-      };
-      if (request.warnings) answer.warnings = request.warnings;
-      return { body: answer };
-    } catch (error) {
-      return errorResponse(error, 0);
-    } finally {
-      registered?.done();
-    }
-  }
+  return {
+    openSession: (
+      body: unknown,
+      openOptions: Pick<ExecuteOptions, 'signal' | 'requestId'> = {},
+    ): Promise<ServiceAnswer<SessionOpened>> => openSession(deps, body, openOptions),
+    executeInSession: (
+      sessionId: string,
+      body: unknown,
+      executeOptions: ExecuteOptions = {},
+    ): Promise<QueryServiceResponse> => executeInSession(deps, sessionId, body, executeOptions),
+    closeSession: (sessionId: string) => closeSession(deps, sessionId),
+    cancelSessionQuery: (sessionId: string) => cancelSessionQuery(deps, sessionId),
+  };
+}
 
-  async function executeInSession(
-    sessionId: string,
-    body: unknown,
-    executeOptions: ExecuteOptions = {},
-  ): Promise<QueryServiceResponse> {
-    const session = deps.sessions.find(sessionId);
-    if (!session)
-      return {
-        ...sessionNotFound(deps.sessions.endReasonOf(sessionId)),
-        timings: { poolWaitMs: 0, executionMs: 0 },
-      };
-    const ran = await deps.sessions.run(session, (attach) =>
-      deps.runInSession(body, executeOptions, { session, attach }),
+async function openSession(
+  deps: SessionUseCaseDeps,
+  body: unknown,
+  openOptions: Pick<ExecuteOptions, 'signal' | 'requestId'> = {},
+): Promise<ServiceAnswer<SessionOpened>> {
+  const registered = openOptions.requestId ? deps.running.add(openOptions.requestId) : undefined;
+  try {
+    const request = parseSessionOpenRequest(
+      body,
+      deps.sessions.limits.idleTimeoutMs,
+      deps.configuredTargets,
     );
-    if (!ran) {
-      const busy = errorResponse(
-        codedError(
-          ErrorCodes.SESSION_BUSY,
-          'The session is running another request; a session runs one request at a time',
-        ),
-        0,
-      );
-      busy.body = { ...busy.body, session: stateOf(session) } as QueryResponseBody;
-      return { ...busy, timings: { poolWaitMs: 0, executionMs: 0 } };
+    if (registered) registered.request.target = request.target;
+    const checked = (await deps.targetPolicy?.check(request.target)) ?? request.target;
+    // The wait for the session's connection ends when the caller goes away or cancels.
+    const opened = await deps.sessions.open(
+      checked,
+      request.target,
+      request.idleTimeoutMs,
+      openOptions.signal,
+      registered?.request,
+    );
+    if (!opened.ok) {
+      const failure = registered?.request.cancelled
+        ? codedError(
+            ErrorCodes.REQUEST_CANCELLED,
+            'The request was cancelled; no session was opened',
+          )
+        : opened.error;
+      return withWarnings(errorResponse(failure, 0), request.warnings);
     }
-    const response = ran.value;
-    response.body = withFields(response.body, { session: stateOf(session) }) as QueryResponseBody;
-    return response;
-  }
-
-  /** What an answer says of its session, as the session stands after the request. */
-  function stateOf(session: Session): SessionState {
-    if (session.ending || session.connection.broken) {
-      return { status: 'closed', reason: session.endedBy ?? 'broken' };
-    }
-    const idleEnd = deps.clock.date().getTime() + session.idleTimeoutMs;
-    return {
-      status: 'open',
-      transactionStatus: session.connection.transactionStatus(),
-      expiresAt: new Date(Math.min(idleEnd, session.lifetimeEndsAt)).toISOString(),
+    const session = opened.value;
+    const answer: SessionOpened = {
+      sessionId: session.id,
+      expiresAt: new Date(session.expiresAt).toISOString(),
+      idleTimeoutMs: session.idleTimeoutMs,
     };
+    if (request.warnings) answer.warnings = request.warnings;
+    return { body: answer };
+  } catch (error) {
+    return errorResponse(error, 0);
+  } finally {
+    registered?.done();
   }
+}
 
-  async function closeSession(
-    sessionId: string,
-  ): Promise<ServiceAnswer<{ closed: true; rolledBack: boolean }>> {
-    if (!deps.sessions.find(sessionId))
-      return sessionNotFound(deps.sessions.endReasonOf(sessionId));
-    const closed = await deps.sessions.end(sessionId, 'closed');
-    // Another close (or the session's expiry) won the race: it is closed all the same.
-    return { body: { closed: true, rolledBack: closed?.rolledBack ?? false } };
+async function executeInSession(
+  deps: SessionUseCaseDeps,
+  sessionId: string,
+  body: unknown,
+  executeOptions: ExecuteOptions = {},
+): Promise<QueryServiceResponse> {
+  const session = deps.sessions.find(sessionId);
+  if (!session)
+    return {
+      ...sessionNotFound(deps.sessions.endReasonOf(sessionId)),
+      timings: { poolWaitMs: 0, executionMs: 0 },
+    };
+  const ran = await deps.sessions.run(session, (attach) =>
+    deps.runInSession(body, executeOptions, { session, attach }),
+  );
+  if (!ran) {
+    const busy = errorResponse(
+      codedError(
+        ErrorCodes.SESSION_BUSY,
+        'The session is running another request; a session runs one request at a time',
+      ),
+      0,
+    );
+    busy.body = { ...busy.body, session: stateOf(deps, session) } as QueryResponseBody;
+    return { ...busy, timings: { poolWaitMs: 0, executionMs: 0 } };
   }
+  const response = ran.value;
+  response.body = withFields(response.body, {
+    session: stateOf(deps, session),
+  }) as QueryResponseBody;
+  return response;
+}
 
-  function cancelSessionQuery(sessionId: string): ServiceAnswer<{ cancelled: true }> {
-    const session = deps.sessions.find(sessionId);
-    if (!session) return sessionNotFound(deps.sessions.endReasonOf(sessionId));
-    if (!session.cancelRunning()) {
-      return errorResponse(
-        codedError(ErrorCodes.REQUEST_NOT_FOUND, 'Nothing runs in this session'),
-        0,
-      );
-    }
-    return { body: { cancelled: true } };
+/** What an answer says of its session, as the session stands after the request. */
+function stateOf(deps: SessionUseCaseDeps, session: Session): SessionState {
+  if (session.ending || session.connection.broken) {
+    return { status: 'closed', reason: session.endedBy ?? 'broken' };
   }
+  const idleEnd = deps.clock.date().getTime() + session.idleTimeoutMs;
+  return {
+    status: 'open',
+    transactionStatus: session.connection.transactionStatus(),
+    expiresAt: new Date(Math.min(idleEnd, session.lifetimeEndsAt)).toISOString(),
+  };
+}
 
-  return { openSession, executeInSession, closeSession, cancelSessionQuery };
+async function closeSession(
+  deps: SessionUseCaseDeps,
+  sessionId: string,
+): Promise<ServiceAnswer<{ closed: true; rolledBack: boolean }>> {
+  if (!deps.sessions.find(sessionId)) return sessionNotFound(deps.sessions.endReasonOf(sessionId));
+  const closed = await deps.sessions.end(sessionId, 'closed');
+  // Another close (or the session's expiry) won the race: it is closed all the same.
+  return { body: { closed: true, rolledBack: closed?.rolledBack ?? false } };
+}
+
+function cancelSessionQuery(
+  deps: SessionUseCaseDeps,
+  sessionId: string,
+): ServiceAnswer<{ cancelled: true }> {
+  const session = deps.sessions.find(sessionId);
+  if (!session) return sessionNotFound(deps.sessions.endReasonOf(sessionId));
+  if (!session.cancelRunning()) {
+    return errorResponse(
+      codedError(ErrorCodes.REQUEST_NOT_FOUND, 'Nothing runs in this session'),
+      0,
+    );
+  }
+  return { body: { cancelled: true } };
 }
 
 /** A request of a session: the session, and how the request's context joins it (cancel, close). */

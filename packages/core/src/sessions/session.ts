@@ -19,6 +19,20 @@ interface SessionRequest {
   finished: Promise<void>;
 }
 
+/** What a session is opened with. */
+export interface SessionOpening {
+  id: string;
+  /** The target as checked by the target policy: what every request of the session runs on. */
+  target: ConnectionTarget;
+  /** The target as the caller sent it, to recognise the same credentials (cancel). */
+  requested: ConnectionTarget;
+  connection: PinnedConnection;
+  idleTimeoutMs: number;
+  /** Wall-clock milliseconds. */
+  openedAt: number;
+  maxLifetimeMs: number;
+}
+
 export class Session {
   /** Wall-clock milliseconds of the last activity (the end of its last request, or its opening). */
   private lastActiveAt: number;
@@ -31,18 +45,25 @@ export class Session {
    */
   private pendingWrite: WriteExtent = 'none';
 
-  constructor(
-    readonly id: string,
-    /** The target as checked by the target policy: what every request of the session runs on. */
-    readonly target: ConnectionTarget,
-    /** The target as the caller sent it, to recognise the same credentials (cancel). */
-    readonly requested: ConnectionTarget,
-    readonly connection: PinnedConnection,
-    readonly idleTimeoutMs: number,
-    readonly openedAt: number,
-    private readonly maxLifetimeMs: number,
-  ) {
-    this.lastActiveAt = openedAt;
+  readonly id: string;
+  /** The target as checked by the target policy: what every request of the session runs on. */
+  readonly target: ConnectionTarget;
+  /** The target as the caller sent it, to recognise the same credentials (cancel). */
+  readonly requested: ConnectionTarget;
+  readonly connection: PinnedConnection;
+  readonly idleTimeoutMs: number;
+  readonly openedAt: number;
+  private readonly maxLifetimeMs: number;
+
+  constructor(opened: SessionOpening) {
+    this.id = opened.id;
+    this.target = opened.target;
+    this.requested = opened.requested;
+    this.connection = opened.connection;
+    this.idleTimeoutMs = opened.idleTimeoutMs;
+    this.openedAt = opened.openedAt;
+    this.maxLifetimeMs = opened.maxLifetimeMs;
+    this.lastActiveAt = opened.openedAt;
   }
 
   /** Wall-clock milliseconds after which the session ends unless a request runs before. */

@@ -1,5 +1,5 @@
 /** The last events of a streamed request, from the answer the buffered path would have given. */
-import type { QueryServiceResponse } from '../service';
+import type { QueryServiceResponse } from '../service-types';
 import type { StreamEvent } from './stream-events';
 
 /** Fields of a buffered answer that belong to rows and statements, already streamed. */

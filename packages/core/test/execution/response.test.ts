@@ -113,7 +113,14 @@ describe('shaping responses', () => {
 
 describe('executePlan without the service', () => {
   const context = (fake: FakeConnectionProvider, signal?: AbortSignal): ExecutionContext =>
-    new ExecutionContext(fake, fakeTarget, defaults, settings, systemClock, signal);
+    new ExecutionContext({
+      provider: fake,
+      target: fakeTarget,
+      options: defaults,
+      settings,
+      clock: systemClock,
+      signal,
+    });
 
   it('runs hand-made statements with the strategy the plan names', async () => {
     const fake = new FakeConnectionProvider();
@@ -161,18 +168,14 @@ describe('executePlan without the service', () => {
     const statements = script(
       statement('read', { text: 'SELECT * FROM t', relations: { reads: ['t'], writes: [] } }),
     );
-    const cached = new ExecutionContext(
-      fake,
-      fakeTarget,
-      defaults,
+    const cached = new ExecutionContext({
+      provider: fake,
+      target: fakeTarget,
+      options: defaults,
       settings,
-      systemClock,
-      undefined,
-      {
-        cache,
-        scope: lazyCacheScope(() => fake.scopeOf(fakeTarget)),
-      },
-    );
+      clock: systemClock,
+      cacheScope: { cache, scope: lazyCacheScope(() => fake.scopeOf(fakeTarget)) },
+    });
 
     const outcome = await executePlan(cached, planExecution(statements, defaults), statements);
 

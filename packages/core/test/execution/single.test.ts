@@ -1,7 +1,7 @@
 /** One statement on one pooled connection (docs/decisions.md 2.1), through the query service over the fake. */
 import { MemoryCacheStore } from '../../src/cache';
 import { ErrorCodes } from '../../src/errors';
-import { mayStopEarly } from '../../src/execution/context';
+import { mayStopEarly } from '../../src/execution/statement-flags';
 import { loadParser, parseSql, type ParsedStatement } from '../../src/parser';
 import { connectionLost, databaseError } from '../fakes/fake-connections';
 import { harness } from './service-harness';

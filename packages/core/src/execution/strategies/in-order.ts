@@ -4,7 +4,8 @@
  * promise the caller.
  */
 import type { ParsedStatement } from '../../parser/types';
-import { LentConnection, notStarted, type ExecutionContext } from '../context';
+import { notStarted, type ExecutionContext } from '../context';
+import { LentConnection } from '../lent-connection';
 import type { ExecutionOutcome, StatementOutcome } from '../outcome';
 import type { StrategyName } from '../plan';
 

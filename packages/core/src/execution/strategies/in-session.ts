@@ -4,7 +4,8 @@
  * is rolled back: the transaction the caller opened stays open for the session's next request.
  */
 import type { ParsedStatement } from '../../parser/types';
-import { LentConnection, notStarted, type ExecutionContext } from '../context';
+import { notStarted, type ExecutionContext } from '../context';
+import { LentConnection } from '../lent-connection';
 import type { ExecutionOutcome, StatementOutcome } from '../outcome';
 
 export async function runInSession(

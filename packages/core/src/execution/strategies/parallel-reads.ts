@@ -6,7 +6,8 @@
  * docs/decisions.md 10.29).
  */
 import type { ParsedStatement } from '../../parser/types';
-import { LentConnection, notStarted, type ExecutionContext, type StartFailure } from '../context';
+import { notStarted, type ExecutionContext, type StartFailure } from '../context';
+import { LentConnection } from '../lent-connection';
 import type { CacheAttempt } from '../cache-attempt';
 import type { ExecutionOutcome, StatementOutcome } from '../outcome';
 import type { TransactionMode } from '../plan';

@@ -1,11 +1,7 @@
 /** One statement, autocommit, on one pooled connection (docs/interface.md, execution rules). */
 import type { ParsedStatement } from '../../parser/types';
-import {
-  ABORTED_BEFORE_START,
-  LentConnection,
-  notStarted,
-  type ExecutionContext,
-} from '../context';
+import { ABORTED_BEFORE_START, notStarted, type ExecutionContext } from '../context';
+import { LentConnection } from '../lent-connection';
 import type { ExecutionOutcome, StatementOutcome } from '../outcome';
 
 export async function runSingle(

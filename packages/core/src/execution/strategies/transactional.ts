@@ -4,7 +4,8 @@
  * the end instead of committing.
  */
 import type { ParsedStatement } from '../../parser/types';
-import { LentConnection, notStarted, type ExecutionContext } from '../context';
+import { notStarted, type ExecutionContext } from '../context';
+import { LentConnection } from '../lent-connection';
 import type { ExecutionOutcome } from '../outcome';
 import type { TransactionMode } from '../plan';
 import { runInTransaction } from '../transaction';
