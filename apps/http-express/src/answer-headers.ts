@@ -19,7 +19,7 @@ export function answerHeader(res: ServerResponse, name: string): string | undefi
  * refusal, a route that takes no body) would otherwise leave Node reading the rest at the client's
  * pace, without BODY_TIMEOUT_MS or MAX_BODY_BYTES (docs/decisions.md 10.17).
  */
-export function bodyStillComing(req: IncomingMessage): boolean {
+function bodyStillComing(req: IncomingMessage): boolean {
   // A client waiting for `100 Continue` sends nothing until invited (Node closes after the answer).
   if (req.complete || awaitsContinue(req)) return false;
   const { headers } = req;

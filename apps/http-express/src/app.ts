@@ -119,8 +119,8 @@ function routeOf(path: string): string {
   return routePathOf(path) ?? 'unmatched';
 }
 
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
-export const DEFAULT_MAX_COPY_BYTES = 10 * 1024 ** 3;
+const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+const DEFAULT_MAX_COPY_BYTES = 10 * 1024 ** 3;
 
 export function createApp(options: AppOptions): express.Express {
   const logger = options.logger ?? pino({ level: 'silent' });

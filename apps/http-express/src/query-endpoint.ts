@@ -62,7 +62,7 @@ export function requestIdOf(res: ServerResponse): {
 }
 
 /** Adds `header` to the response's Vary list (the browser guard may have named Origin). */
-export function varyOn(res: ServerResponse, header: string): void {
+function varyOn(res: ServerResponse, header: string): void {
   const current = answerHeader(res, 'Vary');
   res.setHeader('Vary', current ? `${current}, ${header}` : header);
 }
