@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const require = createRequire(import.meta.url);
-export const docsFile = path.join(repoRoot, 'docs', 'benchmarks.md');
+const docsFile = path.join(repoRoot, 'docs', 'benchmarks.md');
 
 /** Requires a built workspace package, with a clear message when `npm run build` has not run. */
 export function requireBuilt(relativeDirectory) {
@@ -35,7 +35,7 @@ export function onCleanup(fn) {
   cleanups.push(fn);
 }
 
-export function cleanUp() {
+function cleanUp() {
   cleaning ??= (async () => {
     while (cleanups.length > 0) {
       const fn = cleanups.pop();
@@ -217,7 +217,7 @@ export function cpuSecondsOf(pid) {
 }
 
 /** User and system CPU seconds a process has used so far, apart (Linux /proc; NaN elsewhere). */
-export function cpuTimesOf(pid) {
+function cpuTimesOf(pid) {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -313,8 +313,8 @@ export const median = (values) => {
 // docs/benchmarks.md: bench/http.mjs writes the whole file but keeps the memory section, which
 // bench/memory.mjs replaces between its markers.
 
-export const MEMORY_START = '<!-- memory:start -->';
-export const MEMORY_END = '<!-- memory:end -->';
+const MEMORY_START = '<!-- memory:start -->';
+const MEMORY_END = '<!-- memory:end -->';
 
 export function readDocs() {
   return fs.existsSync(docsFile) ? fs.readFileSync(docsFile, 'utf8') : '';

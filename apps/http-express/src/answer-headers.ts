@@ -1,37 +1,16 @@
 /**
- * The headers of an answer on the server's direct query path, kept aside until the answer's one
- * `writeHead`. Node's `writeHead` takes an object of headers as it is when none were set before
- * with `setHeader`; otherwise it sets them one by one into a dictionary of their own and validates
- * each twice. Measured on an answer given at once, that cost a tenth of the request's CPU.
- *
- * Code that runs on both paths reads and adds headers here: on the direct path they are kept in a
- * plain object, elsewhere (Express routes) they go to `setHeader` as usual.
+ * The end of an answer's way out, on the app's routes and on the server's direct query path
+ * alike: the status line and headers of an answer given before the request's body arrived, and
+ * what becomes of that body's rest (docs/decisions.md 10.17, 10.39).
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { bodyDeadlinesFor } from './body-deadlines';
 import { awaitsContinue } from './continue-on-read';
 
-const KEPT = Symbol('sqlgate.keptHeaders');
-
-type KeepingResponse = ServerResponse & { [KEPT]?: OutgoingHttpHeaders };
-
-/** From now on this response's headers wait for `writeAnswerHead` (the direct path only). */
-export function keepHeadersAside(res: ServerResponse): void {
-  (res as KeepingResponse)[KEPT] = {};
-}
-
-/** Adds a header, or replaces it. Names are written as the callers here spell them. */
-export function setAnswerHeader(res: ServerResponse, name: string, value: string): void {
-  const kept = (res as KeepingResponse)[KEPT];
-  if (kept) kept[name] = value;
-  else res.setHeader(name, value);
-}
-
-/** A header set before, by `setAnswerHeader` (with the same spelling) or `setHeader`. */
+/** A header set before, as a string (headers set here are single values). */
 export function answerHeader(res: ServerResponse, name: string): string | undefined {
-  const kept = (res as KeepingResponse)[KEPT];
-  const value = kept ? kept[name] : res.getHeader(name);
+  const value = res.getHeader(name);
   return value === undefined ? undefined : String(value);
 }
 
@@ -40,7 +19,7 @@ export function answerHeader(res: ServerResponse, name: string): string | undefi
  * refusal, a route that takes no body) would otherwise leave Node reading the rest at the client's
  * pace, without BODY_TIMEOUT_MS or MAX_BODY_BYTES (docs/decisions.md 10.17).
  */
-export function bodyStillComing(req: IncomingMessage): boolean {
+function bodyStillComing(req: IncomingMessage): boolean {
   // A client waiting for `100 Continue` sends nothing until invited (Node closes after the answer).
   if (req.complete || awaitsContinue(req)) return false;
   const { headers } = req;
@@ -148,7 +127,7 @@ export function closeWhenAnsweredEarly(req: IncomingMessage, res: ServerResponse
 }
 
 /**
- * Writes the status line with the headers kept so far and `headers`. An answer that leaves before
+ * Writes the status line with the headers set so far and `headers`. An answer that leaves before
  * the request's body arrived closes the connection after it: the rest of the body is not waited for.
  */
 export function writeAnswerHead(
@@ -156,12 +135,6 @@ export function writeAnswerHead(
   status: number,
   headers: OutgoingHttpHeaders,
 ): void {
-  if (closeOrDrainAfterEarlyAnswer(res)) setAnswerHeader(res, 'Connection', 'close');
-  const kept = (res as KeepingResponse)[KEPT];
-  if (!kept) {
-    res.writeHead(status, headers);
-    return;
-  }
-  for (const name in headers) kept[name] = headers[name];
-  res.writeHead(status, kept);
+  if (closeOrDrainAfterEarlyAnswer(res)) res.setHeader('Connection', 'close');
+  res.writeHead(status, headers);
 }

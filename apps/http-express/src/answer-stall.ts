@@ -33,7 +33,7 @@ export function streamStallLimit(body: unknown, answerStallMs: number): number {
  * MAX_RESULT_BYTES_TOTAL held (docs/decisions.md 10.37), a client that takes none of an answer
  * holding some of it is given up after a sixth of the limit from then on (10 s by default).
  */
-export function contendedStallLimit(answerStallMs: number): number {
+function contendedStallLimit(answerStallMs: number): number {
   return Math.max(1, Math.floor(answerStallMs / 6));
 }
 

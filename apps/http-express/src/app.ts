@@ -119,19 +119,45 @@ function routeOf(path: string): string {
   return routePathOf(path) ?? 'unmatched';
 }
 
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
-export const DEFAULT_MAX_COPY_BYTES = 10 * 1024 ** 3;
+const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+const DEFAULT_MAX_COPY_BYTES = 10 * 1024 ** 3;
 
 export function createApp(options: AppOptions): express.Express {
-  const { service, clusterStatistics } = options;
   const logger = options.logger ?? pino({ level: 'silent' });
   const observability =
-    options.observability ?? createObservability(service, logger, DEFAULT_OBSERVABILITY);
-  const cancelDesk = options.cancelDesk ?? localCancelDesk(service);
+    options.observability ?? createObservability(options.service, logger, DEFAULT_OBSERVABILITY);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   if (options.trustProxy) app.set('trust proxy', options.trustProxy);
+  useRequestSteps(app, options, logger, observability);
+  // A host's body parser before sqlgate is said once (docs/decisions.md 10.39).
+  const warnMountOrder = mountOrderWarner(options.logger);
+  answerHostParserErrorsWhenMounted(app, warnMountOrder);
+  const body = jsonBody(
+    {
+      maxBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+    },
+    warnMountOrder,
+  );
+  routeOperations(app, operationHandlers(options, logger, observability), body);
+  app.use(answerUnknownRoute);
+  app.use(jsonErrors(logger));
+  answerUnroutableTargetsFirst(app, logger);
+  return app;
+}
+
+/**
+ * What every request of the app goes through before its route: its early answer's close, its id
+ * and log line, its metrics and span, the browser guard, then the console and the tokens.
+ */
+function useRequestSteps(
+  app: express.Express,
+  options: AppOptions,
+  logger: Logger,
+  observability: AppObservability,
+): void {
   app.use((req, res, next) => {
     closeWhenAnsweredEarly(req, res);
     next();
@@ -154,42 +180,42 @@ export function createApp(options: AppOptions): express.Express {
   if (options.metricsToken && observability.metrics) {
     app.use('/metrics', requireStatsToken(options.metricsToken, 'sqlgate metrics'));
   }
+}
+
+/** One handler per operation of core's route table; the table decides methods and paths. */
+function operationHandlers(
+  options: AppOptions,
+  logger: Logger,
+  observability: AppObservability,
+): Record<string, RequestHandler> {
+  const { service } = options;
   const answerStallMs = options.answerStallTimeoutMs ?? DEFAULT_ANSWER_STALL_TIMEOUT_MS;
-  // A host's body parser before sqlgate is said once (docs/decisions.md 10.39).
-  const warnMountOrder = mountOrderWarner(options.logger);
-  answerHostParserErrorsWhenMounted(app, warnMountOrder);
-  const body = jsonBody(
-    {
-      maxBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-      timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
-    },
-    warnMountOrder,
-  );
-
-  // An app mounted at /db serves a document whose `servers` entry says /db. One document is kept:
-  // a mount path with parameters must not grow a cache per value.
-  let served: { mountPath: string; document: OpenApiDocument } | undefined;
-
-  /** One handler per operation of core's route table; the table decides methods and paths. */
-  const handlers: Record<string, RequestHandler> = {
+  const cancelDesk = options.cancelDesk ?? localCancelDesk(service);
+  const copyLimits = {
+    maxCopyBytes: options.maxCopyBytes ?? DEFAULT_MAX_COPY_BYTES,
+    idleTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+  };
+  return {
     executeQuery: (req, res) => answerQuery(service, logger, req.body, req, res, answerStallMs),
     ...sessionHandlers(service, logger, answerStallMs, options.sessionsElsewhere),
-    cancelRequest: (req, res) => answerCancel(cancelDesk, logger, req, res, options.configuredTargets),
-    copyFrom: (req, res) =>
-      answerCopy(
-        service,
-        logger,
-        {
-          maxCopyBytes: options.maxCopyBytes ?? DEFAULT_MAX_COPY_BYTES,
-          idleTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
-        },
-        req,
-        res,
-      ),
+    cancelRequest: (req, res) =>
+      answerCancel(cancelDesk, logger, req, res, options.configuredTargets),
+    copyFrom: (req, res) => answerCopy(service, logger, copyLimits, req, res),
     testConnection: async (req, res) => {
       const result = await service.checkConnection(req.body);
       sendJson(res, 'failure' in result ? httpStatusFor(result.failure) : 200, result.body);
     },
+    ...statisticsHandlers(service, options.clusterStatistics),
+    ...serviceHandlers(service, observability, options.clusterStatistics),
+  };
+}
+
+/** The statistics endpoints, and clearing the cache. */
+function statisticsHandlers(
+  service: QueryService,
+  clusterStatistics: ClusterStatistics | undefined,
+): Record<string, RequestHandler> {
+  return {
     // A single process answers at once, as it always did; workers ask their primary.
     getPoolStatistics: clusterStatistics
       ? async (_req, res) => {
@@ -225,6 +251,19 @@ export function createApp(options: AppOptions): express.Express {
         sendJson(res, 500, { error: 'Failed to clear cache' });
       }
     },
+  };
+}
+
+/** What the service says of itself: its OpenAPI document, its health and its metrics. */
+function serviceHandlers(
+  service: QueryService,
+  observability: AppObservability,
+  clusterStatistics: ClusterStatistics | undefined,
+): Record<string, RequestHandler> {
+  // An app mounted at /db serves a document whose `servers` entry says /db. One document is kept:
+  // a mount path with parameters must not grow a cache per value.
+  let served: { mountPath: string; document: OpenApiDocument } | undefined;
+  return {
     getOpenApiDocument: (req, res) => {
       if (served?.mountPath !== req.baseUrl) {
         served = { mountPath: req.baseUrl, document: buildOpenApiDocument(req.baseUrl) };
@@ -253,9 +292,19 @@ export function createApp(options: AppOptions): express.Express {
       res.status(200).type(metrics.registry.contentType).send(exposition);
     },
   };
+}
+
+/**
+ * Routes every operation of the table to its handler. A route of the table without a handler (or
+ * the reverse) is a defect of this file.
+ */
+function routeOperations(
+  app: express.Express,
+  handlers: Record<string, RequestHandler>,
+  body: RequestHandler,
+): void {
   for (const route of ROUTES) {
     const handler = handlers[route.operationId];
-    // A route of the table without a handler (or the reverse) is a defect of this file.
     if (!handler) throw new Error(`No handler for the route ${route.operationId}`);
     // Routes with a JSON request body read it first; a multipart upload is read as it streams.
     const chain =
@@ -266,26 +315,25 @@ export function createApp(options: AppOptions): express.Express {
     (operationId) => !ROUTES.some((route) => route.operationId === operationId),
   );
   if (unrouted.length > 0) throw new Error(`Handlers without a route: ${unrouted.join(', ')}`);
+}
 
-  app.use((req: Request, res: Response) => {
-    const route = routePathOf(req.path);
-    const allowed = route === undefined ? undefined : ALLOWED_METHODS.get(route);
-    if (allowed) {
-      res.setHeader('Allow', allowed.join(', '));
-      sendJson(res, 405, { error: `Method ${req.method} not allowed on ${req.path}` });
-      return;
-    }
-    sendJson(res, 404, { error: `Not found: ${req.method} ${req.path}` });
-  });
-
-  app.use(jsonErrors(logger));
-  answerUnroutableTargetsFirst(app, logger);
-  return app;
+/** A path of the table with another method: 405 with Allow; any other path: 404. */
+function answerUnknownRoute(req: Request, res: Response): void {
+  const route = routePathOf(req.path);
+  const allowed = route === undefined ? undefined : ALLOWED_METHODS.get(route);
+  if (allowed) {
+    res.setHeader('Allow', allowed.join(', '));
+    sendJson(res, 405, { error: `Method ${req.method} not allowed on ${req.path}` });
+    return;
+  }
+  sendJson(res, 404, { error: `Not found: ${req.method} ${req.path}` });
 }
 
 /**
  * Express routes nothing for a target it cannot parse, so no middleware of the app would run: the
  * check goes before its router, for the standalone server and for an app used as a listener.
+ * Express has no public hook before its router: `app(req, res)` calls `app.handle`, so the check
+ * wraps it, and only it. A mounted app needs none (its host's router stops such a target first).
  */
 function answerUnroutableTargetsFirst(app: express.Express, logger: Logger): void {
   type Handle = (req: IncomingMessage, res: ServerResponse, next?: unknown) => void;

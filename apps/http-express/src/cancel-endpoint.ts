@@ -19,7 +19,6 @@ import type { Logger } from 'pino';
 import { LimitedCancels, type CancelVerdict } from './cancel-limit';
 import { httpStatusFor } from './http-status';
 import { writeInternalError, writeJson } from './query-endpoint';
-import { setAnswerHeader } from './answer-headers';
 
 /**
  * A cancel that cancels nothing is answered this long after its body was read, however long
@@ -62,7 +61,7 @@ export async function answerCancel(
   }
   if ('retryAfterMs' in verdict) {
     const seconds = Math.ceil(verdict.retryAfterMs / 1000);
-    setAnswerHeader(res, 'Retry-After', String(seconds));
+    res.setHeader('Retry-After', String(seconds));
     const limited = codedError(
       ErrorCodes.CANCEL_LIMITED,
       `Too many cancels from this client cancelled nothing lately; retry in ${seconds} s`,

@@ -8,7 +8,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 
 /** The one client everything that is no IP address counts as. */
-export const UNKNOWN_CLIENT = 'unknown';
+const UNKNOWN_CLIENT = 'unknown';
 
 /**
  * An IPv4 address in its dotted form, an IPv6 one by its /64 (the block one host is usually given

@@ -97,7 +97,9 @@ export function answerClientErrorsInJson(
   server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {
     // A request already answered, whose body the parser then refused (a refusal that came before
     // the body): a second answer on the connection would be read as the next request's. Nor is
-    // what follows a body on a connection that closes once the body is read.
+    // what follows a body on a connection that closes once the body is read. Node names the
+    // response a socket is answering only in `_httpMessage`; keeping our own record would cost
+    // every request an entry that the parser's rare refusals need.
     const answering = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
     if (!socket.writable || answering?.headersSent || closingAfterRest(socket as Socket)) {
       socket.destroy();

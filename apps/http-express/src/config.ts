@@ -113,7 +113,7 @@ export interface ServerConfig {
 export class ConfigError extends Error {}
 
 /** Most processes WORKERS may ask for. */
-export const MAX_WORKERS = 1024;
+const MAX_WORKERS = 1024;
 
 type Env = Record<string, string | undefined>;
 

@@ -10,7 +10,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { withFields, type QueryService } from '@sqlgate/core';
+import { withFields, type ExecuteOptions, type QueryService } from '@sqlgate/core';
 import busboy from 'busboy';
 import type { Logger } from 'pino';
 import { executeOptionsOf, writeAnswer, writeInternalError, writeJson } from './query-endpoint';
@@ -102,18 +102,33 @@ export function answerCopy(
   req: IncomingMessage,
   res: ServerResponse,
 ): void {
+  const parts = multipartParserFor(req, res);
+  if (!parts) return;
+  // The COPY stops (core cancels it) when the client goes away, as any request does, and when
+  // the upload is given up.
+  const stopCopy = abortOnDisconnect(res);
+  const watched = withFields(executeOptionsOf(res), { signal: stopCopy });
+  // An upload is a stream (docs/decisions.md 10.24): until the answer is gone.
+  res.once('close', streamOpened());
+  const upload = new CopyUpload({ service, logger, limits, req, res, stopCopy, watched, parts });
+  upload.listen();
+  continueIfAsked(req);
+  req.pipe(parts);
+}
+
+/** The multipart parser of an upload, or undefined when the upload was refused (answered). */
+function multipartParserFor(req: IncomingMessage, res: ServerResponse): busboy.Busboy | undefined {
   if (!/^multipart\/form-data\s*;/i.test(req.headers['content-type'] ?? '')) {
     refuse(res, 415, 'POST /api/copy takes multipart/form-data: a request part, then a data part');
-    return;
+    return undefined;
   }
   const wrongCoding = codingError(req);
   if (wrongCoding) {
     refuse(res, wrongCoding.status, wrongCoding.message);
-    return;
+    return undefined;
   }
-  let parts: busboy.Busboy;
   try {
-    parts = busboy({
+    return busboy({
       headers: req.headers,
       // Latin1 keeps every byte: the text is checked as UTF-8 here, never decoded with
       // replacement characters.
@@ -124,80 +139,138 @@ export function answerCopy(
     });
   } catch {
     refuse(res, 400, 'The multipart body has no boundary');
-    return;
+    return undefined;
   }
-  // The COPY stops (core cancels it) when the client goes away, as any request does, and when
-  // the upload is given up.
-  const stopCopy = abortOnDisconnect(res);
-  const watched = withFields(executeOptionsOf(res), { signal: stopCopy });
-  // An upload is a stream (docs/decisions.md 10.24): until the answer is gone.
-  res.once('close', streamOpened());
-  // No data moving for BODY_TIMEOUT_MS while the body is read (a stalled client, a frozen server
-  // that reads nothing, a COPY waiting on a lock that takes nothing) ends the upload: answered 408
-  // at once, since PostgreSQL may never take the data and the COPY may never fail by itself; the
-  // COPY, if it began, is cancelled and fails without CopyDone, so nothing is loaded. Once the
-  // body is read, the statement's own timeoutMs rules.
-  req.socket.setTimeout(limits.idleTimeoutMs);
-  const onIdle = (): void => {
+}
+
+interface UploadContext {
+  service: QueryService;
+  logger: Logger;
+  limits: CopyLimits;
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** Stops the COPY: the client went away or the upload was given up. */
+  stopCopy: ReturnType<typeof abortOnDisconnect>;
+  /** The COPY's execute options. */
+  watched: ExecuteOptions;
+  parts: busboy.Busboy;
+}
+
+/** One upload, from its first part to its answer. */
+class CopyUpload {
+  private body: unknown;
+  private data: Readable | undefined;
+  private started = false;
+  private failure: UploadRefused | undefined;
+  /** Settles when the whole body has been read: resolved when well formed, rejected otherwise. */
+  private readonly bodyRead: Promise<void>;
+  private bodyDone!: () => void;
+  private bodyFailed!: (error: UploadRefused) => void;
+
+  constructor(private readonly context: UploadContext) {
+    this.bodyRead = new Promise<void>((resolve, reject) => {
+      this.bodyDone = resolve;
+      this.bodyFailed = reject;
+    });
+    this.bodyRead.catch(() => undefined);
+  }
+
+  /** Watches the upload's pace, then its parts. */
+  listen(): void {
+    this.watchIdle();
+    const { parts } = this.context;
+    parts.on('field', (name, value, info) => this.onField(name, value, info));
+    parts.on('file', (name, stream: Readable, info) => this.onFile(name, stream, info.encoding));
+    for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) {
+      parts.on(limit, () =>
+        this.fail(
+          new UploadRefused(400, "The body must hold exactly two parts: 'request', then 'data'"),
+        ),
+      );
+    }
+    parts.on('close', () => {
+      if (!this.started) {
+        this.fail(new UploadRefused(400, "The upload has no 'data' part"));
+        return;
+      }
+      // The body is read: what remains is the server's work, under the statement's own timeout.
+      this.stopIdleTimer();
+      this.bodyDone();
+    });
+    parts.on('error', () =>
+      this.fail(new UploadRefused(400, 'The multipart body could not be read')),
+    );
+  }
+
+  /**
+   * No data moving for BODY_TIMEOUT_MS while the body is read (a stalled client, a frozen server
+   * that reads nothing, a COPY waiting on a lock that takes nothing) ends the upload: answered 408
+   * at once, since PostgreSQL may never take the data and the COPY may never fail by itself; the
+   * COPY, if it began, is cancelled and fails without CopyDone, so nothing is loaded. Once the
+   * body is read, the statement's own timeoutMs rules.
+   */
+  private watchIdle(): void {
+    const { req, res, limits } = this.context;
+    req.socket.setTimeout(limits.idleTimeoutMs);
+    // On the request, not the socket: Node's server destroys a timed-out socket unless the request
+    // (or the response, or the server) listens for 'timeout', which would leave no room for the
+    // 408.
+    req.once('timeout', this.onIdle);
+    req.once('end', this.stopIdleTimer);
+    res.once('close', this.stopIdleTimer);
+  }
+
+  private readonly onIdle = (): void => {
+    const { req, res, limits, stopCopy } = this.context;
     // The connection closes after the answer: the rest of the body will not come.
     res.setHeader('connection', 'close');
     res.once('finish', () => req.socket.destroy());
     const stalled = new UploadRefused(408, `No data moved for ${limits.idleTimeoutMs} ms`);
-    fail(stalled);
+    this.fail(stalled);
     refuse(res, stalled.status, stalled.message);
     stopCopy.abort();
   };
-  // On the request, not the socket: Node's server destroys a timed-out socket unless the request
-  // (or the response, or the server) listens for 'timeout', which would leave no room for the 408.
-  req.once('timeout', onIdle);
-  // Once the whole body is read the statement's own time rules, so the socket's timeout goes. Once
-  // the answer has finished (a refusal may leave before the body), the socket's timeout is Node's
-  // keep-alive timeout and must stay: without it an idle connection would stay open for ever.
-  const stopIdleTimer = (): void => {
-    req.off('timeout', onIdle);
-    req.off('end', stopIdleTimer);
+
+  /**
+   * Once the whole body is read the statement's own time rules, so the socket's timeout goes. Once
+   * the answer has finished (a refusal may leave before the body), the socket's timeout is Node's
+   * keep-alive timeout and must stay: without it an idle connection would stay open for ever.
+   */
+  private readonly stopIdleTimer = (): void => {
+    const { req, res } = this.context;
+    req.off('timeout', this.onIdle);
+    req.off('end', this.stopIdleTimer);
     if (!res.writableFinished) req.socket.setTimeout(0);
   };
-  req.once('end', stopIdleTimer);
-  res.once('close', stopIdleTimer);
-  let body: unknown;
-  let data: Readable | undefined;
-  let started = false;
-  let failure: UploadRefused | undefined;
-  // Settles when the whole body has been read: resolved when well formed, rejected otherwise.
-  let bodyDone!: () => void;
-  let bodyFailed!: (error: UploadRefused) => void;
-  const bodyRead = new Promise<void>((resolve, reject) => {
-    bodyDone = resolve;
-    bodyFailed = reject;
-  });
-  bodyRead.catch(() => undefined);
-  const fail = (error: UploadRefused): void => {
-    failure ??= error;
-    bodyFailed(error);
-    // A COPY under way fails now (CopyFail): the data part will receive nothing more.
-    data?.destroy(error);
-    if (!started) refuse(res, error.status, error.message);
-    req.unpipe(parts);
-  };
 
-  const start = (chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): boolean => {
+  private fail(error: UploadRefused): void {
+    this.failure ??= error;
+    this.bodyFailed(error);
+    // A COPY under way fails now (CopyFail): the data part will receive nothing more.
+    this.data?.destroy(error);
+    if (!this.started) refuse(this.context.res, error.status, error.message);
+    this.context.req.unpipe(this.context.parts);
+  }
+
+  /** Starts the COPY with the data part; false when it cannot start. */
+  private start(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): boolean {
     // After a refusal nothing starts: the parser may still hand over parts it already holds.
-    if (failure) return false;
-    if (started || body === undefined) {
-      fail(new UploadRefused(400, "Send the 'request' part first, then one 'data' part"));
+    if (this.failure) return false;
+    if (this.started || this.body === undefined) {
+      this.fail(new UploadRefused(400, "Send the 'request' part first, then one 'data' part"));
       return false;
     }
-    started = true;
-    const source = checkedData(chunks, limits.maxCopyBytes, bodyRead, (error) => {
-      failure ??= error;
+    this.started = true;
+    const { service, logger, limits, req, res, parts, watched } = this.context;
+    const source = checkedData(chunks, limits.maxCopyBytes, this.bodyRead, (error) => {
+      this.failure ??= error;
     });
     service
-      .copyFrom(body, source, watched)
+      .copyFrom(this.body, source, watched)
       .then((response) => {
-        stopIdleTimer();
-        if (failure) {
-          refuse(res, failure.status, failure.message);
+        this.stopIdleTimer();
+        if (this.failure) {
+          refuse(res, this.failure.status, this.failure.message);
           return;
         }
         // An answer before the upload ended (a refused row): the rest is read and dropped as the
@@ -210,9 +283,13 @@ export function answerCopy(
         else res.destroy();
       });
     return true;
-  };
+  }
 
-  parts.on('field', (name, value, info) => {
+  private onField(
+    name: string,
+    value: string,
+    info: { encoding: string; valueTruncated: boolean },
+  ): void {
     try {
       const encodingRefused = transferEncodingRefusal(name, info.encoding);
       if (encodingRefused) throw encodingRefused;
@@ -221,64 +298,56 @@ export function answerCopy(
       }
       if (name === 'data') {
         // Data sent as a plain field (a browser's FormData.append('data', text)).
-        start([Buffer.from(value, 'latin1')]);
+        this.start([Buffer.from(value, 'latin1')]);
         return;
       }
-      if (name !== 'request' || body !== undefined) {
+      if (name !== 'request' || this.body !== undefined) {
         throw new UploadRefused(400, "The parts must be 'request', then 'data'");
       }
-      const text = utf8Text(value, 'request');
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw new UploadRefused(400, "The 'request' part is not valid JSON");
-      }
-      // As for any JSON body: a number parsing changed, or a key given twice, is refused (10.8).
-      const lost = lostInParsingMessage(text);
-      if (lost !== undefined) throw new UploadRefused(400, lost);
+      this.body = requestPartBody(value);
     } catch (error) {
-      fail(error instanceof UploadRefused ? error : new UploadRefused(400, String(error)));
+      this.fail(error instanceof UploadRefused ? error : new UploadRefused(400, String(error)));
     }
-  });
-  parts.on('file', (name, stream: Readable, info) => {
+  }
+
+  private onFile(name: string, stream: Readable, encoding: string): void {
     // An error of the part's stream (a body cut inside it) reaches the COPY through reading it;
     // without a listener it would end the process.
     stream.on('error', () => undefined);
     if (name !== 'data') {
       stream.resume();
-      fail(new UploadRefused(400, "The parts must be 'request', then 'data'"));
+      this.fail(new UploadRefused(400, "The parts must be 'request', then 'data'"));
       return;
     }
-    const encodingRefused = transferEncodingRefusal(name, info.encoding);
+    const encodingRefused = transferEncodingRefusal(name, encoding);
     if (encodingRefused) {
       stream.resume();
-      fail(encodingRefused);
+      this.fail(encodingRefused);
       return;
     }
-    if (!start(stream as AsyncIterable<Uint8Array>)) {
+    if (!this.start(stream as AsyncIterable<Uint8Array>)) {
       stream.resume();
       return;
     }
-    data = stream;
+    this.data = stream;
+    const { req } = this.context;
     req.once('close', () => {
       if (!req.complete) stream.destroy(new Error('the client went away during the upload'));
     });
-  });
-  for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) {
-    parts.on(limit, () =>
-      fail(new UploadRefused(400, "The body must hold exactly two parts: 'request', then 'data'")),
-    );
   }
-  parts.on('close', () => {
-    if (!started) {
-      fail(new UploadRefused(400, "The upload has no 'data' part"));
-      return;
-    }
-    // The body is read: what remains is the server's work, under the statement's own timeout.
-    stopIdleTimer();
-    bodyDone();
-  });
-  parts.on('error', () => fail(new UploadRefused(400, 'The multipart body could not be read')));
-  continueIfAsked(req);
-  req.pipe(parts);
+}
+
+/** The `request` part's JSON, checked as any JSON body is (docs/decisions.md 10.8). */
+function requestPartBody(latin1: string): unknown {
+  const text = utf8Text(latin1, 'request');
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new UploadRefused(400, "The 'request' part is not valid JSON");
+  }
+  // As for any JSON body: a number parsing changed, or a key given twice, is refused (10.8).
+  const lost = lostInParsingMessage(text);
+  if (lost !== undefined) throw new UploadRefused(400, lost);
+  return body;
 }

@@ -52,7 +52,7 @@ function aliases(charset: string, ...names: string[]): [string, string][] {
  * without case and without its other characters than letters and digits (`ISO-8859-1` is
  * `iso88591`, LATIN1).
  */
-export function charsetOf(encoding: string): string | undefined {
+function charsetOf(encoding: string): string | undefined {
   return CHARSET_BY_ENCODING.get(encoding.toLowerCase().replace(/[^a-z0-9]/g, ''));
 }
 

@@ -5,7 +5,6 @@
 import { isUtf8 } from 'node:buffer';
 import { lostInParsingMessage } from './json-text';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { setAnswerHeader } from './answer-headers';
 import { bodyDeadlinesFor } from './body-deadlines';
 import { continueIfAsked } from './continue-on-read';
 import { writeJson } from './query-endpoint';
@@ -178,6 +177,6 @@ export function parsedText(text: string): unknown {
  * body, so the socket cannot carry another request, and keeping it would keep the slow client.
  */
 export function answerBodyError(res: ServerResponse, error: BodyError): void {
-  if (error.status === 408) setAnswerHeader(res, 'Connection', 'close');
+  if (error.status === 408) res.setHeader('Connection', 'close');
   writeJson(res, error.status, JSON.stringify({ error: error.message }));
 }

@@ -213,6 +213,264 @@ const malformed = (chunks: Buffer[], label: string, then: AfterReply = 'serve'):
   malformed: true,
 });
 
+/** One mutation under several names. */
+function sharedMutation<N extends MutationName>(
+  names: readonly N[],
+  mutation: Mutation,
+): Record<N, Mutation> {
+  return Object.fromEntries(names.map((name) => [name, mutation])) as Record<N, Mutation>;
+}
+
+/** What a mutation works on. */
+interface MutationInput {
+  name: MutationName;
+  /** A copy of the answer's messages, which the mutation may change. */
+  messages: BackendMessage[];
+  /** The answer, encoded. */
+  whole: Buffer;
+  /** The answer as given, for a mutation that falls back to another. */
+  answer: readonly BackendMessage[];
+  random: Random;
+}
+
+type Mutation = (input: MutationInput) => Reply;
+
+/** Lengths that disagree with the bytes that follow them. */
+const LENGTH_MUTATIONS = {
+  'length-too-small': ({ name, messages, random }) => {
+    const index = victimIndex(messages, random);
+    const length = random.int(0, 3);
+    return malformed(
+      [withLength(messages, index, length)],
+      `${name}: ${messages[index]?.type} length ${length}`,
+    );
+  },
+  'length-too-small-at-end': ({ name, messages, random }) => {
+    // The reported crash: a DataRow announcing 2 bytes as the last thing in the stream.
+    const index = victimIndex(messages, random);
+    const length = random.int(0, 3);
+    const head = encode(messages.slice(0, index));
+    const victim = frameWithLength({ ...(messages[index] as BackendMessage) }, length);
+    return malformed(
+      [Buffer.concat([head, victim.subarray(0, 5 + random.int(0, 2))])],
+      `${name}: ${messages[index]?.type} length ${length}`,
+      'hang',
+    );
+  },
+  'length-too-large': ({ name, messages, random }) => {
+    const index = victimIndex(messages, random);
+    const message = messages[index] as BackendMessage;
+    const extra = random.int(1, 64);
+    return malformed(
+      [withLength(messages, index, message.body.length + 4 + extra)],
+      `${name}: ${message.type} length +${extra}`,
+    );
+  },
+  'length-negative': ({ name, messages, random }) => {
+    const index = victimIndex(messages, random);
+    const length = -random.int(1, 1000);
+    return malformed(
+      [withLength(messages, index, length, random.bytes(random.int(0, HUGE_TAIL_BYTES)))],
+      `${name}: ${messages[index]?.type} length ${length}`,
+    );
+  },
+  'length-max': ({ name, messages, random }) => {
+    const index = victimIndex(messages, random);
+    return malformed(
+      [withLength(messages, index, 0x7fffffff, random.bytes(random.int(0, HUGE_TAIL_BYTES)))],
+      `${name}: ${messages[index]?.type} length 0x7fffffff`,
+    );
+  },
+} satisfies Partial<Record<MutationName, Mutation>>;
+
+/** Messages of the wrong type, or in the wrong number or order. */
+const MESSAGE_MUTATIONS = {
+  'unknown-type': ({ name, messages, random }) => {
+    const index = victimIndex(messages, random);
+    let type: string;
+    do type = String.fromCharCode(random.int(0, 255));
+    while (KNOWN_TYPES.has(type));
+    messages[index] = { ...(messages[index] as BackendMessage), type };
+    return malformed(
+      [encode(messages)],
+      `${name}: message ${index} type 0x${type.charCodeAt(0).toString(16)}`,
+    );
+  },
+  'swapped-type': ({ name, messages, random }) => {
+    const index = victimIndex(messages, random);
+    const from = (messages[index] as BackendMessage).type;
+    const type = random.pick(SWAP_TYPES.filter((each) => each !== from));
+    messages[index] = { ...(messages[index] as BackendMessage), type };
+    return malformed([encode(messages)], `${name}: message ${index} ${from} -> ${type}`);
+  },
+  'inserted-random-bytes': ({ name, messages, random }) => {
+    const at = random.int(0, messages.length);
+    return malformed(
+      [
+        Buffer.concat([
+          encode(messages.slice(0, at)),
+          random.bytes(random.int(1, 32)),
+          encode(messages.slice(at)),
+        ]),
+      ],
+      `${name}: at message ${at}`,
+    );
+  },
+  'duplicated-message': ({ name, messages, random }) => {
+    const index = random.int(0, messages.length - 1);
+    messages.splice(index, 0, messages[index] as BackendMessage);
+    return malformed([encode(messages)], `${name}: ${messages[index]?.type} at ${index}`);
+  },
+  'reordered-messages': ({ name, messages, random }) => {
+    if (messages.length < 2) return malformed([random.bytes(8)], `${name}: too short, garbage`);
+    const index = random.int(0, messages.length - 2);
+    const [first, second] = [messages[index], messages[index + 1]] as BackendMessage[];
+    messages[index] = second as BackendMessage;
+    messages[index + 1] = first as BackendMessage;
+    return malformed([encode(messages)], `${name}: ${first?.type}<->${second?.type}`);
+  },
+  'dropped-message': ({ name, messages, random }) => {
+    const index = random.int(0, messages.length - 1);
+    const [dropped] = messages.splice(index, 1);
+    return malformed([encode(messages)], `${name}: ${dropped?.type} at ${index}`);
+  },
+  'unexpected-message': ({ name, messages, random }) => {
+    const intruder = random.pick([
+      backend.authenticationRequest(3),
+      backend.authenticationRequest(5),
+      backend.authenticationRequest(10),
+      backend.authenticationOk(),
+      backend.backendKeyData(random.int(1, 99999), random.int(1, 99999)),
+      backend.copyInResponse(1),
+      backend.copyOutResponse(1),
+      backend.parameterDescription([25]),
+      backend.emptyQueryResponse(),
+    ]);
+    const at = random.int(0, messages.length - 1);
+    messages.splice(at, 0, intruder);
+    return malformed([encode(messages)], `${name}: ${intruder.type} at ${at}`);
+  },
+  'asynchronous-message': ({ name, messages, random }) => {
+    // The protocol allows these at any time: a client must take them in its stride.
+    const intruder = random.pick([
+      backend.parameterStatus('application_name', 'changed'),
+      backend.parameterStatus('TimeZone', 'UTC'),
+      backend.notificationResponse(random.int(1, 99999), 'channel', 'payload'),
+      backend.noticeResponse({ S: 'NOTICE', V: 'NOTICE', C: '00000', M: 'a notice' }),
+    ]);
+    const at = random.int(0, messages.length - 1);
+    messages.splice(at, 0, intruder);
+    return { chunks: [encode(messages)], then: 'serve', label: `${name}: ${intruder.type}` };
+  },
+  'bad-ready-status': ({ name, messages, answer, random }) => {
+    const index = indexOfType(messages, 'Z');
+    if (index < 0) return mutateAnswer('random-bytes', answer, random);
+    messages[index] = backend.readyForQuery(random.pick(['X', '\0', '?']));
+    return malformed([encode(messages)], name);
+  },
+} satisfies Partial<Record<MutationName, Mutation>>;
+
+/** Rows and errors whose content a real server never sends. */
+const CONTENT_MUTATIONS = {
+  'datarow-extra-field': ({ name, messages, answer, random }) => {
+    const changed = rewriteRow(messages, random, (values) => [...values, 'extra']);
+    if (!changed) return mutateAnswer('unknown-type', answer, random);
+    return malformed([encode(changed)], name);
+  },
+  'datarow-missing-field': ({ name, messages, answer, random }) => {
+    const changed = rewriteRow(messages, random, (values) => values.slice(0, -1));
+    if (!changed) return mutateAnswer('unknown-type', answer, random);
+    return malformed([encode(changed)], name);
+  },
+  'invalid-utf8': ({ name, messages, random }) => {
+    // Not a protocol violation a client can see: the value simply is not UTF-8.
+    const changed = rewriteRow(messages, random, (values) =>
+      values.map(() => Buffer.from([0x61, 0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80])),
+    );
+    return {
+      chunks: [encode(changed ?? messages)],
+      then: 'serve',
+      label: changed ? name : `${name}: no row`,
+    };
+  },
+  ...sharedMutation(['field-length-minus-2', 'field-length-huge'], ({ name, messages, random }) => {
+    const index = indexOfType(messages, 'D');
+    const row =
+      name === 'field-length-minus-2'
+        ? rowWithFieldLength(-2, Buffer.from('ab'))
+        : rowWithFieldLength(0x7ffffff0, random.bytes(random.int(0, HUGE_TAIL_BYTES)));
+    if (index < 0) {
+      const described = indexOfType(messages, 'T');
+      if (described < 0) return malformed([encode([row, ...messages])], `${name}: no row`);
+      messages.splice(described + 1, 0, row);
+    } else {
+      messages[index] = row;
+    }
+    return malformed([encode(messages)], name);
+  }),
+  'error-missing-fields': ({ name, messages, random }) => {
+    const all: Record<string, string> = {
+      S: 'ERROR',
+      V: 'ERROR',
+      C: '42601',
+      M: 'syntax error',
+    };
+    // Drop at least the code or the message: a real server always sends both.
+    const keep = Object.entries(all).filter(
+      ([code]) => !(code === 'C' || code === 'M') || random.chance(0.3),
+    );
+    const fields = Object.fromEntries(
+      keep.length === 4 ? keep.filter(([code]) => code !== 'C') : keep,
+    );
+    const end = indexOfType(messages, 'Z');
+    const status = end >= 0 ? messages[end] : backend.readyForQuery('I');
+    return malformed(
+      [encode([backend.errorResponse(fields), status as BackendMessage])],
+      `${name}: ${Object.keys(fields).join('') || 'none'}`,
+    );
+  },
+} satisfies Partial<Record<MutationName, Mutation>>;
+
+/** Answers cut, replaced by garbage, never sent, or followed by the connection ending. */
+const STREAM_MUTATIONS = {
+  'truncate-then-close': ({ name, whole, random }) => {
+    return { chunks: [cutSomewhere(whole, random)], then: 'end', label: name };
+  },
+  'truncate-then-hang': ({ name, whole, random }) => {
+    return malformed([cutSomewhere(whole, random)], name, 'hang');
+  },
+  'random-bytes': ({ name, random }) => {
+    return malformed([random.bytes(random.int(1, 512))], name);
+  },
+  'never-answer': ({ name }) => {
+    return { chunks: [], then: 'hang', label: name };
+  },
+  'answer-then-close': ({ name, whole }) => {
+    return { chunks: [whole], then: 'end', label: name };
+  },
+  'answer-then-reset': ({ name, whole }) => {
+    return { chunks: [whole], then: 'destroy', label: name };
+  },
+  'close-mid-answer': ({ name, messages, random }) => {
+    const at = random.int(0, Math.max(0, messages.length - 1));
+    return {
+      chunks: [encode(messages.slice(0, at))],
+      then: random.chance(0.5) ? 'end' : 'destroy',
+      label: `${name}: after ${at} messages`,
+    };
+  },
+  'close-without-answer': ({ name, random }) => {
+    return { chunks: [], then: random.chance(0.5) ? 'end' : 'destroy', label: name };
+  },
+} satisfies Partial<Record<MutationName, Mutation>>;
+
+const MUTATIONS_BY_NAME: Record<MutationName, Mutation> = {
+  ...LENGTH_MUTATIONS,
+  ...MESSAGE_MUTATIONS,
+  ...CONTENT_MUTATIONS,
+  ...STREAM_MUTATIONS,
+};
+
 /**
  * Applies the mutation `name` to a well-formed answer. Every mutation answers something, even
  * when the answer has nothing it could corrupt (then it falls back to garbage bytes).
@@ -227,215 +485,7 @@ export function mutateAnswer(
   if (messages.length === 0 && !name.startsWith('never') && !name.startsWith('close-without')) {
     return malformed([random.bytes(random.int(1, 64))], `${name}: nothing to mutate, random bytes`);
   }
-  switch (name) {
-    case 'length-too-small': {
-      const index = victimIndex(messages, random);
-      const length = random.int(0, 3);
-      return malformed(
-        [withLength(messages, index, length)],
-        `${name}: ${messages[index]?.type} length ${length}`,
-      );
-    }
-    case 'length-too-small-at-end': {
-      // The reported crash: a DataRow announcing 2 bytes as the last thing in the stream.
-      const index = victimIndex(messages, random);
-      const length = random.int(0, 3);
-      const head = encode(messages.slice(0, index));
-      const victim = frameWithLength({ ...(messages[index] as BackendMessage) }, length);
-      return malformed(
-        [Buffer.concat([head, victim.subarray(0, 5 + random.int(0, 2))])],
-        `${name}: ${messages[index]?.type} length ${length}`,
-        'hang',
-      );
-    }
-    case 'length-too-large': {
-      const index = victimIndex(messages, random);
-      const message = messages[index] as BackendMessage;
-      const extra = random.int(1, 64);
-      return malformed(
-        [withLength(messages, index, message.body.length + 4 + extra)],
-        `${name}: ${message.type} length +${extra}`,
-      );
-    }
-    case 'length-negative': {
-      const index = victimIndex(messages, random);
-      const length = -random.int(1, 1000);
-      return malformed(
-        [withLength(messages, index, length, random.bytes(random.int(0, HUGE_TAIL_BYTES)))],
-        `${name}: ${messages[index]?.type} length ${length}`,
-      );
-    }
-    case 'length-max': {
-      const index = victimIndex(messages, random);
-      return malformed(
-        [withLength(messages, index, 0x7fffffff, random.bytes(random.int(0, HUGE_TAIL_BYTES)))],
-        `${name}: ${messages[index]?.type} length 0x7fffffff`,
-      );
-    }
-    case 'unknown-type': {
-      const index = victimIndex(messages, random);
-      let type: string;
-      do type = String.fromCharCode(random.int(0, 255));
-      while (KNOWN_TYPES.has(type));
-      messages[index] = { ...(messages[index] as BackendMessage), type };
-      return malformed(
-        [encode(messages)],
-        `${name}: message ${index} type 0x${type.charCodeAt(0).toString(16)}`,
-      );
-    }
-    case 'swapped-type': {
-      const index = victimIndex(messages, random);
-      const from = (messages[index] as BackendMessage).type;
-      const type = random.pick(SWAP_TYPES.filter((each) => each !== from));
-      messages[index] = { ...(messages[index] as BackendMessage), type };
-      return malformed([encode(messages)], `${name}: message ${index} ${from} -> ${type}`);
-    }
-    case 'truncate-then-close':
-      return { chunks: [cutSomewhere(whole, random)], then: 'end', label: name };
-    case 'truncate-then-hang':
-      return malformed([cutSomewhere(whole, random)], name, 'hang');
-    case 'random-bytes':
-      return malformed([random.bytes(random.int(1, 512))], name);
-    case 'inserted-random-bytes': {
-      const at = random.int(0, messages.length);
-      return malformed(
-        [
-          Buffer.concat([
-            encode(messages.slice(0, at)),
-            random.bytes(random.int(1, 32)),
-            encode(messages.slice(at)),
-          ]),
-        ],
-        `${name}: at message ${at}`,
-      );
-    }
-    case 'duplicated-message': {
-      const index = random.int(0, messages.length - 1);
-      messages.splice(index, 0, messages[index] as BackendMessage);
-      return malformed([encode(messages)], `${name}: ${messages[index]?.type} at ${index}`);
-    }
-    case 'reordered-messages': {
-      if (messages.length < 2) return malformed([random.bytes(8)], `${name}: too short, garbage`);
-      const index = random.int(0, messages.length - 2);
-      const [first, second] = [messages[index], messages[index + 1]] as BackendMessage[];
-      messages[index] = second as BackendMessage;
-      messages[index + 1] = first as BackendMessage;
-      return malformed([encode(messages)], `${name}: ${first?.type}<->${second?.type}`);
-    }
-    case 'dropped-message': {
-      const index = random.int(0, messages.length - 1);
-      const [dropped] = messages.splice(index, 1);
-      return malformed([encode(messages)], `${name}: ${dropped?.type} at ${index}`);
-    }
-    case 'datarow-extra-field': {
-      const changed = rewriteRow(messages, random, (values) => [...values, 'extra']);
-      if (!changed) return mutateAnswer('unknown-type', answer, random);
-      return malformed([encode(changed)], name);
-    }
-    case 'datarow-missing-field': {
-      const changed = rewriteRow(messages, random, (values) => values.slice(0, -1));
-      if (!changed) return mutateAnswer('unknown-type', answer, random);
-      return malformed([encode(changed)], name);
-    }
-    case 'invalid-utf8': {
-      // Not a protocol violation a client can see: the value simply is not UTF-8.
-      const changed = rewriteRow(messages, random, (values) =>
-        values.map(() => Buffer.from([0x61, 0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80])),
-      );
-      return {
-        chunks: [encode(changed ?? messages)],
-        then: 'serve',
-        label: changed ? name : `${name}: no row`,
-      };
-    }
-    case 'field-length-minus-2':
-    case 'field-length-huge': {
-      const index = indexOfType(messages, 'D');
-      const row =
-        name === 'field-length-minus-2'
-          ? rowWithFieldLength(-2, Buffer.from('ab'))
-          : rowWithFieldLength(0x7ffffff0, random.bytes(random.int(0, HUGE_TAIL_BYTES)));
-      if (index < 0) {
-        const described = indexOfType(messages, 'T');
-        if (described < 0) return malformed([encode([row, ...messages])], `${name}: no row`);
-        messages.splice(described + 1, 0, row);
-      } else {
-        messages[index] = row;
-      }
-      return malformed([encode(messages)], name);
-    }
-    case 'error-missing-fields': {
-      const all: Record<string, string> = {
-        S: 'ERROR',
-        V: 'ERROR',
-        C: '42601',
-        M: 'syntax error',
-      };
-      // Drop at least the code or the message: a real server always sends both.
-      const keep = Object.entries(all).filter(
-        ([code]) => !(code === 'C' || code === 'M') || random.chance(0.3),
-      );
-      const fields = Object.fromEntries(
-        keep.length === 4 ? keep.filter(([code]) => code !== 'C') : keep,
-      );
-      const end = indexOfType(messages, 'Z');
-      const status = end >= 0 ? messages[end] : backend.readyForQuery('I');
-      return malformed(
-        [encode([backend.errorResponse(fields), status as BackendMessage])],
-        `${name}: ${Object.keys(fields).join('') || 'none'}`,
-      );
-    }
-    case 'unexpected-message': {
-      const intruder = random.pick([
-        backend.authenticationRequest(3),
-        backend.authenticationRequest(5),
-        backend.authenticationRequest(10),
-        backend.authenticationOk(),
-        backend.backendKeyData(random.int(1, 99999), random.int(1, 99999)),
-        backend.copyInResponse(1),
-        backend.copyOutResponse(1),
-        backend.parameterDescription([25]),
-        backend.emptyQueryResponse(),
-      ]);
-      const at = random.int(0, messages.length - 1);
-      messages.splice(at, 0, intruder);
-      return malformed([encode(messages)], `${name}: ${intruder.type} at ${at}`);
-    }
-    case 'asynchronous-message': {
-      // The protocol allows these at any time: a client must take them in its stride.
-      const intruder = random.pick([
-        backend.parameterStatus('application_name', 'changed'),
-        backend.parameterStatus('TimeZone', 'UTC'),
-        backend.notificationResponse(random.int(1, 99999), 'channel', 'payload'),
-        backend.noticeResponse({ S: 'NOTICE', V: 'NOTICE', C: '00000', M: 'a notice' }),
-      ]);
-      const at = random.int(0, messages.length - 1);
-      messages.splice(at, 0, intruder);
-      return { chunks: [encode(messages)], then: 'serve', label: `${name}: ${intruder.type}` };
-    }
-    case 'bad-ready-status': {
-      const index = indexOfType(messages, 'Z');
-      if (index < 0) return mutateAnswer('random-bytes', answer, random);
-      messages[index] = backend.readyForQuery(random.pick(['X', '\0', '?']));
-      return malformed([encode(messages)], name);
-    }
-    case 'never-answer':
-      return { chunks: [], then: 'hang', label: name };
-    case 'answer-then-close':
-      return { chunks: [whole], then: 'end', label: name };
-    case 'answer-then-reset':
-      return { chunks: [whole], then: 'destroy', label: name };
-    case 'close-mid-answer': {
-      const at = random.int(0, Math.max(0, messages.length - 1));
-      return {
-        chunks: [encode(messages.slice(0, at))],
-        then: random.chance(0.5) ? 'end' : 'destroy',
-        label: `${name}: after ${at} messages`,
-      };
-    }
-    case 'close-without-answer':
-      return { chunks: [], then: random.chance(0.5) ? 'end' : 'destroy', label: name };
-  }
+  return MUTATIONS_BY_NAME[name]({ name, messages, whole, answer, random });
 }
 
 /** Chooses a mutation by weight. */

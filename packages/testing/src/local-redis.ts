@@ -65,26 +65,7 @@ export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<
   });
 
   const launch = async (): Promise<void> => {
-    child = spawn(
-      binary,
-      [
-        '--port',
-        String(port),
-        '--bind',
-        HOST,
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-        '--dir',
-        directory,
-        '--daemonize',
-        'no',
-        '--loglevel',
-        'warning',
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    child = spawn(binary, redisArguments(port, directory), { stdio: ['ignore', 'pipe', 'pipe'] });
     await untilServing(child, () => ping(port), {
       name: 'redis-server',
       notReady: 'redis-server did not answer PING',
@@ -153,6 +134,15 @@ export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<
         await rm(directory, { recursive: true, force: true });
       })()),
   };
+}
+
+/** A server on `port` of loopback that keeps nothing on disk and logs only warnings. */
+function redisArguments(port: number, directory: string): string[] {
+  return [
+    ...['--port', String(port), '--bind', HOST],
+    ...['--save', '', '--appendonly', 'no', '--dir', directory],
+    ...['--daemonize', 'no', '--loglevel', 'warning'],
+  ];
 }
 
 /** True when a server on `port` answers PING with PONG. */

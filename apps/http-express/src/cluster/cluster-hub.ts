@@ -20,15 +20,15 @@ import type { ChannelToWorker } from './worker-channel';
  * How long a worker has to apply a relayed invalidation or clear. One that takes longer is frozen
  * or stuck, and killed: it may hold entries the write invalidated and must never serve them.
  */
-export const ACKNOWLEDGE_TIMEOUT_MS = 1_000;
+const ACKNOWLEDGE_TIMEOUT_MS = 1_000;
 
 /** How long a worker has to answer for statistics; one that does not is left out of them. */
-export const GATHER_TIMEOUT_MS = 500;
+const GATHER_TIMEOUT_MS = 500;
 /**
  * How long one gathering of statistics (cache size and entries, pools, metrics) answers every
  * asker: a reader sees figures at most this old, and a flood of reads cannot keep the workers busy.
  */
-export const READING_REUSE_MS = 1000;
+const READING_REUSE_MS = 1000;
 
 /** One worker as the hub sees it. */
 export interface WorkerLink {

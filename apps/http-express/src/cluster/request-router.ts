@@ -10,7 +10,7 @@ import type { SessionAnswer, SessionRequest } from './protocol';
 import type { WorkerLink } from './cluster-hub';
 
 /** How long a worker has to say whether it holds a session, or to try a cancel. */
-export const LOOKUP_TIMEOUT_MS = 500;
+const LOOKUP_TIMEOUT_MS = 500;
 
 /** A session request under way in another worker than the one that received it. */
 interface Forward {

@@ -12,7 +12,7 @@ export interface RestartBackoffOptions {
   stableAfterMs: number;
 }
 
-export const DEFAULT_RESTART_BACKOFF: RestartBackoffOptions = {
+const DEFAULT_RESTART_BACKOFF: RestartBackoffOptions = {
   firstDelayMs: 100,
   maxDelayMs: 5_000,
   stableAfterMs: 10_000,

@@ -25,19 +25,34 @@ import { CANCEL_TIMEOUT_MS, type ChannelToPrimary } from './worker-channel';
 /** How much longer than the primary a worker waits for a forwarded session request. */
 const FORWARD_MARGIN_MS = 5_000;
 
+export interface WorkerRoutingOptions {
+  /** The channel to the primary. */
+  primary: Pick<ChannelToPrimary, 'request' | 'notify'>;
+  service: QueryService;
+  logger: Logger;
+  /** The worker's metrics and spans, which observe what it runs for another worker too. */
+  observability: Observability | undefined;
+  /** The primary's wait for a forwarded session request (sessionRequestTimeoutMs). */
+  sessionRequestTimeoutMs: number;
+}
+
 export class WorkerRouting implements CancelDesk, SessionsElsewhere {
   private nextForwardId = 1;
   /** Requests this worker runs for another, by the primary's id: their callers' signals. */
   private readonly running = new Map<number, DisconnectSignal>();
+  private readonly primary: WorkerRoutingOptions['primary'];
+  private readonly service: QueryService;
+  private readonly logger: Logger;
+  private readonly observability: Observability | undefined;
+  private readonly sessionRequestTimeoutMs: number;
 
-  constructor(
-    private readonly primary: Pick<ChannelToPrimary, 'request' | 'notify'>,
-    private readonly service: QueryService,
-    private readonly logger: Logger,
-    private readonly observability: Observability | undefined,
-    /** The primary's wait for a forwarded session request (sessionRequestTimeoutMs). */
-    private readonly sessionRequestTimeoutMs: number,
-  ) {}
+  constructor(options: WorkerRoutingOptions) {
+    this.primary = options.primary;
+    this.service = options.service;
+    this.logger = options.logger;
+    this.observability = options.observability;
+    this.sessionRequestTimeoutMs = options.sessionRequestTimeoutMs;
+  }
 
   cancel(requestId: string, body: unknown, client: string): Promise<CancelVerdict> {
     return this.primary.request('cancelRequest', { requestId, body, client }, CANCEL_TIMEOUT_MS);

@@ -12,17 +12,17 @@ import { RestartBackoff } from './restart-backoff';
 import type { ChannelToWorker } from './worker-channel';
 
 /** A killed worker's exit is awaited this long; SIGKILL leaves it no user code to run meanwhile. */
-export const KILL_WAIT_MS = 1_000;
+const KILL_WAIT_MS = 1_000;
 
 /** A worker not listening this long after its fork is killed (and, after the start, replaced). */
-export const STARTUP_TIMEOUT_MS = 30_000;
+const STARTUP_TIMEOUT_MS = 30_000;
 
 /**
  * How long workers have to stop after SIGTERM: their own grace period for requests in flight
  * (10 s), the answers of the requests it cancels (6 s at most), then the ends of their pools.
  * Past it they are killed, and what they still serve gets no answer at all.
  */
-export const SHUTDOWN_TIMEOUT_MS = GRACE_PERIOD_MS + CANCELLED_ANSWER_MS + 4_000;
+const SHUTDOWN_TIMEOUT_MS = GRACE_PERIOD_MS + CANCELLED_ANSWER_MS + 4_000;
 
 export interface WorkerSupervisorOptions {
   count: number;

@@ -84,13 +84,13 @@ export async function runWorker(config: ServerConfig, logger: Logger): Promise<R
     config.queryCacheRedisUrl ? {} : { cacheStore: store, counters: new ClusterCounters(channel) },
   );
   const observability = createObservability(service, logger, config);
-  const routing = new WorkerRouting(
-    channel,
+  const routing = new WorkerRouting({
+    primary: channel,
     service,
     logger,
-    observability.watcher,
-    sessionRequestTimeoutMs(config.sessionMaxLifetimeMs),
-  );
+    observability: observability.watcher,
+    sessionRequestTimeoutMs: sessionRequestTimeoutMs(config.sessionMaxLifetimeMs),
+  });
 
   await channel.request('join', {}, JOIN_TIMEOUT_MS);
   const server = await startServer({

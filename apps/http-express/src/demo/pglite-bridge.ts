@@ -36,7 +36,7 @@ export interface BackendAccess {
 }
 
 /** COPY data one statement may gather in memory before it is handed to the backend. */
-export const MAX_COPY_IN_BYTES = 256 * 1024 * 1024;
+const MAX_COPY_IN_BYTES = 256 * 1024 * 1024;
 
 /** Whose turn it is on the one backend; connections wait for theirs in order. */
 class BackendTurns {

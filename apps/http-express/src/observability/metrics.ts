@@ -59,7 +59,7 @@ export class ServiceMetrics {
   private readonly httpRequests = new SeriesCounter(
     'sqlgate_http_requests_total',
     'HTTP requests answered, by route of the route table (or "unmatched"), method and status; ' +
-      'also the bytes Node\'s parser refused (unmatched, OTHER), which have no duration.',
+      "also the bytes Node's parser refused (unmatched, OTHER), which have no duration.",
     ['route', 'method', 'status'],
   );
   private readonly httpDuration = new SeriesHistogram(
@@ -234,114 +234,128 @@ export class ServiceMetrics {
     registers: Registry[],
     sharedCache: boolean,
   ): void {
-    // One reading of the pools per scrape feeds both pool gauges (their ids may be long).
-    let pools: { label: string; stat: PoolStat }[] | undefined;
-    const readPools = () => {
-      if (pools === undefined) {
-        pools = service.poolStats().map((stat) => ({ label: poolLabel(stat.poolId), stat }));
-        setImmediate(() => (pools = undefined));
-      }
-      return pools;
-    };
-    new Gauge({
-      name: 'sqlgate_pool_connections',
-      help: 'Connections of each pool by state (total, idle, active), as GET /api/stats/pools.',
-      labelNames: ['pool', 'state'],
-      registers,
-      collect() {
-        this.reset();
-        for (const { label, stat } of readPools()) {
-          this.set({ pool: label, state: 'total' }, stat.totalConnections);
-          this.set({ pool: label, state: 'idle' }, stat.idleConnections);
-          this.set({ pool: label, state: 'active' }, stat.activeConnections);
-        }
-      },
-    });
-    new Gauge({
-      name: 'sqlgate_pool_waiting_clients',
-      help: 'Requests waiting for a connection of each pool.',
-      labelNames: ['pool'],
-      registers,
-      collect() {
-        this.reset();
-        for (const { label, stat } of readPools()) this.set({ pool: label }, stat.waitingClients);
-      },
-    });
-    // Sessions (docs/decisions.md 10.26): open now, and opened and ended since the start.
-    let openedSeen = 0;
-    const endedSeen: Partial<SessionStatistics['ended']> = {};
-    new Gauge({
-      name: 'sqlgate_sessions_open',
-      help: 'Sessions open now; each holds one connection, counted active in its pool.',
-      registers,
-      collect() {
-        this.set(service.sessionStatistics().open);
-      },
-    });
-    new Counter({
-      name: 'sqlgate_sessions_opened_total',
-      help: 'Sessions opened (POST /api/sessions).',
-      registers,
-      collect() {
-        const { opened } = service.sessionStatistics();
-        if (opened > openedSeen) this.inc(opened - openedSeen);
-        openedSeen = Math.max(openedSeen, opened);
-      },
-    });
-    new Counter({
-      name: 'sqlgate_sessions_ended_total',
-      help:
-        'Sessions ended, by reason: closed (DELETE), idle (SESSION_IDLE_TIMEOUT_MS), lifetime ' +
-        '(SESSION_MAX_LIFETIME_MS), broken (connection lost), shutdown.',
-      labelNames: ['reason'],
-      registers,
-      collect() {
-        const { ended } = service.sessionStatistics();
-        for (const reason of Object.keys(ended) as (keyof typeof ended)[]) {
-          this.inc({ reason }, ended[reason] - (endedSeen[reason] ?? 0));
-          endedSeen[reason] = ended[reason];
-        }
-      },
-    });
-    // One read of the store per scrape feeds the three cache gauges. A store that cannot answer
-    // (Redis down) leaves them as they were: the rest of the scrape must still succeed, since
-    // that is when operators look.
-    type Usage = Awaited<ReturnType<QueryService['cacheUsage']>>;
-    let usage: Promise<Usage | undefined> | undefined;
-    const readUsage = (): Promise<Usage | undefined> => {
-      usage ??= service
-        .cacheUsage()
-        .catch(() => undefined)
-        .finally(() => {
-          usage = undefined;
-        });
-      return usage;
-    };
-    const cacheGauge = (name: string, help: string, pick: 'entries' | 'bytes') =>
-      new Gauge({
-        name,
-        help,
-        registers,
-        // Aggregated over workers (WORKERS=n): their own caches add up, a shared one does not.
-        aggregator: sharedCache ? 'max' : 'sum',
-        async collect() {
-          const current = await readUsage();
-          if (current) this.set(current[pick]);
-        },
-      });
-    cacheGauge('sqlgate_cache_entries', 'Live entries of the result cache.', 'entries');
-    cacheGauge('sqlgate_cache_bytes', 'Bytes (JSON length) of the live cache entries.', 'bytes');
-    // The store counts evictions; the counter follows it by the difference since the last scrape.
-    let evictionsSeen = 0;
-    new Counter({
-      name: 'sqlgate_cache_evictions_total',
-      help: 'Entries removed from the result cache to make room.',
-      registers,
-      async collect() {
-        const evictions = (await readUsage())?.evictions ?? evictionsSeen;
-        if (evictions > evictionsSeen) this.inc(evictions - evictionsSeen);
-        evictionsSeen = Math.max(evictionsSeen, evictions);
-      },
-    });
+    addPoolGauges(service, registers);
+    addSessionGauges(service, registers);
+    addCacheGauges(service, registers, sharedCache);
   }
+}
+
+/** The pools' connections and waiting requests, as GET /api/stats/pools. */
+function addPoolGauges(service: QueryService, registers: Registry[]): void {
+  // One reading of the pools per scrape feeds both pool gauges (their ids may be long).
+  let pools: { label: string; stat: PoolStat }[] | undefined;
+  const readPools = () => {
+    if (pools === undefined) {
+      pools = service.poolStats().map((stat) => ({ label: poolLabel(stat.poolId), stat }));
+      setImmediate(() => (pools = undefined));
+    }
+    return pools;
+  };
+  new Gauge({
+    name: 'sqlgate_pool_connections',
+    help: 'Connections of each pool by state (total, idle, active), as GET /api/stats/pools.',
+    labelNames: ['pool', 'state'],
+    registers,
+    collect() {
+      this.reset();
+      for (const { label, stat } of readPools()) {
+        this.set({ pool: label, state: 'total' }, stat.totalConnections);
+        this.set({ pool: label, state: 'idle' }, stat.idleConnections);
+        this.set({ pool: label, state: 'active' }, stat.activeConnections);
+      }
+    },
+  });
+  new Gauge({
+    name: 'sqlgate_pool_waiting_clients',
+    help: 'Requests waiting for a connection of each pool.',
+    labelNames: ['pool'],
+    registers,
+    collect() {
+      this.reset();
+      for (const { label, stat } of readPools()) this.set({ pool: label }, stat.waitingClients);
+    },
+  });
+}
+
+/** Sessions (docs/decisions.md 10.26): open now, and opened and ended since the start. */
+function addSessionGauges(service: QueryService, registers: Registry[]): void {
+  let openedSeen = 0;
+  const endedSeen: Partial<SessionStatistics['ended']> = {};
+  new Gauge({
+    name: 'sqlgate_sessions_open',
+    help: 'Sessions open now; each holds one connection, counted active in its pool.',
+    registers,
+    collect() {
+      this.set(service.sessionStatistics().open);
+    },
+  });
+  new Counter({
+    name: 'sqlgate_sessions_opened_total',
+    help: 'Sessions opened (POST /api/sessions).',
+    registers,
+    collect() {
+      const { opened } = service.sessionStatistics();
+      if (opened > openedSeen) this.inc(opened - openedSeen);
+      openedSeen = Math.max(openedSeen, opened);
+    },
+  });
+  new Counter({
+    name: 'sqlgate_sessions_ended_total',
+    help:
+      'Sessions ended, by reason: closed (DELETE), idle (SESSION_IDLE_TIMEOUT_MS), lifetime ' +
+      '(SESSION_MAX_LIFETIME_MS), broken (connection lost), shutdown.',
+    labelNames: ['reason'],
+    registers,
+    collect() {
+      const { ended } = service.sessionStatistics();
+      for (const reason of Object.keys(ended) as (keyof typeof ended)[]) {
+        this.inc({ reason }, ended[reason] - (endedSeen[reason] ?? 0));
+        endedSeen[reason] = ended[reason];
+      }
+    },
+  });
+}
+
+/** The result cache's entries, bytes and evictions. */
+function addCacheGauges(service: QueryService, registers: Registry[], sharedCache: boolean): void {
+  // One read of the store per scrape feeds the three cache gauges. A store that cannot answer
+  // (Redis down) leaves them as they were: the rest of the scrape must still succeed, since
+  // that is when operators look.
+  type Usage = Awaited<ReturnType<QueryService['cacheUsage']>>;
+  let usage: Promise<Usage | undefined> | undefined;
+  const readUsage = (): Promise<Usage | undefined> => {
+    usage ??= service
+      .cacheUsage()
+      .catch(() => undefined)
+      .finally(() => {
+        usage = undefined;
+      });
+    return usage;
+  };
+  const cacheGauge = (name: string, help: string, pick: 'entries' | 'bytes') =>
+    new Gauge({
+      name,
+      help,
+      registers,
+      // Aggregated over workers (WORKERS=n): their own caches add up, a shared one does not.
+      aggregator: sharedCache ? 'max' : 'sum',
+      async collect() {
+        const current = await readUsage();
+        if (current) this.set(current[pick]);
+      },
+    });
+  cacheGauge('sqlgate_cache_entries', 'Live entries of the result cache.', 'entries');
+  cacheGauge('sqlgate_cache_bytes', 'Bytes (JSON length) of the live cache entries.', 'bytes');
+  // The store counts evictions; the counter follows it by the difference since the last scrape.
+  let evictionsSeen = 0;
+  new Counter({
+    name: 'sqlgate_cache_evictions_total',
+    help: 'Entries removed from the result cache to make room.',
+    registers,
+    async collect() {
+      const evictions = (await readUsage())?.evictions ?? evictionsSeen;
+      if (evictions > evictionsSeen) this.inc(evictions - evictionsSeen);
+      evictionsSeen = Math.max(evictionsSeen, evictions);
+    },
+  });
 }

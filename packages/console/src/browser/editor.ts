@@ -18,16 +18,23 @@ export interface RunText {
   from: number;
 }
 
+export interface SqlEditorOptions {
+  /** The element the editor is made in. */
+  parent: HTMLElement;
+  /** The text it opens with. */
+  doc: string;
+  /** Ctrl/Cmd+Enter. */
+  run: () => void;
+  /** Called with the whole text after each change. */
+  onChange: (doc: string) => void;
+  /** The page's style nonce, which admits the editor's style elements. */
+  styleNonce: string;
+}
+
 export class SqlEditor {
   readonly view: EditorView;
 
-  constructor(
-    parent: HTMLElement,
-    doc: string,
-    run: () => void,
-    onChange: (doc: string) => void,
-    styleNonce: string,
-  ) {
+  constructor({ parent, doc, run, onChange, styleNonce }: SqlEditorOptions) {
     this.view = new EditorView({
       parent,
       doc,

@@ -75,13 +75,13 @@ class ConsolePage {
       () => connectionLabel(this.connection.value()),
     );
     const editorHost = h('div', { className: 'editor' });
-    this.editor = new SqlEditor(
-      editorHost,
-      this.storage.sql() ?? EXAMPLE_SQL,
-      () => void this.run(),
-      (sql) => this.storage.saveSql(sql),
-      styleNonce(),
-    );
+    this.editor = new SqlEditor({
+      parent: editorHost,
+      doc: this.storage.sql() ?? EXAMPLE_SQL,
+      run: () => void this.run(),
+      onChange: (sql) => this.storage.saveSql(sql),
+      styleNonce: styleNonce(),
+    });
     this.runButton.addEventListener('click', () => void this.run());
     this.cancelButton.addEventListener('click', () => void this.cancel());
     this.themeButton.addEventListener('click', () => this.nextTheme());
