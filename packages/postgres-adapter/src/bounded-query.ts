@@ -74,6 +74,14 @@ export interface StatementNaming {
   renew?: boolean;
 }
 
+/** What a round trip is sent with, besides its statements and options. */
+export interface RoundTripParts {
+  types: TypeRegistry;
+  socket: ServerSocket;
+  /** How its statements are named; unnamed without. */
+  naming?: StatementNaming | undefined;
+}
+
 /**
  * A round trip that failed (a server error, a lost connection, a broken protocol), with where it
  * happened: a failed COMMIT is not a failed statement, and the statements before a failure did run.
@@ -110,33 +118,36 @@ export class BoundedQuery {
   /** pg's connection, listened to for ParameterDescription while a statement has parameters. */
   private described: SubmittableConnection | undefined;
 
+  private readonly socket: ServerSocket;
+  private readonly naming: StatementNaming | undefined;
+
   constructor(
     private readonly texts: readonly string[],
     private readonly options: RunOptions,
-    types: TypeRegistry,
-    private readonly socket: ServerSocket,
-    private readonly naming?: StatementNaming,
+    { types, socket, naming }: RoundTripParts,
   ) {
+    this.socket = socket;
+    this.naming = naming;
     this.before = options.before ?? NO_STEPS;
     this.after = options.after ?? NO_STEPS;
     const sink = options.rowSink;
     this.readers = texts.map(
       (_, position) =>
-        new StatementReader(
+        new StatementReader({
           types,
-          options.rowMode,
-          options.maxRows,
-          socket.framing,
+          rowMode: options.rowMode,
+          maxRows: options.maxRows,
+          framing: socket.framing,
           // Streamed rows are not kept: memory is bounded by waiting for the consumer instead.
-          sink ? undefined : options.budget,
-          sink && {
+          budget: sink ? undefined : options.budget,
+          stream: sink && {
             sink,
             position,
             pause: () => socket.pauseReading(sink.drained()),
             ...(options.textValues ? { textValues: true } : {}),
             ...(options.maxRowBytes ? { maxRowBytes: options.maxRowBytes } : {}),
           },
-        ),
+        }),
     );
     // The promise's own functions, not closures around them: wrapped, they kept each round trip's
     // rows alive long enough to be promoted to the old generation (measured: six times the

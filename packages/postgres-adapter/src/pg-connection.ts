@@ -242,9 +242,10 @@ export class PgConnection implements Connection {
       // A streamed statement's rows are already with the consumer: only a lone statement, which
       // fails (if it does) before its first row, could be sent again.
       (!options.rowSink || sql.length === 1);
-    const query = new BoundedQuery(sql, options, this.types, serverSocket, {
-      statements: preparedStatements,
-      named,
+    const query = new BoundedQuery(sql, options, {
+      types: this.types,
+      socket: serverSocket,
+      naming: { statements: preparedStatements, named },
     });
     return this.send(query, sql.length, options).then(undefined, (error: unknown) => {
       if (!query.failedForAName(error)) throw error;
@@ -274,10 +275,10 @@ export class PgConnection implements Connection {
       serverSocket.framing.facts.transactionStatus === 'I'
         ? options
         : { ...options, before: ['ROLLBACK', ...(options.before ?? [])] };
-    const query = new BoundedQuery(sql, again, this.types, serverSocket, {
-      statements: preparedStatements,
-      named: true,
-      renew: true,
+    const query = new BoundedQuery(sql, again, {
+      types: this.types,
+      socket: serverSocket,
+      naming: { statements: preparedStatements, named: true, renew: true },
     });
     return this.send(query, sql.length, again);
   }

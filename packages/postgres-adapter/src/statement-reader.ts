@@ -26,6 +26,17 @@ export interface WireField {
 
 const COMMAND_TAG = /^([A-Za-z]+)(?: (\d+))?(?: (\d+))?/;
 
+/** What a StatementReader reads with. */
+export interface StatementReading {
+  types: TypeRegistry;
+  rowMode: RowMode;
+  maxRows: number;
+  framing: MessageFraming;
+  /** The request's budget; undefined for streamed rows, which are not kept. */
+  budget: ResultBudget | undefined;
+  stream?: StreamedRows | undefined;
+}
+
 /** Where a streamed statement's rows go, and how to hold the server while the consumer is full. */
 export interface StreamedRows {
   sink: RowSink;
@@ -64,14 +75,21 @@ export class StatementReader {
   /** From the statement's ParameterDescription, when it was described with its parameters. */
   private parameterTypes: readonly number[] | undefined;
 
-  constructor(
-    private readonly types: TypeRegistry,
-    private readonly rowMode: RowMode,
-    private readonly maxRows: number,
-    private readonly framing: MessageFraming,
-    private readonly budget: ResultBudget | undefined,
-    private readonly stream?: StreamedRows,
-  ) {}
+  private readonly types: TypeRegistry;
+  private readonly rowMode: RowMode;
+  private readonly maxRows: number;
+  private readonly framing: MessageFraming;
+  private readonly budget: ResultBudget | undefined;
+  private readonly stream: StreamedRows | undefined;
+
+  constructor(reading: StatementReading) {
+    this.types = reading.types;
+    this.rowMode = reading.rowMode;
+    this.maxRows = reading.maxRows;
+    this.framing = reading.framing;
+    this.budget = reading.budget;
+    this.stream = reading.stream;
+  }
 
   /** This statement's rows begin: they are kept again, within the budget. */
   private begin(): void {
