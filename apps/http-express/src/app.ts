@@ -3,16 +3,13 @@
  * `createApp` builds the app without listening, so it can be mounted under any path of another app.
  */
 import {
-  allowedMethodsByPath,
-  expressPathOf,
-  ROUTES,
-  routePathOf,
   serializeResponse,
   ZERO_CACHE_STATS,
   type ConfiguredTargets,
   type PoolStat,
   type QueryService,
 } from '@sqlgate/core';
+import { allowedMethodsByPath, expressPathOf, ROUTES, routePathOf } from './contract';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, {
   type ErrorRequestHandler,

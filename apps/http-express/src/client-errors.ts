@@ -9,7 +9,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
-import { routePathOf } from '@sqlgate/core';
+import { routePathOf } from './contract';
 import type { Logger } from 'pino';
 import type { ServiceMetrics } from './observability/metrics';
 import { closingAfterRest } from './answer-headers';

@@ -1,7 +1,7 @@
 /**
- * Builds the OpenAPI 3.1 document served at GET /api/openapi.json from the contract in core: the
- * route table (`ROUTES`) and the JSON Schemas of its bodies. Nothing here describes a body by hand,
- * so the document cannot drift from the schemas the service is typed with (docs/interface.md).
+ * Builds the OpenAPI 3.1 document served at GET /api/openapi.json from the contract (./contract):
+ * the route table (`ROUTES`) and the JSON Schemas of its bodies. Nothing here describes a body by
+ * hand, so the document cannot drift from the schemas the service is typed with (docs/interface.md).
  *
  * A schema with an `$id` becomes a named component and is referred to by `$ref`. Request bodies are
  * written inline under the operation: generators such as openapi-typescript make a property with a
@@ -17,7 +17,7 @@ import {
   type HeaderName,
   type ResponseSpec,
   type RouteSpec,
-} from '@sqlgate/core';
+} from './contract';
 
 type Json = { [keyword: string]: unknown };
 

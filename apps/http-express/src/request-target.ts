@@ -6,7 +6,7 @@
  * with the methods it serves. Both before Express sees the request.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ROUTES } from '@sqlgate/core';
+import { ROUTES } from './contract';
 import type { Logger } from 'pino';
 import { writeJson } from './query-endpoint';
 import { logRequest } from './request-log';

@@ -4,7 +4,7 @@
  */
 import SwaggerParser from '@apidevtools/swagger-parser';
 import express from 'express';
-import { ROUTES as CONTRACT_ROUTES } from '@sqlgate/core';
+import { ROUTES as CONTRACT_ROUTES } from '../src/contract';
 import type { Express } from 'express';
 import request from 'supertest';
 import { createApp } from '../src/app';
@@ -176,7 +176,7 @@ describe('the document', () => {
     });
   });
 
-  it('has a schema for every route the app registers: the route table of core', () => {
+  it('has a schema for every route the app registers: the route table of the contract', () => {
     const contractRoutes: Record<string, string[]> = {};
     for (const route of CONTRACT_ROUTES)
       (contractRoutes[route.path] ??= []).push(route.method.toUpperCase());

@@ -133,7 +133,7 @@ export type QueryStream =
       copy?: CopyOut;
     };
 
-/** Where the time of a request went, for a Server-Timing header. */
+/** Where the time of a request went, for the answer's timing header. */
 export interface QueryTimings {
   poolWaitMs: number;
   executionMs: number;

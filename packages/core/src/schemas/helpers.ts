@@ -1,6 +1,6 @@
 /**
  * Small builders over TypeBox for the shapes TypeBox does not name: `oneOf` (TypeBox's unions are
- * `anyOf`, which would let a body match two error shapes at once) and JSON Schema's nullable types.
+ * `anyOf`, which would let a body match two error shapes at once) and a string `enum`.
  */
 import {
   Type,
@@ -17,27 +17,6 @@ export function OneOf<T extends TSchema[]>(
 ): TUnsafe<Static<T[number]>> {
   return Type.Unsafe<Static<T[number]>>({ ...options, oneOf: schemas });
 }
-
-/** An integer of at least 0, or null. */
-export function NullableInteger(options: SchemaOptions = {}): TUnsafe<number | null> {
-  return Type.Unsafe<number | null>({ ...options, type: ['integer', 'null'], minimum: 0 });
-}
-
-/** A string, or null. */
-export function NullableString(options: SchemaOptions = {}): TUnsafe<string | null> {
-  return Type.Unsafe<string | null>({ ...options, type: ['string', 'null'] });
-}
-
-export const NonNegativeNumber = (description: string) => Type.Number({ minimum: 0, description });
-export const NonNegativeInteger = (description: string) =>
-  Type.Integer({ minimum: 0, description });
-
-/** Line and column (1-based) within the submitted SQL text. */
-export const Location = (description: string, closed: boolean) =>
-  Type.Object(
-    { line: Type.Integer({ minimum: 1 }), column: Type.Integer({ minimum: 1 }) },
-    closed ? { description, additionalProperties: false } : { description },
-  );
 
 /**
  * A string from a fixed list, written as `enum` (TypeBox writes a union of `const`s as `anyOf`,

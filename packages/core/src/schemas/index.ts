@@ -1,8 +1,8 @@
-/** The HTTP contract, written once: request and response bodies as JSON Schema with static types, and the route table. */
+/**
+ * The request bodies as JSON Schema with static types, which core's validation of a request reads,
+ * and the builders they are written with. The HTTP contract (routes, response bodies, the OpenAPI
+ * document's parts) belongs to the HTTP adapter.
+ */
 export * from './request';
-export * from './responses';
-export * from './service-bodies';
-export * from './session-bodies';
-export * from './routes';
-export * from './api';
+export { OneOf, StringEnum } from './helpers';
 export * from './unknown-fields';

@@ -11,7 +11,7 @@ import {
   QueryRequestSchema,
   SessionOpenRequestSchema,
   SessionQueryRequestSchema,
-} from './request';
+} from '@sqlgate/core';
 import { CancelledSchema, SessionClosedSchema, SessionOpenedSchema } from './session-bodies';
 import {
   ConnectionFailureResponseSchema,

@@ -5,15 +5,14 @@
  * that each `oneOf` of a route matches exactly one shape.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { OneOf, StringEnum } from '@sqlgate/core';
 import {
   Location,
   NonNegativeInteger,
   NonNegativeNumber,
   NullableInteger,
   NullableString,
-  OneOf,
-  StringEnum,
-} from './helpers';
+} from './schema-builders';
 
 /** Unknown request fields, named with a suggestion; on every answer of POST /api/query after the body was read. */
 export const WarningsSchema = Type.Array(Type.String(), {

@@ -2,7 +2,7 @@
  * The bodies of the endpoints around the query: connection test, pool and cache statistics, health.
  */
 import { Type } from '@sinclair/typebox';
-import { NonNegativeInteger, NonNegativeNumber } from './helpers';
+import { NonNegativeInteger, NonNegativeNumber } from './schema-builders';
 import { ConnectionErrorObjectSchema, WarningsSchema } from './responses';
 
 export const ConnectionTestSuccessSchema = Type.Object(
