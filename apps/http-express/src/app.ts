@@ -179,7 +179,7 @@ function useRequestSteps(
   }
 }
 
-/** One handler per operation of core's route table; the table decides methods and paths. */
+/** One handler per operation of the contract's route table (contract/routes.ts); the table decides methods and paths. */
 function operationHandlers(
   options: AppOptions,
   logger: Logger,

@@ -10,8 +10,6 @@ import { startServer } from '../src/server';
 import { startSqlgateProcess } from './sqlgate-process';
 import { captureLogs, sql, target } from './support';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 async function statementRuns(marker: string): Promise<boolean> {
   const rows = await sql(
     "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1",

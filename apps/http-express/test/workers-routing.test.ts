@@ -43,8 +43,6 @@ afterEach(() => {
   if (!server.alive()) throw new Error(`the primary ended:\n${server.output()}`);
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 interface Answer {
   status: number;
   body: Record<string, unknown>;
