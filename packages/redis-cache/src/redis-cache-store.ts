@@ -39,6 +39,8 @@ export interface StoreConnections {
 const INVALIDATION_BATCH = 500;
 /** Place hashes remembered at once. */
 const MAX_REMEMBERED_PLACES = 1000;
+/** The least time a health check's PING is given, connecting included (docs/decisions.md 10.40). */
+const HEALTH_PING_BOUND_MS = 1000;
 
 export class RedisCacheStore implements CacheStore {
   /** Hashes of the places seen, so that a miss does not hash its place for each call. */
@@ -192,9 +194,14 @@ export class RedisCacheStore implements CacheStore {
     return hash;
   }
 
-  /** One PING within the command timeout; rejects (RedisCacheUnavailableError) when none comes. */
+  /**
+   * One PING within the command timeout or HEALTH_PING_BOUND_MS, whichever is longer; rejects
+   * (RedisCacheUnavailableError) when none comes. The command timeout keeps requests fast; a health
+   * check held to it would call a Redis down that is only slow to connect on a busy machine.
+   */
   async ping(): Promise<void> {
-    await this.connections.calls.run((client) => client.ping());
+    const bound = Math.max(this.connections.calls.timeoutMs, HEALTH_PING_BOUND_MS);
+    await this.connections.calls.run((client) => client.ping(), bound);
   }
 
   /** Closes the RedisCache this store belongs to (its counters too: they share one client). */

@@ -6,6 +6,9 @@
  *   attempts: `enableOfflineQueue: false`), waits for a connection being made for at most the bound,
  *   and is given up at the bound however far it got (`commandTimeout`, and a deadline of our own
  *   that also covers the wait);
+ * - setting a connection up (the HELLO and INFO ioredis sends first) has the longer bound of
+ *   connecting: held to a request's bound, a Redis slower than it to set one up (a busy machine, a
+ *   distant host) was dropped and dialled again for ever, and never answered anything;
  * - a command in flight when the connection drops fails at once instead of being sent again
  *   (`maxRetriesPerRequest: 0`, `autoResendUnfulfilledCommands: false`);
  * - it reconnects for ever, at most a second apart, so it recovers by itself when Redis returns;
@@ -44,8 +47,9 @@ export class RedisConnection {
     url: string,
     readonly timeoutMs: number,
   ) {
+    const setupBoundMs = Math.max(timeoutMs, CONNECT_TIMEOUT_MS);
     const options: RedisOptions = {
-      commandTimeout: timeoutMs,
+      commandTimeout: setupBoundMs,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       autoResendUnfulfilledCommands: false,
@@ -59,6 +63,10 @@ export class RedisConnection {
     // would print every 'error' event (each failed reconnect) to the console.
     this.client.on('error', () => undefined);
     this.client.on('connect', () => this.client.stream?.unref?.());
+    // ioredis reads `commandTimeout` as each command is sent: a connection being set up has the
+    // longer bound, a ready one the requests'.
+    this.client.on('ready', () => (this.client.options.commandTimeout = timeoutMs));
+    this.client.on('close', () => (this.client.options.commandTimeout = setupBoundMs));
     this.client.on('reconnecting', () => unrefReconnectTimer(this.client));
     for (const [name, lua] of Object.entries(LUA_SCRIPTS)) {
       this.client.defineCommand(name, { numberOfKeys: 0, lua });
@@ -73,8 +81,8 @@ export class RedisConnection {
     });
   }
 
-  /** Runs `command` once connected, rejecting with RedisCacheUnavailableError by the bound. */
-  async run<T>(command: (client: Redis) => Promise<T>): Promise<T> {
+  /** Runs `command` once connected, rejecting with RedisCacheUnavailableError by `boundMs`. */
+  async run<T>(command: (client: Redis) => Promise<T>, boundMs = this.timeoutMs): Promise<T> {
     if (this.closed) throw new RedisCacheUnavailableError('The Redis cache is closed');
     const status = this.client.status;
     if (status !== 'ready' && !CONNECTING.has(status)) {
@@ -87,8 +95,8 @@ export class RedisConnection {
     const expired = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => {
         givenUp = true;
-        reject(new RedisCacheUnavailableError(`Redis did not answer within ${this.timeoutMs} ms`));
-      }, this.timeoutMs);
+        reject(new RedisCacheUnavailableError(`Redis did not answer within ${boundMs} ms`));
+      }, boundMs);
     });
     const attempt = (async () => {
       if (this.client.status !== 'ready') await this.ready();

@@ -4,6 +4,7 @@
  * A call on a frozen Redis must fail with the bound's own error: that, not a measured time, shows
  * that the bound ended it (a time would depend on the machine's load).
  */
+import { createServer, connect } from 'node:net';
 import { startLocalRedis, type LocalRedis } from '@sqlgate/testing';
 import { RedisCacheUnavailableError, type RedisCache, type RedisCacheOptions } from '../src';
 import { placeHash } from '../src/key-layout';
@@ -310,5 +311,50 @@ describe('an invalidation Redis refuses (an ACL that lets the generations be rea
     expect(await results.lookup('a2')).toBeDefined();
     expect(await results.lookup('b1')).toBeDefined();
     await results.close();
+  });
+});
+
+describe('a Redis slower to set a connection up than a request\'s bound', () => {
+  /** A proxy to Redis that opens its way to Redis only `delayMs` after a client connects. */
+  async function slowToConnect(delayMs: number): Promise<{ url: string; close: () => void }> {
+    const server = createServer((client) => {
+      client.pause();
+      setTimeout(() => {
+        const upstream = connect(redis.port, '127.0.0.1', () => {
+          client.pipe(upstream).pipe(client);
+          client.resume();
+        });
+        upstream.on('error', () => client.destroy());
+        client.on('error', () => upstream.destroy());
+      }, delayMs);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    return { url: `redis://127.0.0.1:${port}`, close: () => server.close() };
+  }
+
+  it('is used once connected: setting up is not held to the bound', async () => {
+    const proxy = await slowToConnect(300);
+    try {
+      const cache = caches.make(proxy.url, { commandTimeoutMs: 50 });
+      // Calls made while it connects fail at their bound; the connection is not given up for it.
+      await eventually(async () => {
+        expect(await cache.store.set(entry('k'), 60_000)).toBe(true);
+      });
+      expect(await cache.store.get('k')).toMatchObject({ key: 'k' });
+    } finally {
+      proxy.close();
+    }
+  });
+
+  it('is healthy: a health check waits for the connection (docs/decisions.md 10.40)', async () => {
+    const proxy = await slowToConnect(300);
+    try {
+      // The requests' default bound: 50 ms, less than connecting takes here.
+      const cache = caches.make(proxy.url, { commandTimeoutMs: 50 });
+      await expect(cache.store.ping()).resolves.toBeUndefined();
+    } finally {
+      proxy.close();
+    }
   });
 });
