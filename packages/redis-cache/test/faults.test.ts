@@ -314,7 +314,7 @@ describe('an invalidation Redis refuses (an ACL that lets the generations be rea
   });
 });
 
-describe('a Redis slower to set a connection up than a request\'s bound', () => {
+describe("a Redis slower to set a connection up than a request's bound", () => {
   /** A proxy to Redis that opens its way to Redis only `delayMs` after a client connects. */
   async function slowToConnect(delayMs: number): Promise<{ url: string; close: () => void }> {
     const server = createServer((client) => {
