@@ -38,15 +38,20 @@ async function upload(
   const encoded = new Request(sqlgate.url, { method: 'POST', body: form });
   const body = Buffer.from(await encoded.arrayBuffer());
   const contentType = encoded.headers.get('content-type') ?? '';
-  return postOnNewConnection(body, { 'content-type': contentType, ...headers });
+  return postOnNewConnection([body], { 'content-type': contentType, ...headers });
 }
 
 /**
- * POST /api/copy on a connection of its own, answered as a fetch Response. Not through fetch's
- * pool: on a busy machine it may pick a kept-alive connection of an earlier test just as the
- * server's keep-alive timeout closes it, and the request is then reset before the server sees it.
+ * POST /api/copy on a connection of its own, its body written in `pieces` `pauseMs` apart, answered
+ * as a fetch Response. Not through fetch's pool: on a busy machine it may pick a kept-alive
+ * connection of an earlier test just as the server's keep-alive timeout closes it, and the request
+ * is then reset before the server sees it.
  */
-function postOnNewConnection(body: Buffer, headers: Record<string, string>): Promise<Response> {
+function postOnNewConnection(
+  pieces: (string | Buffer)[],
+  headers: Record<string, string>,
+  pauseMs = 0,
+): Promise<Response> {
   const url = new URL(`${sqlgate.url}/api/copy`);
   return new Promise((resolve, reject) => {
     const client = http.request(
@@ -68,7 +73,13 @@ function postOnNewConnection(body: Buffer, headers: Record<string, string>): Pro
       },
     );
     client.on('error', reject);
-    client.end(body);
+    void (async () => {
+      for (const piece of pieces) {
+        client.write(piece);
+        if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      }
+      client.end();
+    })();
   });
 }
 
@@ -120,9 +131,7 @@ it('loads nothing when a row is bad, and names its line', async () => {
 });
 
 it('refuses anything but a request part followed by a data part', async () => {
-  const wrongType = await postOnNewConnection(Buffer.from('1,a\n'), {
-    'content-type': 'text/plain',
-  });
+  const wrongType = await postOnNewConnection(['1,a\n'], { 'content-type': 'text/plain' });
   expect(wrongType.status).toBe(415);
   const dataFirst = await upload([
     ['data', new Blob(['1,a\n'])],
@@ -177,36 +186,13 @@ it('loads nothing and leaves nothing running when the client goes away mid-uploa
 }, 60_000);
 
 /** Sends a raw multipart body, in pieces `pauseMs` apart; resolves with the status and body. */
-function rawUpload(
+async function rawUpload(
   pieces: (string | Buffer)[],
   pauseMs = 0,
 ): Promise<{ status: number; body: string }> {
-  const url = new URL(`${sqlgate.url}/api/copy`);
-  return new Promise((resolve, reject) => {
-    const client = http.request(
-      {
-        host: url.hostname,
-        port: url.port,
-        path: url.pathname,
-        method: 'POST',
-        headers: { 'content-type': 'multipart/form-data; boundary=XB' },
-        agent: false,
-      },
-      (response) => {
-        let body = '';
-        response.on('data', (chunk) => (body += String(chunk)));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
-      },
-    );
-    client.on('error', reject);
-    void (async () => {
-      for (const piece of pieces) {
-        client.write(piece);
-        if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
-      }
-      client.end();
-    })();
-  });
+  const multipart = { 'content-type': 'multipart/form-data; boundary=XB' };
+  const response = await postOnNewConnection(pieces, multipart, pauseMs);
+  return { status: response.status, body: await response.text() };
 }
 
 /**
