@@ -38,8 +38,9 @@ export function localCancelDesk(service: QueryService, targets?: ConfiguredTarge
 }
 
 /**
- * Tries a cancel on this process's own requests, for the login of a cancel's body the receiving
- * process read already; true when it cancelled anything.
+ * Tries a cancel on this process's own requests, for the login in a cancel's body; true when it
+ * cancelled anything. With WORKERS=n the body reaches every worker as its caller sent it, and each
+ * reads it again.
  */
 export function cancelsHere(
   service: QueryService,

@@ -1,6 +1,7 @@
 /**
- * The first step of a request: a refused one answered as refused, its target checked, its SQL split into statements,
- * and the statements checked against what the request may hold. Throws what refuses the request.
+ * The first step of a request: a request its transport refused is refused here, its target
+ * checked, its SQL split into statements, and the statements checked against what the request may
+ * hold. Throws what refuses the request.
  */
 import { ErrorCodes, RequestError, SqlgateError } from '../errors';
 import { isCopyFromStdin } from '../execution/copy-from';
