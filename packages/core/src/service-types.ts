@@ -151,7 +151,8 @@ export interface QueryServiceResponse extends QueryResponse {
 
 /**
  * Outcome of a connection check: the test-connection of docs/interface.md, with the status rules
- * of docs/decisions.md 5. `warnings` are the request's (a body's unknown fields), unless it was refused.
+ * of docs/decisions.md 5. `warnings` are the request's (a body's unknown fields), unless it was
+ * refused.
  */
 export type ConnectionCheckResponse =
   | {

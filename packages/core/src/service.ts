@@ -23,7 +23,10 @@ export * from './service-types';
  * @example
  * const service = createQueryService({ connections: createPostgresConnections() });
  * const { body } = await service.execute({
- *   target: { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test', sslMode: 'prefer' },
+ *   target: {
+ *     host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test',
+ *     sslMode: 'prefer',
+ *   },
  *   sql: 'SELECT 1',
  *   options: { rowMode: 'object', readOnly: false, dryRun: false },
  * });

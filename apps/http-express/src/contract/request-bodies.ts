@@ -348,8 +348,9 @@ export function missingFields(body: Body, required: readonly string[]): string[]
 }
 
 /**
- * Reads a POST /api/query body (and the request part of POST /api/copy). Throws `RequestError` with the messages of docs/interface.md:
- * 'Missing required fields' (with `missing`), or a sentence naming the wrong field. Fields outside
+ * Reads a POST /api/query body (and the request part of POST /api/copy). Throws `RequestError`
+ * with the messages of docs/interface.md: 'Missing required fields' (with `missing`), or a
+ * sentence naming the wrong field. Fields outside
  * QueryRequestSchema are not refused: they are named in `warnings`. A body that names no target
  * runs on the default one of `targets`, when the server has one (docs/decisions.md 10.48).
  *
