@@ -5,11 +5,18 @@
 import {
   serializeResponse,
   ZERO_CACHE_STATS,
-  type ConfiguredTargets,
   type PoolStat,
   type QueryService,
 } from '@sqlgate/core';
-import { allowedMethodsByPath, expressPathOf, ROUTES, routePathOf } from './contract';
+import {
+  allowedMethodsByPath,
+  expressPathOf,
+  readConnectionCheckBody,
+  requestOrRefusal,
+  ROUTES,
+  routePathOf,
+  type ConfiguredTargets,
+} from './contract';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, {
   type ErrorRequestHandler,
@@ -185,21 +192,26 @@ function operationHandlers(
   logger: Logger,
   observability: AppObservability,
 ): Record<string, RequestHandler> {
-  const { service } = options;
+  const { service, configuredTargets } = options;
   const answerStallMs = options.answerStallTimeoutMs ?? DEFAULT_ANSWER_STALL_TIMEOUT_MS;
-  const cancelDesk = options.cancelDesk ?? localCancelDesk(service);
+  const cancelDesk = options.cancelDesk ?? localCancelDesk(service, configuredTargets);
   const copyLimits = {
     maxCopyBytes: options.maxCopyBytes ?? DEFAULT_MAX_COPY_BYTES,
     idleTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
   };
   return {
-    executeQuery: (req, res) => answerQuery(service, logger, req.body, req, res, answerStallMs),
-    ...sessionHandlers(service, logger, answerStallMs, options.sessionsElsewhere),
-    cancelRequest: (req, res) =>
-      answerCancel(cancelDesk, logger, req, res, options.configuredTargets),
-    copyFrom: (req, res) => answerCopy(service, logger, copyLimits, req, res),
+    executeQuery: (req, res) =>
+      answerQuery(service, logger, { body: req.body, configuredTargets }, req, res, answerStallMs),
+    ...sessionHandlers(service, logger, answerStallMs, {
+      elsewhere: options.sessionsElsewhere,
+      configuredTargets,
+    }),
+    cancelRequest: (req, res) => answerCancel(cancelDesk, logger, req, res, configuredTargets),
+    copyFrom: (req, res) => answerCopy(service, logger, copyLimits, req, res, configuredTargets),
     testConnection: async (req, res) => {
-      const result = await service.checkConnection(req.body);
+      const result = await service.checkConnection(
+        requestOrRefusal(() => readConnectionCheckBody(req.body, configuredTargets)),
+      );
       sendJson(res, 'failure' in result ? httpStatusFor(result.failure) : 200, result.body);
     },
     ...statisticsHandlers(service, options.clusterStatistics),

@@ -9,9 +9,8 @@ import {
   cancelAnswer,
   codedError,
   ErrorCodes,
-  readCancelBody,
+  RequestError,
   serializeResponse,
-  type ConfiguredTargets,
   type QueryService,
 } from '@sqlgate/core';
 import type { Request, Response } from 'express';
@@ -19,6 +18,7 @@ import type { Logger } from 'pino';
 import { LimitedCancels, type CancelVerdict } from './cancel-limit';
 import { httpStatusFor } from './http-status';
 import { writeInternalError, writeJson } from './query-endpoint';
+import { readCancelBody, requestOrRefusal, type ConfiguredTargets } from './contract';
 
 /**
  * A cancel that cancels nothing is answered this long after its body was read, however long
@@ -33,10 +33,25 @@ export interface CancelDesk {
 }
 
 /** The cancels of one process: its own requests, its own count of each client's failures. */
-export function localCancelDesk(service: QueryService): CancelDesk {
-  return new LimitedCancels(
-    (requestId, body) => service.cancelRequest(requestId, body).failure === undefined,
-  );
+export function localCancelDesk(service: QueryService, targets?: ConfiguredTargets): CancelDesk {
+  return new LimitedCancels((requestId, body) => cancelsHere(service, requestId, body, targets));
+}
+
+/**
+ * Tries a cancel on this process's own requests, for the login in a cancel's body; true when it
+ * cancelled anything. With WORKERS=n the body reaches every worker as its caller sent it, and each
+ * reads it again.
+ */
+export function cancelsHere(
+  service: QueryService,
+  requestId: string,
+  body: unknown,
+  targets?: ConfiguredTargets,
+): boolean {
+  const read = requestOrRefusal(() => readCancelBody(body, targets));
+  // A refused body cancels nothing (the process that received it answered the refusal).
+  if (read instanceof RequestError) return false;
+  return service.cancelRequest(requestId, read.target).failure === undefined;
 }
 
 export async function answerCancel(
@@ -47,9 +62,10 @@ export async function answerCancel(
   targets?: ConfiguredTargets,
 ): Promise<void> {
   const started = performance.now();
-  const read = readCancelBody(req.body, targets);
-  if ('refused' in read) {
-    writeJson(res, httpStatusFor(read.refused.failure), serializeResponse(read.refused.body));
+  const read = requestOrRefusal(() => readCancelBody(req.body, targets));
+  if (read instanceof RequestError) {
+    const { code, message, body } = read;
+    writeJson(res, httpStatusFor({ code }), serializeResponse({ error: message, ...body }));
     return;
   }
   let verdict: CancelVerdict;

@@ -19,6 +19,7 @@ import { codingError } from './json-body';
 import { continueIfAsked } from './continue-on-read';
 import { abortOnDisconnect } from './disconnect-signal';
 import { lostInParsingMessage } from './json-text';
+import { readQueryBody, requestOrRefusal, type ConfiguredTargets } from './contract';
 
 /** Largest `request` part (and `data` sent as a plain field): a query body, as on POST /api/query. */
 const MAX_FIELD_BYTES = 1024 * 1024;
@@ -101,6 +102,7 @@ export function answerCopy(
   limits: CopyLimits,
   req: IncomingMessage,
   res: ServerResponse,
+  configuredTargets?: ConfiguredTargets,
 ): void {
   const parts = multipartParserFor(req, res);
   if (!parts) return;
@@ -110,7 +112,17 @@ export function answerCopy(
   const watched = withFields(executeOptionsOf(res), { signal: stopCopy });
   // An upload is a stream (docs/decisions.md 10.24): until the answer is gone.
   res.once('close', streamOpened());
-  const upload = new CopyUpload({ service, logger, limits, req, res, stopCopy, watched, parts });
+  const upload = new CopyUpload({
+    service,
+    logger,
+    limits,
+    req,
+    res,
+    stopCopy,
+    watched,
+    parts,
+    configuredTargets,
+  });
   upload.listen();
   continueIfAsked(req);
   req.pipe(parts);
@@ -147,6 +159,8 @@ interface UploadContext {
   service: QueryService;
   logger: Logger;
   limits: CopyLimits;
+  /** Where a `request` part naming no target runs (docs/decisions.md 10.48). */
+  configuredTargets: ConfiguredTargets | undefined;
   req: IncomingMessage;
   res: ServerResponse;
   /** Stops the COPY: the client went away or the upload was given up. */
@@ -261,12 +275,17 @@ class CopyUpload {
       return false;
     }
     this.started = true;
-    const { service, logger, limits, req, res, parts, watched } = this.context;
+    const { service, logger, limits, req, res, parts, watched, configuredTargets } = this.context;
     const source = checkedData(chunks, limits.maxCopyBytes, this.bodyRead, (error) => {
       this.failure ??= error;
     });
+    const body = this.body;
     service
-      .copyFrom(this.body, source, watched)
+      .copyFrom(
+        requestOrRefusal(() => readQueryBody(body, configuredTargets)),
+        source,
+        watched,
+      )
       .then((response) => {
         this.stopIdleTimer();
         if (this.failure) {

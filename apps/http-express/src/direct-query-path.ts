@@ -14,6 +14,7 @@ import { answerQuery, writeInternalError } from './query-endpoint';
 import { DEFAULT_ANSWER_STALL_TIMEOUT_MS } from './answer-stall';
 import { logRequest } from './request-log';
 import type { Observability } from './observability/request-observation';
+import type { ConfiguredTargets } from './contract';
 
 export interface DirectQueryPathOptions extends BrowserGuardOptions {
   service: QueryService;
@@ -24,6 +25,8 @@ export interface DirectQueryPathOptions extends BrowserGuardOptions {
   answerStallTimeoutMs?: number;
   /** The app's metrics, spans and slow-query log (`createObservability`); absent: none. */
   observability?: Observability;
+  /** Targets a request may use without naming one, as for the app (docs/decisions.md 10.48). */
+  configuredTargets?: ConfiguredTargets;
 }
 
 const QUERY_PATH = '/api/query';
@@ -38,7 +41,7 @@ export function withDirectQueryPath(
   app: RequestListener,
   options: DirectQueryPathOptions,
 ): RequestListener {
-  const { service, logger, bodyLimits, observability } = options;
+  const { service, logger, bodyLimits, observability, configuredTargets } = options;
   const answerStallTimeoutMs = options.answerStallTimeoutMs ?? DEFAULT_ANSWER_STALL_TIMEOUT_MS;
   const admit = createBrowserGuard(options);
   // Chained rather than awaited: each async function on a request's way costs it a turn of the
@@ -51,7 +54,8 @@ export function withDirectQueryPath(
       return Promise.resolve();
     }
     return readJsonBody(req, bodyLimits).then(
-      (body) => answerQuery(service, logger, body, req, res, answerStallTimeoutMs),
+      (body) =>
+        answerQuery(service, logger, { body, configuredTargets }, req, res, answerStallTimeoutMs),
       (error: unknown) =>
         answerBodyError(
           res,

@@ -16,3 +16,12 @@ export {
   type AppObservability,
   type ObservabilitySettings,
 } from './observability';
+export {
+  readCancelBody,
+  readConnectionCheckBody,
+  readQueryBody,
+  readSessionOpenBody,
+  readSessionQueryBody,
+  requestOrRefusal,
+  type ConfiguredTargets,
+} from './contract';

@@ -21,6 +21,7 @@ import { observerOf } from './observability/request-observation';
 import { abortOnDisconnect } from './disconnect-signal';
 import { holdAsWritten, holdUntilClosed } from './held-answers';
 import { answerHeader, writeAnswerHead } from './answer-headers';
+import { readQueryBody, requestOrRefusal, type ConfiguredTargets } from './contract';
 
 function serverTiming(poolWaitMs: number, executionMs: number, serialisationMs: number): string {
   return `pool;dur=${poolWaitMs.toFixed(3)}, exec;dur=${executionMs.toFixed(3)}, ser;dur=${serialisationMs.toFixed(3)}`;
@@ -85,14 +86,14 @@ export function writeJson(res: ServerResponse, status: number, json: string | Bu
 const WRITTEN_AS_BYTES_FROM = 64 * 1024;
 
 /**
- * Answers a POST /api/query body, whole or streamed. A client that takes none of the answer for
- * `answerStallMs` (ANSWER_STALL_TIMEOUT_MS) is given up, a stream's after its own limit
- * (answer-stall.ts).
+ * Answers a POST /api/query body, whole or streamed; a body naming no target runs on the default
+ * one of `configuredTargets`. A client that takes none of the answer for `answerStallMs`
+ * (ANSWER_STALL_TIMEOUT_MS) is given up, a stream's after its own limit (answer-stall.ts).
  */
 export function answerQuery(
   service: QueryService,
   logger: Logger,
-  body: unknown,
+  { body, configuredTargets }: { body: unknown; configuredTargets: ConfiguredTargets | undefined },
   req: IncomingMessage,
   res: ServerResponse,
   answerStallMs: number,
@@ -114,7 +115,7 @@ export function answerQuery(
   // Chained rather than awaited: one turn of the microtasks fewer per request.
   return service
     .stream(
-      body,
+      requestOrRefusal(() => readQueryBody(body, configuredTargets)),
       format === 'csv'
         ? withFields(watched, { oneStatement: true, rows: 'text' as const })
         : format === 'ndjson'

@@ -7,7 +7,6 @@ import type { AddressInfo } from 'node:net';
 import {
   createQueryService,
   MemoryCacheStore,
-  type ConfiguredTargets,
   type QueryService,
   type QueryServiceOptions,
 } from '@sqlgate/core';
@@ -21,6 +20,7 @@ import { createApp, type ClusterStatistics } from './app';
 import type { CancelDesk } from './cancel-endpoint';
 import type { SessionsElsewhere } from './session-endpoints';
 import { withDirectQueryPath } from './direct-query-path';
+import type { ConfiguredTargets } from './contract';
 import {
   cacheSecretOf,
   ConfigError,
@@ -58,14 +58,12 @@ export interface RunningServer {
 
 /**
  * The query service of a configuration: the composition root. `shared` replaces the process's own
- * result cache and counters with ones it shares with others (a worker of WORKERS=n);
- * `configuredTargets` are the targets a request may use without naming one.
+ * result cache and counters with ones it shares with others (a worker of WORKERS=n).
  */
 export function createServiceFromConfig(
   config: ServerConfig,
   logger?: Logger,
   shared: Pick<QueryServiceOptions, 'cacheStore' | 'counters'> = {},
-  configuredTargets?: ConfiguredTargets,
 ): QueryService {
   const connections = createPostgresConnections({
     // Connections that fail outside any request (an idle one dropped by the server) are only noted.
@@ -87,7 +85,6 @@ export function createServiceFromConfig(
   return createQueryService({
     connections,
     ...(config.allowedTargets ? { targetPolicy: createAllowedTargets(config.allowedTargets) } : {}),
-    ...(configuredTargets ? { configuredTargets } : {}),
     defaultMaxRows: config.maxRows,
     maxResultBytes: config.maxResultBytes,
     maxResultBytesTotal: config.maxResultBytesTotal,
@@ -172,7 +169,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const given = definedOnly(overrides);
   const config: ServerConfig = { ...loadConfig(environmentWithout(process.env, given)), ...given };
   const logger = givenLogger ?? pino({ level: config.logLevel });
-  const service = givenService ?? createServiceFromConfig(config, logger, {}, configuredTargets);
+  const service = givenService ?? createServiceFromConfig(config, logger);
   const browsers = {
     ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
     ...(config.allowedHosts ? { allowedHosts: config.allowedHosts } : {}),
@@ -211,6 +208,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
         bodyLimits: { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs },
         answerStallTimeoutMs: config.answerStallTimeoutMs,
         ...browsers,
+        ...(configuredTargets ? { configuredTargets } : {}),
       }),
     ),
   );

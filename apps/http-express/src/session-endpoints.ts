@@ -16,6 +16,12 @@ import type { Logger } from 'pino';
 import { giveUpWhenStalled } from './answer-stall';
 import { httpStatusFor } from './http-status';
 import {
+  readSessionOpenBody,
+  readSessionQueryBody,
+  requestOrRefusal,
+  type ConfiguredTargets,
+} from './contract';
+import {
   executeOptionsOf,
   renderAnswer,
   requestIdOf,
@@ -80,7 +86,7 @@ export async function runForwardedSessionRoute(
       return renderAnswer(
         await service.executeInSession(
           sessionId,
-          request.body,
+          requestOrRefusal(() => readSessionQueryBody(request.body)),
           requestId === null ? watched : { ...watched, requestId, requestIdKnown },
         ),
       );
@@ -91,11 +97,21 @@ export async function runForwardedSessionRoute(
   }
 }
 
+/**
+ * The session routes. `elsewhere` are the other workers of WORKERS=n; a session opened with a body
+ * naming no target opens on the default one of `configuredTargets` (docs/decisions.md 10.48).
+ */
 export function sessionHandlers(
   service: QueryService,
   logger: Logger,
   answerStallMs: number,
-  elsewhere: SessionsElsewhere | undefined,
+  {
+    elsewhere,
+    configuredTargets,
+  }: {
+    elsewhere: SessionsElsewhere | undefined;
+    configuredTargets: ConfiguredTargets | undefined;
+  },
 ): Record<
   'openSession' | 'executeSessionQuery' | 'cancelSessionQuery' | 'closeSession',
   RequestHandler
@@ -133,16 +149,20 @@ export function sessionHandlers(
 
   return {
     openSession: async (req, res) => {
-      const opened = await service.openSession(req.body, executeOptionsOf(res));
+      const request = requestOrRefusal(() =>
+        readSessionOpenBody(req.body, service.sessionLimits.idleTimeoutMs, configuredTargets),
+      );
+      const opened = await service.openSession(request, executeOptionsOf(res));
       writeRendered(res, logger, renderServiceAnswer(opened, 201));
     },
     executeSessionQuery: async (req, res) => {
       if (await answeredElsewhere(req, res, 'query')) return;
       const sessionId = String(req.params.sessionId ?? '');
+      const query = requestOrRefusal(() => readSessionQueryBody(req.body));
       writeAnswer(
         res,
         logger,
-        await service.executeInSession(sessionId, req.body, executeOptionsOf(res)),
+        await service.executeInSession(sessionId, query, executeOptionsOf(res)),
       );
       giveUpWhenStalled(res, answerStallMs);
     },

@@ -7,6 +7,7 @@ import { createQueryService, type QueryService } from '@sqlgate/core';
 import { createPostgresConnections } from '@sqlgate/postgres-adapter';
 import { createAllowedTargets, type ResolveAll } from '../src/allowed-targets';
 import { database } from './support';
+import { readConnectionCheckBody, readQueryBody } from '../src/contract';
 
 const NAME = 'rebinding.sqlgate.invalid';
 /** TEST-NET-1 (RFC 5737): never a real server. */
@@ -74,7 +75,7 @@ it('denies a name when any address it resolves to is not allowed', async () => {
 
 it('connects to the address it checked even when the name resolves elsewhere afterwards', async () => {
   const resolveAll = rebindingResolver([database.host], [UNCHECKED]);
-  const { failure, body: result } = await serviceWith(resolveAll).execute(body());
+  const { failure, body: result } = await serviceWith(resolveAll).execute(readQueryBody(body()));
   expect(failure).toBeUndefined();
   expect((result as { rows?: unknown }).rows).toEqual([{ server: database.host }]);
   // The name was resolved once, by the check; nothing resolved it again before connecting.
@@ -84,14 +85,16 @@ it('connects to the address it checked even when the name resolves elsewhere aft
 it('checks every request anew: a name rebound to a denied address is refused', async () => {
   const resolveAll = rebindingResolver([database.host], [UNCHECKED]);
   const checked = serviceWith(resolveAll);
-  expect((await checked.execute(body())).failure).toBeUndefined();
-  const second = await checked.execute(body());
+  expect((await checked.execute(readQueryBody(body()))).failure).toBeUndefined();
+  const second = await checked.execute(readQueryBody(body()));
   expect(second.failure?.code).toBe('TARGET_NOT_ALLOWED');
 });
 
 it('tests a connection on the checked address too (POST /api/test-connection)', async () => {
   const resolveAll = rebindingResolver([database.host], [UNCHECKED]);
-  const { body: result } = await serviceWith(resolveAll).checkConnection(body());
+  const { body: result } = await serviceWith(resolveAll).checkConnection(
+    readConnectionCheckBody(body()),
+  );
   expect(result).toMatchObject({ success: true });
   expect(resolveAll.calls).toBe(1);
 });
@@ -109,7 +112,7 @@ itWithCertificate(
           resolveAll: async () => [database.host],
         }),
       });
-      return service.execute(body({ host, sslMode: 'verify-full' }));
+      return service.execute(readQueryBody(body({ host, sslMode: 'verify-full' })));
     };
     // The certificate names localhost: the name the caller gave is what TLS checks.
     expect((await verifying('localhost')).failure).toBeUndefined();

@@ -4,6 +4,7 @@
  * (docs/decisions.md 10.27).
  */
 import { createTestApp, sql, target, type TestApp } from './support';
+import { readQueryBody } from '../src/contract';
 
 let testApp: TestApp;
 beforeAll(async () => {
@@ -22,11 +23,13 @@ afterEach(() => testApp.close());
 it('explicit COMMIT streamed: a read after the COMMIT event is not served the old entry', async () => {
   const { service } = testApp;
   const read = () =>
-    service.execute(target({ sql: 'SELECT v FROM streamed_writes_t', cache: true }));
+    service.execute(readQueryBody(target({ sql: 'SELECT v FROM streamed_writes_t', cache: true })));
   expect((await read()).body).toMatchObject({ rows: [{ v: 1 }] }); // kept
 
   const streamed = await service.stream(
-    target({ sql: 'BEGIN; UPDATE streamed_writes_t SET v = 3; COMMIT; SELECT pg_sleep(1)' }),
+    readQueryBody(
+      target({ sql: 'BEGIN; UPDATE streamed_writes_t SET v = 3; COMMIT; SELECT pg_sleep(1)' }),
+    ),
     { rows: 'parsed' },
   );
   if (!streamed.streamed) throw new Error('not streamed');

@@ -61,7 +61,7 @@ const RESOLUTIONS: Record<string, { compiler: 'tsc' | 'tsc6'; options: object }>
 
 /** A consumer of the main entry points: what declarations they need, and nothing more. */
 const MAIN_ENTRY_CONSUMER = `
-import { createQueryService, MemoryCacheStore, splitSql, type QueryServiceResponse } from '@sqlgate/core';
+import { createQueryService, MemoryCacheStore, splitSql, type QueryRequest, type QueryServiceResponse } from '@sqlgate/core';
 import { createPostgresConnections, type PostgresConnectionsOptions } from '@sqlgate/postgres-adapter';
 import { createApp, startServer, type RunningServer, type StartServerOptions } from '@sqlgate/http-express';
 import { eventually, startTestDatabase, type TestDatabase } from '@sqlgate/testing';
@@ -69,7 +69,12 @@ import { eventually, startTestDatabase, type TestDatabase } from '@sqlgate/testi
 export async function main(): Promise<void> {
   const limits: PostgresConnectionsOptions = { max: 5, connectTimeoutMs: 2000 };
   const service = createQueryService({ connections: createPostgresConnections(limits), cacheStore: new MemoryCacheStore() });
-  const response: QueryServiceResponse = await service.execute({ sql: 'SELECT 1' });
+  const request: QueryRequest = {
+    target: { host: '127.0.0.1', port: 5432, user: 'postgres', database: 'postgres', sslMode: 'prefer' },
+    sql: 'SELECT 1',
+    options: { rowMode: 'object', readOnly: false, dryRun: false },
+  };
+  const response: QueryServiceResponse = await service.execute(request);
   const poolWaitMs: number = response.timings.poolWaitMs;
   const statements: string[] = splitSql('SELECT 1; SELECT 2');
   createApp({ service });

@@ -5,7 +5,7 @@
  */
 import Ajv2020 from 'ajv/dist/2020';
 import fc from 'fast-check';
-import { parseQueryRequest, QueryRequestSchema, suggestField } from '@sqlgate/core';
+import { QueryRequestSchema, readQueryBody, suggestField } from '../src/contract';
 
 const validateSchema = new Ajv2020({ strict: false }).compile(
   JSON.parse(JSON.stringify(QueryRequestSchema)) as object,
@@ -21,11 +21,11 @@ const minimal = {
 
 describe('unknown fields', () => {
   it('are named with the field meant, by case or by a near spelling', () => {
-    expect(parseQueryRequest({ ...minimal, maxrows: 5 }).warnings).toEqual([
+    expect(readQueryBody({ ...minimal, maxrows: 5 }).warnings).toEqual([
       "unknown field 'maxrows' (did you mean 'maxRows'?)",
     ]);
     expect(
-      parseQueryRequest({ ...minimal, readonly: true, isolation_level: 'x', colour: 1 }).warnings,
+      readQueryBody({ ...minimal, readonly: true, isolation_level: 'x', colour: 1 }).warnings,
     ).toEqual([
       "unknown field 'readonly' (did you mean 'readOnly'?)",
       "unknown field 'isolation_level' (did you mean 'isolationLevel'?)",
@@ -38,9 +38,9 @@ describe('unknown fields', () => {
   });
 
   it('are not applied, and a body of known fields has no warnings', () => {
-    const request = parseQueryRequest({ ...minimal, maxrows: 5 });
+    const request = readQueryBody({ ...minimal, maxrows: 5 });
     expect(request.options.maxRows).toBeUndefined();
-    expect(parseQueryRequest(minimal)).not.toHaveProperty('warnings');
+    expect(readQueryBody(minimal)).not.toHaveProperty('warnings');
     const everyField = {
       ...minimal,
       password: 'p',
@@ -57,12 +57,12 @@ describe('unknown fields', () => {
     expect(Object.keys(everyField).sort()).toEqual(
       Object.keys(QueryRequestSchema.properties).sort(),
     );
-    expect(parseQueryRequest(everyField)).not.toHaveProperty('warnings');
+    expect(readQueryBody(everyField)).not.toHaveProperty('warnings');
   });
 
   it('do not include inherited properties', () => {
     const body = Object.assign(Object.create({ inherited: 1 }) as object, minimal);
-    expect(parseQueryRequest(body)).not.toHaveProperty('warnings');
+    expect(readQueryBody(body)).not.toHaveProperty('warnings');
   });
 });
 
@@ -105,7 +105,7 @@ describe('the schema and the validator', () => {
         const defined = JSON.parse(JSON.stringify(candidate)) as Record<string, unknown>;
         if (!validateSchema(defined)) return;
         accepted++;
-        expect(() => parseQueryRequest(defined)).not.toThrow();
+        expect(() => readQueryBody(defined)).not.toThrow();
       }),
       { numRuns: 2000 },
     );

@@ -7,6 +7,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTestApp, target, type TestApp } from './support';
+import { readQueryBody } from '../src/contract';
 
 let testApp: TestApp;
 let server: Server;
@@ -61,7 +62,7 @@ describe('columns that share a name', () => {
     expect(answer.warnings).toEqual(expected);
     const lines = await ndjson({ sql });
     expect(lines.at(-1)?.done.warnings).toEqual(expected);
-    const { body } = await testApp.service.execute(target({ sql }));
+    const { body } = await testApp.service.execute(readQueryBody(target({ sql })));
     expect((body as Json).warnings).toEqual(expected);
   });
 

@@ -1,6 +1,7 @@
 /**
  * @sqlgate/core: ports, use cases, the SQL parser and the execution strategies. No I/O: adapters
- * implement the ports (see @sqlgate/postgres-adapter) and transports call the service.
+ * implement the ports (see @sqlgate/postgres-adapter), and transports read their requests into
+ * the typed requests the use cases take, and call the service.
  */
 export { createQueryService } from './service';
 export type {
@@ -26,7 +27,7 @@ export {
 export type { SessionEnd } from './sessions/session';
 export type { SessionOpened, SessionState } from './sessions/session-use-cases';
 export type { ServiceAnswer } from './execution/response';
-export { cancelAnswer, NOTHING_CANCELLED_MESSAGE, readCancelBody } from './execution/cancelled';
+export { cancelAnswer, NOTHING_CANCELLED_MESSAGE } from './execution/cancelled';
 export { FAILED_CANCELS_PER_REQUEST } from './execution/running-requests';
 export type { CopyFormat, CopyOut } from './streaming/copy-out';
 export * from './errors';
@@ -37,9 +38,17 @@ export type { AbortSignalLike } from './ports/abort-signal';
 export { systemClock, type Clock } from './ports/clock';
 export { withFields } from './with-fields';
 export { promiseFrom } from './promise-from';
-export { parseQueryRequest, parseConnectionTarget, parsePort, MAX_ROWS_LIMIT } from './request';
-export type { ConfiguredTargets } from './configured-targets';
-export type { CacheRequest, IsolationLevel, QueryOptions, QueryRequest } from './request';
+export type {
+  CacheRequest,
+  ConnectionCheckRequest,
+  IsolationLevel,
+  QueryOptions,
+  QueryRequest,
+  RequestOrRefusal,
+  SessionOpenRequest,
+  SessionQuery,
+} from './request';
+export { refuseIdleTimeout } from './sessions/idle-timeout';
 export { planExecution } from './execution/plan';
 export { isCopyFromStdin } from './execution/copy-from';
 export type { ExecutionPlan, StrategyName, TransactionMode } from './execution/plan';
@@ -70,7 +79,6 @@ export type {
 } from './ports/cache-store';
 export type { TargetPolicy } from './ports/target-policy';
 export * from './json';
-export * from './schemas';
 export type {
   ParseEvent,
   PoolAcquireEvent,

@@ -4,14 +4,25 @@
  * pipeline/.
  */
 import type { CacheEntry } from './cache';
-import type { ConfiguredTargets } from './configured-targets';
 import type { HeldResult, SharedLimit } from './execution/result-budget';
 import type { QueryResponse, ServiceAnswer } from './execution/response';
 import type { AbortSignalLike } from './ports/abort-signal';
 import type { CacheStore, CacheUsage, SharedCounters } from './ports/cache-store';
 import type { Clock } from './ports/clock';
-import type { ConnectionCheck, ConnectionProvider, PoolStat } from './ports/connections';
+import type {
+  ConnectionCheck,
+  ConnectionProvider,
+  ConnectionTarget,
+  PoolStat,
+} from './ports/connections';
 import type { RequestObserver } from './ports/request-observer';
+import type {
+  ConnectionCheckRequest,
+  QueryRequest,
+  RequestOrRefusal,
+  SessionOpenRequest,
+  SessionQuery,
+} from './request';
 import type { TargetPolicy } from './ports/target-policy';
 import type { SessionLimits, SessionStatistics } from './sessions/session-registry';
 import type { SessionOpened } from './sessions/session-use-cases';
@@ -32,11 +43,6 @@ export interface QueryServiceOptions {
   maxParallelReads?: number;
   /** Decides which targets callers may reach; without one, any. */
   targetPolicy?: TargetPolicy;
-  /**
-   * Targets of the server's own configuration: a request that names none of host, port, user and
-   * database runs on the default one (docs/decisions.md 10.48), through `targetPolicy` as any.
-   */
-  configuredTargets?: ConfiguredTargets;
   /** Where cached results live. Without one, nothing is cached. */
   cacheStore?: CacheStore;
   /** TTL of a cached result when the request names none (QUERY_CACHE_TTL_MS). Default 60 s. */
@@ -145,7 +151,8 @@ export interface QueryServiceResponse extends QueryResponse {
 
 /**
  * Outcome of a connection check: the test-connection of docs/interface.md, with the status rules
- * of docs/decisions.md 5. `warnings` names unknown request fields, once the body was understood.
+ * of docs/decisions.md 5. `warnings` are the request's (a body's unknown fields), unless it was
+ * refused.
  */
 export type ConnectionCheckResponse =
   | {
@@ -163,25 +170,34 @@ export type ConnectionCheckResponse =
 /** What `cacheHealth` found: a cache that answers, or why it does not. */
 export type CacheHealth = { available: true } | { available: false; reason: string };
 
+/**
+ * The use cases. Each one that runs a request takes it typed, or the RequestError that refused its
+ * body (`RequestOrRefusal`), and answers a refusal as it answers any refused request.
+ */
 export interface QueryService {
-  /** Runs a POST /api/query body. Expected failures are responses, never rejections. */
-  execute(body: unknown, options?: ExecuteOptions): Promise<QueryServiceResponse>;
+  /** Runs a query (POST /api/query). Expected failures are responses, never rejections. */
+  execute(
+    request: RequestOrRefusal<QueryRequest>,
+    options?: ExecuteOptions,
+  ): Promise<QueryServiceResponse>;
   /**
-   * Runs a POST /api/query body with its rows streamed as they arrive, without a row limit unless
-   * the body names `maxRows`. Expected failures are answers, never rejections.
+   * Runs a query with its rows streamed as they arrive, without a row limit unless the request
+   * names `maxRows`. Expected failures are answers, never rejections.
    */
-  stream(body: unknown, options?: StreamOptions): Promise<QueryStream>;
+  stream(request: RequestOrRefusal<QueryRequest>, options?: StreamOptions): Promise<QueryStream>;
   /**
-   * Runs a POST /api/copy: `body` is a query body whose `sql` is one COPY ... FROM STDIN, and
-   * `source` its data, read as PostgreSQL takes it. If the source fails, nothing is loaded.
+   * Runs a POST /api/copy: `request`'s `sql` is one COPY ... FROM STDIN, and `source` its data,
+   * read as PostgreSQL takes it. If the source fails, nothing is loaded.
    */
   copyFrom(
-    body: unknown,
+    request: RequestOrRefusal<QueryRequest>,
     source: AsyncIterable<Uint8Array>,
     options?: ExecuteOptions,
   ): Promise<QueryServiceResponse>;
-  /** Runs a POST /api/test-connection body: one connection outside the pools. */
-  checkConnection(body: unknown): Promise<ConnectionCheckResponse>;
+  /** Checks a target (POST /api/test-connection): one connection outside the pools. */
+  checkConnection(
+    request: RequestOrRefusal<ConnectionCheckRequest>,
+  ): Promise<ConnectionCheckResponse>;
   /** PoolStat (docs/interface.md) for every pool; touches no database. */
   poolStats(): PoolStat[];
   /** Counters and the most recent cache entries; touches no database. */
@@ -196,29 +212,33 @@ export interface QueryService {
    */
   cacheHealth(): Promise<CacheHealth>;
   /**
-   * Runs a POST /api/sessions body: opens a session on one pooled connection. Aborting `signal`
-   * (the caller went away) gives up, and opens no session for nobody; with a `requestId`, a
-   * cancel by that id gives up too.
+   * Opens a session on one pooled connection (POST /api/sessions). Aborting `signal` (the caller
+   * went away) gives up, and opens no session for nobody; with a `requestId`, a cancel by that id
+   * gives up too. An `idleTimeoutMs` above `sessionLimits.idleTimeoutMs` is refused.
    */
   openSession(
-    body: unknown,
+    request: RequestOrRefusal<SessionOpenRequest>,
     options?: Pick<ExecuteOptions, 'signal' | 'requestId'>,
   ): Promise<ServiceAnswer<SessionOpened>>;
   /**
-   * Runs a POST /api/sessions/{id}/query body in that session: in order, as written. The answer is
-   * `execute`'s, with the session's state in `session`.
+   * Runs a query in a session (POST /api/sessions/{id}/query): in order, as written. The answer is
+   * `execute`'s, with the session's state in `session`; a refusal too, once the session is found.
    */
   executeInSession(
     sessionId: string,
-    body: unknown,
+    query: RequestOrRefusal<SessionQuery>,
     options?: ExecuteOptions,
   ): Promise<QueryServiceResponse>;
   /** Ends a session: what runs is cancelled, an open transaction rolled back, the connection cleaned. */
   closeSession(sessionId: string): Promise<ServiceAnswer<{ closed: true; rolledBack: boolean }>>;
   /** Cancels what runs in a session now (DELETE /api/sessions/{id}/query). */
   cancelSessionQuery(sessionId: string): ServiceAnswer<{ cancelled: true }>;
-  /** Cancels the requests running with this id for the credentials in `body`. */
-  cancelRequest(requestId: string, body: unknown): ServiceAnswer<{ cancelled: true }>;
+  /**
+   * Cancels the requests running with this id for `login` (host, port, user, database and
+   * password). A transport refuses a cancel's body itself: it tries the cancel in every process
+   * serving together (docs/decisions.md 10.35), each with the login it read once.
+   */
+  cancelRequest(requestId: string, login: ConnectionTarget): ServiceAnswer<{ cancelled: true }>;
   /**
    * Ends every session (what runs in them is cancelled, their transactions rolled back) and opens
    * no more: the first step of a shutdown, before in-flight requests are awaited.
@@ -226,6 +246,8 @@ export interface QueryService {
   closeSessions(): Promise<void>;
   /** Sessions open now, opened and ended since the start; touches no database. */
   sessionStatistics(): SessionStatistics;
+  /** The limits of sessions (MAX_SESSIONS, SESSION_IDLE_TIMEOUT_MS...) this service keeps. */
+  readonly sessionLimits: Readonly<SessionLimits>;
   /**
    * Whether this instance holds the session: open or ending here, or ended here lately. Requests
    * naming another are for another instance (a worker of WORKERS=n finds it, docs/decisions.md 10.35).

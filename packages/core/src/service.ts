@@ -1,9 +1,10 @@
 /**
  * The use cases the adapters call: run a query request, check a connection, report pools.
- * Transport-neutral: the HTTP app only turns these results into status codes and JSON. Each step
+ * Transport-neutral: the HTTP app reads bodies into typed requests and turns these results into
+ * status codes and JSON. Each step
  * of a request is a module of pipeline/; what the service offers and answers is in service-types.ts.
  */
-import { cancelByRequestId } from './execution/cancelled';
+import { cancelAnswer } from './execution/cancelled';
 import { runRequest } from './pipeline/request-run';
 import { WHOLE } from './pipeline/request-mode';
 import { serviceParts } from './pipeline/service-parts';
@@ -21,7 +22,14 @@ export * from './service-types';
  *
  * @example
  * const service = createQueryService({ connections: createPostgresConnections() });
- * const { body } = await service.execute({ host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test', sql: 'SELECT 1' });
+ * const { body } = await service.execute({
+ *   target: {
+ *     host: '127.0.0.1', port: 5432, user: 'postgres', database: 'test',
+ *     sslMode: 'prefer',
+ *   },
+ *   sql: 'SELECT 1',
+ *   options: { rowMode: 'object', readOnly: false, dryRun: false },
+ * });
  */
 export function createQueryService(options: QueryServiceOptions): QueryService {
   const parts = serviceParts(options);
@@ -31,27 +39,26 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     running,
     clock: parts.clock,
     ...(options.targetPolicy ? { targetPolicy: options.targetPolicy } : {}),
-    ...(options.configuredTargets ? { configuredTargets: options.configuredTargets } : {}),
-    runInSession: (body, executeOptions, inSession) =>
-      runRequest(parts, body, executeOptions, { kind: 'session', inSession }),
+    runInSession: (request, executeOptions, inSession) =>
+      runRequest(parts, request, executeOptions, { kind: 'session', inSession }),
   });
   const { closeSessions, close } = serviceClosing(parts);
   return {
-    execute: (body, executeOptions = {}) => runRequest(parts, body, executeOptions, WHOLE),
-    stream: (body, streamOptions = {}) => streamRequest(parts, body, streamOptions),
-    copyFrom: (body, source, executeOptions = {}) =>
-      runRequest(parts, body, executeOptions, { kind: 'copy-from', source }),
-    checkConnection: (body) => checkConnection(parts, body),
+    execute: (request, executeOptions = {}) => runRequest(parts, request, executeOptions, WHOLE),
+    stream: (request, streamOptions = {}) => streamRequest(parts, request, streamOptions),
+    copyFrom: (request, source, executeOptions = {}) =>
+      runRequest(parts, request, executeOptions, { kind: 'copy-from', source }),
+    checkConnection: (request) => checkConnection(parts, request),
     poolStats: () => connections.poolStats(),
     ...cacheAdministration(parts),
     openSession: sessionUseCases.openSession,
     executeInSession: sessionUseCases.executeInSession,
     closeSession: sessionUseCases.closeSession,
     cancelSessionQuery: sessionUseCases.cancelSessionQuery,
-    cancelRequest: (requestId, body) =>
-      cancelByRequestId(running, requestId, body, options.configuredTargets),
+    cancelRequest: (requestId, login) => cancelAnswer(running.cancel(requestId, login)),
     closeSessions,
     sessionStatistics: () => sessions.statistics(),
+    sessionLimits: sessions.limits,
     knowsSession: (sessionId) => sessions.knows(sessionId),
     close,
     [Symbol.asyncDispose]: close,

@@ -21,12 +21,9 @@ it('closes the connection of an abandoned request whose server ignores the cance
     const started = performance.now();
     const answer = service.execute(
       {
-        host: fake.host,
-        port: fake.port,
-        user: 'u',
-        database: 'd',
-        sslMode: 'disable',
+        target: { host: fake.host, port: fake.port, user: 'u', database: 'd', sslMode: 'disable' },
         sql: 'SELECT 1',
+        options: { rowMode: 'object', readOnly: false, dryRun: false },
       },
       { signal: controller.signal },
     );

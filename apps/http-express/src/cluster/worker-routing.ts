@@ -7,7 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import type { QueryService } from '@sqlgate/core';
 import type { Logger } from 'pino';
-import type { CancelDesk } from '../cancel-endpoint';
+import { cancelsHere, type CancelDesk } from '../cancel-endpoint';
 import type { CancelVerdict } from '../cancel-limit';
 import { DisconnectSignal } from '../disconnect-signal';
 import type { Observability } from '../observability/request-observation';
@@ -90,7 +90,7 @@ export class WorkerRouting implements CancelDesk, SessionsElsewhere {
       holdsSession: ({ sessionId }) => ({ holds: this.service.knowsSession(sessionId) }),
       runSessionRequest: (request) => this.run(request),
       cancelLocal: ({ requestId, body }) => ({
-        cancelled: this.service.cancelRequest(requestId, body).failure === undefined,
+        cancelled: cancelsHere(this.service, requestId, body),
       }),
     };
   }

@@ -1,8 +1,13 @@
 /**
- * The HTTP contract, written once: the route table, the response bodies as JSON Schema, and the
- * OpenAPI document's info, tags and examples. The request bodies' schemas are core's, which
- * validates them for library users too.
+ * The HTTP contract, written once: the route table, the request and response bodies as JSON
+ * Schema, the reading of request bodies into core's typed requests, and the OpenAPI document's
+ * info, tags and examples.
  */
+export * from './request-schemas';
+export * from './request-bodies';
+export * from './unknown-fields';
+export * from './configured-targets';
+export { OneOf, StringEnum } from './schema-builders';
 export * from './responses';
 export * from './service-bodies';
 export * from './session-bodies';

@@ -5,9 +5,10 @@
  * that each `oneOf` of a route matches exactly one shape.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { OneOf, StringEnum } from '@sqlgate/core';
 import {
   Location,
+  OneOf,
+  StringEnum,
   NonNegativeInteger,
   NonNegativeNumber,
   NullableInteger,

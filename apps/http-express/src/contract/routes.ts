@@ -11,7 +11,7 @@ import {
   QueryRequestSchema,
   SessionOpenRequestSchema,
   SessionQueryRequestSchema,
-} from '@sqlgate/core';
+} from './request-schemas';
 import { CancelledSchema, SessionClosedSchema, SessionOpenedSchema } from './session-bodies';
 import {
   ConnectionFailureResponseSchema,

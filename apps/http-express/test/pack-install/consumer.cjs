@@ -38,7 +38,12 @@ async function main() {
   });
   let library;
   try {
-    const { body, failure, timings } = await service.execute({ ...target, sql: 'SELECT 2 AS two' });
+    // A typed request: the use cases read no HTTP body.
+    const { body, failure, timings } = await service.execute({
+      target: { ...target, sslMode: 'prefer' },
+      sql: 'SELECT 2 AS two',
+      options: { rowMode: 'object', readOnly: false, dryRun: false },
+    });
     library = { body, failure: failure ?? null, timingKeys: Object.keys(timings).sort() };
   } finally {
     await service.close();

@@ -1,14 +1,10 @@
 /**
- * Requests stopped by a cancel (docs/decisions.md 10.26): the cancel by request id itself, and how
- * a cancelled request's answer says so.
+ * Requests stopped by a cancel (docs/decisions.md 10.26): the answer of a cancel by request id,
+ * and how a cancelled request's answer says so.
  */
-import type { ConfiguredTargets } from '../configured-targets';
 import { ConnectionError, ErrorCodes, codedError } from '../errors';
-import { parseCancelRequest } from '../request';
-import type { ConnectionTarget } from '../ports/connections';
 import type { ExecutionOutcome } from './outcome';
 import { errorResponse, withWarnings, type ResponseFailure, type ServiceAnswer } from './response';
-import type { RunningRequests } from './running-requests';
 
 /**
  * What every cancel by request id that cancels nothing answers, whatever the reason: no request
@@ -17,33 +13,6 @@ import type { RunningRequests } from './running-requests';
  */
 export const NOTHING_CANCELLED_MESSAGE =
   'Nothing was cancelled: no request with this id runs here for this login, or it can no longer be cancelled by id';
-
-/**
- * POST /api/requests/{requestId}/cancel: cancels the requests with this id running for the login
- * of `body`; 404 when it cancels nothing.
- */
-export function cancelByRequestId(
-  running: RunningRequests,
-  requestId: string,
-  body: unknown,
-  targets?: ConfiguredTargets,
-): ServiceAnswer<{ cancelled: true }> {
-  const read = readCancelBody(body, targets);
-  if ('refused' in read) return read.refused;
-  return cancelAnswer(running.cancel(requestId, read.target), read.warnings);
-}
-
-/** A cancel's body checked: the login it presents, or the answer that refuses it (400). */
-export function readCancelBody(
-  body: unknown,
-  targets?: ConfiguredTargets,
-): { target: ConnectionTarget; warnings?: string[] } | { refused: ServiceAnswer<never> } {
-  try {
-    return parseCancelRequest(body, targets);
-  } catch (error) {
-    return { refused: errorResponse(error, 0) };
-  }
-}
 
 /** The answer of a cancel by request id, once tried wherever the requests run. */
 export function cancelAnswer(

@@ -1,13 +1,14 @@
 /**
- * The first step of a request: its body read, its target checked, its SQL split into statements,
- * and the statements checked against what the request may hold. Throws what refuses the request.
+ * The first step of a request: a request its transport refused is refused here, its target
+ * checked, its SQL split into statements, and the statements checked against what the request may
+ * hold. Throws what refuses the request.
  */
 import { ErrorCodes, RequestError, SqlgateError } from '../errors';
 import { isCopyFromStdin } from '../execution/copy-from';
 import { ABORTED_BEFORE_START_MESSAGE } from '../execution/response';
 import { loadParser, parserLoaded, type ParsedStatement } from '../parser';
 import type { ConnectionTarget } from '../ports/connections';
-import { parseQueryRequest, parseSessionQueryRequest, type QueryRequest } from '../request';
+import type { QueryRequest, RequestOrRefusal } from '../request';
 import type { Session } from '../sessions/session';
 import { statementsForTarget } from '../statements-for-target';
 import type { RequestRun } from './request-run';
@@ -21,12 +22,13 @@ export interface PreparedRequest {
   session: Session | undefined;
 }
 
-export async function prepareRequest(run: RequestRun, body: unknown): Promise<PreparedRequest> {
+export async function prepareRequest(
+  run: RequestRun,
+  request: RequestOrRefusal<QueryRequest>,
+): Promise<PreparedRequest> {
   const { parts, mode } = run;
+  if (request instanceof RequestError) throw request;
   const session = mode.kind === 'session' ? mode.inSession.session : undefined;
-  const request = session
-    ? { ...parseSessionQueryRequest(body), target: session.requested }
-    : parseQueryRequest(body, parts.options.configuredTargets);
   run.warnings = request.warnings;
   if (run.registered) run.registered.target = request.target;
   // docs/decisions.md 10.17: the target is checked before the SQL is parsed, so a refused

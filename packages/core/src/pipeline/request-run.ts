@@ -1,5 +1,5 @@
 /**
- * One request on its way through the steps: prepare (read the body, check the target, split the
+ * One request on its way through the steps: prepare (take the request, check the target, split the
  * SQL) -> plan (the strategy, the stream, the execution context) -> execute (and invalidate what it
  * may have written) -> shape (the answer) -> report (counters, the observer, the result budget).
  */
@@ -10,6 +10,7 @@ import type { StrategyName } from '../execution/plan';
 import type { RunningRequest } from '../execution/running-requests';
 import type { ParsedStatement } from '../parser';
 import type { ConnectionTarget } from '../ports/connections';
+import type { QueryRequest, RequestOrRefusal } from '../request';
 import type { QueryServiceResponse, StreamOptions } from '../service-types';
 import type { EventChannel } from '../streaming/event-channel';
 import { executeRequest } from './execute';
@@ -49,7 +50,7 @@ export interface RequestRun {
 /** Runs a request: expected failures are answers, never rejections. */
 export function runRequest(
   parts: ServiceParts,
-  body: unknown,
+  request: RequestOrRefusal<QueryRequest>,
   executeOptions: StreamOptions,
   mode: RequestMode,
 ): Promise<QueryServiceResponse> {
@@ -70,7 +71,7 @@ export function runRequest(
   };
   // Chained rather than awaited in a try/finally: one turn of the microtasks fewer per request.
   const done = (): void => registration?.done();
-  return runSteps(run, body).then(
+  return runSteps(run, request).then(
     (response) => {
       done();
       return response;
@@ -82,18 +83,21 @@ export function runRequest(
   );
 }
 
-async function runSteps(run: RequestRun, body: unknown): Promise<QueryServiceResponse> {
+async function runSteps(
+  run: RequestRun,
+  request: RequestOrRefusal<QueryRequest>,
+): Promise<QueryServiceResponse> {
   // docs/decisions.md 10.26: an id the caller chose can stop the request from the start; one
   // sqlgate made up, once the caller can learn it (when the answer starts streaming). Entering
   // every request costs a busy server several per cent of its SELECT 1 throughput (measured).
   if (run.executeOptions.requestIdKnown !== 'when-streaming') run.registered = run.register();
   try {
-    const prepared = await prepareRequest(run, body);
+    const prepared = await prepareRequest(run, request);
     const planned = planRequest(run, prepared);
     const outcome = await executeRequest(run, prepared, planned);
     return shapeAnswer(run, planned, outcome);
   } catch (error) {
-    // A request error of validation, or a defect (docs/decisions.md 10.21).
+    // A refusal, or a defect (docs/decisions.md 10.21).
     return failedAnswer(run, error);
   } finally {
     reportRequest(run);

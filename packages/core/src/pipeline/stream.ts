@@ -5,6 +5,7 @@
  */
 import { StreamedRowBudget } from '../execution/result-budget';
 import { statementText } from '../execution/response';
+import type { QueryRequest, RequestOrRefusal } from '../request';
 import type { QueryStream, StreamOptions } from '../service-types';
 import { closingEvents } from '../streaming/closing-events';
 import type { CopyOut } from '../streaming/copy-out';
@@ -14,7 +15,7 @@ import type { ServiceParts } from './service-parts';
 
 export function streamRequest(
   parts: ServiceParts,
-  body: unknown,
+  request: RequestOrRefusal<QueryRequest>,
   streamOptions: StreamOptions,
 ): Promise<QueryStream> {
   return new Promise((resolve, reject) => {
@@ -36,7 +37,7 @@ export function streamRequest(
       });
       return opened;
     };
-    runRequest(parts, body, streamOptions, { kind: 'streamed', openStream })
+    runRequest(parts, request, streamOptions, { kind: 'streamed', openStream })
       .then((response) => {
         try {
           if (channel?.hasStarted) {

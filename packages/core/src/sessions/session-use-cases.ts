@@ -3,8 +3,7 @@
  * closing it, and cancelling what runs in it. The service wires them to its registry and to the
  * way it runs any request.
  */
-import { ErrorCodes, codedError } from '../errors';
-import type { ConfiguredTargets } from '../configured-targets';
+import { ErrorCodes, RequestError, codedError } from '../errors';
 import type { ExecutionContext } from '../execution/context';
 import {
   errorResponse,
@@ -16,8 +15,9 @@ import {
 import type { RunningRequests } from '../execution/running-requests';
 import type { Clock } from '../ports/clock';
 import type { TargetPolicy } from '../ports/target-policy';
-import { parseSessionOpenRequest } from '../request';
+import type { QueryRequest, RequestOrRefusal, SessionOpenRequest, SessionQuery } from '../request';
 import type { ExecuteOptions, QueryServiceResponse } from '../service-types';
+import { refuseIdleTimeout } from './idle-timeout';
 import type { Session, SessionEnd } from './session';
 import type { SessionRegistry } from './session-registry';
 import { withFields } from '../with-fields';
@@ -46,11 +46,9 @@ export interface SessionUseCaseDeps {
   running: RunningRequests;
   clock: Clock;
   targetPolicy?: TargetPolicy;
-  /** Where a session whose body names no target opens (docs/decisions.md 10.48). */
-  configuredTargets?: ConfiguredTargets;
-  /** Runs a request's body in a session, as the service runs any request. */
+  /** Runs a request in a session, as the service runs any request. */
   runInSession(
-    body: unknown,
+    request: RequestOrRefusal<QueryRequest>,
     options: ExecuteOptions,
     inSession: SessionRun,
   ): Promise<QueryServiceResponse>;
@@ -60,14 +58,14 @@ export interface SessionUseCaseDeps {
 export function createSessionUseCases(deps: SessionUseCaseDeps) {
   return {
     openSession: (
-      body: unknown,
+      request: RequestOrRefusal<SessionOpenRequest>,
       openOptions: Pick<ExecuteOptions, 'signal' | 'requestId'> = {},
-    ): Promise<ServiceAnswer<SessionOpened>> => openSession(deps, body, openOptions),
+    ): Promise<ServiceAnswer<SessionOpened>> => openSession(deps, request, openOptions),
     executeInSession: (
       sessionId: string,
-      body: unknown,
+      query: RequestOrRefusal<SessionQuery>,
       executeOptions: ExecuteOptions = {},
-    ): Promise<QueryServiceResponse> => executeInSession(deps, sessionId, body, executeOptions),
+    ): Promise<QueryServiceResponse> => executeInSession(deps, sessionId, query, executeOptions),
     closeSession: (sessionId: string) => closeSession(deps, sessionId),
     cancelSessionQuery: (sessionId: string) => cancelSessionQuery(deps, sessionId),
   };
@@ -75,16 +73,15 @@ export function createSessionUseCases(deps: SessionUseCaseDeps) {
 
 async function openSession(
   deps: SessionUseCaseDeps,
-  body: unknown,
+  request: RequestOrRefusal<SessionOpenRequest>,
   openOptions: Pick<ExecuteOptions, 'signal' | 'requestId'> = {},
 ): Promise<ServiceAnswer<SessionOpened>> {
   const registered = openOptions.requestId ? deps.running.add(openOptions.requestId) : undefined;
   try {
-    const request = parseSessionOpenRequest(
-      body,
-      deps.sessions.limits.idleTimeoutMs,
-      deps.configuredTargets,
-    );
+    if (request instanceof RequestError) throw request;
+    if (request.idleTimeoutMs !== undefined) {
+      refuseIdleTimeout(request.idleTimeoutMs, deps.sessions.limits.idleTimeoutMs);
+    }
     if (registered) registered.request.target = request.target;
     const checked = (await deps.targetPolicy?.check(request.target)) ?? request.target;
     // The wait for the session's connection ends when the caller goes away or cancels.
@@ -122,7 +119,7 @@ async function openSession(
 async function executeInSession(
   deps: SessionUseCaseDeps,
   sessionId: string,
-  body: unknown,
+  query: RequestOrRefusal<SessionQuery>,
   executeOptions: ExecuteOptions = {},
 ): Promise<QueryServiceResponse> {
   const session = deps.sessions.find(sessionId);
@@ -131,8 +128,10 @@ async function executeInSession(
       ...sessionNotFound(deps.sessions.endReasonOf(sessionId)),
       timings: { poolWaitMs: 0, executionMs: 0 },
     };
+  // The statements run where the session is: its target is the request's.
+  const request = query instanceof RequestError ? query : { ...query, target: session.requested };
   const ran = await deps.sessions.run(session, (attach) =>
-    deps.runInSession(body, executeOptions, { session, attach }),
+    deps.runInSession(request, executeOptions, { session, attach }),
   );
   if (!ran) {
     const busy = errorResponse(

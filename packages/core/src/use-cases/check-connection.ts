@@ -2,24 +2,20 @@
  * POST /api/test-connection: one connection outside the pools, with the status rules of
  * docs/decisions.md 5.
  */
-import { ErrorCodes, RequestError } from '../errors';
+import { RequestError } from '../errors';
 import { errorResponse } from '../execution/response';
 import type { ServiceParts } from '../pipeline/service-parts';
-import { connectionTestWarnings, parseConnectionCheckTarget } from '../request';
+import type { ConnectionCheckRequest, RequestOrRefusal } from '../request';
 import type { ConnectionCheckResponse } from '../service-types';
 
 export async function checkConnection(
   parts: ServiceParts,
-  body: unknown,
+  request: RequestOrRefusal<ConnectionCheckRequest>,
 ): Promise<ConnectionCheckResponse> {
   const { options, connections } = parts;
   try {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new RequestError(ErrorCodes.INVALID_REQUEST, 'Request body must be a JSON object');
-    }
-    const fields = body as Record<string, unknown>;
-    const target = parseConnectionCheckTarget(fields, options.configuredTargets);
-    const warnings = connectionTestWarnings(fields);
+    if (request instanceof RequestError) throw request;
+    const { target, warnings } = request;
     const checked = (await options.targetPolicy?.check(target)) ?? target;
     const check = await connections.check(checked);
     const response: ConnectionCheckResponse = check.ok

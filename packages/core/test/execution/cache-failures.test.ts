@@ -142,8 +142,7 @@ describe('single-flight: flights that never land, leaders displaced', () => {
     await sleep(20);
     const cancelled = query(READ, { cache: true }, { requestId: 'r-1' });
     await sleep(20);
-    const { host, port, user, password, database } = fakeTarget;
-    service.cancelRequest('r-1', { host, port, user, password, database });
+    service.cancelRequest('r-1', fakeTarget);
     await cancelled;
     const late = await query(READ, { cache: true });
     await leader;

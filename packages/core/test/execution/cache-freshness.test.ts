@@ -55,16 +55,6 @@ describe('cacheStatus on every result', () => {
       cacheReason: 'unavailable',
     });
   });
-
-  it('rejects a misspelt cache option instead of ignoring it', async () => {
-    const { query } = harness({ cacheStore: new MemoryCacheStore() });
-
-    const response = await query(READ, { cache: { ttl: 5000 } });
-
-    expect(response.body).toMatchObject({
-      error: "'cache' has an unknown field 'ttl': it accepts ttlMs and swrMs",
-    });
-  });
 });
 
 describe('stale-while-revalidate', () => {

@@ -330,7 +330,7 @@ describe('the parallel-reads strategy', () => {
         .on('SELECT * FROM b', { delayMs: 10_000 });
 
       const pending = query(READS, {}, { requestId: 'busy-cancel' });
-      setTimeout(() => service.cancelRequest('busy-cancel', { ...fakeTarget }), 50);
+      setTimeout(() => service.cancelRequest('busy-cancel', fakeTarget), 50);
       const response = await pending;
 
       expect(response.failure).toEqual({ code: ErrorCodes.REQUEST_CANCELLED });

@@ -3,7 +3,7 @@
  * run, a cache store that fails, and the strategies driven directly through executePlan.
  */
 import { ResultCache } from '../../src/cache';
-import { ConnectionError, ErrorCodes, SqlgateError } from '../../src/errors';
+import { ConnectionError, ErrorCodes, RequestError, SqlgateError } from '../../src/errors';
 import { lazyCacheScope } from '../../src/execution/cache-attempt';
 import { ExecutionContext, type ExecutionSettings } from '../../src/execution/context';
 import { executePlan } from '../../src/execution/execute';
@@ -24,9 +24,13 @@ const settings: ExecutionSettings = {
 };
 
 describe('requests refused before they run', () => {
-  it('lists missing fields and touches no connection', async () => {
+  it('answers a request its transport refused with the refusal, touching no connection', async () => {
     const { fake, service } = harness();
-    const response = await service.execute({ host: 'db', sql: 'SELECT 1' });
+    // What the HTTP app reads a body naming only a host and SQL as (its contract tests).
+    const refusal = new RequestError(ErrorCodes.MISSING_FIELDS, 'Missing required fields', {
+      missing: ['port', 'user', 'database'],
+    });
+    const response = await service.execute(refusal);
     expect(response.body).toEqual({
       error: 'Missing required fields',
       missing: ['port', 'user', 'database'],

@@ -2,11 +2,12 @@
 import { createQueryService, type QueryService, type QueryServiceOptions } from '../../src/service';
 import type { ExecuteOptions, QueryServiceResponse } from '../../src/service';
 import { FakeConnectionProvider, fakeTarget } from '../fakes/fake-connections';
+import { queryRequest } from '../requests';
 
 export interface Harness {
   fake: FakeConnectionProvider;
   service: QueryService;
-  /** Runs `sql` as a POST /api/query body against the fake target, with extra request fields. */
+  /** Runs `sql` against the fake target, with the options that extra request fields name. */
   query(
     sql: string,
     fields?: Record<string, unknown>,
@@ -22,7 +23,10 @@ export function harness(options: Partial<QueryServiceOptions> = {}): Harness {
     fake,
     service,
     query: (sql, fields = {}, executeOptions) =>
-      service.execute({ host, port, user, password, database, sql, ...fields }, executeOptions),
+      service.execute(
+        queryRequest({ host, port, user, password, database, sql, ...fields }),
+        executeOptions,
+      ),
   };
 }
 

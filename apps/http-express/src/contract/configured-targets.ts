@@ -4,8 +4,7 @@
  * target, where a body that names none of host, port, user and database runs (the embedded
  * database of `sqlgate --demo`).
  */
-import { ErrorCodes, RequestError } from './errors';
-import type { ConnectionTarget } from './ports/connections';
+import { ErrorCodes, RequestError, type ConnectionTarget } from '@sqlgate/core';
 
 export interface ConfiguredTargets {
   /** Where a body that names none of host, port, user and database runs. */

@@ -67,8 +67,8 @@ export function shownFieldName(name: string): string {
  * One warning per field of `body` outside `known`, e.g. "unknown field 'maxrows' (did you mean
  * 'maxRows'?)"; undefined when every field is known. That is the common case on the hot path of
  * POST /api/query, so it allocates nothing and costs one set lookup per field. `checkName`, when
- * given, sees each unknown name first and throws to refuse the body (request.ts refuses names
- * holding a NUL or a lone surrogate).
+ * given, sees each unknown name first and throws to refuse the body (request-bodies.ts refuses
+ * names holding a NUL or a lone surrogate).
  */
 export function unknownFieldWarnings(
   body: Record<string, unknown>,

@@ -6,7 +6,7 @@
  * A schema with an `$id` is a named component: the OpenAPI generator refers to it by that name.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { OneOf, StringEnum } from './helpers';
+import { OneOf, StringEnum } from './schema-builders';
 
 const MAX_INT4 = 2147483647;
 

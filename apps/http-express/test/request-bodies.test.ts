@@ -1,0 +1,181 @@
+/**
+ * Reading request bodies into core's typed requests (docs/interface.md, docs/decisions.md 3): the
+ * refusals of bodies that are wrong for where they are sent, and the default target of the
+ * server's configuration (10.48): a body that names none of host, port, user and database runs
+ * there; one that names any of them is read as always; a password or an sslMode without a target
+ * is refused rather than dropped.
+ */
+import { ErrorCodes, RequestError, type ConnectionTarget } from '@sqlgate/core';
+import {
+  readCancelBody,
+  readConnectionCheckBody,
+  readQueryBody,
+  readSessionOpenBody,
+  readSessionQueryBody,
+  requestOrRefusal,
+  type ConfiguredTargets,
+} from '../src/contract';
+
+const defaultTarget: ConnectionTarget = {
+  host: '127.0.0.1',
+  port: 54321,
+  user: 'postgres',
+  database: 'postgres',
+  sslMode: 'disable',
+};
+const configured: ConfiguredTargets = { default: defaultTarget };
+const connectionFields = {
+  host: 'db.example',
+  port: 5432,
+  user: 'tester',
+  password: 'secret',
+  database: 'app',
+};
+/** SESSION_IDLE_TIMEOUT_MS of these tests. */
+const MAX_IDLE_MS = 1000;
+
+/** The answer's body and code of the RequestError `read` throws, as a use case answers it. */
+function refusalOf(read: () => unknown): { body: Record<string, unknown>; code: string } {
+  const refusal = requestOrRefusal(read);
+  if (!(refusal instanceof RequestError)) throw new Error('the body was not refused');
+  return { body: { error: refusal.message, ...refusal.body }, code: refusal.code };
+}
+
+describe('a refused body', () => {
+  it('is handed on as its RequestError; anything else thrown is a defect, thrown on', () => {
+    const refused = requestOrRefusal(() => readQueryBody([]));
+    expect(refused).toBeInstanceOf(RequestError);
+    expect(requestOrRefusal(() => readQueryBody({ ...connectionFields, sql: 'SELECT 1' }))).toEqual(
+      expect.objectContaining({ sql: 'SELECT 1' }),
+    );
+    expect(() =>
+      requestOrRefusal(() => {
+        throw new TypeError('a defect');
+      }),
+    ).toThrow(TypeError);
+  });
+
+  it('lists the missing fields of a query', () => {
+    expect(refusalOf(() => readQueryBody({ host: 'db', sql: 'SELECT 1' }))).toEqual({
+      body: { error: 'Missing required fields', missing: ['port', 'user', 'database'] },
+      code: ErrorCodes.MISSING_FIELDS,
+    });
+  });
+
+  it('names a misspelt cache option instead of ignoring it', () => {
+    const body = { ...connectionFields, sql: 'SELECT 1', cache: { ttl: 5000 } };
+    expect(refusalOf(() => readQueryBody(body)).body).toEqual({
+      error: "'cache' has an unknown field 'ttl': it accepts ttlMs and swrMs",
+    });
+  });
+
+  it('of a cancel lists the missing fields of its login', () => {
+    const { host, port } = connectionFields;
+    expect(refusalOf(() => readCancelBody({ host, port })).code).toBe(ErrorCodes.MISSING_FIELDS);
+  });
+});
+
+describe('the bodies of a session', () => {
+  it('refuse the options that need a transaction or a cache of their own, and connection fields', () => {
+    for (const field of ['readOnly', 'dryRun', 'isolationLevel', 'cache', 'host', 'password']) {
+      const value = field === 'isolationLevel' ? 'serializable' : field === 'host' ? 'x' : true;
+      const refused = refusalOf(() => readSessionQueryBody({ sql: 'SELECT 1', [field]: value }));
+      expect(refused.code).toBe(ErrorCodes.INVALID_REQUEST);
+      expect(refused.body).toEqual({
+        error: expect.stringMatching(new RegExp(`cannot be used in a session: '${field}' \\(`)),
+      });
+    }
+    // Every refused field is named at once.
+    const several = refusalOf(() =>
+      readSessionQueryBody({ sql: 'SELECT 1', user: 'x', dryRun: true }),
+    );
+    expect(several.body).toEqual({
+      error: expect.stringMatching(
+        /^These fields cannot be used in a session: 'user' .*; 'dryRun' /,
+      ),
+    });
+    // Opening a session refuses the options of its requests rather than calling them unknown.
+    const opening = refusalOf(() =>
+      readSessionOpenBody({ ...connectionFields, readOnly: true, sql: 'x' }, MAX_IDLE_MS),
+    );
+    expect(opening.code).toBe(ErrorCodes.INVALID_REQUEST);
+    expect(opening.body).toEqual({
+      error: expect.stringMatching(
+        /when a session opens: 'sql' .*; 'readOnly' \(write BEGIN READ ONLY/,
+      ),
+    });
+    expect(readSessionQueryBody({ sql: 'SELECT 1', maxrows: 3 }).warnings).toEqual([
+      expect.stringContaining("'maxRows'"),
+    ]);
+  });
+
+  it('refuse an idleTimeoutMs above the server limit instead of shortening it', () => {
+    const body = { ...connectionFields, idleTimeoutMs: 1001 };
+    expect(refusalOf(() => readSessionOpenBody(body, MAX_IDLE_MS))).toEqual({
+      body: {
+        error:
+          "'idleTimeoutMs' must be an integer from 1 to 1000 (SESSION_IDLE_TIMEOUT_MS), not 1001",
+      },
+      code: ErrorCodes.INVALID_REQUEST,
+    });
+    const within = readSessionOpenBody({ ...connectionFields, idleTimeoutMs: 1000 }, MAX_IDLE_MS);
+    expect(within.idleTimeoutMs).toBe(1000);
+  });
+});
+
+describe('a default target in the configuration', () => {
+  it('is the target of a query whose body names none', () => {
+    expect(readQueryBody({ sql: 'SELECT 1' }, configured).target).toEqual(defaultTarget);
+  });
+
+  it('leaves a body that names its own target to it, fields as sent', () => {
+    const read = readQueryBody({ ...connectionFields, sql: 'SELECT 1' }, configured);
+    expect(read.target).toEqual({ ...connectionFields, sslMode: 'prefer' });
+  });
+
+  it('names the missing fields of a body that names part of a target, as without one', () => {
+    expect(
+      refusalOf(() => readQueryBody({ host: 'db.example', sql: 'SELECT 1' }, configured)),
+    ).toEqual({
+      body: { error: 'Missing required fields', missing: ['port', 'user', 'database'] },
+      code: ErrorCodes.MISSING_FIELDS,
+    });
+  });
+
+  it('refuses a password or an sslMode sent without a target, instead of dropping them', () => {
+    const withPassword = refusalOf(() =>
+      readQueryBody({ password: 'secret', sql: 'SELECT 1' }, configured),
+    );
+    expect(withPassword.code).toBe('INVALID_REQUEST');
+    expect(JSON.stringify(withPassword.body)).toContain(
+      "'password' belongs to a target the request names",
+    );
+    const withBoth = refusalOf(() =>
+      readQueryBody({ password: 'x', sslMode: 'require', sql: 'SELECT 1' }, configured),
+    );
+    expect(JSON.stringify(withBoth.body)).toContain("'password' and 'sslMode' belong to a target");
+  });
+
+  it('still requires the SQL text', () => {
+    expect(refusalOf(() => readQueryBody({}, configured)).body).toEqual({
+      error: 'Missing required fields',
+      missing: ['sql'],
+    });
+  });
+
+  it('is the target of a connection check, a cancel and a session whose body names none', () => {
+    expect(readConnectionCheckBody({}, configured).target).toEqual(defaultTarget);
+    expect(readCancelBody({}, configured).target).toEqual(defaultTarget);
+    expect(readSessionOpenBody({}, MAX_IDLE_MS, configured).target).toEqual(defaultTarget);
+  });
+});
+
+describe('without a default target', () => {
+  it('a body without a target misses its fields, as it always did', () => {
+    expect(refusalOf(() => readQueryBody({ sql: 'SELECT 1' })).body).toEqual({
+      error: 'Missing required fields',
+      missing: ['host', 'port', 'user', 'database'],
+    });
+    expect(refusalOf(() => readConnectionCheckBody({})).code).toBe(ErrorCodes.MISSING_FIELDS);
+  });
+});
