@@ -1,8 +1,8 @@
 /**
  * The use cases the adapters call: run a query request, check a connection, report pools.
  * Transport-neutral: the HTTP app reads bodies into typed requests and turns these results into
- * status codes and JSON. Each step
- * of a request is a module of pipeline/; what the service offers and answers is in service-types.ts.
+ * status codes and JSON. Each step of a request is a module of pipeline/; what the service offers
+ * and answers is in service-types.ts.
  */
 import { cancelAnswer } from './execution/cancelled';
 import { runRequest } from './pipeline/request-run';
