@@ -154,8 +154,13 @@ const EXACT_DIGITS = 15;
 function isExactNumber(value: number): boolean {
   if (!Number.isFinite(value)) return false;
   if (Math.abs(value) <= 2 ** 53) return true;
+  // Significant digits only: an integer's trailing zeros are not (1e20 is written with 21 digits).
   const mantissa = String(value).split('e')[0] as string;
-  return mantissa.replace(/^-?0*\.?0*/, '').replace('.', '').length <= EXACT_DIGITS;
+  const digits = mantissa
+    .replace(/^-?0*\.?0*/, '')
+    .replace('.', '')
+    .replace(/0+$/, '');
+  return digits.length <= EXACT_DIGITS;
 }
 
 function isPlainObject(value: object): value is Record<string, unknown> {
