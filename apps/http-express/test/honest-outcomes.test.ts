@@ -232,6 +232,10 @@ describe('params arrive as the caller sent them', () => {
       // The value is kept, its spelling is not (decisions 10.8): a string keeps the scale.
       ['10.50', '10.5'],
       ['1E+2', '100'],
+      // Past 2^53 with few significant digits, written out or with an exponent.
+      ['1e20', '100000000000000000000'],
+      ['100000000000000000000', '100000000000000000000'],
+      ['123000000000000000000', '123000000000000000000'],
     ]) {
       const { body } = await withRawParams('SELECT $1::numeric::text AS v', `[${literal}]`).expect(
         200,
