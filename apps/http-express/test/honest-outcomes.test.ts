@@ -138,7 +138,11 @@ describe('results are bounded in bytes (10.2)', () => {
     }).expect(200);
     const kept = body.results.map((result: { rows: unknown[] }) => result.rows.length);
     expect(kept[0] + kept[1]).toBeLessThan(4);
-    expect(body.results[1]).toMatchObject({ truncated: true, truncatedBy: 'bytes' });
+    // The two reads run at once (the parallel path): the one the bound cuts is the one whose rows
+    // come last, which the machine decides.
+    expect(body.results).toContainEqual(
+      expect.objectContaining({ truncated: true, truncatedBy: 'bytes' }),
+    );
   });
 
   it('runs a write to its end past the bound and reports its tag', async () => {
