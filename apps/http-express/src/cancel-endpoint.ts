@@ -9,6 +9,7 @@ import {
   cancelAnswer,
   codedError,
   ErrorCodes,
+  errorResponse,
   RequestError,
   serializeResponse,
   type QueryService,
@@ -64,8 +65,8 @@ export async function answerCancel(
   const started = performance.now();
   const read = requestOrRefusal(() => readCancelBody(req.body, targets));
   if (read instanceof RequestError) {
-    const { code, message, body } = read;
-    writeJson(res, httpStatusFor({ code }), serializeResponse({ error: message, ...body }));
+    const refused = errorResponse(read, 0);
+    writeJson(res, httpStatusFor(refused.failure), serializeResponse(refused.body));
     return;
   }
   let verdict: CancelVerdict;

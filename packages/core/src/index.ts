@@ -52,7 +52,11 @@ export { refuseIdleTimeout } from './sessions/idle-timeout';
 export { planExecution } from './execution/plan';
 export { isCopyFromStdin } from './execution/copy-from';
 export type { ExecutionPlan, StrategyName, TransactionMode } from './execution/plan';
-export { INTERNAL_ERROR_MESSAGE, transactionFailureMessage } from './execution/response';
+export {
+  errorResponse,
+  INTERNAL_ERROR_MESSAGE,
+  transactionFailureMessage,
+} from './execution/response';
 export type {
   MultipleStatementsResponse,
   QueryErrorObject,
