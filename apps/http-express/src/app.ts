@@ -186,7 +186,10 @@ function useRequestSteps(
   }
 }
 
-/** One handler per operation of the contract's route table (contract/routes.ts); the table decides methods and paths. */
+/**
+ * One handler per operation of the contract's route table (contract/routes.ts); the table decides
+ * methods and paths.
+ */
 function operationHandlers(
   options: AppOptions,
   logger: Logger,
