@@ -256,6 +256,23 @@ it('invites the body of an upload once the request is accepted', async () => {
   expect(received).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 400 /);
 });
 
+it('answers in JSON what the parser refuses after an answer written whole on the same connection', async () => {
+  const socket = connect(server.port, '127.0.0.1');
+  let received = '';
+  socket.setEncoding('utf8');
+  const closed = new Promise((resolve) => socket.on('close', resolve));
+  socket.on('data', (chunk: string) => {
+    received += chunk;
+    // The first answer is complete (its body is JSON): the connection is free for another answer.
+    if (received.endsWith('}') && !received.includes('Malformed'))
+      socket.write('NOT HTTP AT ALL\r\n\r\n');
+  });
+  socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+  await closed;
+  expect(received.match(/HTTP\/1\.1 \d{3} /g)).toEqual(['HTTP/1.1 200 ', 'HTTP/1.1 400 ']);
+  expect(received).toMatch(/\{"error":"Malformed HTTP request"\}$/);
+});
+
 it('answers CONNECT with 501 in JSON instead of dropping the socket', async () => {
   const answer = await raw('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
   const [head = '', body = ''] = answer.split('\r\n\r\n');
