@@ -153,8 +153,8 @@ export function createApp(options: AppOptions): express.Express {
 }
 
 /**
- * What every request of the app goes through before its route: its early answer's close, its id
- * and log line, its metrics and span, the browser guard, then the console and the tokens.
+ * What every request of the app goes through before its route: its id and log line, its metrics
+ * and span, the browser guard, then the console and the tokens.
  */
 function useRequestSteps(
   app: express.Express,
@@ -162,10 +162,6 @@ function useRequestSteps(
   logger: Logger,
   observability: AppObservability,
 ): void {
-  app.use((req, res, next) => {
-    closeWhenAnsweredEarly(req, res);
-    next();
-  });
   app.use(requestLog(logger));
   app.use((req, res, next) => {
     observability.watcher.begin(req, res, routeOf(req.path));
@@ -301,6 +297,7 @@ function serviceHandlers(
       const exposition = clusterStatistics
         ? await clusterStatistics.metrics()
         : await metrics.registry.metrics();
+      closeWhenAnsweredEarly(res);
       res.status(200).type(metrics.registry.contentType).send(exposition);
     },
   };

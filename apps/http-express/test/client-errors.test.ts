@@ -233,6 +233,18 @@ it.each([
   },
 );
 
+it.each([
+  ['GET /metrics', 'Express writes (res.send)'],
+  ['GET /healthz', "sqlgate's writer writes"],
+])('closes the connection after %s, an answer %s, given before the body arrived', async (line) => {
+  // A chunked body that never comes: the answer leaves first, and must not wait for it.
+  const answer = await raw(
+    `${line} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n`,
+  );
+  expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+  expect(answer).toMatch(/\r\nConnection: close\r\n/i);
+});
+
 it('invites the body of an upload once the request is accepted', async () => {
   const multipart =
     '--XB\r\nContent-Disposition: form-data; name="request"\r\n\r\n' +
