@@ -86,7 +86,8 @@ type ClosingSocket = Socket & { destroySoon?: () => void; [CLOSING_AFTER_REST]?:
  * loses the answer it had not read yet. So the close lingers, as nginx's does: the socket's
  * sending side closes after the answer (a client that sees the end of the connection stops
  * sending, as Node's does), and the socket itself once the rest has been read, the client closed
- * its side, or the drain's bounds destroyed it.
+ * its side, or the drain's bounds destroyed it. Node has no public way to wait for the rest, hence
+ * the socket's own `destroySoon` is wrapped for this request (docs/decisions.md 10.52).
  */
 function closeOnlyAfterRest(req: IncomingMessage): void {
   const socket = req.socket as ClosingSocket;
