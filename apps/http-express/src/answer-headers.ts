@@ -86,7 +86,8 @@ type ClosingSocket = Socket & { destroySoon?: () => void; [CLOSING_AFTER_REST]?:
  * loses the answer it had not read yet. So the close lingers, as nginx's does: the socket's
  * sending side closes after the answer (a client that sees the end of the connection stops
  * sending, as Node's does), and the socket itself once the rest has been read, the client closed
- * its side, or the drain's bounds destroyed it.
+ * its side, or the drain's bounds destroyed it. Node has no public way to wait for the rest, hence
+ * the socket's own `destroySoon` is wrapped for this request (docs/decisions.md 10.52).
  */
 function closeOnlyAfterRest(req: IncomingMessage): void {
   const socket = req.socket as ClosingSocket;
@@ -113,17 +114,13 @@ export function closingAfterRest(socket: Socket): boolean {
 }
 
 /**
- * Closes the connection after any answer given before the request's body arrived, however the
- * answer is written (Express's `res.send`, `res.json`, static files...): the app's routes do not
- * all go through `writeAnswerHead`. For the app's requests only; the server's direct path writes
- * through `writeAnswerHead`.
+ * Before an answer leaves: when it leaves before the request's body arrived and must close the
+ * connection, says so (`Connection: close`). Every answer of the app and of the server's direct
+ * path calls it, through `writeAnswerHead` or, for an answer Express writes (`res.redirect`,
+ * `res.send`), before it; Node has no event before an answer's head is written.
  */
-export function closeWhenAnsweredEarly(req: IncomingMessage, res: ServerResponse): void {
-  const writeHead = res.writeHead;
-  res.writeHead = function (this: ServerResponse, ...args: Parameters<typeof writeHead>) {
-    if (closeOrDrainAfterEarlyAnswer(this)) this.setHeader('Connection', 'close');
-    return writeHead.apply(this, args);
-  } as typeof writeHead;
+export function closeWhenAnsweredEarly(res: ServerResponse): void {
+  if (closeOrDrainAfterEarlyAnswer(res)) res.setHeader('Connection', 'close');
 }
 
 /**
@@ -135,6 +132,6 @@ export function writeAnswerHead(
   status: number,
   headers: OutgoingHttpHeaders,
 ): void {
-  if (closeOrDrainAfterEarlyAnswer(res)) res.setHeader('Connection', 'close');
+  closeWhenAnsweredEarly(res);
   res.writeHead(status, headers);
 }

@@ -17,7 +17,6 @@ import {
   routePathOf,
   type ConfiguredTargets,
 } from './contract';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, {
   type ErrorRequestHandler,
   type Request,
@@ -37,7 +36,7 @@ import { answerCancel, localCancelDesk, type CancelDesk } from './cancel-endpoin
 import { answerCopy } from './copy-endpoint';
 import { sessionHandlers, type SessionsElsewhere } from './session-endpoints';
 import { requestLog } from './request-log';
-import { answeredUnroutableTarget } from './request-target';
+import { answerUnroutableTargets } from './request-target';
 import { DEFAULT_ANSWER_STALL_TIMEOUT_MS } from './answer-stall';
 import { requireStatsToken } from './stats-token';
 import { createObservability, DEFAULT_OBSERVABILITY, type AppObservability } from './observability';
@@ -134,6 +133,8 @@ export function createApp(options: AppOptions): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   if (options.trustProxy) app.set('trust proxy', options.trustProxy);
+  // First of all: `*` and other targets no route can match (request-target.ts).
+  app.use(answerUnroutableTargets(logger));
   useRequestSteps(app, options, logger, observability);
   // A host's body parser before sqlgate is said once (docs/decisions.md 10.39).
   const warnMountOrder = mountOrderWarner(options.logger);
@@ -148,13 +149,12 @@ export function createApp(options: AppOptions): express.Express {
   routeOperations(app, operationHandlers(options, logger, observability), body);
   app.use(answerUnknownRoute);
   app.use(jsonErrors(logger));
-  answerUnroutableTargetsFirst(app, logger);
   return app;
 }
 
 /**
- * What every request of the app goes through before its route: its early answer's close, its id
- * and log line, its metrics and span, the browser guard, then the console and the tokens.
+ * What every request of the app goes through before its route: its id and log line, its metrics
+ * and span, the browser guard, then the console and the tokens.
  */
 function useRequestSteps(
   app: express.Express,
@@ -162,10 +162,6 @@ function useRequestSteps(
   logger: Logger,
   observability: AppObservability,
 ): void {
-  app.use((req, res, next) => {
-    closeWhenAnsweredEarly(req, res);
-    next();
-  });
   app.use(requestLog(logger));
   app.use((req, res, next) => {
     observability.watcher.begin(req, res, routeOf(req.path));
@@ -301,6 +297,7 @@ function serviceHandlers(
       const exposition = clusterStatistics
         ? await clusterStatistics.metrics()
         : await metrics.registry.metrics();
+      closeWhenAnsweredEarly(res);
       res.status(200).type(metrics.registry.contentType).send(exposition);
     },
   };
@@ -339,21 +336,6 @@ function answerUnknownRoute(req: Request, res: Response): void {
     return;
   }
   sendJson(res, 404, { error: `Not found: ${req.method} ${req.path}` });
-}
-
-/**
- * Express routes nothing for a target it cannot parse, so no middleware of the app would run: the
- * check goes before its router, for the standalone server and for an app used as a listener.
- * Express has no public hook before its router: `app(req, res)` calls `app.handle`, so the check
- * wraps it, and only it. A mounted app needs none (its host's router stops such a target first).
- */
-function answerUnroutableTargetsFirst(app: express.Express, logger: Logger): void {
-  type Handle = (req: IncomingMessage, res: ServerResponse, next?: unknown) => void;
-  const routed = app as unknown as { handle: Handle };
-  const handle = routed.handle.bind(app);
-  routed.handle = (req, res, next) => {
-    if (!answeredUnroutableTarget(logger, req, res)) handle(req, res, next);
-  };
 }
 
 /** Every error is JSON: never Express's HTML page, never a stack trace. */

@@ -41,6 +41,33 @@ function answerOnSocket(socket: Duplex, status: number, body: string, headers = 
 }
 
 /**
+ * The answers of each socket not yet written whole, in order. Node writes a socket's answers one
+ * after the other: the one it is writing, or will write next, is the one it gave the socket to
+ * (`res.socket`); a pipelined answer waiting behind it has none yet.
+ */
+class AnswersBySocket {
+  readonly #answers = new WeakMap<Duplex, ServerResponse[]>();
+
+  add(res: ServerResponse, socket: Duplex): void {
+    const answers = this.#answers.get(socket);
+    if (answers === undefined) {
+      this.#answers.set(socket, [res]);
+      return;
+    }
+    // Written in order: the answers written whole are the first ones.
+    let written = 0;
+    while (answers[written]?.writableFinished) written += 1;
+    answers.splice(0, written);
+    answers.push(res);
+  }
+
+  /** The answer Node is writing on the socket, if any. */
+  writing(socket: Duplex): ServerResponse | undefined {
+    return this.#answers.get(socket)?.find((res) => res.socket === socket);
+  }
+}
+
+/**
  * Each answer carries a request id, and `logger`, when given, gets a request line with it, as every
  * other answer's id has one (docs/interface.md); `metrics` counts it. A refusal of the parser has
  * no request to name: its line says why (`parserError`), and its id is always a new one.
@@ -50,6 +77,8 @@ export function answerClientErrorsInJson(
   logger?: Logger,
   metrics?: ServiceMetrics,
 ): void {
+  const answers = new AnswersBySocket();
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => answers.add(res, req.socket));
   const logged = (req: IncomingMessage, status: number): string => {
     const id = requestIdOf(req);
     const path = (req.url ?? '').split('?')[0] ?? '';
@@ -59,6 +88,7 @@ export function answerClientErrorsInJson(
     return id;
   };
   const refuseExpectation = (req: IncomingMessage, res: ServerResponse): void => {
+    answers.add(res, req.socket);
     const body = JSON.stringify({
       error: `Expect '${String(req.headers.expect).slice(0, 100)}' is not supported`,
     });
@@ -97,11 +127,12 @@ export function answerClientErrorsInJson(
   server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {
     // A request already answered, whose body the parser then refused (a refusal that came before
     // the body): a second answer on the connection would be read as the next request's. Nor is
-    // what follows a body on a connection that closes once the body is read. Node names the
-    // response a socket is answering only in `_httpMessage`; keeping our own record would cost
-    // every request an entry that the parser's rare refusals need.
-    const answering = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (!socket.writable || answering?.headersSent || closingAfterRest(socket as Socket)) {
+    // what follows a body on a connection that closes once the body is read.
+    if (
+      !socket.writable ||
+      answers.writing(socket)?.headersSent ||
+      closingAfterRest(socket as Socket)
+    ) {
       socket.destroy();
       return;
     }

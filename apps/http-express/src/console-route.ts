@@ -13,6 +13,7 @@ import {
   type ConsoleConnection,
 } from '@sqlgate/console';
 import { Router, type Request, type Response } from 'express';
+import { closeWhenAnsweredEarly, writeAnswerHead } from './answer-headers';
 import { writeJson } from './query-endpoint';
 
 const ONE_YEAR_SECONDS = 365 * 24 * 3600;
@@ -36,7 +37,8 @@ function send(req: Request, res: Response, asset: ConsoleAsset): void {
   const body = gzipped ?? asset.body;
   if (gzipped) res.setHeader('Content-Encoding', 'gzip');
   res.setHeader('Content-Length', String(body.length));
-  res.status(200).end(req.method === 'HEAD' ? undefined : body);
+  writeAnswerHead(res, 200, {});
+  res.end(req.method === 'HEAD' ? undefined : body);
 }
 
 /**
@@ -52,6 +54,7 @@ export function consoleRouter(connection?: ConsoleConnection): Router {
     // Only a mounted app sees `/` for a path without its final slash; the slash is added to the
     // mount path itself, never to anything the caller wrote.
     if (!pathOf(req.originalUrl).endsWith('/')) {
+      closeWhenAnsweredEarly(res);
       res.redirect(301, `${req.baseUrl}/`);
       return;
     }

@@ -3,9 +3,16 @@
  * (the asterisk form, RFC 9112 3.2.4), which only OPTIONS may use. Express matches no route for
  * these and answers its own HTML 404, without a request id or a log line; sqlgate answers a JSON
  * 400 instead (docs/decisions.md 5), and `OPTIONS *`, a question about the server as a whole, 204
- * with the methods it serves. Both before Express sees the request.
+ * with the methods it serves.
+ *
+ * Where (docs/decisions.md 10.52): the app's first middleware answers every such target Express
+ * can still read a path from (`*`, `http://host:99999/x`). One whose URL Express's router cannot
+ * parse at all (`http://[::1]evil/...`, `http://`) reaches no middleware: the router hands it
+ * straight to the app's final handler. The standalone server answers those in its own listener,
+ * before the app.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { RequestHandler } from 'express';
 import { ROUTES } from './contract';
 import type { Logger } from 'pino';
 import { writeJson } from './query-endpoint';
@@ -44,4 +51,24 @@ export function answeredUnroutableTarget(
   req.resume();
   writeJson(res, 400, JSON.stringify({ error: 'Malformed request target' }));
   return true;
+}
+
+/** The app's first middleware: an unroutable target its router could still read is answered. */
+export function answerUnroutableTargets(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    if (!answeredUnroutableTarget(logger, req, res)) next();
+  };
+}
+
+/**
+ * A listener that answers every unroutable target before `app`, those Express's router cannot
+ * read included (they would reach none of the app's middleware).
+ */
+export function withUnroutableTargetsAnswered(
+  app: RequestListener,
+  logger: Logger,
+): RequestListener {
+  return (req, res) => {
+    if (!answeredUnroutableTarget(logger, req, res)) app(req, res);
+  };
 }

@@ -20,6 +20,7 @@ import { createApp, type ClusterStatistics } from './app';
 import type { CancelDesk } from './cancel-endpoint';
 import type { SessionsElsewhere } from './session-endpoints';
 import { withDirectQueryPath } from './direct-query-path';
+import { withUnroutableTargetsAnswered } from './request-target';
 import type { ConfiguredTargets } from './contract';
 import {
   cacheSecretOf,
@@ -201,7 +202,8 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     // empty 400.
     { connectionsCheckingInterval: 1000, requireHostHeader: false },
     inFlight.track(
-      withDirectQueryPath(app, {
+      // Targets Express's router cannot read reach none of the app's middleware (request-target.ts).
+      withDirectQueryPath(withUnroutableTargetsAnswered(app, logger), {
         service,
         logger,
         observability: observability.watcher,

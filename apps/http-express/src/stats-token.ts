@@ -4,6 +4,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
+import { writeJson } from './query-endpoint';
 
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
 
@@ -19,6 +20,10 @@ export function requireStatsToken(token: string, realm = 'sqlgate statistics'): 
       return;
     }
     res.setHeader('WWW-Authenticate', `Bearer realm="${realm}"`);
-    res.status(401).json({ error: 'Unauthorized: a valid Bearer token is required' });
+    writeJson(
+      res,
+      401,
+      JSON.stringify({ error: 'Unauthorized: a valid Bearer token is required' }),
+    );
   };
 }

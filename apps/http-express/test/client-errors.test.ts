@@ -1,6 +1,7 @@
 /** What Node's HTTP parser refuses is answered in JSON too (docs/decisions.md 5). */
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
+import express from 'express';
 import { eventually } from '@sqlgate/testing';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
@@ -77,15 +78,18 @@ function expectMalformedTargetAnswer(answer: string, requestId: string): void {
   expect(JSON.parse(body)).toEqual({ error: 'Malformed request target' });
 }
 
-it.each(['http://[::1]evil/api/query', 'http://[/x', 'http://[::1]:8091:1/healthz'])(
-  'answers the malformed target %s with 400 in JSON, with a request id',
-  async (url) => {
-    const answer = await raw(
-      `GET ${url} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: bad-target\r\nConnection: close\r\n\r\n`,
-    );
-    expectMalformedTargetAnswer(answer, 'bad-target');
-  },
-);
+it.each([
+  'http://[::1]evil/api/query',
+  'http://[/x',
+  'http://[::1]:8091:1/healthz',
+  'http://',
+  'http://127.0.0.1:99999/healthz',
+])('answers the malformed target %s with 400 in JSON, with a request id', async (url) => {
+  const answer = await raw(
+    `GET ${url} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: bad-target\r\nConnection: close\r\n\r\n`,
+  );
+  expectMalformedTargetAnswer(answer, 'bad-target');
+});
 
 it('answers the asterisk form with 400 in JSON, but OPTIONS * with the methods served', async () => {
   const posted = await raw(
@@ -101,22 +105,76 @@ it('answers the asterisk form with 400 in JSON, but OPTIONS * with the methods s
   expect(options).toMatch(/\r\nX-Request-Id: star-options\r\n/i);
 });
 
-it('answers a malformed target in JSON in an app used as a listener too', async () => {
-  const service = createServiceFromConfig(loadConfig({}));
-  const listener = createServer(createApp({ service }));
-  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
-  try {
-    const { port } = listener.address() as AddressInfo;
+describe('an app used as a listener', () => {
+  let service: ReturnType<typeof createServiceFromConfig>;
+  let listener: Server;
+  let port: number;
+  beforeAll(async () => {
+    service = createServiceFromConfig(loadConfig({}));
+    listener = createServer(createApp({ service }));
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    ({ port } = listener.address() as AddressInfo);
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => listener.close(resolve));
+    await service.close();
+  });
+
+  it('answers a malformed target its router can read in JSON too, and OPTIONS *', async () => {
     const answer = await raw(
-      'GET http://[::1]evil/api/stats/pools HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
+      'GET http://127.0.0.1:99999/api/stats/pools HTTP/1.1\r\nHost: 127.0.0.1\r\n' +
         'X-Request-Id: embedded-bad-target\r\nConnection: close\r\n\r\n',
       port,
     );
     expectMalformedTargetAnswer(answer, 'embedded-bad-target');
-  } finally {
-    await new Promise((resolve) => listener.close(resolve));
-    await service.close();
-  }
+    const posted = await raw(
+      'POST * HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+        'Content-Length: 2\r\nX-Request-Id: embedded-star\r\nConnection: close\r\n\r\n{}',
+      port,
+    );
+    expectMalformedTargetAnswer(posted, 'embedded-star');
+    const options = await raw(
+      'OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+      port,
+    );
+    expect(options).toMatch(/^HTTP\/1\.1 204 /);
+    expect(options).toMatch(/\r\nAllow: GET, POST, DELETE, OPTIONS\r\n/i);
+  });
+
+  it("answers * in an app mounted at its host's root", async () => {
+    const host = express();
+    host.use(createApp({ service }));
+    const hosting = createServer(host);
+    await new Promise<void>((resolve) => hosting.listen(0, '127.0.0.1', resolve));
+    try {
+      const hostPort = (hosting.address() as AddressInfo).port;
+      const options = await raw(
+        'OPTIONS * HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+        hostPort,
+      );
+      expect(options).toMatch(/^HTTP\/1\.1 204 /);
+      expect(options).toMatch(/\r\nAllow: GET, POST, DELETE, OPTIONS\r\n/i);
+      const posted = await raw(
+        'POST * HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nX-Request-Id: hosted-star\r\n' +
+          'Connection: close\r\n\r\n',
+        hostPort,
+      );
+      expectMalformedTargetAnswer(posted, 'hosted-star');
+    } finally {
+      await new Promise((resolve) => hosting.close(resolve));
+    }
+  });
+
+  it("leaves a target its router cannot read to Express's own 404 (docs/decisions.md 10.52)", async () => {
+    // Express hands it to its final handler before any middleware runs; the standalone server's
+    // listener answers it first (above).
+    const answer = await raw(
+      'GET http://[::1]evil/api/stats/pools HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+      port,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+    expect(answer).toMatch(/\r\nContent-Type: text\/html/i);
+  });
 });
 
 it('answers an Expect other than 100-continue with 417 in JSON, with a request id', async () => {
@@ -175,6 +233,18 @@ it.each([
   },
 );
 
+it.each([
+  ['GET /metrics', 'Express writes (res.send)'],
+  ['GET /healthz', "sqlgate's writer writes"],
+])('closes the connection after %s, an answer %s, given before the body arrived', async (line) => {
+  // A chunked body that never comes: the answer leaves first, and must not wait for it.
+  const answer = await raw(
+    `${line} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n`,
+  );
+  expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+  expect(answer).toMatch(/\r\nConnection: close\r\n/i);
+});
+
 it('invites the body of an upload once the request is accepted', async () => {
   const multipart =
     '--XB\r\nContent-Disposition: form-data; name="request"\r\n\r\n' +
@@ -196,6 +266,23 @@ it('invites the body of an upload once the request is accepted', async () => {
   await new Promise((resolve) => socket.on('close', resolve));
   // Accepted, read, and refused for what it holds (not a COPY): the invitation came first.
   expect(received).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 400 /);
+});
+
+it('answers in JSON what the parser refuses after an answer written whole on the same connection', async () => {
+  const socket = connect(server.port, '127.0.0.1');
+  let received = '';
+  socket.setEncoding('utf8');
+  const closed = new Promise((resolve) => socket.on('close', resolve));
+  socket.on('data', (chunk: string) => {
+    received += chunk;
+    // The first answer is complete (its body is JSON): the connection is free for another answer.
+    if (received.endsWith('}') && !received.includes('Malformed'))
+      socket.write('NOT HTTP AT ALL\r\n\r\n');
+  });
+  socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+  await closed;
+  expect(received.match(/HTTP\/1\.1 \d{3} /g)).toEqual(['HTTP/1.1 200 ', 'HTTP/1.1 400 ']);
+  expect(received).toMatch(/\{"error":"Malformed HTTP request"\}$/);
 });
 
 it('answers CONNECT with 501 in JSON instead of dropping the socket', async () => {
