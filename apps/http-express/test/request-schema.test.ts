@@ -25,7 +25,7 @@ import {
   StringEnum,
   suggestField,
 } from '../src/contract';
-import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { compileShape } from '../src/contract/body-shape';
 
 /** A schema as the OpenAPI document shows it, compiled by another validator than sqlgate's. */
 const documented = (schema: TObject) =>
@@ -86,16 +86,23 @@ describe('unknown fields', () => {
   });
 });
 
-describe('the kinds the schema builders add to TypeBox', () => {
-  it('are checked by the compiled schema as their JSON Schema means', () => {
-    const exactlyOne = TypeCompiler.Compile(OneOf([Type.Number(), Type.Integer()]));
-    expect(exactlyOne.Check(1.5)).toBe(true);
-    expect(exactlyOne.Check(1)).toBe(false); // both match: not exactly one
-    expect(exactlyOne.Check('1')).toBe(false);
-    const mode = TypeCompiler.Compile(StringEnum(['object', 'array'] as const));
-    expect(mode.Check('array')).toBe(true);
-    expect(mode.Check('table')).toBe(false);
-    expect(JSON.parse(JSON.stringify(StringEnum(['a'])))).toEqual({ type: 'string', enum: ['a'] });
+describe('a schema compiled to check a body', () => {
+  it("checks the builders' enum and oneOf as their JSON Schema says", () => {
+    const read = compileShape(
+      Type.Object({
+        mode: Type.Optional(StringEnum(['object', 'array'] as const)),
+        port: OneOf([Type.Integer(), Type.String()]),
+      }),
+    );
+    expect(read({ mode: 'array', port: 1 })).toEqual({ mode: 'array', port: 1 });
+    expect(read({ port: '1' })).toEqual({ port: '1' });
+    expect(() => read({ mode: 'table', port: 1 })).toThrow("'mode' must be one of: object, array");
+    expect(() => read({ port: true })).toThrow("'port' must be an integer from 1 to 65535");
+  });
+
+  it('refuses a oneOf whose branches may both match a value, which a union would not mean', () => {
+    const overlapping = Type.Object({ n: OneOf([Type.Number(), Type.Integer()]) });
+    expect(() => compileShape(overlapping)).toThrow('a oneOf whose branches may overlap');
   });
 });
 

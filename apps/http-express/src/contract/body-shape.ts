@@ -3,7 +3,7 @@
  * type and range, and the first error of a body it refuses becomes the 400 message that
  * docs/interface.md words for that field.
  */
-import { type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import { KindGuard, Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import {
   TypeCompiler,
   ValueErrorType,
@@ -24,7 +24,7 @@ type Body = Record<string, unknown>;
 export type ShapeReader<T extends TObject> = (fields: Body) => Static<T>;
 
 export function compileShape<T extends TObject>(schema: T): ShapeReader<T> {
-  const check = TypeCompiler.Compile(schema);
+  const check = TypeCompiler.Compile(compilable(schema));
   const textFields = textFieldsOf(schema);
   return (fields) => {
     refuseUnsendableFields(fields, textFields);
@@ -34,6 +34,47 @@ export function compileShape<T extends TObject>(schema: T): ShapeReader<T> {
     if (check.Check(lenient)) return lenient;
     throw invalid(refusalOf(firstError(check, lenient)));
   };
+}
+
+/**
+ * `schema` as TypeBox's compiler checks it, inline: a string `enum` and a `oneOf` of the schema
+ * builders are JSON Schema the compiler does not know, so each becomes the union of TypeBox types
+ * it means. A `oneOf` means an `anyOf` when no value can match two of its branches, which holds
+ * when they take different JSON types, as every request body's do.
+ */
+function compilable(schema: TSchema): TSchema {
+  const compiled = rebuiltForCompiler(schema);
+  if (compiled === schema || !KindGuard.IsOptional(schema)) return compiled;
+  return Type.Optional(compiled);
+}
+
+function rebuiltForCompiler(schema: TSchema): TSchema {
+  if (Array.isArray(schema.enum)) {
+    const values = schema.enum as string[];
+    return Type.Union(
+      values.map((value) => Type.Literal(value)),
+      { enum: values },
+    );
+  }
+  if (Array.isArray(schema.oneOf)) {
+    return Type.Union(disjointBranches(schema.oneOf as TSchema[]).map(compilable));
+  }
+  if (!KindGuard.IsObject(schema)) return schema;
+  const properties = Object.entries(schema.properties).map(([name, property]) => [
+    name,
+    compilable(property),
+  ]);
+  const { additionalProperties } = schema;
+  return Type.Object(Object.fromEntries(properties), { additionalProperties });
+}
+
+/** The branches of a `oneOf`, refused when two may take the same JSON type (1 is a number too). */
+function disjointBranches(branches: TSchema[]): TSchema[] {
+  const types = branches.map(({ type }) => (type === 'integer' ? 'number' : String(type)));
+  if (new Set(types).size < types.length || types.includes('undefined')) {
+    throw new Error(`a oneOf whose branches may overlap: ${types.join(', ')}`);
+  }
+  return branches;
 }
 
 /** The fields of a body whose schema admits text (a port may be digits): the text sqlgate reads. */

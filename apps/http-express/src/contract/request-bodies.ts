@@ -160,6 +160,7 @@ export function readQueryBody(body: unknown, targets?: ConfiguredTargets): Query
   return request;
 }
 
+/** A query's target and statement; with a configured target, only the statement's are checked. */
 function queryFields(
   fields: Body,
   configured: ConnectionTarget | undefined,
