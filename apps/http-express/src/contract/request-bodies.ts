@@ -225,12 +225,9 @@ export function readSessionOpenBody(
 
 /** Fields of a QueryRequest that a session request refuses rather than ignores, with why. */
 const REFUSED_IN_SESSION: Record<string, string> = {
-  host: 'the session decides where statements run',
-  port: 'the session decides where statements run',
-  user: 'the session decides where statements run',
-  password: 'the session decides where statements run',
-  database: 'the session decides where statements run',
-  sslMode: 'the session decides where statements run',
+  ...Object.fromEntries(
+    TARGET_FIELDS.map((name) => [name, 'the session decides where statements run']),
+  ),
   readOnly: 'write BEGIN READ ONLY in the session instead',
   dryRun: 'write BEGIN ... ROLLBACK in the session instead',
   isolationLevel: 'write BEGIN ISOLATION LEVEL ... in the session instead',
