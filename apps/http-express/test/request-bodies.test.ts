@@ -229,6 +229,11 @@ describe('each field of a query', () => {
       '\'cache\' must be true, false or {"ttlMs": <positive integer>, "swrMs": <positive integer>}',
     ],
     ['cache', { ttl: 5000 }, "'cache' has an unknown field 'ttl': it accepts ttlMs and swrMs"],
+    [
+      'cache',
+      { ttlMs: 5, ttl: null },
+      "'cache' has an unknown field 'ttl': it accepts ttlMs and swrMs",
+    ],
     ['cache', { swrMs: 0 }, "'swrMs' must be an integer from 1 to 2147483647"],
     [
       'cache',

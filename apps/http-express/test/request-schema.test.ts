@@ -161,7 +161,10 @@ describe('one validator per body', () => {
       read.port = Number(read.port);
     const cache = read.cache;
     if (typeof cache === 'object' && cache !== null && !Array.isArray(cache)) {
-      read.cache = Object.fromEntries(Object.entries(cache).filter(([, value]) => value !== null));
+      // A null option is absent; a misspelt one is refused, null or not.
+      const absent = ([name, value]: [string, unknown]) =>
+        value === null && (name === 'ttlMs' || name === 'swrMs');
+      read.cache = Object.fromEntries(Object.entries(cache).filter((entry) => !absent(entry)));
     }
     return read;
   }
@@ -183,10 +186,16 @@ describe('one validator per body', () => {
     2 ** 64,
     { ttlMs: null },
     { ttl: 1 },
+    { ttlMs: 5, ttl: null },
     [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],
   );
   const plausible = fc.constantFrom(true, 1, 5432, 'x', 'array', 'prefer', [1, 'a'], { ttlMs: 5 });
-  const anyValue = fc.oneof(plausible, awkward, fc.jsonValue({ maxDepth: 3 }));
+  const option = fc.constantFrom(null, 0, 5, 'x');
+  const cacheOptions = fc.record(
+    { ttlMs: option, swrMs: option, ttl: option },
+    { requiredKeys: [] },
+  );
+  const anyValue = fc.oneof(plausible, awkward, cacheOptions, fc.jsonValue({ maxDepth: 3 }));
   const anyName = fc.oneof(fc.constantFrom(...FIELDS), fc.string({ maxLength: 4 }));
   /** Fields laid over a body each reader reads (or over nothing), or any JSON at all. */
   const anyBody = fc.oneof(

@@ -26,11 +26,12 @@ export type ShapeReader<T extends TObject> = (fields: Body) => Static<T>;
 export function compileShape<T extends TObject>(schema: T): ShapeReader<T> {
   const check = TypeCompiler.Compile(compilable(schema));
   const textFields = textFieldsOf(schema);
+  const known = new Set(Object.keys(schema.properties));
   return (fields) => {
     refuseUnsendableFields(fields, textFields);
     // The bodies clients send pass the strict check: the hot path ends here, copying nothing.
     if (check.Check(fields)) return fields;
-    const lenient = leniently(fields);
+    const lenient = leniently(fields, known);
     if (check.Check(lenient)) return lenient;
     throw invalid(refusalOf(firstError(check, lenient)));
   };
@@ -85,13 +86,16 @@ function textFieldsOf(schema: TObject): ReadonlySet<string> {
   return new Set(names.filter((name) => admitsText(schema.properties[name]!)));
 }
 
+const CACHE_OPTION_NAMES = new Set(Object.keys(CacheOptionsSchema.properties));
+
 /**
- * The body as the contract reads it beyond its schema (docs/interface.md): a field that is null is
- * absent, an empty `sslMode` is the default, `isolationLevel` is matched in any case, and a port's
- * digits may have leading zeros. Only a body the strict check refused is copied so.
+ * The body as the contract reads it beyond its schema (docs/interface.md): a field the schema names
+ * that is null is absent, an empty `sslMode` is the default, `isolationLevel` is matched in any
+ * case, and a port's digits may have leading zeros. Only a body the strict check refused is copied
+ * so.
  */
-function leniently(fields: Body): Body {
-  const lenient = withoutNulls(fields);
+function leniently(fields: Body, known: ReadonlySet<string>): Body {
+  const lenient = withoutNulls(fields, known);
   if (lenient.sslMode === '') delete lenient.sslMode;
   if (typeof lenient.isolationLevel === 'string') {
     lenient.isolationLevel = lenient.isolationLevel.toLowerCase();
@@ -99,13 +103,15 @@ function leniently(fields: Body): Body {
   if (typeof lenient.port === 'string' && /^[0-9]{1,5}$/.test(lenient.port)) {
     lenient.port = Number(lenient.port);
   }
-  if (isObject(lenient.cache)) lenient.cache = withoutNulls(lenient.cache);
+  // A misspelt cache option is refused even when null; a null option is absent.
+  if (isObject(lenient.cache)) lenient.cache = withoutNulls(lenient.cache, CACHE_OPTION_NAMES);
   return lenient;
 }
 
-/** A copy without the null fields; fromEntries defines each field, so `__proto__` stays a field. */
-function withoutNulls(fields: Body): Body {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null));
+/** A copy without the fields of `known` that are null; fromEntries keeps `__proto__` a field. */
+function withoutNulls(fields: Body, known: ReadonlySet<string>): Body {
+  const kept = Object.entries(fields).filter(([name, value]) => value !== null || !known.has(name));
+  return Object.fromEntries(kept);
 }
 
 function isObject(value: unknown): value is Body {
