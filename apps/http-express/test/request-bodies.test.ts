@@ -179,3 +179,104 @@ describe('without a default target', () => {
     expect(refusalOf(() => readConnectionCheckBody({})).code).toBe(ErrorCodes.MISSING_FIELDS);
   });
 });
+
+describe('each field of a query', () => {
+  const query = { host: 'db.example', port: 5432, user: 'app', database: 'app', sql: 'SELECT 1' };
+  const NUL = 'contains a NUL character (U+0000), which PostgreSQL cannot receive';
+
+  // The 400 messages of docs/interface.md, word for word: the schema finds what is wrong, these
+  // words say it (docs/decisions.md 10.52).
+  it.each([
+    ['host', 5, "'host' must be a string"],
+    [
+      'host',
+      '/tmp/.s.PGSQL.5432',
+      "'host' must be a host name or an IP address, not a socket path",
+    ],
+    ['host', 'h'.repeat(256), "'host' is longer than 255 characters"],
+    ['host', 'db\0', `'host' ${NUL}`],
+    ['port', 0, "'port' must be an integer from 1 to 65535"],
+    ['port', '65536', "'port' must be an integer from 1 to 65535"],
+    ['port', true, "'port' must be an integer from 1 to 65535"],
+    ['port', '54\u00002', `'port' ${NUL}`],
+    ['user', 5, "'user' must be a string"],
+    ['password', 5, "'password' must be a string"],
+    ['database', false, "'database' must be a string"],
+    ['sslMode', 'maybe', "'sslMode' must be one of: disable, require, prefer, verify-full"],
+    ['sql', { text: 'SELECT 1' }, "'sql' must be a string"],
+    [
+      'sql',
+      'SELECT \uD800',
+      "'sql' contains a lone UTF-16 surrogate (U+D800) at character 8, which is not valid Unicode",
+    ],
+    ['params', 'x', "'params' must be an array"],
+    ['params', Array(65536).fill(1), "'params' holds 65536 values; at most 65535 are allowed"],
+    [
+      'params',
+      [2 ** 64],
+      "'params[0]' is a number JSON cannot carry exactly (it arrived as 18446744073709552000); send it as a string",
+    ],
+    ['params', ['a', { 'k\0': 1 }], `'params[1]["k\\u0000"] (key)' ${NUL}`],
+    ['timeoutMs', 0, "'timeoutMs' must be an integer from 1 to 2147483647"],
+    ['maxRows', 1000001, "'maxRows' must be an integer from 1 to 1000000"],
+    ['rowMode', 'table', "'rowMode' must be 'object' or 'array'"],
+    ['readOnly', 'yes', "'readOnly' must be a boolean"],
+    ['dryRun', 1, "'dryRun' must be a boolean"],
+    ['dryRun', 'a\0', "'dryRun' must be a boolean"],
+    [
+      'cache',
+      'yes',
+      '\'cache\' must be true, false or {"ttlMs": <positive integer>, "swrMs": <positive integer>}',
+    ],
+    ['cache', { ttl: 5000 }, "'cache' has an unknown field 'ttl': it accepts ttlMs and swrMs"],
+    [
+      'cache',
+      { ttlMs: 5, ttl: null },
+      "'cache' has an unknown field 'ttl': it accepts ttlMs and swrMs",
+    ],
+    ['cache', { swrMs: 0 }, "'swrMs' must be an integer from 1 to 2147483647"],
+    [
+      'cache',
+      { 'a\0': 1 },
+      'A field name contains a NUL character (U+0000), which no field of a request may hold',
+    ],
+    [
+      'isolationLevel',
+      5,
+      "'isolationLevel' must be one of: read committed, repeatable read, serializable",
+    ],
+    [
+      'rowMode\0',
+      1,
+      'A field name contains a NUL character (U+0000), which no field of a request may hold',
+    ],
+  ])('%s: %j is refused with its words', (field, value, message) => {
+    expect(refusalOf(() => readQueryBody({ ...query, [field]: value }))).toEqual({
+      body: { error: message },
+      code: ErrorCodes.INVALID_REQUEST,
+    });
+  });
+
+  it('is read as docs/interface.md reads it beyond the schema', () => {
+    const read = readQueryBody({
+      ...query,
+      port: '05432',
+      password: null,
+      sslMode: '',
+      isolationLevel: 'SERIALIZABLE',
+      cache: { ttlMs: 5, swrMs: null },
+      params: null,
+      rowMode: null,
+    });
+    const { host, user, database } = query;
+    expect(read.target).toEqual({ host, port: 5432, user, database, sslMode: 'prefer' });
+    expect(read.options).toEqual({
+      rowMode: 'object',
+      readOnly: false,
+      dryRun: false,
+      isolationLevel: 'serializable',
+      cache: { ttlMs: 5 },
+    });
+    expect(readConnectionCheckBody({ ...query, database: '' }).target.database).toBe('postgres');
+  });
+});

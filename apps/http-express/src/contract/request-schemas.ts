@@ -1,7 +1,8 @@
 /**
- * The request bodies of POST /api/query and POST /api/test-connection (docs/interface.md, QueryRequest;
- * docs/decisions.md 3). A `default` is documentation of what absence means, never a requirement:
- * every field outside `required` is `Type.Optional`.
+ * The request bodies (docs/interface.md, QueryRequest; docs/decisions.md 3): what the OpenAPI
+ * document shows, and what request-bodies.ts compiles to check a body's fields (10.52). A
+ * `default` is documentation of what absence means, never a requirement: every field outside
+ * `required` is `Type.Optional`.
  *
  * A schema with an `$id` is a named component: the OpenAPI generator refers to it by that name.
  */
@@ -12,7 +13,8 @@ const MAX_INT4 = 2147483647;
 
 export const PortSchema = OneOf(
   [
-    Type.Integer({ minimum: 1, maximum: 65535 }), // 1 to 65535 as a pattern, so that the schema refuses what the validator refuses.
+    Type.Integer({ minimum: 1, maximum: 65535 }),
+    // 1 to 65535 as a pattern; leading zeros are read leniently (body-shape.ts).
     Type.String({
       pattern:
         '^([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$',
@@ -46,6 +48,29 @@ const targetFields = {
   sslMode: Type.Optional(SslModeSchema),
 };
 
+/** The object form of a request's `cache`: a misspelt option is refused, not ignored. */
+export const CacheOptionsSchema = Type.Object(
+  {
+    ttlMs: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_INT4,
+        description: 'Milliseconds the cached result is fresh.',
+      }),
+    ),
+    swrMs: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_INT4,
+        description:
+          'Milliseconds after ttlMs during which a stale result is still served (cacheStatus "stale") ' +
+          'while one refresh runs in the background.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const QueryRequestSchema = Type.Object(
   {
     ...targetFields,
@@ -65,6 +90,8 @@ export const QueryRequestSchema = Type.Object(
     }),
     params: Type.Optional(
       Type.Array(Type.Unknown(), {
+        // The Bind message counts parameters in 16 bits: more would wrap around.
+        maxItems: 65_535,
         description: 'Values bound to $1..$n. Only with exactly one statement, otherwise 400.',
       }),
     ),
@@ -101,37 +128,11 @@ export const QueryRequestSchema = Type.Object(
       }),
     ),
     cache: Type.Optional(
-      OneOf(
-        [
-          Type.Boolean(),
-          Type.Object(
-            {
-              ttlMs: Type.Optional(
-                Type.Integer({
-                  minimum: 1,
-                  maximum: MAX_INT4,
-                  description: 'Milliseconds the cached result is fresh.',
-                }),
-              ),
-              swrMs: Type.Optional(
-                Type.Integer({
-                  minimum: 1,
-                  maximum: MAX_INT4,
-                  description:
-                    'Milliseconds after ttlMs during which a stale result is still served (cacheStatus "stale") ' +
-                    'while one refresh runs in the background.',
-                }),
-              ),
-            },
-            { additionalProperties: false },
-          ),
-        ],
-        {
-          description:
-            'Whether a read statement may be served from, and stored in, the result cache. true: with the server TTL ' +
-            '(QUERY_CACHE_TTL_MS); {ttlMs, swrMs}: with this TTL, then stale-while-revalidate for swrMs; false: never. Absent: the server default (QUERY_CACHE_DEFAULT).',
-        },
-      ),
+      OneOf([Type.Boolean(), CacheOptionsSchema], {
+        description:
+          'Whether a read statement may be served from, and stored in, the result cache. true: with the server TTL ' +
+          '(QUERY_CACHE_TTL_MS); {ttlMs, swrMs}: with this TTL, then stale-while-revalidate for swrMs; false: never. Absent: the server default (QUERY_CACHE_DEFAULT).',
+      }),
     ),
     isolationLevel: Type.Optional(
       StringEnum(['read committed', 'repeatable read', 'serializable'] as const, {
@@ -179,14 +180,6 @@ export const ConnectionTestRequestSchema = Type.Object(
 
 /** A POST /api/test-connection body as a client writes it. */
 export type ConnectionTestRequestBody = Static<typeof ConnectionTestRequestSchema>;
-
-/** The top-level field names of a POST /api/query body, from the schema: anything else is unknown. */
-export const QUERY_REQUEST_FIELDS: readonly string[] = Object.keys(QueryRequestSchema.properties);
-
-/** The top-level field names of a POST /api/test-connection body. */
-export const CONNECTION_TEST_FIELDS: readonly string[] = Object.keys(
-  ConnectionTestRequestSchema.properties,
-);
 
 /** The multipart body of POST /api/copy: its two parts, in this order. */
 export const CopyRequestSchema = Type.Object(
@@ -266,12 +259,3 @@ export const CancelRequestSchema = Type.Object(
       'who presents the same host, port, user, database and password may cancel it.',
   },
 );
-
-/** The top-level field names of each session and cancel body. */
-export const SESSION_OPEN_FIELDS: readonly string[] = Object.keys(
-  SessionOpenRequestSchema.properties,
-);
-export const SESSION_QUERY_FIELDS: readonly string[] = Object.keys(
-  SessionQueryRequestSchema.properties,
-);
-export const CANCEL_REQUEST_FIELDS: readonly string[] = Object.keys(CancelRequestSchema.properties);
