@@ -87,7 +87,7 @@ type ClosingSocket = Socket & { destroySoon?: () => void; [CLOSING_AFTER_REST]?:
  * sending side closes after the answer (a client that sees the end of the connection stops
  * sending, as Node's does), and the socket itself once the rest has been read, the client closed
  * its side, or the drain's bounds destroyed it. Node has no public way to wait for the rest, hence
- * the socket's own `destroySoon` is wrapped for this request (docs/decisions.md 10.52).
+ * the socket's own `destroySoon` is wrapped for this request (docs/decisions.md 10.53).
  */
 function closeOnlyAfterRest(req: IncomingMessage): void {
   const socket = req.socket as ClosingSocket;

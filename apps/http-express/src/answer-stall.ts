@@ -84,7 +84,7 @@ function giveUpUnlessTaken(res: ServerResponse, limitMs: number): void {
  * (`writeQueueSize` of the socket's handle, TCP or TLS), with no public name. The public counts
  * (`writableLength`, `bufferSize`, `bytesWritten`) hold a write whole until the kernel took all
  * of it, so a client reading one large answer slowly would look as if it read nothing and be cut
- * (docs/decisions.md 10.52). A socket without the count keeps its own timeout (above).
+ * (docs/decisions.md 10.53). A socket without the count keeps its own timeout (above).
  */
 function queuedBytesOf(res: ServerResponse): number | undefined {
   const handle = (res.socket as { _handle?: { writeQueueSize?: unknown } | null } | null)?._handle;

@@ -5,7 +5,7 @@
  * 400 instead (docs/decisions.md 5), and `OPTIONS *`, a question about the server as a whole, 204
  * with the methods it serves.
  *
- * Where (docs/decisions.md 10.52): the app's first middleware answers every such target Express
+ * Where (docs/decisions.md 10.53): the app's first middleware answers every such target Express
  * can still read a path from (`*`, `http://host:99999/x`). One whose URL Express's router cannot
  * parse at all (`http://[::1]evil/...`, `http://`) reaches no middleware: the router hands it
  * straight to the app's final handler. The standalone server answers those in its own listener,

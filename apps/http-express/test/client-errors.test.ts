@@ -165,7 +165,7 @@ describe('an app used as a listener', () => {
     }
   });
 
-  it("leaves a target its router cannot read to Express's own 404 (docs/decisions.md 10.52)", async () => {
+  it("leaves a target its router cannot read to Express's own 404 (docs/decisions.md 10.53)", async () => {
     // Express hands it to its final handler before any middleware runs; the standalone server's
     // listener answers it first (above).
     const answer = await raw(
