@@ -30,7 +30,7 @@ import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from './out
 import type { StrategyName } from './plan';
 import { withFields } from '../with-fields';
 import { promiseFrom } from '../promise-from';
-import { withUnknownOutcome } from './commit-outcome';
+import { withUnknownOutcome } from './unknown-outcome';
 import { LentConnection } from './lent-connection';
 import { runFlagsOf } from './statement-flags';
 import {

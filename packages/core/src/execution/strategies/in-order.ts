@@ -1,7 +1,11 @@
 /**
  * Statements run one after another in autocommit on one connection, stopping at the first failure.
- * Shared by the caller-managed and the no-transaction strategies, which differ only in what they
- * promise the caller.
+ * Shared by two strategies, which differ only in what they promise the caller:
+ * - caller-managed: scripts with BEGIN / COMMIT / SAVEPOINT run exactly as written (docs/decisions.md
+ *   2.3); sqlgate adds no transaction of its own. A transaction the script leaves open is rolled
+ *   back and reported.
+ * - no-transaction: scripts holding statements that cannot run inside a transaction block (VACUUM,
+ *   CREATE DATABASE...): in order, autocommit, stopping at the first failure (docs/decisions.md 2.4).
  */
 import type { ParsedStatement } from '../../parser/types';
 import { notStarted, type ExecutionContext } from '../context';
@@ -12,7 +16,7 @@ import type { StrategyName } from '../plan';
 export async function runInOrder(
   context: ExecutionContext,
   statements: readonly ParsedStatement[],
-  strategy: StrategyName,
+  strategy: Extract<StrategyName, 'caller-managed' | 'no-transaction'>,
 ): Promise<ExecutionOutcome> {
   const lent = await context.acquire();
   if (!(lent instanceof LentConnection)) return notStarted(strategy, lent);
