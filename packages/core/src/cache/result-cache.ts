@@ -117,15 +117,6 @@ export class ResultCache {
     this.clock = options.clock ?? systemClock;
   }
 
-  /**
-   * Whether this statement of this request may be served from and kept in the cache: the request
-   * must ask (or the server cache by default, unless the request says `cache: false`), and the
-   * statement must be a read with no volatile function and no effect on the session.
-   */
-  isCacheable(statement: ParsedStatement, request: { cache?: CacheRequest }): boolean {
-    return this.isCacheRequested(request) && isCacheableStatement(statement);
-  }
-
   /** The request asks for the cache, or says nothing while the server caches by default. */
   isCacheRequested(request: { cache?: CacheRequest }): boolean {
     return isCacheRequested(request.cache, this.enabledByDefault);
