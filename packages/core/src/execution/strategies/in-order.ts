@@ -10,7 +10,7 @@
 import type { ParsedStatement } from '../../parser/types';
 import { notStarted, type ExecutionContext } from '../context';
 import { LentConnection } from '../lent-connection';
-import type { ExecutionOutcome, StatementOutcome } from '../outcome';
+import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from '../outcome';
 import type { StrategyName } from '../plan';
 
 export async function runInOrder(
@@ -23,27 +23,14 @@ export async function runInOrder(
   try {
     const timeoutFailure = await lent.applySessionTimeout();
     if (timeoutFailure) return notStarted(strategy, { kind: 'request', error: timeoutFailure });
-    const outcomes: StatementOutcome[] = [];
-    for (const statement of statements) {
-      // Once the caller is gone nothing more is sent on its behalf (docs/decisions.md 10.7).
-      const outcome = await context.runStatement(lent, statement);
-      if (!outcome) break;
-      outcomes.push(outcome);
-      if (!outcome.ok) break;
-    }
-    const failed = outcomes.findIndex((outcome) => !outcome.ok);
+    const { outcomes, stopped } = await runEach(statements, (statement) =>
+      context.runStatement(lent, statement),
+    );
     // A transaction the script opened and did not end (or that failed) is not left to the next
     // request. If even that ROLLBACK fails, the connection is closed (the server then rolls back),
     // and the answer still lists what ran (docs/decisions.md 10.5).
     const rolledBack = await lent.rollbackIfOpen();
-    const failure =
-      failed >= 0
-        ? { kind: 'statement' as const, index: failed }
-        : outcomes.length < statements.length
-          ? { kind: 'aborted' as const, index: outcomes.length }
-          : rolledBack
-            ? { kind: 'left-open' as const }
-            : undefined;
+    const failure = stopped ?? (rolledBack ? { kind: 'left-open' as const } : undefined);
     return {
       strategy,
       outcomes,
@@ -54,4 +41,26 @@ export async function runInOrder(
   } finally {
     lent.release();
   }
+}
+
+/**
+ * Sends each statement in turn until one fails, or until one is not sent because the caller went
+ * away: once it is gone nothing more is sent on its behalf (docs/decisions.md 10.7).
+ */
+export async function runEach(
+  statements: readonly ParsedStatement[],
+  send: (statement: ParsedStatement) => Promise<StatementOutcome | undefined>,
+): Promise<{
+  outcomes: StatementOutcome[];
+  stopped?: Extract<ExecutionFailure, { index: number }>;
+}> {
+  const outcomes: StatementOutcome[] = [];
+  for (const statement of statements) {
+    const outcome = await send(statement);
+    if (!outcome) return { outcomes, stopped: { kind: 'aborted', index: outcomes.length } };
+    outcomes.push(outcome);
+    if (!outcome.ok)
+      return { outcomes, stopped: { kind: 'statement', index: outcomes.length - 1 } };
+  }
+  return { outcomes };
 }
