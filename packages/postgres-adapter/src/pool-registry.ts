@@ -58,6 +58,8 @@ interface PoolEntry {
 export interface PoolOptions {
   /** Reads are kept as named prepared statements per connection (docs/decisions.md 10.30). */
   preparedStatements: boolean;
+  /** json values as RawJson, PostgreSQL's own text; false: parsed (`TypeRegistry`). */
+  rawJson: boolean;
 }
 
 export class PoolRegistry {
@@ -78,7 +80,7 @@ export class PoolRegistry {
     private readonly limits: PoolLimits,
     private readonly tls: TlsSettings,
     private readonly log: (message: string, error?: unknown) => void = () => undefined,
-    private readonly options: PoolOptions = { preparedStatements: true },
+    private readonly options: PoolOptions = { preparedStatements: true, rawJson: true },
   ) {
     this.sweeper = setInterval(
       () => this.closeUnusedPools(),
@@ -274,7 +276,7 @@ export class PoolRegistry {
       poolId: poolIdOf(target),
       pool,
       sessionState,
-      types: new TypeRegistry(),
+      types: new TypeRegistry(this.options.rawJson),
       lastUsed: Date.now(),
       lent: 0,
     };
