@@ -8,12 +8,12 @@ import type {
   InvalidationScope,
   WriteMark,
 } from '../ports/cache-store';
-import type { CacheScope, RowMode, StatementResult } from '../ports/connections';
+import type { CacheScope, StatementResult } from '../ports/connections';
 import type { ParsedStatement } from '../parser/types';
 import type { CacheRequest } from '../request';
 import { serializeResponse } from '../json/serialize-response';
 import { toCacheEntry, type CacheEntry } from './cache-entry';
-import { cacheKey } from './cache-key';
+import { cacheKey, type CacheKeyParts } from './cache-key';
 import {
   isCacheableStatement,
   isCacheRequested,
@@ -39,11 +39,7 @@ export interface ResultCacheOptions {
 }
 
 /** What decides a key besides the statement and its target. */
-export interface CacheKeyOptions {
-  params?: readonly unknown[];
-  rowMode: RowMode;
-  maxRows: number;
-}
+export type CacheKeyOptions = Omit<CacheKeyParts, 'scope' | 'text'>;
 
 export interface StoreResultArgs {
   /** From `keyFor`. */
