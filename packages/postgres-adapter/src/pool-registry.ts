@@ -211,11 +211,6 @@ export class PoolRegistry {
     return pool.idleCount + Math.max(0, this.limits.max - pool.totalCount);
   }
 
-  /** Number of pools held (several may share one poolId). */
-  get size(): number {
-    return this.pools.size;
-  }
-
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -93,11 +93,6 @@ export class SessionRegistry {
     private readonly newId: () => string = newSessionId,
   ) {}
 
-  /** Sessions open now. */
-  get size(): number {
-    return this.sessions.size;
-  }
-
   statistics(): SessionStatistics {
     return { open: this.sessions.size, opened: this.opened, ended: { ...this.ended } };
   }

@@ -24,9 +24,6 @@ export interface CustomType {
   delimiter?: string;
 }
 
-/** Runs the pg_type look-up on a connection of the pool. */
-export type TypeLookup = (oids: number[]) => Promise<Map<number, CustomType>>;
-
 /**
  * Name, element (a domain resolved to its base type, through domains over domains) and the
  * element's delimiter of each OID.
