@@ -27,7 +27,7 @@ export {
 export type { SessionEnd } from './sessions/session';
 export type { SessionOpened, SessionState } from './sessions/session-use-cases';
 export type { ServiceAnswer } from './execution/response';
-export { cancelAnswer, NOTHING_CANCELLED_MESSAGE } from './execution/cancelled';
+export { cancelAnswer } from './execution/cancelled';
 export { FAILED_CANCELS_PER_REQUEST } from './execution/running-requests';
 export type { CopyFormat, CopyOut } from './streaming/copy-out';
 export * from './errors';
@@ -52,11 +52,7 @@ export { refuseIdleTimeout } from './sessions/idle-timeout';
 export { planExecution } from './execution/plan';
 export { isCopyFromStdin } from './execution/copy-from';
 export type { ExecutionPlan, StrategyName, TransactionMode } from './execution/plan';
-export {
-  errorResponse,
-  INTERNAL_ERROR_MESSAGE,
-  transactionFailureMessage,
-} from './execution/response';
+export { errorResponse, INTERNAL_ERROR_MESSAGE } from './execution/response';
 export type {
   MultipleStatementsResponse,
   QueryErrorObject,

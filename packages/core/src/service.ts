@@ -34,14 +34,6 @@ export * from './service-types';
 export function createQueryService(options: QueryServiceOptions): QueryService {
   const parts = serviceParts(options);
   const { connections, sessions, running } = parts;
-  const sessionUseCases = createSessionUseCases({
-    sessions,
-    running,
-    clock: parts.clock,
-    ...(options.targetPolicy ? { targetPolicy: options.targetPolicy } : {}),
-    runInSession: (request, executeOptions, inSession) =>
-      runRequest(parts, request, executeOptions, { kind: 'session', inSession }),
-  });
   const { closeSessions, close } = serviceClosing(parts);
   return {
     execute: (request, executeOptions = {}) => runRequest(parts, request, executeOptions, WHOLE),
@@ -51,10 +43,14 @@ export function createQueryService(options: QueryServiceOptions): QueryService {
     checkConnection: (request) => checkConnection(parts, request),
     poolStats: () => connections.poolStats(),
     ...cacheAdministration(parts),
-    openSession: sessionUseCases.openSession,
-    executeInSession: sessionUseCases.executeInSession,
-    closeSession: sessionUseCases.closeSession,
-    cancelSessionQuery: sessionUseCases.cancelSessionQuery,
+    ...createSessionUseCases({
+      sessions,
+      running,
+      clock: parts.clock,
+      ...(options.targetPolicy ? { targetPolicy: options.targetPolicy } : {}),
+      runInSession: (request, executeOptions, inSession) =>
+        runRequest(parts, request, executeOptions, { kind: 'session', inSession }),
+    }),
     cancelRequest: (requestId, login) => cancelAnswer(running.cancel(requestId, login)),
     closeSessions,
     sessionStatistics: () => sessions.statistics(),

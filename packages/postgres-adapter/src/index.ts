@@ -12,7 +12,6 @@ import {
 import { CacheScopes, type ResolveFirst } from './cache-scope';
 import { checkConnection } from './connection-check';
 import { PoolRegistry, type PoolLimits } from './pool-registry';
-import { ParsedJsonConnection } from './types/parsed-json-connection';
 
 export interface PostgresConnectionsOptions extends Partial<PoolLimits> {
   /** PEM of the CA bundle for sslMode `verify-full` (the contents of SSL_ROOT_CERT). */
@@ -83,6 +82,7 @@ export function createPostgresConnections(
   const tls = rootCertificate ? { rootCertificate } : {};
   const registry = new PoolRegistry({ ...DEFAULT_POOL_LIMITS, ...definedOnly(limits) }, tls, log, {
     preparedStatements,
+    rawJson,
   });
   const scopes = new CacheScopes({
     identify: (target) => registry.serverIdentity(target),
@@ -97,11 +97,7 @@ export function createPostgresConnections(
     acquire: (
       target: ConnectionTarget,
       acquireOptions?: AcquireOptions,
-    ): Promise<Settled<Connection>> =>
-      settle(() => {
-        const acquiring = registry.acquire(target, acquireOptions);
-        return rawJson ? acquiring : acquiring.then(parsingJson);
-      }),
+    ): Promise<Settled<Connection>> => settle(() => registry.acquire(target, acquireOptions)),
     check: (target) => settle(() => checkConnection(target, connectTimeoutMs, tls)),
     poolStats: () => registry.stats(),
     scopeOf: (target) => settle(() => scopes.scopeOf(target)),
@@ -113,11 +109,6 @@ export function createPostgresConnections(
     close,
     [Symbol.asyncDispose]: close,
   };
-}
-
-/** A connection whose json values arrive parsed (library use; the HTTP server keeps their text). */
-function parsingJson(connection: Connection): Connection {
-  return new ParsedJsonConnection(connection);
 }
 
 function definedOnly<T extends object>(values: T): Partial<T> {

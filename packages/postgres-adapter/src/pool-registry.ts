@@ -58,6 +58,8 @@ interface PoolEntry {
 export interface PoolOptions {
   /** Reads are kept as named prepared statements per connection (docs/decisions.md 10.30). */
   preparedStatements: boolean;
+  /** json values as RawJson, PostgreSQL's own text; false: parsed (`TypeRegistry`). */
+  rawJson: boolean;
 }
 
 export class PoolRegistry {
@@ -78,7 +80,7 @@ export class PoolRegistry {
     private readonly limits: PoolLimits,
     private readonly tls: TlsSettings,
     private readonly log: (message: string, error?: unknown) => void = () => undefined,
-    private readonly options: PoolOptions = { preparedStatements: true },
+    private readonly options: PoolOptions = { preparedStatements: true, rawJson: true },
   ) {
     this.sweeper = setInterval(
       () => this.closeUnusedPools(),
@@ -209,11 +211,6 @@ export class PoolRegistry {
     return pool.idleCount + Math.max(0, this.limits.max - pool.totalCount);
   }
 
-  /** Number of pools held (several may share one poolId). */
-  get size(): number {
-    return this.pools.size;
-  }
-
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -274,7 +271,7 @@ export class PoolRegistry {
       poolId: poolIdOf(target),
       pool,
       sessionState,
-      types: new TypeRegistry(),
+      types: new TypeRegistry(this.options.rawJson),
       lastUsed: Date.now(),
       lent: 0,
     };

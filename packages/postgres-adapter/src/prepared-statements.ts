@@ -84,11 +84,6 @@ export class PreparedStatements {
   /** Names to close with the next round trip. */
   private closes: string[] = [];
 
-  /** How many statements this connection holds, as far as sqlgate knows. */
-  get size(): number {
-    return this.entries.size;
-  }
-
   /**
    * How each text of a round trip goes out: named (Parse when new), or undefined for the unnamed
    * statement (too long, or past the bound for one round trip). A text repeated within the round

@@ -14,15 +14,10 @@ import { ProtocolViolation, type MessageFraming } from './message-framing';
 import type { TypeRegistry } from './types/type-registry';
 import { asText, type ValueParser } from './types/value-parsers';
 
-export interface WireField {
-  name: string;
-  tableID: number;
-  columnID: number;
-  dataTypeID: number;
-  dataTypeSize: number;
-  dataTypeModifier: number;
+/** A field of a RowDescription, as pg hands it over: no type name yet, any format code. */
+export type WireField = Omit<FieldDescription, 'dataTypeName' | 'format'> & {
   format: 'text' | 'binary' | number;
-}
+};
 
 const COMMAND_TAG = /^([A-Za-z]+)(?: (\d+))?(?: (\d+))?/;
 

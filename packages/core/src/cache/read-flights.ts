@@ -52,9 +52,4 @@ export class ReadFlights<T> {
       },
     };
   }
-
-  /** Reads in flight (tests). */
-  get size(): number {
-    return this.flights.size;
-  }
 }

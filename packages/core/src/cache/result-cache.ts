@@ -8,12 +8,12 @@ import type {
   InvalidationScope,
   WriteMark,
 } from '../ports/cache-store';
-import type { CacheScope, RowMode, StatementResult } from '../ports/connections';
+import type { CacheScope, StatementResult } from '../ports/connections';
 import type { ParsedStatement } from '../parser/types';
 import type { CacheRequest } from '../request';
 import { serializeResponse } from '../json/serialize-response';
 import { toCacheEntry, type CacheEntry } from './cache-entry';
-import { cacheKey } from './cache-key';
+import { cacheKey, type CacheKeyParts } from './cache-key';
 import {
   isCacheableStatement,
   isCacheRequested,
@@ -39,11 +39,7 @@ export interface ResultCacheOptions {
 }
 
 /** What decides a key besides the statement and its target. */
-export interface CacheKeyOptions {
-  params?: readonly unknown[];
-  rowMode: RowMode;
-  maxRows: number;
-}
+export type CacheKeyOptions = Omit<CacheKeyParts, 'scope' | 'text'>;
 
 export interface StoreResultArgs {
   /** From `keyFor`. */
@@ -115,15 +111,6 @@ export class ResultCache {
     this.maxEntryBytes = options.maxEntryBytes;
     this.enabledByDefault = options.enabledByDefault;
     this.clock = options.clock ?? systemClock;
-  }
-
-  /**
-   * Whether this statement of this request may be served from and kept in the cache: the request
-   * must ask (or the server cache by default, unless the request says `cache: false`), and the
-   * statement must be a read with no volatile function and no effect on the session.
-   */
-  isCacheable(statement: ParsedStatement, request: { cache?: CacheRequest }): boolean {
-    return this.isCacheRequested(request) && isCacheableStatement(statement);
   }
 
   /** The request asks for the cache, or says nothing while the server caches by default. */

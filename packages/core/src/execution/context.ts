@@ -30,7 +30,7 @@ import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from './out
 import type { StrategyName } from './plan';
 import { withFields } from '../with-fields';
 import { promiseFrom } from '../promise-from';
-import { withUnknownOutcome } from './commit-outcome';
+import { withUnknownOutcome } from './unknown-outcome';
 import { LentConnection } from './lent-connection';
 import { runFlagsOf } from './statement-flags';
 import {
@@ -155,28 +155,13 @@ export class ExecutionContext {
    */
   private readonly cancelsInFlight = new Set<Promise<void>>();
 
-  /** Where connections come from: the pools, or one session's own connection. */
-  private readonly provider: ExecutionContextOptions['provider'];
-  readonly target: ConnectionTarget;
   readonly options: QueryOptions;
   readonly settings: ExecutionSettings;
-  readonly clock: Clock;
-  private readonly signal: AbortSignalLike | undefined;
-  private readonly cacheScope: ExecutionContextOptions['cacheScope'];
-  private readonly rowStream: RowStream | undefined;
-  private readonly observer: RequestObserver | undefined;
 
-  constructor(init: ExecutionContextOptions) {
+  constructor(private readonly init: ExecutionContextOptions) {
     const { target, options, settings, signal, rowStream } = init;
-    this.provider = init.provider;
-    this.target = target;
     this.options = options;
     this.settings = settings;
-    this.clock = init.clock;
-    this.signal = signal;
-    this.cacheScope = init.cacheScope;
-    this.rowStream = rowStream;
-    this.observer = init.observer;
     // A streamed request keeps no rows: its rows in flight draw on the shared budget through its
     // channel (StreamedRowBudget) instead.
     const shared = rowStream ? undefined : settings.sharedResultBudget;
@@ -212,12 +197,12 @@ export class ExecutionContext {
    * (docs/decisions.md 10.7, 10.26).
    */
   get aborted(): boolean {
-    return this.cancelRequested || (this.signal?.aborted ?? false);
+    return this.cancelRequested || (this.init.signal?.aborted ?? false);
   }
 
   /** True once `cancel()` was called, or the signal said the request was cancelled. */
   get cancelled(): boolean {
-    return this.cancelRequested || this.signal?.cancelled === true;
+    return this.cancelRequested || this.init.signal?.cancelled === true;
   }
 
   /** What held MAX_RESULT_BYTES_TOTAL limited this request at some point, if it did (10.2). */
@@ -277,19 +262,19 @@ export class ExecutionContext {
 
   /** Connections the target's pool could lend now without a wait; undefined when unknown. */
   spareConnections(): number | undefined {
-    return this.provider.spareConnections?.(this.target);
+    return this.init.provider.spareConnections?.(this.init.target);
   }
 
   /** Whether this request's reads look the result cache up (else each attempt is known at once). */
   mayUseCache(): boolean {
-    return attemptWithoutLookup(this.cacheScope?.cache, this.options) === undefined;
+    return attemptWithoutLookup(this.init.cacheScope?.cache, this.options) === undefined;
   }
 
   /** Serves a read from the result cache, or prepares to keep its result (docs/decisions.md 8). */
   cacheAttempt(statement: ParsedStatement): CacheAttempt | Promise<CacheAttempt> {
-    const known = attemptWithoutLookup(this.cacheScope?.cache, this.options);
+    const known = attemptWithoutLookup(this.init.cacheScope?.cache, this.options);
     if (known) return known;
-    const { cache, scope, refresh } = this.cacheScope as Pick<
+    const { cache, scope, refresh } = this.init.cacheScope as Pick<
       RequestCacheScope,
       'cache' | 'scope' | 'refresh'
     >;
@@ -301,7 +286,7 @@ export class ExecutionContext {
       refresh,
       options: this.options,
       maxRows: this.runOptions.maxRows,
-      clock: this.clock,
+      clock: this.init.clock,
       unlessCancelled: <T>(promise: Promise<T>) => this.unlessCancelled(promise),
     };
     return attemptCache(this.cacheRequest, statement);
@@ -313,12 +298,12 @@ export class ExecutionContext {
     let wake!: () => void;
     const cancelled = new Promise<undefined>((resolve) => (wake = () => resolve(undefined)));
     this.cancelWaiters.add(wake);
-    this.signal?.addEventListener('abort', wake, { once: true });
+    this.init.signal?.addEventListener('abort', wake, { once: true });
     try {
       return await Promise.race([promise.then((value) => ({ value })), cancelled]);
     } finally {
       this.cancelWaiters.delete(wake);
-      this.signal?.removeEventListener('abort', wake);
+      this.init.signal?.removeEventListener('abort', wake);
     }
   }
 
@@ -328,8 +313,8 @@ export class ExecutionContext {
    */
   async acquire(): Promise<LentConnection | StartFailure> {
     if (this.aborted) return ABORTED_BEFORE_START;
-    const started = this.clock.now();
-    const acquiring = this.provider.acquire(this.target, this.acquireOptions);
+    const started = this.init.clock.now();
+    const acquiring = this.init.provider.acquire(this.init.target, this.acquireOptions);
     // A cancel does not wait for the pool or the connect: the request answers at once, and a
     // connection that arrives later goes straight back, unused.
     let wake!: () => void;
@@ -347,9 +332,9 @@ export class ExecutionContext {
       void acquiring.then((late) => (late.ok ? late.value.release() : undefined));
       return ABORTED_BEFORE_START;
     }
-    const ended = this.clock.now();
+    const ended = this.init.clock.now();
     this.poolWaitMs += ended - started;
-    if (this.observer?.poolAcquired) this.reportAcquire(started, ended, acquired);
+    if (this.init.observer?.poolAcquired) this.reportAcquire(started, ended, acquired);
     if (!acquired.ok) {
       this.acquireFailures.add(acquired.error);
       return this.aborted ? ABORTED_BEFORE_START : { kind: 'request', error: acquired.error };
@@ -366,14 +351,14 @@ export class ExecutionContext {
   }
 
   private reportAcquire(startMs: number, endMs: number, acquired: Settled<Connection>): void {
-    const event: PoolAcquireEvent = { poolId: poolIdOf(this.target), startMs, endMs };
+    const event: PoolAcquireEvent = { poolId: poolIdOf(this.init.target), startMs, endMs };
     if (!acquired.ok) {
       const { error } = acquired;
       event.failureCode = error.code;
       if (error.code === ErrorCodes.POOL_EXHAUSTED) event.timedOut = true;
       if (error instanceof DatabaseError) event.sqlState = error.sqlState;
     }
-    this.observer?.poolAcquired?.(event);
+    this.init.observer?.poolAcquired?.(event);
   }
 
   /**
@@ -405,14 +390,14 @@ export class ExecutionContext {
     const cancels = this.cancelsSettled();
     if (cancels) await cancels;
     if (this.aborted) return undefined;
-    const started = this.clock.now();
+    const started = this.init.clock.now();
     this.active.set(lent.connection, ++this.runsStarted);
     try {
       const { results, error } = await lent.runBatch(
         statements,
         withFields(this.optionsFor(statements), around),
       );
-      const total = elapsed(this.clock, started);
+      const total = elapsed(this.init.clock, started);
       // Statements of one round trip are timed by the adapter, and ran one after another.
       let sentAt = started;
       const outcomes: StatementOutcome[] = results.map((result, position) => {
@@ -470,14 +455,14 @@ export class ExecutionContext {
     send: () => Promise<Settled<StatementResult>>,
   ): Promise<StatementOutcome | undefined> {
     if (this.aborted) return Promise.resolve(undefined);
-    const started = this.clock.now();
+    const started = this.init.clock.now();
     const { connection } = lent;
     const statusBefore = connection.transactionStatus();
     this.active.set(connection, ++this.runsStarted);
     return promiseFrom(send).then(
       (run): StatementOutcome => {
         this.active.delete(connection);
-        const executionTime = elapsed(this.clock, started);
+        const executionTime = elapsed(this.init.clock, started);
         if (run.ok) {
           return { ok: true, statement, result: run.value, executionTime, startedAt: started };
         }
@@ -513,7 +498,7 @@ export class ExecutionContext {
           };
     const options: RunOptions = withFields(this.runOptions, { stopEarly: flags.stopEarly });
     if (this.settings.nameStatements) options.nameable = flags.nameable;
-    if (this.rowStream) options.rowSink = this.rowStream.sinkFor(statements);
+    if (this.init.rowStream) options.rowSink = this.init.rowStream.sinkFor(statements);
     return options;
   }
 

@@ -4,8 +4,7 @@ import type { ExecutionContext } from './context';
 import type { ExecutionOutcome } from './outcome';
 import type { ExecutionPlan } from './plan';
 import { sessionStateNeedOf } from './transaction-pooling';
-import { runCallerManaged } from './strategies/caller-managed';
-import { runWithoutTransaction } from './strategies/no-transaction';
+import { runInOrder } from './strategies/in-order';
 import { runInSession } from './strategies/in-session';
 import { runParallelReads } from './strategies/parallel-reads';
 import { runSingle } from './strategies/single';
@@ -26,9 +25,8 @@ export function executePlan(
     case 'transaction':
       return runTransactional(context, statements, plan.transaction);
     case 'caller-managed':
-      return runCallerManaged(context, statements);
     case 'no-transaction':
-      return runWithoutTransaction(context, statements);
+      return runInOrder(context, statements, plan.strategy);
     case 'session':
       return runInSession(context, statements);
   }

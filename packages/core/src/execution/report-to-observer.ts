@@ -63,12 +63,7 @@ class StatementReport implements StatementEvent {
 }
 
 /** Where a statement ran, as its event names it. */
-interface StatementPlace {
-  poolId: string;
-  host: string;
-  port: number;
-  database: string;
-}
+type StatementPlace = Pick<StatementEvent, 'poolId' | 'host' | 'port' | 'database'>;
 
 /** What the observer is told of a request's statements once it ended. */
 export interface StatementsReport {

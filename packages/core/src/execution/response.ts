@@ -93,11 +93,8 @@ export interface ResponseFailure {
   internal?: unknown;
 }
 
-export interface QueryResponse {
-  body: QueryResponseBody;
-  /** Absent on success. */
-  failure?: ResponseFailure;
-}
+/** The answer of a request that ran SQL: a ServiceAnswer whose body is a QueryResponseBody. */
+export type QueryResponse = ServiceAnswer<never>;
 
 /** A QueryErrorObject from a database error; `statement` places the error in the submitted text. */
 export function queryErrorObject(

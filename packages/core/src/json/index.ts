@@ -1,3 +1,3 @@
-export { RawJson, parseRawJson, parsedOrText } from './raw-json';
+export { RawJson, parseRawJson } from './raw-json';
 export { serializeResponse } from './serialize-response';
 export { isJsonText } from './json-text';

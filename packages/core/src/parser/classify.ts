@@ -37,13 +37,8 @@ export interface Classification {
   relations(): StatementRelations;
 }
 
-interface Verdict {
-  statementClass: StatementClass;
-  changesSession: boolean;
-  callsVolatileFunction: boolean;
-  castsParameterToClockType: boolean;
-  unsupported: string | null;
-}
+/** What each rule decides of a Classification. */
+type Verdict = Omit<Classification, 'keyword' | 'usedTree' | 'relations'>;
 
 const TRANSACTION_CONTROL = new Set(
   'begin start commit end rollback abort savepoint release'.split(' '),

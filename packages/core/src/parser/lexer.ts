@@ -55,21 +55,6 @@ export type TokenKind =
   /** Any other character, such as a backslash or a `$` that starts nothing. */
   | 'other';
 
-export interface Token {
-  kind: TokenKind;
-  /** UTF-16 offset of the first character. */
-  start: number;
-  /** UTF-16 offset just past the last character. */
-  end: number;
-  /** The closing quote or comment end is missing: the token runs to the end of the text. */
-  unterminated: boolean;
-  /**
-   * A plain '...' string (not E'', U&'', B'' or X'') holding a backslash: its end, and so the split,
-   * may differ with standard_conforming_strings.
-   */
-  plainStringBackslash: boolean;
-}
-
 /** How backslashes and doubled quotes behave inside a quoted string. */
 type StringMode = 'standard' | 'escape' | 'bits';
 
@@ -79,10 +64,16 @@ type StringMode = 'standard' | 'escape' | 'bits';
  */
 export class Lexer {
   kind: TokenKind | 'end' = 'end';
+  /** UTF-16 offset of the token's first character. */
   start = 0;
+  /** UTF-16 offset just past its last character. */
   end = 0;
+  /** The closing quote or comment end is missing: the token runs to the end of the text. */
   unterminated = false;
-  /** See Token.plainStringBackslash. */
+  /**
+   * A plain '...' string (not E'', U&'', B'' or X'') holding a backslash: its end, and so the split,
+   * may differ with standard_conforming_strings.
+   */
   plainStringBackslash = false;
   private position: number;
   /** How a plain '...' string reads its backslashes. */
@@ -313,27 +304,6 @@ export class Lexer {
     if (c === 40 || c === 41 || c === 44 || c === 59 || c === 91 || c === 93) return 'punctuation';
     return 'other';
   }
-}
-
-/** All tokens of `text` (comments included), as objects. */
-export function tokenize(
-  text: string,
-  from = 0,
-  to = text.length,
-  standardConformingStrings = true,
-): Token[] {
-  const lexer = new Lexer(text, from, to, standardConformingStrings);
-  const tokens: Token[] = [];
-  while (lexer.next() !== 'end') {
-    tokens.push({
-      kind: lexer.kind as TokenKind,
-      start: lexer.start,
-      end: lexer.end,
-      unterminated: lexer.unterminated,
-      plainStringBackslash: lexer.plainStringBackslash,
-    });
-  }
-  return tokens;
 }
 
 export { isWord } from './characters';

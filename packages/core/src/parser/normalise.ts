@@ -22,10 +22,6 @@ export class NormalisedTextBuilder {
 
   constructor(private readonly source: string) {}
 
-  get isEmpty(): boolean {
-    return this.runStart < 0;
-  }
-
   /** Appends the token `source[start, end)`. */
   add(start: number, end: number): void {
     if (this.runStart < 0) this.runStart = start;

@@ -4,7 +4,7 @@
  * their connection rolled back, cleaned and given back to its pool.
  */
 import { randomBytes } from 'node:crypto';
-import { ErrorCodes, RequestError } from '../errors';
+import { codedError, ErrorCodes, RequestError } from '../errors';
 import type { AbortSignalLike } from '../ports/abort-signal';
 import type { CancelHandle } from '../execution/cancel-handle';
 import type { ExecutionContext } from '../execution/context';
@@ -92,11 +92,6 @@ export class SessionRegistry {
     private readonly clock: Clock,
     private readonly newId: () => string = newSessionId,
   ) {}
-
-  /** Sessions open now. */
-  get size(): number {
-    return this.sessions.size;
-  }
 
   statistics(): SessionStatistics {
     return { open: this.sessions.size, opened: this.opened, ended: { ...this.ended } };
@@ -261,20 +256,26 @@ export class SessionRegistry {
   private limitRefusal(poolId: string): RequestError | undefined {
     if (this.shuttingDown) return shuttingDownError();
     if (this.limits.maxSessions <= 0) {
-      return sessionsOff('Sessions are off on this instance (MAX_SESSIONS is 0)');
+      return codedError(
+        ErrorCodes.SESSIONS_OFF,
+        'Sessions are off on this instance (MAX_SESSIONS is 0)',
+      );
     }
     if (this.limits.maxPerPool <= 0) {
-      return sessionsOff(
+      return codedError(
+        ErrorCodes.SESSIONS_OFF,
         'Sessions are off on this instance: a pool of one connection (POOL_MAX 1) has none to lend to sessions',
       );
     }
     if (this.sessions.size + this.opening >= this.limits.maxSessions) {
-      return limitError(
+      return codedError(
+        ErrorCodes.SESSION_LIMIT,
         `${this.limits.maxSessions} sessions are open (MAX_SESSIONS); close one or retry later`,
       );
     }
     if ((this.perPool.get(poolId) ?? 0) >= this.limits.maxPerPool) {
-      return limitError(
+      return codedError(
+        ErrorCodes.SESSION_LIMIT,
         `${this.limits.maxPerPool} sessions hold connections of this pool, as many as it may lend to sessions (POOL_MAX - 1); close one or retry later`,
       );
     }
@@ -295,16 +296,6 @@ function callerGone(): RequestError {
   );
 }
 
-function limitError(message: string): RequestError {
-  return new RequestError(ErrorCodes.SESSION_LIMIT, message, { code: ErrorCodes.SESSION_LIMIT });
-}
-
-function sessionsOff(message: string): RequestError {
-  return new RequestError(ErrorCodes.SESSIONS_OFF, message, { code: ErrorCodes.SESSIONS_OFF });
-}
-
 function shuttingDownError(): RequestError {
-  return new RequestError(ErrorCodes.SHUTTING_DOWN, 'The service is shutting down', {
-    code: ErrorCodes.SHUTTING_DOWN,
-  });
+  return codedError(ErrorCodes.SHUTTING_DOWN, 'The service is shutting down');
 }

@@ -16,7 +16,7 @@ import type { RunningRequests } from '../execution/running-requests';
 import type { Clock } from '../ports/clock';
 import type { TargetPolicy } from '../ports/target-policy';
 import type { QueryRequest, RequestOrRefusal, SessionOpenRequest, SessionQuery } from '../request';
-import type { ExecuteOptions, QueryServiceResponse } from '../service-types';
+import type { ExecuteOptions, QueryService, QueryServiceResponse } from '../service-types';
 import { refuseIdleTimeout } from './idle-timeout';
 import type { Session, SessionEnd } from './session';
 import type { SessionRegistry } from './session-registry';
@@ -55,19 +55,15 @@ export interface SessionUseCaseDeps {
 }
 
 /** The session use cases, wired to the service's registry and to the way it runs any request. */
-export function createSessionUseCases(deps: SessionUseCaseDeps) {
+export function createSessionUseCases(
+  deps: SessionUseCaseDeps,
+): Pick<QueryService, 'openSession' | 'executeInSession' | 'closeSession' | 'cancelSessionQuery'> {
   return {
-    openSession: (
-      request: RequestOrRefusal<SessionOpenRequest>,
-      openOptions: Pick<ExecuteOptions, 'signal' | 'requestId'> = {},
-    ): Promise<ServiceAnswer<SessionOpened>> => openSession(deps, request, openOptions),
-    executeInSession: (
-      sessionId: string,
-      query: RequestOrRefusal<SessionQuery>,
-      executeOptions: ExecuteOptions = {},
-    ): Promise<QueryServiceResponse> => executeInSession(deps, sessionId, query, executeOptions),
-    closeSession: (sessionId: string) => closeSession(deps, sessionId),
-    cancelSessionQuery: (sessionId: string) => cancelSessionQuery(deps, sessionId),
+    openSession: (request, openOptions = {}) => openSession(deps, request, openOptions),
+    executeInSession: (sessionId, query, executeOptions = {}) =>
+      executeInSession(deps, sessionId, query, executeOptions),
+    closeSession: (sessionId) => closeSession(deps, sessionId),
+    cancelSessionQuery: (sessionId) => cancelSessionQuery(deps, sessionId),
   };
 }
 

@@ -68,28 +68,6 @@ export function zeroTotals(): CounterTotals {
 export class QueryStatistics implements SharedCounters {
   private readonly counts = zeroTotals();
 
-  /**
-   * A statement that ran in PostgreSQL (successfully or not). It counts as a miss: only results
-   * served from the cache are hits, whether or not the statement could have been cached.
-   * A negative or non-finite time counts as 0, so one bad measurement cannot poison the mean.
-   */
-  recordExecuted(executionTimeMs: number): void {
-    this.add({ hits: 0, misses: 1, executed: 1, executionMs: executionTimeMs });
-  }
-
-  /** A statement whose result came from the cache: it did not run, so the mean is untouched. */
-  recordCacheHit(): void {
-    this.add({ hits: 1, misses: 0, executed: 0, executionMs: 0 });
-  }
-
-  /**
-   * A statement of a request that never reached the database (an earlier statement failed, or the
-   * request was cancelled): handled, so it is a miss, but it has no execution time to average.
-   */
-  recordNotExecuted(): void {
-    this.add({ hits: 0, misses: 1, executed: 0, executionMs: 0 });
-  }
-
   add(delta: CounterTotals): void {
     this.counts.hits += delta.hits;
     this.counts.misses += delta.misses;
@@ -99,10 +77,5 @@ export class QueryStatistics implements SharedCounters {
 
   async totals(): Promise<CounterTotals> {
     return { ...this.counts };
-  }
-
-  /** The counters now, with the cache's current number of live entries. */
-  snapshot(cacheSize: number): CacheStats {
-    return cacheStatsOf(this.counts, cacheSize);
   }
 }

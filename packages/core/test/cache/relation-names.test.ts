@@ -1,4 +1,4 @@
-import { readsAnyWritten, relationPart } from '../../src/cache';
+import { readsAnyWritten, relationPart } from '../../src/cache/relation-names';
 
 describe('relation names', () => {
   it('takes the relation part of a qualified name', () => {

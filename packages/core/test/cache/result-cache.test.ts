@@ -1,4 +1,11 @@
-import { MemoryCacheStore, ResultCache, type ResultCacheOptions } from '../../src/cache';
+import {
+  isCacheableStatement,
+  MemoryCacheStore,
+  ResultCache,
+  type ResultCacheOptions,
+} from '../../src/cache';
+import type { ParsedStatement } from '../../src/parser';
+import type { CacheRequest } from '../../src/request';
 import type { CacheEntryRecord, CacheStore } from '../../src/ports/cache-store';
 import type { CacheScope } from '../../src/ports/connections';
 import { readStatement, selectResult } from './fixtures';
@@ -44,32 +51,48 @@ async function cacheRead(
   return key;
 }
 
-describe('ResultCache.isCacheable', () => {
+/**
+ * Whether this statement of this request may be served from and kept in the cache, as the service
+ * decides it: the request must ask (or the server cache by default, unless the request says
+ * `cache: false`), and the statement must be a read with no volatile function and no effect on the
+ * session.
+ */
+function isCacheable(
+  cache: ResultCache,
+  statement: ParsedStatement,
+  request: { cache?: CacheRequest },
+): boolean {
+  return cache.isCacheRequested(request) && isCacheableStatement(statement);
+}
+
+describe('whether a statement is cacheable', () => {
   const read = readStatement('SELECT * FROM t');
 
   it('caches a read when the request asks, with or without its own TTL', () => {
     const cache = resultCache();
-    expect(cache.isCacheable(read, { cache: {} })).toBe(true);
-    expect(cache.isCacheable(read, { cache: { ttlMs: 5 } })).toBe(true);
+    expect(isCacheable(cache, read, { cache: {} })).toBe(true);
+    expect(isCacheable(cache, read, { cache: { ttlMs: 5 } })).toBe(true);
   });
 
   it('does not cache when the request says nothing and the server default is off', () => {
-    expect(resultCache().isCacheable(read, {})).toBe(false);
+    expect(isCacheable(resultCache(), read, {})).toBe(false);
   });
 
   it('caches when the request says nothing and the server default is on', () => {
-    expect(resultCache({ enabledByDefault: true }).isCacheable(read, {})).toBe(true);
+    expect(isCacheable(resultCache({ enabledByDefault: true }), read, {})).toBe(true);
   });
 
   it('lets cache: false turn caching off even when the server default is on', () => {
-    expect(resultCache({ enabledByDefault: true }).isCacheable(read, { cache: false })).toBe(false);
+    expect(isCacheable(resultCache({ enabledByDefault: true }), read, { cache: false })).toBe(
+      false,
+    );
   });
 
   it.each(['write', 'transaction-control', 'no-transaction', 'session'] as const)(
     'never caches a %s statement',
     (statementClass) => {
       const statement = readStatement('X', { statementClass });
-      expect(resultCache({ enabledByDefault: true }).isCacheable(statement, { cache: {} })).toBe(
+      expect(isCacheable(resultCache({ enabledByDefault: true }), statement, { cache: {} })).toBe(
         false,
       );
     },
@@ -77,12 +100,12 @@ describe('ResultCache.isCacheable', () => {
 
   it('never caches a read that calls a volatile function', () => {
     const statement = readStatement('SELECT now()', { callsVolatileFunction: true });
-    expect(resultCache().isCacheable(statement, { cache: {} })).toBe(false);
+    expect(isCacheable(resultCache(), statement, { cache: {} })).toBe(false);
   });
 
   it('never caches a read that changes the session', () => {
     const statement = readStatement("SELECT set_config('x', '1', false)", { changesSession: true });
-    expect(resultCache().isCacheable(statement, { cache: {} })).toBe(false);
+    expect(isCacheable(resultCache(), statement, { cache: {} })).toBe(false);
   });
 });
 

@@ -1,4 +1,4 @@
-import { ScopeWriteLog } from '../../src/cache';
+import { ScopeWriteLog } from '../../src/cache/scope-write-log';
 
 describe('ScopeWriteLog', () => {
   it('reports a write to the scope after the mark, and none before it', () => {

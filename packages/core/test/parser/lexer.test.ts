@@ -1,4 +1,5 @@
-import { tokenize, type TokenKind } from '../../src/parser/lexer';
+import type { TokenKind } from '../../src/parser/lexer';
+import { tokenize } from './tokenize';
 import { splitSql } from '../../src/parser';
 
 /** The tokens of `sql` as [kind, text] pairs. */

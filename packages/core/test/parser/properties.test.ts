@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { tokenize, type TokenKind } from '../../src/parser/lexer';
+import type { TokenKind } from '../../src/parser/lexer';
+import { tokenize } from './tokenize';
 import { loadParser, parseSql, splitSql, UnterminatedTextError } from '../../src/parser';
 import { scanStatements } from '../../src/parser/splitter';
 

@@ -3,6 +3,7 @@
  * (enums, composites, domains, ranges, their arrays) are looked up once in pg_type and remembered.
  * Every parser handed out is wrapped once so that it never throws (docs/decisions.md 10.3).
  */
+import { parseRawJson } from '@sqlgate/core';
 import { BUILTIN_TYPE_NAMES } from './builtin-types';
 import {
   arrayParser,
@@ -22,9 +23,6 @@ export interface CustomType {
   /** The element type's pg_type.typdelim; a comma when absent (box, the built-in exception, is known). */
   delimiter?: string;
 }
-
-/** Runs the pg_type look-up on a connection of the pool. */
-export type TypeLookup = (oids: number[]) => Promise<Map<number, CustomType>>;
 
 /**
  * Name, element (a domain resolved to its base type, through domains over domains) and the
@@ -53,10 +51,26 @@ function neverThrows(parse: ValueParser): ValueParser {
   };
 }
 
+/**
+ * `parse` with every RawJson it makes (json, jsonb, a float -0, inside arrays too) replaced by its
+ * parsed value: what library callers that did not ask for raw JSON text receive
+ * (docs/decisions.md 10.13).
+ */
+function parsingJson(parse: ValueParser): ValueParser {
+  if (parse === asText) return parse;
+  return (text) => parseRawJson(parse(text));
+}
+
 export class TypeRegistry {
   private readonly custom = new Map<number, CustomType>();
   /** Wrapped parsers by OID, so each is wrapped once and not per statement. */
   private readonly handedOut = new Map<number, ValueParser>();
+
+  /**
+   * @param rawJson json values as RawJson, PostgreSQL's own text (the HTTP app); false: parsed,
+   * which loses big numbers, trailing zeros and duplicate keys.
+   */
+  constructor(private readonly rawJson = true) {}
 
   /**
    * The parser for a type known now, guaranteed not to throw; custom types parse as text until
@@ -65,7 +79,8 @@ export class TypeRegistry {
   parserFor(oid: number): ValueParser {
     let parser = this.handedOut.get(oid);
     if (!parser) {
-      parser = neverThrows(this.ruleOf(oid, 0));
+      const rule = this.ruleOf(oid, 0);
+      parser = neverThrows(this.rawJson ? rule : parsingJson(rule));
       this.handedOut.set(oid, parser);
     }
     return parser;

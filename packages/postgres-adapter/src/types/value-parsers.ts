@@ -134,8 +134,3 @@ for (const [arrayOid, elementOid] of BUILTIN_ARRAY_ELEMENTS) {
 export function builtinValueParser(oid: number): ValueParser {
   return builtinParsers.get(oid) ?? asText;
 }
-
-/** Every built-in parser that is not plain text, for tests that feed them anything. */
-export function builtinParserOids(): number[] {
-  return [...builtinParsers.keys()];
-}

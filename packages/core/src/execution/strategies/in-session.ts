@@ -6,7 +6,8 @@
 import type { ParsedStatement } from '../../parser/types';
 import { notStarted, type ExecutionContext } from '../context';
 import { LentConnection } from '../lent-connection';
-import type { ExecutionOutcome, StatementOutcome } from '../outcome';
+import type { ExecutionOutcome } from '../outcome';
+import { runEach } from './in-order';
 
 export async function runInSession(
   context: ExecutionContext,
@@ -15,22 +16,9 @@ export async function runInSession(
   const lent = await context.acquire();
   if (!(lent instanceof LentConnection)) return notStarted('session', lent);
   try {
-    const outcomes: StatementOutcome[] = [];
-    for (const statement of statements) {
-      const outcome = await withStatementTimeout(context, () =>
-        context.runStatement(lent, statement),
-      );
-      if (!outcome) break;
-      outcomes.push(outcome);
-      if (!outcome.ok) break;
-    }
-    const failed = outcomes.findIndex((outcome) => !outcome.ok);
-    const failure =
-      failed >= 0
-        ? { kind: 'statement' as const, index: failed }
-        : outcomes.length < statements.length
-          ? { kind: 'aborted' as const, index: outcomes.length }
-          : undefined;
+    const { outcomes, stopped: failure } = await runEach(statements, (statement) =>
+      withStatementTimeout(context, () => context.runStatement(lent, statement)),
+    );
     return {
       strategy: 'session',
       outcomes,

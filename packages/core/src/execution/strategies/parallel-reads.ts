@@ -9,26 +9,31 @@ import type { ParsedStatement } from '../../parser/types';
 import { notStarted, type ExecutionContext, type StartFailure } from '../context';
 import { LentConnection } from '../lent-connection';
 import type { CacheAttempt } from '../cache-attempt';
-import type { ExecutionOutcome, StatementOutcome } from '../outcome';
+import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from '../outcome';
 import type { TransactionMode } from '../plan';
 import { runInTransaction } from '../transaction';
 
-/** Where a read gets its connection, and where it gives it back. */
+/** Where a read gets its connection, and where it gives it back; `end` once every read ended. */
 interface Loan {
   lend(): Promise<LentConnection | StartFailure>;
   giveBack(lent: LentConnection): void;
+  end(): void;
 }
 
 /** A connection of its own for every read. */
 function connectionPerRead(context: ExecutionContext): Loan {
-  return { lend: () => context.acquire(), giveBack: (lent) => lent.release() };
+  return {
+    lend: () => context.acquire(),
+    giveBack: (lent) => lent.release(),
+    end: () => undefined,
+  };
 }
 
 /**
  * One connection that the reads take in turn; one that broke is given back and the next read gets
  * another, as a read on its own connection would. `end` gives back the last one.
  */
-function sharedConnection(context: ExecutionContext): Loan & { end(): void } {
+function sharedConnection(context: ExecutionContext): Loan {
   let current: LentConnection | undefined;
   return {
     lend: async () => {
@@ -61,9 +66,7 @@ async function runRead(
     try {
       const { outcomes, failure } = await runInTransaction(context, lent, mode, [statement]);
       if (failure && failure.kind !== 'transaction') return failure;
-      const outcome: StatementOutcome = failure
-        ? { ok: false, statement, error: failure.error, executionTime: failure.executionTime }
-        : (outcomes[0] as StatementOutcome);
+      const outcome = failure ? failedWith(statement, failure) : (outcomes[0] as StatementOutcome);
       const keeping = cache.keep(outcome);
       if (keeping) await keeping;
       return outcome;
@@ -114,20 +117,10 @@ async function runReadsInTurn(
         failure?.kind === 'transaction' && !failure.statement
           ? // The end of the transaction failed after every read ran: each read fails with it,
             // as each would have with its own COMMIT.
-            outcomes.map(({ statement }) => ({
-              ok: false,
-              statement,
-              error: failure.error,
-              executionTime: failure.executionTime,
-            }))
+            outcomes.map(({ statement }) => failedWith(statement, failure))
           : outcomes;
       if (failure?.kind === 'transaction' && failure.statement) {
-        ran.push({
-          ok: false,
-          statement: failure.statement,
-          error: failure.error,
-          executionTime: failure.executionTime,
-        });
+        ran.push(failedWith(failure.statement, failure));
       }
       for (const outcome of ran) {
         const keeping = (attempts[next] as CacheAttempt).keep(outcome);
@@ -161,6 +154,14 @@ function mayShareTransaction(context: ExecutionContext, mode: TransactionMode): 
   const readCommitted =
     mode.isolationLevel === undefined || mode.isolationLevel === 'read committed';
   return readCommitted && !context.mayUseCache();
+}
+
+/** A read's outcome when the transaction it ran in failed, at the read or at its end. */
+function failedWith(
+  statement: ParsedStatement,
+  failure: Extract<ExecutionFailure, { kind: 'transaction' }>,
+): StatementOutcome {
+  return { ok: false, statement, error: failure.error, executionTime: failure.executionTime };
 }
 
 function isStartFailure(read: StatementOutcome | StartFailure): read is StartFailure {
@@ -197,33 +198,24 @@ export async function runParallelReads(
   statements: readonly ParsedStatement[],
   mode: TransactionMode,
 ): Promise<ExecutionOutcome> {
-  const wanted = Math.min(statements.length, context.settings.maxParallelReads);
+  const { maxParallelReads } = context.settings;
   const spare = context.spareConnections();
-  if (spare !== undefined && spare < wanted && mayShareTransaction(context, mode)) {
+  const poolBusy = spare !== undefined && spare < Math.min(statements.length, maxParallelReads);
+  if (poolBusy && mayShareTransaction(context, mode)) {
     return readsOutcome(await runReadsInTurn(context, statements, mode));
   }
-  if (spare !== undefined && spare < wanted) {
-    const shared = sharedConnection(context);
-    try {
-      const reads = await mapConcurrently(
-        statements,
-        1,
-        (statement) => runRead(context, statement, mode, shared),
-        isStartFailure,
-      );
-      return readsOutcome(reads);
-    } finally {
-      shared.end();
-    }
+  const loan = poolBusy ? sharedConnection(context) : connectionPerRead(context);
+  try {
+    const reads = await mapConcurrently(
+      statements,
+      poolBusy ? 1 : maxParallelReads,
+      (statement) => runRead(context, statement, mode, loan),
+      isStartFailure,
+    );
+    return readsOutcome(reads);
+  } finally {
+    loan.end();
   }
-  const loan = connectionPerRead(context);
-  const reads = await mapConcurrently(
-    statements,
-    context.settings.maxParallelReads,
-    (statement) => runRead(context, statement, mode, loan),
-    isStartFailure,
-  );
-  return readsOutcome(reads);
 }
 
 /** The answer of the reads: a read that could not start fails the request as a whole. */
