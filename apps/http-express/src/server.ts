@@ -12,8 +12,7 @@ import {
 } from '@sqlgate/core';
 import { createPostgresConnections } from '@sqlgate/postgres-adapter';
 import { createRedisCache } from '@sqlgate/redis-cache';
-import type { Logger } from 'pino';
-import { createServerLogger } from './server-logger';
+import pino, { type Logger } from 'pino';
 import { createAllowedTargets } from './allowed-targets';
 import { reportCacheAtStart } from './cache-start-check';
 import { answerClientErrorsInJson } from './client-errors';
@@ -169,7 +168,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   } = options;
   const given = definedOnly(overrides);
   const config: ServerConfig = { ...loadConfig(environmentWithout(process.env, given)), ...given };
-  const logger = givenLogger ?? createServerLogger(config.logLevel);
+  const logger = givenLogger ?? pino({ level: config.logLevel });
   const service = givenService ?? createServiceFromConfig(config, logger);
   const browsers = {
     ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
