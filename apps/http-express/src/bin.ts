@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
+import { createServerLogger, flushServerLog } from './server-logger';
 import { isLoopbackHostname } from './browser-guard';
 import {
   CliArgumentError,
@@ -87,6 +88,7 @@ async function serve(
       { url: demo.url, embeddedDatabase: `${user}@${host}:${port}/${database}` },
       'sqlgate listening',
     );
+    flushServerLog();
     process.stdout.write(`${demoBanner(demo)}\n`);
     demo.database.onStopped((reason) => {
       logger.error({ reason }, 'the embedded database stopped');
@@ -114,6 +116,7 @@ async function serve(
   const { startServer } = require('./server') as typeof import('./server');
   const server = await startServer({ ...config, logger });
   logger.info({ url: server.url }, 'sqlgate listening');
+  flushServerLog();
   return server;
 }
 
@@ -125,8 +128,12 @@ async function main(): Promise<void> {
   }
   const config = configOrExit();
   // One logger for the start and stop lines and the request lines: all are pino lines, and
-  // LOG_LEVEL silences them alike.
-  const logger = pino({ level: config.logLevel });
+  // LOG_LEVEL silences them alike. A server alone on its output writes them in batches; WORKERS
+  // share one output, where only a line written at once stays whole (docs/decisions.md 10.50).
+  const logger =
+    command === 'demo' || roleOf(config) === 'single'
+      ? createServerLogger(config.logLevel)
+      : pino({ level: config.logLevel });
   const running = await serve(command, config, logger);
   if (running === undefined) return;
   const stop = (signal: string): void => {

@@ -7,7 +7,7 @@
  * so the server stops there (PortalSuspended) and closes the portal with the next Bind or at Sync:
  * an unbounded SELECT costs neither the server nor this process more than the limit, and the extra
  * row says the result was truncated. Every other statement runs to completion, whatever the limits
- * (docs/decisions.md 10.4): its rows past them are dropped by the framing before pg parses them, and
+ * (docs/decisions.md 10.4): its rows past them are dropped by the framing unread, and
  * its command tag still reports what it did. After an error the server skips the remaining steps
  * up to Sync: later statements and a COMMIT never run, the transaction is left failed, and the
  * caller rolls it back.
@@ -26,22 +26,18 @@ import {
   type RunOptions,
   type StatementResult,
 } from '@sqlgate/core';
-import { serialize } from 'pg-protocol';
+import { serialize, type DatabaseError } from 'pg-protocol';
 import { isCopyStatement } from './copy-in-query';
-import { ProtocolViolation } from './message-framing';
-import {
-  afterReadyForQuery,
-  prepareValue,
-  type ParameterDescription,
-  type SubmittableConnection,
-} from './pg-internals';
+import type { WireField } from './backend-messages';
+import { ProtocolViolation, type RoundTripReader } from './message-framing';
+import { prepareValue } from './pg-internals';
 import {
   PARSE_PARAMETER_TYPES,
   type NamedStatement,
   type PreparedStatements,
 } from './prepared-statements';
 import type { ServerSocket } from './server-socket';
-import { StatementReader, type WireField } from './statement-reader';
+import { StatementReader } from './statement-reader';
 import type { TypeRegistry } from './types/type-registry';
 
 const SYNC = serialize.sync();
@@ -88,7 +84,7 @@ export interface RoundTripParts {
  */
 export class RoundTripFailure extends Error {
   constructor(
-    /** pg's DatabaseError as the server sent it, or why the connection failed. */
+    /** The server's ErrorResponse (pg-protocol's DatabaseError), or why the connection failed. */
     readonly reason: unknown,
     readonly step: Step,
     /** Results of the statements that completed before the failure. */
@@ -98,7 +94,7 @@ export class RoundTripFailure extends Error {
   }
 }
 
-export class BoundedQuery {
+export class BoundedQuery implements RoundTripReader {
   readonly done: Promise<StatementResult[]>;
   private resolve!: (results: StatementResult[]) => void;
   private reject!: (error: unknown) => void;
@@ -115,8 +111,6 @@ export class BoundedQuery {
   /** How each statement went out, when the round trip named any; undefined otherwise. */
   private plan: (NamedStatement | undefined)[] | undefined;
   private settled = false;
-  /** pg's connection, listened to for ParameterDescription while a statement has parameters. */
-  private described: SubmittableConnection | undefined;
 
   private readonly socket: ServerSocket;
   private readonly naming: StatementNaming | undefined;
@@ -163,11 +157,10 @@ export class BoundedQuery {
     return this.readers;
   }
 
-  submit(connection?: SubmittableConnection): Error | null {
-    if (connection && this.options.params?.length) {
-      this.described = connection;
-      connection.on('parameterDescription', this.takeParameterTypes);
-    }
+  /** Sends the round trip, and reads its answer from here on. */
+  start(): void {
+    this.socket.startRoundTrip(this);
+    if (this.settled) return; // the connection had ended
     // Built with push, not spreads: this runs once per round trip, on every request.
     const messages: Buffer[] = [];
     for (const name of this.naming?.statements.takeCloses() ?? NO_STEPS) {
@@ -210,13 +203,11 @@ export class BoundedQuery {
     }
     this.lastCompletion = performance.now();
     this.droppedAtStepStart = this.socket.framing.facts.droppedRows;
-    this.socket.framing.rowConsumer = this.takeRow;
     const sink = this.options.rowSink;
     if (sink?.copyData) {
       this.socket.framing.admitCopyData = copyDataAdmission(sink, this.options.maxRowBytes);
     }
     this.socket.write(messages.length === 1 ? (messages[0] as Buffer) : Buffer.concat(messages));
-    return null;
   }
 
   /**
@@ -258,21 +249,17 @@ export class BoundedQuery {
     for (const reader of this.readers) budget.remainingBytes += reader.takeCharged();
   }
 
-  /** The types of the current statement's parameters (pg's client does not pass them on). */
-  private readonly takeParameterTypes = (message: ParameterDescription): void => {
-    this.currentReader()?.describeParameters(message.dataTypeIDs);
-  };
-
-  handleRowDescription(message: { fields: WireField[] }): void {
-    this.currentReader()?.describe(message.fields);
+  parameterDescription(types: number[]): void {
+    this.currentReader()?.describeParameters(types);
   }
 
-  handleDataRow(message: { fields: (string | null)[] }): void {
-    this.takeRow(message.fields);
+  rowDescription(fields: WireField[]): void {
+    this.currentReader()?.describe(fields);
   }
 
-  /** A row of the current statement, from pg or straight from the framing (rowConsumer). */
-  private readonly takeRow = (values: (string | null)[]): void => {
+  /** A row of the current statement; after an ErrorResponse the round trip takes no more rows. */
+  dataRow(values: (string | null)[]): void {
+    if (this.failure !== undefined) return;
     const reader = this.currentReader();
     if (!reader) {
       this.violate(new ProtocolViolation('The server sent a row outside a statement'));
@@ -283,24 +270,24 @@ export class BoundedQuery {
     } catch (error) {
       this.violate(error);
     }
-  };
+  }
 
-  handlePortalSuspended(): void {
+  portalSuspended(): void {
     this.currentReader()?.suspended();
     this.completeStep();
   }
 
-  handleCommandComplete(message: { text: string }): void {
-    this.currentReader()?.complete(message.text);
+  commandComplete(tag: string): void {
+    this.currentReader()?.complete(tag);
     this.completeStep();
   }
 
-  handleEmptyQuery(): void {
+  emptyQuery(): void {
     this.completeStep();
   }
 
   /** COPY data goes in only through CopyInQuery: a COPY here is failed, for any other step a fault. */
-  handleCopyInResponse(connection: SubmittableConnection): void {
+  copyInResponse(): void {
     const statement = this.currentStep() === 'statement' ? this.step - this.before.length : -1;
     if (!isCopyStatement(this.texts[statement] ?? '')) {
       this.violate(
@@ -308,43 +295,40 @@ export class BoundedQuery {
       );
       return;
     }
-    connection.sendCopyFail('COPY FROM STDIN is not supported over HTTP');
+    this.socket.write(serialize.copyFail('COPY FROM STDIN is not supported over HTTP'));
     // In COPY mode the server skipped the Sync that ends the round trip; after its error it waits for one.
     if (this.step === this.stepCount - 1) this.socket.write(SYNC);
   }
 
   /** COPY TO STDOUT data: to the sink of a streamed COPY; from any other statement, a fault. */
-  handleCopyData(message: { chunk: Buffer }): void {
+  copyData(chunk: Buffer): void {
     const sink = this.options.rowSink;
     const position = this.step - this.before.length;
     if (!sink?.copyData || this.currentStep() !== 'statement') {
       this.violate(new ProtocolViolation('The server sent COPY data nobody asked for'));
       return;
     }
-    // A view of pg's buffer, which pg reuses: the sink copies it before this returns.
-    if (!sink.copyData(position, message.chunk)) {
+    // A view of the received bytes: the sink copies it before this returns.
+    if (!sink.copyData(position, chunk)) {
       this.socket.pauseReading(sink.drained());
     }
   }
 
   /**
-   * pg calls this for an ErrorResponse and for broken connections. After an ErrorResponse the
-   * server still sends ReadyForQuery with the new transaction status: settle only then, so the
-   * caller sees the status the error left (a failed transaction), not the one before it.
+   * After an ErrorResponse the server still sends ReadyForQuery with the new transaction status:
+   * the round trip settles only then, so the caller sees the status the error left (a failed
+   * transaction), not the one before it.
    */
-  handleError(error: unknown, connection?: SubmittableConnection): void {
-    // pg lets go of a query at its error: rows after it are pg's to refuse, not this query's.
-    this.stopTakingRows();
-    const isServerError = typeof (error as { severity?: unknown }).severity === 'string';
-    if (!isServerError || !connection) {
-      this.fail(new RoundTripFailure(error, this.currentStep(), this.results));
-      return;
-    }
-    const failure = new RoundTripFailure(error, this.currentStep(), this.results);
-    afterReadyForQuery(connection, () => this.fail(failure));
+  serverError(error: DatabaseError): void {
+    this.failure ??= new RoundTripFailure(error, this.currentStep(), this.results);
   }
 
-  handleReadyForQuery(): void {
+  /** An ErrorResponse that came before the end (a FATAL) says best why the round trip failed. */
+  connectionLost(error: Error): void {
+    this.fail(this.failure ?? new RoundTripFailure(error, this.currentStep(), this.results));
+  }
+
+  readyForQuery(): void {
     this.socket.framing.resetRowLimits();
     this.socket.resumeReading();
     if (this.failure === undefined && this.step !== this.stepCount) {
@@ -357,10 +341,7 @@ export class BoundedQuery {
     else this.succeed();
   }
 
-  /**
-   * The server broke the protocol: this query fails with it, and the connection is ended (pg may
-   * already have let go of this query, so throwing into pg would not reach it).
-   */
+  /** The server broke the protocol: this query fails with it, and the connection is ended. */
   private violate(error: unknown): void {
     const violation =
       error instanceof ProtocolViolation
@@ -391,17 +372,8 @@ export class BoundedQuery {
     return names;
   }
 
-  /** Rows that come after this round trip settled are pg's to read (and to refuse). */
-  private stopTakingRows(): void {
-    const { framing } = this.socket;
-    if (framing.rowConsumer === this.takeRow) framing.rowConsumer = null;
-    this.described?.off('parameterDescription', this.takeParameterTypes);
-    this.described = undefined;
-  }
-
   /** The round trip ended without an error: the statements it parsed are prepared. */
   private succeed(): void {
-    this.stopTakingRows();
     if (!this.settled) {
       this.settled = true;
       this.naming?.statements.confirm(this.texts, this.plan ?? []);
@@ -411,7 +383,6 @@ export class BoundedQuery {
 
   /** The round trip failed: the names it may have created are closed with the next one. */
   private fail(error: unknown): void {
-    this.stopTakingRows();
     if (!this.settled) {
       this.settled = true;
       this.naming?.statements.abandon(this.namesLeftBehind(error));
@@ -484,6 +455,34 @@ export class BoundedQuery {
     this.lastCompletion = now;
     this.droppedAtStepStart = dropped;
     this.step++;
+  }
+}
+
+/** Rows sqlgate's own questions may read (type names, a check, a probe's pid). */
+const OWN_QUESTION_MAX_ROWS = 10_000;
+
+/**
+ * The rows of `sql` (one statement, or several run as one implicit transaction, the last one's
+ * rows), asked on `socket` in a round trip of its own: sqlgate's own questions take the same way
+ * as a request's statements. Rejects with the server's error or the connection's failure.
+ */
+export async function askServer<Row>(
+  socket: ServerSocket,
+  types: TypeRegistry,
+  sql: readonly string[],
+  params?: readonly unknown[],
+): Promise<Row[]> {
+  const query = new BoundedQuery(
+    sql,
+    { rowMode: 'object', maxRows: OWN_QUESTION_MAX_ROWS, ...(params ? { params } : {}) },
+    { types, socket },
+  );
+  query.start();
+  try {
+    const results = await query.done;
+    return (results[results.length - 1]?.rows ?? []) as Row[];
+  } catch (error) {
+    throw error instanceof RoundTripFailure ? error.reason : error;
   }
 }
 

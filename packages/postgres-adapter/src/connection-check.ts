@@ -3,11 +3,13 @@
  * pools (docs/decisions.md 7), including `prefer`'s fallback to plain.
  */
 import type { ConnectionCheck, ConnectionTarget } from '@sqlgate/core';
+import { askServer } from './bounded-query';
 import { clientClass, clientConfig } from './client';
 import { toDomainError } from './pg-errors';
 import { DEFAULT_FRAMING_LIMITS, ProtocolViolation } from './message-framing';
 import { SilenceWatchdog } from './silence-watchdog';
 import { tlsOptionsFor, type TlsSettings } from './tls';
+import { TypeRegistry } from './types/type-registry';
 
 // Whether the connection uses TLS is the client's own knowledge (the handshake it made), never a
 // column the server could fill with anything.
@@ -34,12 +36,11 @@ export async function checkConnection(
   const deadline = new SilenceWatchdog(client.serverSocket, connectTimeoutMs, connectTimeoutMs);
   try {
     await client.connect();
-    const { rows } = await client.query<{
-      version: string;
-      database: string;
-      user: string;
-    }>(CHECK_SQL);
-    const row = rows[0];
+    const [row] = await askServer<{ version: string; database: string; user: string }>(
+      client.serverSocket,
+      new TypeRegistry(),
+      [CHECK_SQL],
+    );
     // A row that lacks the columns asked for can only come from a server breaking the protocol.
     if (!row || typeof row.version !== 'string') {
       throw new ProtocolViolation('The server answered the check query with a malformed row');
@@ -52,13 +53,7 @@ export async function checkConnection(
       latencyMs: Math.round((performance.now() - started) * 1000) / 1000,
     };
   } catch (error) {
-    // pg keeps what it throws while reading a row (a row before its description) and rejects
-    // with it: a JavaScript error here means the server's messages could not be read.
-    const readFailure =
-      error instanceof TypeError || error instanceof RangeError
-        ? new ProtocolViolation('The server sent a message that could not be read')
-        : error;
-    throw toDomainError(client.serverSocket.fault ?? readFailure, undefined, client.serverSocket);
+    throw toDomainError(client.serverSocket.fault ?? error, undefined, client.serverSocket);
   } finally {
     deadline.stop();
     // Terminate politely, but do not wait for a server that may never close its side.

@@ -7,8 +7,7 @@
  */
 import { splitSql, type StatementResult } from '@sqlgate/core';
 import { serialize } from 'pg-protocol';
-import { ProtocolViolation } from './message-framing';
-import { afterReadyForQuery, type SubmittableConnection } from './pg-internals';
+import { ProtocolViolation, type RoundTripReader } from './message-framing';
 import type { ServerSocket } from './server-socket';
 
 const COMMAND_TAG = /^COPY (\d+)$/;
@@ -26,12 +25,13 @@ export function isCopyStatement(sql: string): boolean {
   }
 }
 
-export class CopyInQuery {
+export class CopyInQuery implements RoundTripReader {
   readonly done: Promise<StatementResult>;
   private resolve!: (result: StatementResult) => void;
   private reject!: (error: unknown) => void;
   private rowCount: number | null = null;
-  private serverError: unknown;
+  /** The server's ErrorResponse, reported once its ReadyForQuery came. */
+  private refusal: unknown;
   private sourceError: unknown;
   private copying = false;
   /** CopyDone went out: the server has all the data, and may now say how many rows it loaded. */
@@ -49,42 +49,43 @@ export class CopyInQuery {
     });
   }
 
-  submit(): Error | null {
+  /** Sends the statement, and reads its answer from here on. */
+  start(): void {
+    this.socket.startRoundTrip(this);
     this.socket.write(serialize.query(this.sql));
-    return null;
   }
 
-  handleCopyInResponse(): void {
+  copyInResponse(): void {
     if (this.copying) return;
     this.copying = true;
     void this.pump();
   }
 
-  handleCommandComplete(message: { text: string }): void {
+  commandComplete(tag: string): void {
     if (!this.copyDoneSent) {
       // It cannot have loaded data it never had: whatever its tag says, the COPY did not happen.
       this.violate(new ProtocolViolation('The server ended the COPY before it received the data'));
       return;
     }
-    const count = COMMAND_TAG.exec(message.text)?.[1];
+    const count = COMMAND_TAG.exec(tag)?.[1];
     this.rowCount = count === undefined ? null : Number(count);
   }
 
-  handleError(error: unknown, connection?: SubmittableConnection): void {
-    const isServerError = typeof (error as { severity?: unknown }).severity === 'string';
-    // The upload stops at once; the server drops the data still on its way.
+  /** The upload stops at once; the server drops the data still on its way. */
+  serverError(error: unknown): void {
     this.copying = false;
-    if (!isServerError || !connection) {
-      this.reject(error);
-      return;
-    }
-    this.serverError = error;
-    afterReadyForQuery(connection, () => this.handleReadyForQuery());
+    this.refusal ??= error;
   }
 
-  handleReadyForQuery(): void {
+  /** An ErrorResponse that came before the end (a FATAL) says best why the COPY failed. */
+  connectionLost(error: Error): void {
+    this.copying = false;
+    this.reject(this.refusal ?? error);
+  }
+
+  readyForQuery(): void {
     // After a CopyFail the server's own error says that nothing was loaded, and why.
-    if (this.serverError !== undefined) this.reject(this.serverError);
+    if (this.refusal !== undefined) this.reject(this.refusal);
     else if (this.sourceError !== undefined) this.reject(this.sourceError);
     else if (this.rowCount === null)
       this.reject(new ProtocolViolation('The server ended the COPY without its command tag'));
@@ -107,12 +108,25 @@ export class CopyInQuery {
     this.socket.abort(violation);
   }
 
-  // pg calls these for any statement; a COPY FROM STDIN sends none of them.
-  handleRowDescription(): void {}
-  handleDataRow(): void {}
-  handleEmptyQuery(): void {}
-  handlePortalSuspended(): void {}
-  handleCopyData(): void {}
+  // A COPY FROM STDIN is answered with none of these.
+  rowDescription(): void {
+    this.violate(new ProtocolViolation('The server described rows in answer to a COPY FROM STDIN'));
+  }
+  parameterDescription(): void {
+    this.violate(new ProtocolViolation('The server described parameters of a COPY FROM STDIN'));
+  }
+  dataRow(): void {
+    this.violate(new ProtocolViolation('The server sent a row in answer to a COPY FROM STDIN'));
+  }
+  emptyQuery(): void {
+    this.violate(new ProtocolViolation('The server found no statement in a COPY FROM STDIN'));
+  }
+  portalSuspended(): void {
+    this.violate(new ProtocolViolation('The server suspended a COPY FROM STDIN'));
+  }
+  copyData(): void {
+    this.violate(new ProtocolViolation('The server sent COPY data in answer to a COPY FROM STDIN'));
+  }
 
   /** Writes the source as CopyData, then CopyDone; CopyFail if the source fails. */
   private async pump(): Promise<void> {

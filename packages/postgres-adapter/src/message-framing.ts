@@ -1,15 +1,26 @@
 /**
- * A first, cheap look at every byte a server sends, before pg's parser sees it. It checks the frame
- * of each message (a known type byte, a length that is neither too small nor too large), keeps the
- * few facts sqlgate needs from the connection's own messages (ParameterStatus, BackendKeyData, the
- * transaction status of ReadyForQuery, how many Parse, Bind and Close were answered), and can drop DataRow
- * messages the current statement no longer keeps, so they are never parsed or held. Every kept
- * DataRow is gathered whole and read by one decoder (data-row.ts), wherever the chunks were cut.
+ * The one reader of what a server sends. It checks the frame of each message (a known type byte, a
+ * length that is neither too small nor too large) and keeps the few facts sqlgate needs from the
+ * connection's own messages (ParameterStatus, BackendKeyData, the transaction status of
+ * ReadyForQuery, how many Parse, Bind and Close were answered). During the login the checked bytes
+ * go on to pg, which authenticates (SCRAM, MD5) and hands the connection to its pool. From the
+ * login's ReadyForQuery on, pg sees nothing more: every message is gathered whole, decoded once
+ * (data-row.ts, backend-messages.ts) and handed to the round trip being read (`reader`), wherever
+ * the chunks were cut. DataRow messages the current statement no longer keeps are dropped unread.
  *
  * Anything that breaks the frame throws a ProtocolViolation: the caller ends the connection
- * (docs/decisions.md 10.1). Bytes are passed on in runs that end at a statement boundary, so a
- * change of the drop decision made while a statement completes applies to the next statement's rows.
+ * (docs/decisions.md 10.1).
  */
+import type { DatabaseError } from 'pg-protocol';
+import {
+  readCommandTag,
+  readErrorResponse,
+  readNotification,
+  readParameterDescription,
+  readRowDescription,
+  type Notification,
+  type WireField,
+} from './backend-messages';
 import { readDataRow } from './data-row';
 import { ProtocolViolation, ResultTooLarge } from './message-framing-errors';
 import { checkStrings, TYPES_WITH_STRINGS } from './message-checks';
@@ -17,7 +28,7 @@ import { checkStrings, TYPES_WITH_STRINGS } from './message-checks';
 export { ProtocolViolation };
 
 /**
- * Backend message types pg can read and sqlgate can be sent. FunctionCallResponse (V),
+ * Backend message types sqlgate can be sent. FunctionCallResponse (V),
  * NegotiateProtocolVersion (v) and CopyBothResponse (W) answer requests sqlgate never makes: from
  * a server they are a protocol fault. The COPY TO STDOUT messages (H, d, c) come for a streamed
  * COPY (docs/decisions.md 10.22); CopyData for any other statement is refused where it arrives
@@ -50,16 +61,12 @@ const SASL_STEPS = new Map<number, { after: SaslStep | undefined; reached: SaslS
   [AUTH_SASL_FINAL, { after: 'continued', reached: 'proven' }],
 ]);
 
-/** Messages after which the next statement's rows, or none, follow. */
-const STATEMENT_BOUNDARIES = new Set(
-  [...'CsEIZTn'].map((type) => type.charCodeAt(0)), // complete, suspended, error, empty, ready, description, no data
-);
-
 /** Messages whose body is kept to read facts from; all are tiny in a real server. */
 const KEPT_BODIES = new Set([PARAMETER_STATUS, BACKEND_KEY_DATA, READY_FOR_QUERY]);
 const MAX_KEPT_BODY_BYTES = 64 * 1024;
 
 const HEADER_BYTES = 5;
+const EMPTY = Buffer.alloc(0);
 /** PostgreSQL allocates no message over 1 GB (MaxAllocSize): a longer length is a lie. */
 const MAX_PROTOCOL_MESSAGE_BYTES = 0x40000000;
 
@@ -91,6 +98,34 @@ export interface ConnectionFacts {
   droppedRows: number;
 }
 
+/**
+ * The round trip being read: each message of the query path, decoded, in order. Between
+ * round trips (no reader) only ParameterStatus, NoticeResponse and NotificationResponse may come;
+ * an ErrorResponse there is the server ending the connection (an administrator, a session
+ * timeout), and anything else breaks the protocol.
+ */
+export interface RoundTripReader {
+  rowDescription(fields: WireField[]): void;
+  parameterDescription(types: number[]): void;
+  dataRow(values: (string | null)[]): void;
+  commandComplete(tag: string): void;
+  portalSuspended(): void;
+  emptyQuery(): void;
+  /** The server waits for COPY data (CopyInResponse). */
+  copyInResponse(): void;
+  /** A CopyData message's body: a view of the received bytes, valid only during the call. */
+  copyData(chunk: Buffer): void;
+  serverError(error: DatabaseError): void;
+  /** The round trip is over; the reader is let go of before this is called. */
+  readyForQuery(): void;
+  /** The connection ended before ReadyForQuery: `error` says why. */
+  connectionLost(error: Error): void;
+}
+
+const ERROR_RESPONSE = 0x45; // E
+const NOTICE_RESPONSE = 0x4e; // N
+const NOTIFICATION_RESPONSE = 0x41; // A
+
 export class MessageFraming {
   readonly facts: ConnectionFacts = {
     parameters: new Map(),
@@ -101,6 +136,10 @@ export class MessageFraming {
     receipts: 0,
     droppedRows: 0,
   };
+  /** The round trip whose answer is being read; set when it is sent, let go of at ReadyForQuery. */
+  reader: RoundTripReader | null = null;
+  /** Told of each NotificationResponse (LISTEN). */
+  onNotification: ((notification: Notification) => void) | null = null;
   /** Set by the statement being read: its later rows are not wanted. */
   dropDataRows = false;
   /**
@@ -115,14 +154,6 @@ export class MessageFraming {
    */
   admitCopyData: ((bytes: number) => string | undefined) | null = null;
   /**
-   * Set by the round trip being read: every kept DataRow goes to it, decoded here once gathered
-   * whole, never through pg's parser and its events (which cost more than the rest of a row's
-   * way). Everything before the row is passed to pg first, so pg has handled the statement's
-   * RowDescription, and messages keep their order. Without a consumer (pg's own queries) the
-   * checked row is passed to pg.
-   */
-  rowConsumer: ((values: (string | null)[]) => void) | null = null;
-  /**
    * A DataRow larger than this is dropped unread: it could not be returned within the request's
    * byte bound anyway. Set by the query reading rows; between queries, the message limit.
    */
@@ -135,127 +166,98 @@ export class MessageFraming {
   private currentType = 0;
   /** The current message is being dropped. */
   private dropping = false;
-  /** The current message's body, when its facts are read. */
-  private keptBody: Buffer[] | null = null;
-  /** The current message is a kept DataRow, gathered in keptBody until it is whole. */
-  private readingRow = false;
+  /** The current message's body, gathered until it is whole. */
+  private body: Buffer[] | null = null;
   /** Where the login's SASL exchange is, until the server's SASLFinal proves its identity. */
   private sasl: SaslStep | undefined;
   /** The server sent AuthenticationOk. */
   private authenticated = false;
+  /** The connection ended: nothing more is read. */
+  private stopped = false;
 
   constructor(private readonly limits: FramingLimits) {
     this.maxRowBytes = limits.maxMessageBytes;
   }
 
-  /** Between queries: every row is wanted again, up to the message limit, and read by pg. */
+  /** Between queries: every row is wanted again, up to the message limit. */
   resetRowLimits(): void {
     this.dropDataRows = false;
     this.maxRowBytes = this.limits.maxMessageBytes;
-    this.rowConsumer = null;
     this.admitRow = null;
     this.admitCopyData = null;
   }
 
-  /**
-   * Scans `chunk` and calls `deliver` with the bytes pg may parse, in order, in runs that end at
-   * statement boundaries. A header split across chunks is held back until it is complete, so a
-   * dropped message never reaches pg even in part. Throws ProtocolViolation when the frame is broken.
-   */
-  scan(chunk: Buffer, deliver: (bytes: Buffer) => void): void {
-    let offset = 0;
-    let runStart = 0;
-    const flush = (end: number): void => {
-      if (end > runStart) deliver(chunk.subarray(runStart, end));
-      runStart = end;
-    };
-    while (offset < chunk.length) {
-      if (this.bodyRemaining > 0) {
-        const take = Math.min(this.bodyRemaining, chunk.length - offset);
-        if (this.keptBody) this.keptBody.push(chunk.subarray(offset, offset + take));
-        offset += take;
-        this.bodyRemaining -= take;
-        if (this.dropping || this.readingRow) runStart = offset;
-        if (this.bodyRemaining === 0) this.endMessage(offset, flush, deliver);
-        continue;
-      }
-      const carried = this.headerFilled;
-      const headerStart = offset; // in this chunk; `carried` bytes of it came earlier
-      const take = Math.min(HEADER_BYTES - carried, chunk.length - offset);
-      chunk.copy(this.header, carried, offset, offset + take);
-      this.headerFilled += take;
-      offset += take;
-      if (this.headerFilled < HEADER_BYTES) {
-        // Deliver what came before the partial header; keep the header for the next chunk.
-        flush(headerStart);
-        runStart = chunk.length;
-        return;
-      }
-      this.startMessage();
-      if (this.dropping || this.readingRow) {
-        flush(headerStart);
-        runStart = offset;
-        if (this.readingRow && this.bodyRemaining <= chunk.length - offset) {
-          // The whole row is in this chunk: read in place, without gathering its pieces.
-          const end = offset + this.bodyRemaining;
-          this.readingRow = false;
-          this.keptBody = null;
-          this.bodyRemaining = 0;
-          this.headerFilled = 0;
-          offset = end;
-          runStart = end;
-          this.takeRow(chunk, headerStart, end, deliver);
-          continue;
-        }
-      } else if (carried > 0) {
-        flush(headerStart);
-        // A copy: pg's parser may keep the bytes it is given until the rest of the message
-        // arrives, and this.header is overwritten by the next header.
-        deliver(Buffer.from(this.header.subarray(0, carried)));
-      }
-      if (this.bodyRemaining === 0) this.endMessage(offset, flush, deliver);
-    }
-    flush(offset);
+  /** The login is over (its ReadyForQuery came): from here on, pg is given nothing. */
+  get loggedIn(): boolean {
+    return this.facts.transactionStatus !== null;
+  }
+
+  /** The connection ended: the round trip being read, if any, fails with `error`. */
+  connectionLost(error: Error): void {
+    this.stopped = true;
+    const reader = this.reader;
+    this.reader = null;
+    reader?.connectionLost(error);
   }
 
   /**
-   * A whole DataRow, its body at `bytes[end - bodyBytes, end)`, read by the one decoder: to the
-   * round trip's consumer, or checked and passed to pg (`headerStart`: where its header begins in
-   * `bytes`, or -1 when the header is not there).
+   * Reads `chunk`. During the login, `toPg` is given the checked bytes, up to the end of the
+   * login's ReadyForQuery; every message after it goes to the reader. A header or a body split
+   * across chunks waits for the rest. Throws ProtocolViolation when the frame is broken.
    */
-  private takeRow(
-    bytes: Buffer,
-    headerStart: number,
-    end: number,
-    deliver: (bytes: Buffer) => void,
-  ): void {
-    const bodyStart = end - (this.header.readInt32BE(1) - 4);
-    const consumer = this.rowConsumer;
-    if (consumer !== null) {
-      consumer(readDataRow(bytes, bodyStart, end));
-      return;
+  scan(chunk: Buffer, toPg: (bytes: Buffer) => void): void {
+    let offset = 0;
+    let loginBytesFrom = this.loggedIn ? -1 : 0;
+    while (offset < chunk.length && !this.stopped) {
+      if (this.bodyRemaining > 0) {
+        const take = Math.min(this.bodyRemaining, chunk.length - offset);
+        if (this.body) this.body.push(chunk.subarray(offset, offset + take));
+        offset += take;
+        this.bodyRemaining -= take;
+        if (this.bodyRemaining === 0) this.endMessage(this.gatheredBody());
+      } else {
+        const take = Math.min(HEADER_BYTES - this.headerFilled, chunk.length - offset);
+        chunk.copy(this.header, this.headerFilled, offset, offset + take);
+        this.headerFilled += take;
+        offset += take;
+        if (this.headerFilled < HEADER_BYTES) break;
+        this.startMessage();
+        if (this.bodyRemaining <= chunk.length - offset && this.body !== null) {
+          // The whole body is in this chunk: read in place, without gathering its pieces.
+          const end = offset + this.bodyRemaining;
+          const body = chunk.subarray(offset, end);
+          this.bodyRemaining = 0;
+          offset = end;
+          this.endMessage(body);
+        } else if (this.bodyRemaining === 0) {
+          this.endMessage(EMPTY);
+        }
+      }
+      if (loginBytesFrom >= 0 && this.loggedIn) {
+        toPg(chunk.subarray(loginBytesFrom, offset));
+        loginBytesFrom = -1;
+      }
     }
-    readDataRow(bytes, bodyStart, end, false);
-    deliver(
-      headerStart >= 0 && bodyStart - headerStart === HEADER_BYTES
-        ? bytes.subarray(headerStart, end)
-        : Buffer.concat([this.header, bytes.subarray(bodyStart, end)]),
-    );
+    if (loginBytesFrom >= 0 && offset > loginBytesFrom)
+      toPg(chunk.subarray(loginBytesFrom, offset));
+  }
+
+  private gatheredBody(): Buffer {
+    const pieces = this.body ?? [];
+    return pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
   }
 
   private startMessage(): void {
     const type = this.header[0] as number;
     const length = this.header.readInt32BE(1);
+    this.headerFilled = 0;
     if (!KNOWN_TYPES.has(type)) {
       throw new ProtocolViolation(
         `The server sent a message of unknown type 0x${type.toString(16)}`,
       );
     }
     // Authentication and the backend key belong to the login, before the first ReadyForQuery.
-    if (
-      this.facts.transactionStatus !== null &&
-      (type === AUTHENTICATION || type === BACKEND_KEY_DATA)
-    ) {
+    if (this.loggedIn && (type === AUTHENTICATION || type === BACKEND_KEY_DATA)) {
       throw new ProtocolViolation('The server sent a login message after the login');
     }
     if (length < 4 || length > MAX_PROTOCOL_MESSAGE_BYTES) {
@@ -264,10 +266,12 @@ export class MessageFraming {
     const bodyBytes = length - 4;
     this.currentType = type;
     this.bodyRemaining = bodyBytes;
-    this.keptBody = null;
     this.dropping = false;
-    this.readingRow = false;
+    this.body = [];
     if (this.admitCopyData !== null) this.checkCopyMessage(type, bodyBytes, this.admitCopyData);
+    if (!this.loggedIn && (type === DATA_ROW || type === COPY_DATA)) {
+      throw new ProtocolViolation('The server sent data during the login');
+    }
     if (type === DATA_ROW) {
       if (
         this.dropDataRows ||
@@ -278,55 +282,82 @@ export class MessageFraming {
         // result, never one with a hole.
         this.dropDataRows = true;
         this.dropping = true;
+        this.body = null;
         this.facts.droppedRows++;
-      } else {
-        this.readingRow = true;
-        this.keptBody = [];
       }
     } else if (bodyBytes > this.limits.maxMessageBytes) {
       throw new ProtocolViolation(`The server sent a message of ${bodyBytes} bytes`);
-    } else if (KEPT_BODIES.has(type)) {
-      if (bodyBytes > MAX_KEPT_BODY_BYTES) {
-        throw new ProtocolViolation(`The server sent a status message of ${bodyBytes} bytes`);
-      }
-      this.keptBody = [];
-    } else if (TYPES_WITH_STRINGS.has(type)) {
-      // Checked whole before its last byte reaches pg (message-checks.ts).
-      this.keptBody = [];
+    } else if (KEPT_BODIES.has(type) && bodyBytes > MAX_KEPT_BODY_BYTES) {
+      throw new ProtocolViolation(`The server sent a status message of ${bodyBytes} bytes`);
+    } else if (!this.loggedIn && !KEPT_BODIES.has(type) && !TYPES_WITH_STRINGS.has(type)) {
+      // During the login pg reads the bodies; only those with facts or strings are looked at.
+      this.body = null;
     }
   }
 
-  private endMessage(
-    offset: number,
-    flush: (end: number) => void,
-    deliver: (bytes: Buffer) => void,
-  ): void {
+  private endMessage(body: Buffer): void {
     const type = this.currentType;
-    this.headerFilled = 0;
-    if (this.readingRow) {
-      const pieces = this.keptBody ?? [];
-      const body = pieces.length === 1 ? (pieces[0] as Buffer) : Buffer.concat(pieces);
-      this.readingRow = false;
-      this.keptBody = null;
-      this.takeRow(body, -1, body.length, deliver);
-      return;
-    }
-    if (this.keptBody) {
-      const body =
-        this.keptBody.length === 1 ? (this.keptBody[0] as Buffer) : Buffer.concat(this.keptBody);
-      this.keptBody = null;
-      if (TYPES_WITH_STRINGS.has(type)) {
-        checkStrings(type, body);
-        if (type === AUTHENTICATION) this.checkAuthentication(body);
-      } else this.readFacts(type, body);
-    }
-    if (RECEIPTS.has(type)) this.facts.receipts++;
+    const duringLogin = !this.loggedIn; // the login's own ReadyForQuery ends it just below
+    this.body = null;
     if (this.dropping) {
       this.dropping = false;
       return;
     }
-    // The reader may change its mind about rows while this message is handled.
-    if (STATEMENT_BOUNDARIES.has(type)) flush(offset);
+    if (TYPES_WITH_STRINGS.has(type)) {
+      checkStrings(type, body);
+      if (type === AUTHENTICATION) this.checkAuthentication(body);
+    } else if (KEPT_BODIES.has(type)) {
+      this.readFacts(type, body);
+    }
+    if (RECEIPTS.has(type)) this.facts.receipts++;
+    if (duringLogin) return;
+    if (type !== READY_FOR_QUERY) this.dispatch(type, body);
+    else if (this.reader !== null) this.endRoundTrip();
+  }
+
+  /**
+   * A message of the query path (after the login), decoded once, to the round trip reading it.
+   * ReadyForQuery, whose facts are read first, ends the round trip (endRoundTrip).
+   */
+  private dispatch(type: number, body: Buffer): void {
+    if (type === PARAMETER_STATUS || type === NOTICE_RESPONSE || RECEIPTS.has(type)) return;
+    if (type === NOTIFICATION_RESPONSE) {
+      this.onNotification?.(readNotification(body));
+      return;
+    }
+    const reader = this.reader;
+    if (reader === null) {
+      // The server's reason for ending the connection, thrown as the connection's error.
+      if (type === ERROR_RESPONSE) throw readErrorResponse(body);
+      throw new ProtocolViolation('The server sent a message outside a round trip');
+    }
+    switch (type) {
+      case DATA_ROW:
+        return reader.dataRow(readDataRow(body, 0, body.length));
+      case 0x54: // T
+        return reader.rowDescription(readRowDescription(body));
+      case 0x74: // t
+        return reader.parameterDescription(readParameterDescription(body));
+      case 0x43: // C
+        return reader.commandComplete(readCommandTag(body));
+      case 0x73: // s
+        return reader.portalSuspended();
+      case 0x49: // I
+        return reader.emptyQuery();
+      case ERROR_RESPONSE:
+        return reader.serverError(readErrorResponse(body));
+      case 0x47: // G
+        return reader.copyInResponse();
+      case COPY_DATA:
+        return reader.copyData(body);
+      // NoData, CopyOutResponse and CopyDone: nothing to read.
+    }
+  }
+
+  private endRoundTrip(): void {
+    const reader = this.reader as RoundTripReader;
+    this.reader = null;
+    reader.readyForQuery();
   }
 
   /** In answer to a COPY TO STDOUT: no row, and no line sqlgate cannot hold. */

@@ -14,12 +14,11 @@ import {
   type TransactionStatus,
 } from '@sqlgate/core';
 import { randomBytes } from 'node:crypto';
-import { BoundedQuery, RoundTripFailure } from './bounded-query';
+import { askServer, BoundedQuery, RoundTripFailure } from './bounded-query';
 import { CopyInQuery } from './copy-in-query';
 import { sendCancelRequest } from './cancel-request';
 import { ResultTooLarge } from './message-framing-errors';
 import { toDomainError } from './pg-errors';
-import { submit } from './pg-internals';
 import type { PooledClient } from './pool-registry';
 import { mayDropPreparedStatements } from './prepared-statements';
 import { SilenceWatchdog } from './silence-watchdog';
@@ -138,7 +137,7 @@ export class PgConnection implements Connection {
     this.statementsRun++;
     const query = new CopyInQuery(sql, source, this.client.serverSocket);
     try {
-      submit(this.client, query);
+      query.start();
       return { ok: true, value: await query.done };
     } catch (error) {
       const { serverSocket } = this.client;
@@ -294,7 +293,7 @@ export class PgConnection implements Connection {
       return this.watchedSend(query, silenceLimitMs, totalTimeLimit(statements, options));
     }
     return promiseFrom(() => {
-      submit(this.client, query);
+      query.start();
       return query.done;
     }).then((results) => this.withCustomTypes(results, query));
   }
@@ -307,7 +306,7 @@ export class PgConnection implements Connection {
   ): Promise<StatementResult[]> {
     const watchdog = new SilenceWatchdog(this.client.serverSocket, silenceLimitMs, totalLimitMs);
     try {
-      submit(this.client, query);
+      query.start();
       return await this.withCustomTypes(await query.done, query);
     } finally {
       watchdog.stop();
@@ -369,15 +368,17 @@ export class PgConnection implements Connection {
     if (unknown.length === 0) return;
     let found;
     try {
-      found = await this.client.query<{ oid: number; name: string; element: number }>(
-        CUSTOM_TYPES_SQL,
+      found = await askServer<{ oid: number; name: string; element: number }>(
+        this.client.serverSocket,
+        this.types,
+        [CUSTOM_TYPES_SQL],
         [unknown],
       );
     } catch {
       return; // The statements succeeded; without the names their fields keep their OIDs as names.
     }
     const types = new Map<number, CustomType>();
-    for (const row of found.rows) types.set(row.oid, { name: row.name, elementOid: row.element });
+    for (const row of found) types.set(row.oid, { name: row.name, elementOid: row.element });
     this.types.remember(types);
     for (const reader of query.statementReaders) reader.refreshTypeNames();
     for (const result of results) reparseCustomArrays(result, this.types, types);

@@ -5,9 +5,10 @@
  * - TLS is negotiated here, per connection attempt (docs/decisions.md 7 and 10.18): `prefer` tries
  *   TLS and falls back to plain when this server refuses it, so any number of concurrent first
  *   connections to a server without TLS all succeed. pg itself is always told `ssl: false`.
- * - Every byte from the server passes MessageFraming first, and pg parses it inside a guard: a
- *   malformed message, or anything pg or sqlgate throws while handling one, ends this connection
- *   with a PROTOCOL_ERROR instead of escaping as an uncaught exception (docs/decisions.md 10.1).
+ * - Every byte from the server is read by MessageFraming, inside a guard: a malformed message, or
+ *   anything thrown while handling one, ends this connection with a PROTOCOL_ERROR instead of
+ *   escaping as an uncaught exception (docs/decisions.md 10.1). pg is given the login's bytes
+ *   only; from then on the round trip being read (`startRoundTrip`) gets every message, decoded.
  * - It knows when the server last sent anything, so a request can give up on a frozen server
  *   (docs/decisions.md 10.6), and it keeps the connection's facts (ParameterStatus, BackendKeyData,
  *   transaction status) without reaching into pg.
@@ -24,7 +25,13 @@ import { EventEmitter } from 'node:events';
 import { connect as connectTcp, isIP, type Socket } from 'node:net';
 import { connect as connectTls, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import type { SslMode } from '@sqlgate/core';
-import { MessageFraming, ProtocolViolation, type FramingLimits } from './message-framing';
+import { DatabaseError } from 'pg-protocol';
+import {
+  MessageFraming,
+  ProtocolViolation,
+  type FramingLimits,
+  type RoundTripReader,
+} from './message-framing';
 import { ResultTooLarge } from './message-framing-errors';
 import { sqlgateStartup } from './startup-message';
 
@@ -46,6 +53,14 @@ export interface ServerSocketOptions {
   applicationName: string;
   /** The login (connecting, TLS, authentication) gives up after this long: ETIMEDOUT. */
   connectTimeoutMs: number;
+}
+
+/**
+ * A connection that ended under a round trip, without an error of its own. It carries no code, as
+ * pg's did: the domain mapping calls it a lost connection (ECONNRESET) from its socket's state.
+ */
+function lostConnection(): Error {
+  return new Error('Connection terminated unexpectedly');
 }
 
 /** An error with the code the domain mapping reads. */
@@ -81,13 +96,16 @@ export class ServerSocket extends EventEmitter {
   private loginDeadline: NodeJS.Timeout | undefined;
   /** end() or destroy() was asked for, or an error was reported: a close is no surprise. */
   private closeExpected = false;
-  private readonly deliver = (bytes: Buffer): void => {
+  /** The login's bytes, for pg's parser (message-framing.ts). */
+  private readonly toPg = (bytes: Buffer): void => {
     this.emit('data', bytes);
   };
 
   constructor(private readonly options: ServerSocketOptions) {
     super();
     this.framing = new MessageFraming(options.limits);
+    // LISTEN's notifications, as an event of the socket (the probe of 10.32 listens).
+    this.framing.onNotification = (notification) => this.emit('notification', notification);
   }
 
   get writable(): boolean {
@@ -200,6 +218,19 @@ export class ServerSocket extends EventEmitter {
     return callback ? this.socket.write(data, callback) : this.socket.write(data);
   }
 
+  /**
+   * Makes `reader` the reader of the server's next answer, until its ReadyForQuery: a connection
+   * reads one round trip at a time. On an ended connection it fails at once.
+   */
+  startRoundTrip(reader: RoundTripReader): void {
+    if (this.framing.reader !== null) throw new Error('A round trip is already being read');
+    if (this.ended) {
+      reader.connectionLost(this.fault ?? lostConnection());
+      return;
+    }
+    this.framing.reader = reader;
+  }
+
   end(): this {
     this.closeExpected = true;
     if (this.socket) this.socket.end();
@@ -222,6 +253,7 @@ export class ServerSocket extends EventEmitter {
     if (this.fault || this.closed) return;
     this.fault = error;
     this.socket?.destroy();
+    this.framing.connectionLost(error);
     this.emitError(error);
   }
 
@@ -296,7 +328,7 @@ export class ServerSocket extends EventEmitter {
     if (this.fault) return;
     this.lastReceivedAt = performance.now();
     try {
-      this.framing.scan(chunk, this.deliver);
+      this.framing.scan(chunk, this.toPg);
     } catch (error) {
       this.abort(asProtocolFault(error));
     }
@@ -307,6 +339,7 @@ export class ServerSocket extends EventEmitter {
     // Errors of the plain socket under a TLS one reach us through the TLS socket.
     if (from !== this.socket) return;
     if (this.fault) return;
+    this.framing.connectionLost(error);
     this.emitError(error);
   }
 
@@ -325,6 +358,7 @@ export class ServerSocket extends EventEmitter {
       this.emitError(codedError('Connection terminated unexpectedly', 'ECONNRESET'));
     }
     this.closed = true;
+    this.framing.connectionLost(error ?? lostConnection());
     this.emit('close');
   }
 
@@ -341,6 +375,10 @@ export class ServerSocket extends EventEmitter {
  */
 function asProtocolFault(error: unknown): Error & { code: string } {
   if (error instanceof ProtocolViolation || error instanceof ResultTooLarge) return error;
+  // An ErrorResponse between round trips: the server ends the connection, and says why.
+  if (error instanceof DatabaseError && error.code !== undefined) {
+    return error as DatabaseError & { code: string };
+  }
   const detail = error instanceof Error ? error.message : String(error);
   const fault = new ProtocolViolation('The server sent a message that could not be read');
   // The detail stays on the error for the log; the message shown to callers is fixed.

@@ -10,14 +10,10 @@ import type {
   RowSink,
   StatementResult,
 } from '@sqlgate/core';
+import type { WireField } from './backend-messages';
 import { ProtocolViolation, type MessageFraming } from './message-framing';
 import type { TypeRegistry } from './types/type-registry';
 import { asText, type ValueParser } from './types/value-parsers';
-
-/** A field of a RowDescription, as pg hands it over: no type name yet, any format code. */
-export type WireField = Omit<FieldDescription, 'dataTypeName' | 'format'> & {
-  format: 'text' | 'binary' | number;
-};
 
 const COMMAND_TAG = /^([A-Za-z]+)(?: (\d+))?(?: (\d+))?/;
 
@@ -123,7 +119,7 @@ export class StatementReader {
       columnID: field.columnID,
       dataTypeSize: field.dataTypeSize,
       dataTypeModifier: field.dataTypeModifier,
-      format: field.format === 'binary' || field.format === 1 ? 'binary' : 'text',
+      format: field.format,
     }));
     this.names = this.fields.map((field) => field.name);
     this.namesNeedNullPrototype = this.names.includes('__proto__');

@@ -24,10 +24,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ConnectionError, ErrorCodes, type SessionStateVerdict } from '@sqlgate/core';
-import type pg from 'pg';
+import type { Notification } from './backend-messages';
+import { askServer } from './bounded-query';
 import type { SqlgateClient } from './client';
 import { toDomainError } from './pg-errors';
 import { SilenceWatchdog } from './silence-watchdog';
+import { TypeRegistry } from './types/type-registry';
 
 const KEPT: SessionStateVerdict = { kind: 'kept' };
 const TRANSACTION_POOLER: SessionStateVerdict = { kind: 'transaction-pooler' };
@@ -140,7 +142,7 @@ class NotificationWatch {
     private readonly client: SqlgateClient,
     private readonly channel: string,
   ) {
-    client.on('notification', this.onNotification);
+    client.serverSocket.on('notification', this.onNotification);
   }
 
   /** Whether it is heard by the time `limitMs` have passed from now (at once if it was). */
@@ -156,10 +158,10 @@ class NotificationWatch {
   }
 
   stop(): void {
-    this.client.off('notification', this.onNotification);
+    this.client.serverSocket.off('notification', this.onNotification);
   }
 
-  private readonly onNotification = (message: pg.Notification): void => {
+  private readonly onNotification = (message: Notification): void => {
     if (message.channel !== this.channel) return;
     this.heard = true;
     this.wake?.();
@@ -167,14 +169,15 @@ class NotificationWatch {
 }
 
 /**
- * The pid of the backend that runs `statements` (none, or statements that answer no rows), read in
- * the same round trip: one implicit transaction, so one backend in every pool mode.
+ * The pid of the backend that runs `statement` (if any), read in the same round trip: one implicit
+ * transaction, so one backend in every pool mode.
  */
-async function backendPidWith(client: SqlgateClient, statements?: string): Promise<number> {
-  const sql = `${statements ? `${statements}; ` : ''}SELECT pg_backend_pid()::text AS pid`;
-  const answer = (await client.query(sql)) as pg.QueryResult | pg.QueryResult[];
-  const last = Array.isArray(answer) ? answer[answer.length - 1] : answer;
-  const pid = Number((last?.rows[0] as { pid?: unknown } | undefined)?.pid);
+async function backendPidWith(client: SqlgateClient, statement?: string): Promise<number> {
+  const rows = await askServer<{ pid?: unknown }>(client.serverSocket, new TypeRegistry(), [
+    ...(statement ? [statement] : []),
+    'SELECT pg_backend_pid()::text AS pid',
+  ]);
+  const pid = Number(rows[0]?.pid);
   if (!Number.isInteger(pid)) throw new Error('pg_backend_pid() answered no process id');
   return pid;
 }

@@ -1,16 +1,20 @@
-/** The framing every server byte passes before pg parses it (docs/decisions.md 10.1, 10.2). */
-import { PassThrough } from 'node:stream';
-import { parse } from 'pg-protocol';
+/** The one reader of every server byte (docs/decisions.md 10.1, 10.2). */
+import { DatabaseError } from 'pg-protocol';
 import { backend, encode } from '@sqlgate/testing';
 import { readDataRow } from '../src/data-row';
 import { MessageFraming, ProtocolViolation } from '../src/message-framing';
+import { recordingReader } from './recording-reader';
 
 const LIMITS = { maxMessageBytes: 1024 * 1024 };
 
-const answer = encode([
+const LOGIN = encode([
   backend.authenticationOk(),
   backend.parameterStatus('standard_conforming_strings', 'off'),
   backend.backendKeyData(42, 7),
+  backend.readyForQuery('I'),
+]);
+
+const ROUND_TRIP = encode([
   backend.parseComplete(),
   backend.bindComplete(),
   backend.rowDescription([{ name: 'v' }]),
@@ -30,27 +34,43 @@ function rawMessage(type: string, body: string): Buffer {
   return Buffer.concat([header, bytes]);
 }
 
-/**
- * Feeds `bytes` in chunks cut at `cuts`; what was delivered, joined. The pieces are kept as given,
- * not copied, the way pg's parser keeps an incomplete message: a piece the framing changed after
- * handing it over would show here.
- */
-function deliver(framing: MessageFraming, bytes: Buffer, cuts: number[]): Buffer {
-  const delivered: Buffer[] = [];
+/** Feeds `bytes` in chunks cut at `cuts`; what was given to pg, joined. */
+function feed(framing: MessageFraming, bytes: Buffer, cuts: number[] = []): Buffer {
+  const toPg: Buffer[] = [];
   let start = 0;
   for (const cut of [...cuts, bytes.length]) {
-    framing.scan(bytes.subarray(start, cut), (piece) => delivered.push(piece));
+    framing.scan(bytes.subarray(start, cut), (piece) => toPg.push(Buffer.from(piece)));
     start = cut;
   }
-  return Buffer.concat(delivered);
+  return Buffer.concat(toPg);
 }
 
-it('passes every byte on, whatever the chunk boundaries, and keeps the connection facts', () => {
-  for (let cut = 1; cut < answer.length; cut++) {
+/** A framing past the login, with a reader recording into `seen`. */
+function loggedIn(seen: string[] = []): MessageFraming {
+  const framing = new MessageFraming(LIMITS);
+  feed(framing, LOGIN);
+  recordingReader(framing, seen);
+  return framing;
+}
+
+it('gives pg the login and nothing after it, reads the rest itself, whatever the cuts', () => {
+  const bytes = Buffer.concat([LOGIN, ROUND_TRIP]);
+  const wanted = [
+    'rowDescription v',
+    'row ["a"]',
+    'row [null]',
+    'row ["ccc"]',
+    'commandComplete SELECT 3',
+    'readyForQuery',
+  ];
+  for (let cut = 1; cut < bytes.length; cut++) {
     for (const second of [cut + 1, cut + 7]) {
+      const seen: string[] = [];
       const framing = new MessageFraming(LIMITS);
-      const cuts = second < answer.length ? [cut, second] : [cut];
-      expect(deliver(framing, answer, cuts).equals(answer)).toBe(true);
+      recordingReader(framing, seen);
+      const cuts = second < bytes.length ? [cut, second] : [cut];
+      expect(feed(framing, bytes, cuts).equals(LOGIN)).toBe(true);
+      expect(seen).toEqual(wanted);
       expect(framing.facts).toMatchObject({
         processId: 42,
         secretKey: 7,
@@ -69,18 +89,19 @@ it('drops the rows a statement no longer wants, and rows larger than the limit, 
     backend.dataRow(['x'.repeat(100)]),
     backend.commandComplete('SELECT 2'),
   ]);
-  const expected = encode([backend.dataRow(['keep']), backend.commandComplete('SELECT 2')]);
   for (let cut = 1; cut < rows.length; cut++) {
-    const framing = new MessageFraming(LIMITS);
+    const seen: string[] = [];
+    const framing = loggedIn(seen);
     framing.maxRowBytes = 50;
-    expect(deliver(framing, rows, [cut]).equals(expected)).toBe(true);
+    feed(framing, rows, [cut]);
+    expect(seen).toEqual(['row ["keep"]', 'commandComplete SELECT 2']);
     expect(framing.facts.droppedRows).toBe(1);
   }
-  const dropping = new MessageFraming(LIMITS);
+  const seen: string[] = [];
+  const dropping = loggedIn(seen);
   dropping.dropDataRows = true;
-  expect(deliver(dropping, rows, []).equals(encode([backend.commandComplete('SELECT 2')]))).toBe(
-    true,
-  );
+  feed(dropping, rows);
+  expect(seen).toEqual(['commandComplete SELECT 2']);
 });
 
 it.each([
@@ -166,86 +187,114 @@ it.each([
       backend.parameterStatus('client_encoding', 'LATIN1'),
     ]),
   ],
-])('refuses %s', (_what, bytes) => {
-  const framing = new MessageFraming(LIMITS);
-  expect(() => deliver(framing, bytes, [])).toThrow(ProtocolViolation);
+])('refuses %s, during the login and after it', (_what, bytes) => {
+  expect(() => feed(new MessageFraming(LIMITS), bytes)).toThrow(ProtocolViolation);
+  expect(() => feed(loggedIn(), bytes)).toThrow(ProtocolViolation);
 });
 
 it('refuses a row, of any size, in answer to a COPY TO STDOUT', () => {
   for (const value of ['small', 'x'.repeat(100_000)]) {
-    const framing = new MessageFraming(LIMITS);
+    const framing = loggedIn();
     framing.admitCopyData = () => undefined;
     framing.maxRowBytes = 10;
-    expect(() => deliver(framing, encode([backend.dataRow([value])]), [])).toThrow(
-      ProtocolViolation,
-    );
+    expect(() => feed(framing, encode([backend.dataRow([value])]))).toThrow(ProtocolViolation);
   }
 });
 
 it('drops every row after one too large: a prefix, never a hole', () => {
-  const framing = new MessageFraming(LIMITS);
+  const seen: string[] = [];
+  const framing = loggedIn(seen);
   framing.maxRowBytes = 100;
-  const first = encode([backend.dataRow(['first'])]);
-  const rows = Buffer.concat([
-    first,
-    encode([backend.dataRow(['x'.repeat(200)])]),
-    encode([backend.dataRow(['after'])]),
+  const rows = encode([
+    backend.dataRow(['first']),
+    backend.dataRow(['x'.repeat(200)]),
+    backend.dataRow(['after']),
   ]);
-  expect(deliver(framing, rows, []).equals(first)).toBe(true);
+  feed(framing, rows);
+  expect(seen).toEqual(['row ["first"]']);
   expect(framing.facts.droppedRows).toBe(2);
 });
 
-describe('rows read by the framing for the round trip reading them (rowConsumer)', () => {
-  /**
-   * What a consumer and pg see of `bytes` fed in chunks cut at `cuts`: pg's part parsed by
-   * pg-protocol, as pg would, so that both sides' events can be compared in order.
-   */
-  function events(bytes: Buffer, cuts: number[]): string[] {
+describe('messages decoded once, for the round trip reading them', () => {
+  it('decodes an ErrorResponse with every field, and the ReadyForQuery after it', () => {
     const seen: string[] = [];
-    const framing = new MessageFraming(LIMITS);
-    framing.rowConsumer = (values) => seen.push(`direct ${JSON.stringify(values)}`);
-    const pgStream = new PassThrough();
-    void parse(pgStream, (message) => {
-      const { name, fields } = message as { name: string; fields?: unknown };
-      seen.push(name === 'dataRow' ? `pg ${JSON.stringify(fields)}` : name);
+    const framing = loggedIn(seen);
+    let error: DatabaseError | undefined;
+    framing.reader = { ...recordingReader(framing, seen), serverError: (e) => (error = e) };
+    feed(
+      framing,
+      Buffer.concat([
+        rawMessage('E', 'SERROR\0VERROR\0C42P01\0Mno such table\0Dd\0Hh\0P7\0tt\0nn\0Rparser\0\0'),
+        encode([backend.readyForQuery('E')]),
+      ]),
+    );
+    expect(error).toBeInstanceOf(DatabaseError);
+    expect(error).toMatchObject({
+      message: 'no such table',
+      severity: 'ERROR',
+      code: '42P01',
+      detail: 'd',
+      hint: 'h',
+      position: '7',
+      table: 't',
+      constraint: 'n',
+      routine: 'parser',
     });
-    let start = 0;
-    for (const cut of [...cuts, bytes.length]) {
-      framing.scan(bytes.subarray(start, cut), (piece) => pgStream.write(piece));
-      start = cut;
-    }
-    return seen;
-  }
+    expect(seen).toEqual(['readyForQuery']);
+    expect(framing.facts.transactionStatus).toBe('E');
+  });
 
-  it('hands whole rows to the consumer, in order with the messages pg reads, whatever the chunks', async () => {
-    const rows = [['a'], [null], ['ccc'], ['é€😀'], ['']];
-    const bytes = encode([
-      backend.authenticationOk(),
-      backend.parseComplete(),
-      backend.bindComplete(),
-      backend.rowDescription([{ name: 'v' }]),
-      ...rows.map((row) => backend.dataRow(row)),
-      backend.commandComplete('SELECT 5'),
-      backend.readyForQuery('I'),
-    ]);
-    const wanted = [
-      'authenticationOk',
-      'parseComplete',
-      'bindComplete',
-      'rowDescription',
-      ...rows.map((row) => JSON.stringify(row)),
-      'commandComplete',
-      'readyForQuery',
-    ];
-    for (let cut = 1; cut < bytes.length; cut += 3) {
-      // Bytes of its own for each run: pg's parser may merge a later piece into one it kept.
-      const seen = events(Buffer.from(bytes), [cut]);
-      await new Promise((resolve) => setImmediate(resolve)); // in case pg's side parses later
-      const merged = seen.map((event) => event.replace(/^(direct|pg) /, ''));
-      expect(merged).toEqual(wanted);
-      // No row reaches pg's parser, wherever the chunk was cut.
-      expect(seen.filter((event) => event.startsWith('direct')).length).toBe(rows.length);
-    }
+  it('hands parameter types, an empty query and a suspended portal to the reader', () => {
+    const seen: string[] = [];
+    const framing = loggedIn(seen);
+    const parameterTypes = Buffer.from([0, 2, 0, 0, 0, 23, 0, 0, 0, 25]);
+    feed(
+      framing,
+      Buffer.concat([
+        rawMessage('t', parameterTypes.toString('latin1')),
+        rawMessage('I', ''),
+        rawMessage('s', ''),
+        encode([backend.noticeResponse({ S: 'NOTICE', C: '00000', M: 'a notice' })]),
+      ]),
+    );
+    expect(seen).toEqual(['parameterDescription 23,25', 'emptyQuery', 'portalSuspended']);
+    expect(() => feed(loggedIn(), rawMessage('t', '\0\u0002\0\0\0\u0017'))).toThrow(
+      ProtocolViolation,
+    );
+  });
+
+  it('tells the socket of notifications, in and between round trips', () => {
+    const framing = loggedIn();
+    framing.reader = null;
+    const heard: string[] = [];
+    framing.onNotification = ({ channel, payload, processId }) =>
+      heard.push(`${processId} ${channel} ${payload}`);
+    feed(framing, rawMessage('A', '\0\0\0\u0009chan\0hello\0'));
+    expect(heard).toEqual(['9 chan hello']);
+  });
+
+  it("between round trips: refuses a row, and throws an ErrorResponse as the connection's end", () => {
+    const idle = (): MessageFraming => {
+      const framing = loggedIn();
+      framing.reader = null;
+      return framing;
+    };
+    expect(() => feed(idle(), encode([backend.dataRow(['x'])]))).toThrow(ProtocolViolation);
+    expect(() => feed(idle(), encode([backend.commandComplete('SELECT 1')]))).toThrow(
+      ProtocolViolation,
+    );
+    const fatal = rawMessage('E', 'SFATAL\0C57P01\0Mterminating connection\0\0');
+    expect(() => feed(idle(), fatal)).toThrow(DatabaseError);
+    // ParameterStatus and notices may come at any time.
+    feed(idle(), encode([backend.parameterStatus('TimeZone', 'UTC')]));
+  });
+
+  it('lets go of the reader at ReadyForQuery, and tells it when the connection is lost', () => {
+    const seen: string[] = [];
+    const framing = loggedIn(seen);
+    framing.connectionLost(new Error('gone'));
+    expect(seen).toEqual(['lost gone']);
+    expect(framing.reader).toBeNull();
   });
 
   it('reads every row back as it was written (seeded random rows)', () => {

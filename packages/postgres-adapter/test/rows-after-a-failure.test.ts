@@ -1,7 +1,7 @@
 /**
- * Rows the framing reads itself go to the round trip only while it reads them: after an
- * ErrorResponse or a broken protocol message in the same chunk, a row is pg's to refuse, as it was
- * when every row went through pg (docs/decisions.md 10.1). Each answer below arrives in one write.
+ * A round trip takes no row after its ErrorResponse, nor after a message that broke the protocol,
+ * even when they arrive in the same chunk (docs/decisions.md 10.1). Each answer below arrives in
+ * one write.
  */
 import { ConnectionError, DatabaseError, orThrow, type RowSink } from '@sqlgate/core';
 import {

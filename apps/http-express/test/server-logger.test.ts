@@ -1,0 +1,88 @@
+/**
+ * The server's batched log output (docs/decisions.md 10.50): every line reaches standard output,
+ * the last ones too when the bin stops on SIGTERM, and an output that does not keep up loses lines
+ * it counts and reports instead of growing the heap.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { target } from './support';
+
+const dist = path.join(__dirname, '..', 'dist');
+
+interface LogLine {
+  msg?: string;
+  level?: number;
+  path?: string;
+  reqId?: string;
+  droppedLines?: number;
+  i?: number;
+}
+
+const linesOf = (output: string): LogLine[] =>
+  output
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as LogLine);
+
+it('writes every request line before the bin exits on SIGTERM', async () => {
+  const child = spawn(process.execPath, [path.join(dist, 'bin.js')], {
+    env: { ...process.env, PORT: '0', HOSTNAME: '127.0.0.1', LOG_LEVEL: 'info' },
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += String(chunk)));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const url = await new Promise<string>((resolve, reject) => {
+    const listening = (): void => {
+      const line = linesOf(output).find((each) => each.msg === 'sqlgate listening');
+      if (line) resolve((line as { url: string }).url);
+    };
+    child.stdout.on('data', listening);
+    void exited.then(() => reject(new Error(`sqlgate exited before listening: ${output}`)));
+  });
+  const body = JSON.stringify(target({ sql: 'SELECT 1 AS one' }));
+  const ids = Array.from({ length: 40 }, (_, index) => `logged-${index}`);
+  for (const id of ids) {
+    const response = await fetch(`${url}/api/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': id },
+      body,
+    });
+    expect(response.status).toBe(200);
+  }
+  // At once: the lines of the last requests still wait in the batch.
+  child.kill('SIGTERM');
+  expect(await exited).toBe(0);
+  const logged = linesOf(output)
+    .filter((line) => line.path === '/api/query')
+    .map((line) => line.reqId);
+  expect(logged).toEqual(ids);
+  expect(linesOf(output).at(-1)?.msg).toBe('shutting down');
+}, 60_000);
+
+it('drops lines an output does not take in time, and reports how many', () => {
+  // 20,000 lines in one turn of the event loop: nothing is written meanwhile, so past 64 KiB
+  // waiting every line is dropped.
+  const script = `
+    const pino = require('pino');
+    const { batchedLogOutput } = require(${JSON.stringify(path.join(dist, 'server-logger.js'))});
+    const logger = pino({}, batchedLogOutput(1, 64 * 1024));
+    for (let i = 0; i < 20000; i++) logger.info({ i }, 'line');
+  `;
+  const result = spawnSync(process.execPath, ['-e', script], {
+    cwd: path.join(__dirname, '..'),
+    encoding: 'utf8',
+    timeout: 30_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  expect(result.status).toBe(0);
+  const lines = linesOf(result.stdout);
+  const written = lines.filter((line) => line.msg === 'line');
+  const reports = lines.filter((line) => line.droppedLines !== undefined);
+  expect(written.length).toBeGreaterThan(0);
+  expect(written.length).toBeLessThan(20_000);
+  // The lines kept are the first ones, in order, each whole.
+  expect(written.map((line) => line.i)).toEqual(written.map((_, index) => index));
+  expect(reports).toHaveLength(1);
+  expect(reports[0]?.level).toBe(40);
+  expect(written.length + (reports[0]?.droppedLines ?? 0)).toBe(20_000);
+});
