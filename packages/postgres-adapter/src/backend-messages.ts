@@ -1,7 +1,9 @@
 /**
- * Decoders of the messages a server sends on the query path, other than DataRow (data-row.ts). Each
- * takes a message's whole body, already checked by message-checks.ts where it holds strings, and
- * refuses one whose sizes do not add up (docs/decisions.md 10.1).
+ * The decoders of what a server sends, other than DataRow (data-row.ts): each reads a message's
+ * whole body once, and refuses one whose strings or sizes do not add up (docs/decisions.md 10.1).
+ * pg's parser looked for a string's NUL past the end of its message and never stopped: an
+ * ErrorResponse whose last field lacked its NUL made it loop for ever, hanging the process. Here
+ * every string ends inside its message, and every message ends where its fields do.
  */
 import type { FieldDescription } from '@sqlgate/core';
 import { DatabaseError } from 'pg-protocol';
@@ -17,19 +19,29 @@ export interface Notification {
   payload: string;
 }
 
-/** The string that starts at `from` and ends before the NUL at `end` (checked to be there). */
-function cstring(body: Buffer, from: number): { value: string; next: number } {
-  const end = body.indexOf(0, from);
+const ROW_DESCRIPTION_FIELD_BYTES = 18; // table OID, column, type OID, size, modifier, format
+const AUTH_SASL = 10;
+
+function refuse(what: string): never {
+  throw new ProtocolViolation(`The server sent a malformed ${what} message`);
+}
+
+/** The string at `from`, ended by a NUL inside the body, and the position after that NUL. */
+function cstring(body: Buffer, from: number, what: string): { value: string; next: number } {
+  const end = from < body.length ? body.indexOf(0, from) : -1;
+  if (end < 0) refuse(what);
   return { value: body.toString('utf8', from, end), next: end + 1 };
 }
 
 /** RowDescription: a count, then per column its name and six numbers. */
 export function readRowDescription(body: Buffer): WireField[] {
-  const count = body.readInt16BE(0);
-  const fields = new Array<WireField>(count);
+  if (body.length < 2) refuse('RowDescription');
+  const fields = new Array<WireField>(body.readInt16BE(0));
   let at = 2;
-  for (let index = 0; index < count; index++) {
-    const { value: name, next } = cstring(body, at);
+  for (let index = 0; index < fields.length; index++) {
+    const { value: name, next } = cstring(body, at, 'RowDescription');
+    at = next + ROW_DESCRIPTION_FIELD_BYTES;
+    if (at > body.length) refuse('RowDescription');
     fields[index] = {
       name,
       tableID: body.readUInt32BE(next),
@@ -39,15 +51,15 @@ export function readRowDescription(body: Buffer): WireField[] {
       dataTypeModifier: body.readInt32BE(next + 12),
       format: body.readInt16BE(next + 16) === 0 ? 'text' : 'binary',
     };
-    at = next + 18;
   }
+  if (at !== body.length) refuse('RowDescription');
   return fields;
 }
 
 /** ParameterDescription: the type OID of each parameter, `$1` first. */
 export function readParameterDescription(body: Buffer): number[] {
   if (body.length < 2 || body.length !== 2 + 4 * body.readUInt16BE(0)) {
-    throw new ProtocolViolation('The server sent a malformed ParameterDescription message');
+    refuse('ParameterDescription');
   }
   const types = new Array<number>(body.readUInt16BE(0));
   for (let index = 0; index < types.length; index++) {
@@ -58,17 +70,17 @@ export function readParameterDescription(body: Buffer): number[] {
 
 /** CommandComplete: the command tag. */
 export function readCommandTag(body: Buffer): string {
+  if (body.length === 0 || body.indexOf(0) !== body.length - 1) refuse('CommandComplete');
   return body.toString('utf8', 0, body.length - 1);
 }
 
 /** NotificationResponse. */
 export function readNotification(body: Buffer): Notification {
-  const channel = cstring(body, 4);
-  return {
-    processId: body.readInt32BE(0),
-    channel: channel.value,
-    payload: cstring(body, channel.next).value,
-  };
+  if (body.length < 6) refuse('NotificationResponse');
+  const channel = cstring(body, 4, 'NotificationResponse');
+  const payload = cstring(body, channel.next, 'NotificationResponse');
+  if (payload.next !== body.length) refuse('NotificationResponse');
+  return { processId: body.readInt32BE(0), channel: channel.value, payload: payload.value };
 }
 
 /** The fields of an ErrorResponse, by their code byte, as PostgreSQL documents them. */
@@ -92,21 +104,36 @@ const ERROR_FIELDS: Record<string, string> = {
 };
 
 /**
- * ErrorResponse, as pg-protocol's DatabaseError with the same field names (the domain mapping,
- * pg-errors.ts, reads them): the message from M, every other field known by its code byte.
+ * ErrorResponse (and NoticeResponse, `what`), as pg-protocol's DatabaseError with pg's field names
+ * (the domain mapping, pg-errors.ts, reads them): the message from M, every other field known by
+ * its code byte. A list of (code byte, string) fields ended by a zero byte.
  */
-export function readErrorResponse(body: Buffer): DatabaseError {
+export function readErrorResponse(body: Buffer, what = 'ErrorResponse'): DatabaseError {
   const fields: Record<string, string> = {};
   let at = 0;
-  while (body[at] !== 0) {
-    const code = String.fromCharCode(body[at] as number);
-    const { value, next } = cstring(body, at + 1);
-    fields[code] = value;
+  while (at < body.length && body[at] !== 0) {
+    const { value, next } = cstring(body, at + 1, what);
+    fields[String.fromCharCode(body[at] as number)] = value;
     at = next;
   }
+  if (at !== body.length - 1) refuse(what);
   const error = new DatabaseError(fields.M ?? '', body.length + 4, 'error');
   for (const [code, name] of Object.entries(ERROR_FIELDS)) {
     (error as unknown as Record<string, string | undefined>)[name] = fields[code];
   }
   return error;
+}
+
+/**
+ * An Authentication request's code (its first int32); an AuthenticationSASL's list of mechanisms,
+ * which pg reads, is checked to end inside the message.
+ */
+export function readAuthenticationRequest(body: Buffer): number {
+  if (body.length < 4) refuse('Authentication');
+  const request = body.readInt32BE(0);
+  if (request !== AUTH_SASL) return request;
+  let at = 4;
+  while (at < body.length && body[at] !== 0) at = cstring(body, at, 'AuthenticationSASL').next;
+  if (at !== body.length - 1) refuse('AuthenticationSASL');
+  return request;
 }

@@ -13,6 +13,7 @@
  */
 import type { DatabaseError } from 'pg-protocol';
 import {
+  readAuthenticationRequest,
   readCommandTag,
   readErrorResponse,
   readNotification,
@@ -23,7 +24,6 @@ import {
 } from './backend-messages';
 import { readDataRow } from './data-row';
 import { ProtocolViolation, ResultTooLarge } from './message-framing-errors';
-import { checkStrings, TYPES_WITH_STRINGS } from './message-checks';
 
 export { ProtocolViolation };
 
@@ -125,6 +125,17 @@ export interface RoundTripReader {
 const ERROR_RESPONSE = 0x45; // E
 const NOTICE_RESPONSE = 0x4e; // N
 const NOTIFICATION_RESPONSE = 0x41; // A
+const COMMAND_COMPLETE = 0x43; // C
+const ROW_DESCRIPTION = 0x54; // T
+/** Messages with strings, which pg reads during the login: each is checked first. */
+const CHECKED_IN_LOGIN = new Set([
+  AUTHENTICATION,
+  ERROR_RESPONSE,
+  NOTICE_RESPONSE,
+  NOTIFICATION_RESPONSE,
+  COMMAND_COMPLETE,
+  ROW_DESCRIPTION,
+]);
 
 export class MessageFraming {
   readonly facts: ConnectionFacts = {
@@ -289,7 +300,7 @@ export class MessageFraming {
       throw new ProtocolViolation(`The server sent a message of ${bodyBytes} bytes`);
     } else if (KEPT_BODIES.has(type) && bodyBytes > MAX_KEPT_BODY_BYTES) {
       throw new ProtocolViolation(`The server sent a status message of ${bodyBytes} bytes`);
-    } else if (!this.loggedIn && !KEPT_BODIES.has(type) && !TYPES_WITH_STRINGS.has(type)) {
+    } else if (!this.loggedIn && !KEPT_BODIES.has(type) && !CHECKED_IN_LOGIN.has(type)) {
       // During the login pg reads the bodies; only those with facts or strings are looked at.
       this.body = null;
     }
@@ -303,14 +314,12 @@ export class MessageFraming {
       this.dropping = false;
       return;
     }
-    if (TYPES_WITH_STRINGS.has(type)) {
-      checkStrings(type, body);
-      if (type === AUTHENTICATION) this.checkAuthentication(body);
-    } else if (KEPT_BODIES.has(type)) {
-      this.readFacts(type, body);
-    }
+    if (KEPT_BODIES.has(type)) this.readFacts(type, body);
     if (RECEIPTS.has(type)) this.facts.receipts++;
-    if (duringLogin) return;
+    if (duringLogin) {
+      if (CHECKED_IN_LOGIN.has(type)) this.checkLoginMessage(type, body);
+      return;
+    }
     if (type !== READY_FOR_QUERY) this.dispatch(type, body);
     else if (this.reader !== null) this.endRoundTrip();
   }
@@ -320,9 +329,14 @@ export class MessageFraming {
    * ReadyForQuery, whose facts are read first, ends the round trip (endRoundTrip).
    */
   private dispatch(type: number, body: Buffer): void {
-    if (type === PARAMETER_STATUS || type === NOTICE_RESPONSE || RECEIPTS.has(type)) return;
+    if (type === PARAMETER_STATUS || RECEIPTS.has(type)) return;
+    if (type === NOTICE_RESPONSE) {
+      readErrorResponse(body, 'NoticeResponse'); // nobody reads notices: checked only
+      return;
+    }
     if (type === NOTIFICATION_RESPONSE) {
-      this.onNotification?.(readNotification(body));
+      const notification = readNotification(body);
+      this.onNotification?.(notification);
       return;
     }
     const reader = this.reader;
@@ -334,11 +348,11 @@ export class MessageFraming {
     switch (type) {
       case DATA_ROW:
         return reader.dataRow(readDataRow(body, 0, body.length));
-      case 0x54: // T
+      case ROW_DESCRIPTION:
         return reader.rowDescription(readRowDescription(body));
       case 0x74: // t
         return reader.parameterDescription(readParameterDescription(body));
-      case 0x43: // C
+      case COMMAND_COMPLETE:
         return reader.commandComplete(readCommandTag(body));
       case 0x73: // s
         return reader.portalSuspended();
@@ -375,13 +389,26 @@ export class MessageFraming {
   }
 
   /**
+   * A message pg reads during the login, decoded once to be checked: pg's parser would loop for
+   * ever on a string without its NUL.
+   */
+  private checkLoginMessage(type: number, body: Buffer): void {
+    if (type === AUTHENTICATION) this.checkAuthentication(body);
+    else if (type === ERROR_RESPONSE) readErrorResponse(body);
+    else if (type === NOTICE_RESPONSE) readErrorResponse(body, 'NoticeResponse');
+    else if (type === NOTIFICATION_RESPONSE) readNotification(body);
+    else if (type === COMMAND_COMPLETE) readCommandTag(body);
+    else readRowDescription(body);
+  }
+
+  /**
    * pg follows the server's authentication requests without checking their order or sizes: a
    * SASLContinue that no SASL exchange began made it throw a TypeError, whose text reached the
    * caller, an MD5 request without its 4-byte salt left the login hanging, and an
    * AuthenticationOk before SASLFinal skipped the check that the server knows the password.
    */
   private checkAuthentication(body: Buffer): void {
-    const request = body.readInt32BE(0);
+    const request = readAuthenticationRequest(body);
     // SCRAM is SASL, one SASLContinue, SASLFinal: each step only after the one before it.
     const step = SASL_STEPS.get(request);
     if (step !== undefined) {
