@@ -88,7 +88,7 @@ async function serve(
       { url: demo.url, embeddedDatabase: `${user}@${host}:${port}/${database}` },
       'sqlgate listening',
     );
-    flushServerLog();
+    void flushServerLog(); // the banner comes after the lines before it
     process.stdout.write(`${demoBanner(demo)}\n`);
     demo.database.onStopped((reason) => {
       logger.error({ reason }, 'the embedded database stopped');
@@ -116,7 +116,7 @@ async function serve(
   const { startServer } = require('./server') as typeof import('./server');
   const server = await startServer({ ...config, logger });
   logger.info({ url: server.url }, 'sqlgate listening');
-  flushServerLog();
+  void flushServerLog();
   return server;
 }
 
@@ -138,10 +138,9 @@ async function main(): Promise<void> {
   if (running === undefined) return;
   const stop = (signal: string): void => {
     logger.info({ signal }, 'shutting down');
-    running.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    // The last lines are written before the exit, unless the output takes nothing for a while.
+    const exit = (code: number) => () => flushServerLog().then(() => process.exit(code));
+    running.close().then(exit(0), exit(1));
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));

@@ -15,10 +15,9 @@ import busboy from 'busboy';
 import type { Logger } from 'pino';
 import { executeOptionsOf, writeAnswer, writeInternalError, writeJson } from './query-endpoint';
 import { streamOpened } from './server-v8-settings';
-import { codingError } from './json-body';
+import { codingError, parsingLossRefusal } from './json-body';
 import { continueIfAsked } from './continue-on-read';
 import { abortOnDisconnect } from './disconnect-signal';
-import { lostInParsingMessage } from './json-text';
 import { readQueryBody, requestOrRefusal, type ConfiguredTargets } from './contract';
 
 /** Largest `request` part (and `data` sent as a plain field): a query body, as on POST /api/query. */
@@ -365,8 +364,9 @@ function requestPartBody(latin1: string): unknown {
   } catch {
     throw new UploadRefused(400, "The 'request' part is not valid JSON");
   }
-  // As for any JSON body: a number parsing changed, or a key given twice, is refused (10.8).
-  const lost = lostInParsingMessage(text);
-  if (lost !== undefined) throw new UploadRefused(400, lost);
+  // As for any JSON body: a key given twice is refused, and so is a number parsing changed in a
+  // field sqlgate reads (10.8).
+  const refusal = parsingLossRefusal(text, body);
+  if (refusal !== undefined) throw new UploadRefused(400, refusal);
   return body;
 }

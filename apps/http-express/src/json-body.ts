@@ -3,7 +3,12 @@
  * needs to be: UTF-8 JSON only, no compression, and it runs on the hot path of every query.
  */
 import { isUtf8 } from 'node:buffer';
-import { lostInParsingMessage } from './json-text';
+import {
+  duplicateKeyMessage,
+  inexactNumberMessage,
+  lostInParsing,
+  keepInexactNumbers,
+} from './json-text';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bodyDeadlinesFor } from './body-deadlines';
 import { continueIfAsked } from './continue-on-read';
@@ -168,8 +173,25 @@ export function parsedText(text: string): unknown {
   } catch {
     return new BodyError(400, 'Request body is not valid JSON');
   }
-  const lost = lostInParsingMessage(text);
-  return lost === undefined ? body : new BodyError(400, lost);
+  const refusal = parsingLossRefusal(text, body);
+  return refusal === undefined ? body : new BodyError(400, refusal);
+}
+
+/**
+ * The refusal of what parsing `text` into `body` lost (docs/decisions.md 10.8), or undefined: a key
+ * given twice; a number parsing changed, when the body is no object of fields. An object's changed
+ * numbers are kept with it for the reader of its fields, which refuses those in fields it reads.
+ */
+export function parsingLossRefusal(text: string, body: unknown): string | undefined {
+  const lost = lostInParsing(text);
+  if (lost === undefined) return undefined;
+  if (lost.duplicateKey !== undefined) return duplicateKeyMessage(lost.duplicateKey);
+  const [first] = lost.inexactNumbers;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return first && inexactNumberMessage(first);
+  }
+  keepInexactNumbers(body, lost.inexactNumbers);
+  return undefined;
 }
 
 /**

@@ -67,9 +67,21 @@ function decimalValueOf(literal: string): string {
 
 const DECIMAL = /^(-?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/;
 
-/** The first thing of a JSON text its parsed value has lost, if any. */
-export type JsonTextFinding =
-  { kind: 'inexactNumber'; literal: string } | { kind: 'duplicateKey'; key: string };
+/** A number of a JSON text its parsed value does not keep, and the body's field that holds it. */
+export interface InexactNumber {
+  literal: string;
+  /** The key of the outermost object under which it is, at any depth; none at the top. */
+  field: string | undefined;
+}
+
+/**
+ * What a JSON text's parsed value has lost: the first key given twice in one object (the text is
+ * read no further), or else every number parsing changed.
+ */
+export interface JsonTextFindings {
+  duplicateKey?: string;
+  inexactNumbers: InexactNumber[];
+}
 
 /** The index of the quote that closes the string opened at `open`. */
 function closingQuote(text: string, open: number): number {
@@ -120,13 +132,15 @@ class KeysSeen {
 }
 
 /**
- * The first number parsing would change or key given twice in one object, in the text's order,
- * of a valid JSON text (parse it first: the scan relies on it). One pass: strings are skipped with
- * `indexOf`, and a number is looked at closely only when it has an exponent or more than 15
- * characters. Each open object keeps the keys seen in it, reused from object to object.
+ * What a valid JSON text (parse it first: the scan relies on it) lost in parsing, or undefined for
+ * nothing. One pass: strings are skipped with `indexOf`, and a number is looked at closely only
+ * when it has an exponent or more than 15 characters. Each open object keeps the keys seen in it,
+ * reused from object to object.
  */
-export function firstLostInParsing(text: string): JsonTextFinding | undefined {
+export function lostInParsing(text: string): JsonTextFindings | undefined {
   const keysByDepth: KeysSeen[] = [];
+  let inexactNumbers: InexactNumber[] | undefined;
+  let field: string | undefined;
   let depth = 0;
   const { length } = text;
   for (let i = 0; i < length; i++) {
@@ -139,7 +153,10 @@ export function firstLostInParsing(text: string): JsonTextFinding | undefined {
       while (text.charCodeAt(next) <= SPACE) next++;
       if (text.charCodeAt(next) === COLON) {
         const key = keyOf(text, i, close);
-        if (!(keysByDepth[depth - 1] as KeysSeen).add(key)) return { kind: 'duplicateKey', key };
+        if (!(keysByDepth[depth - 1] as KeysSeen).add(key)) {
+          return { duplicateKey: key, inexactNumbers: inexactNumbers ?? [] };
+        }
+        if (depth === 1) field = key;
         i = next;
       } else {
         i = close;
@@ -160,23 +177,39 @@ export function firstLostInParsing(text: string): JsonTextFinding | undefined {
       // At most 15 characters without an exponent: at most 15 digits, exact (no string made).
       if (exponent || end - i > EXACT_DIGITS) {
         const literal = text.slice(i, end);
-        if (!isExactLiteral(literal)) return { kind: 'inexactNumber', literal };
+        if (!isExactLiteral(literal)) {
+          (inexactNumbers ??= []).push({ literal, field: depth === 0 ? undefined : field });
+        }
       }
       i = end - 1;
     }
   }
-  return undefined;
+  return inexactNumbers && { inexactNumbers };
 }
 
-/** Why a valid JSON text is refused although it parsed (400), or undefined. */
-export function lostInParsingMessage(text: string): string | undefined {
-  const found = firstLostInParsing(text);
-  if (found === undefined) return undefined;
-  return found.kind === 'inexactNumber'
-    ? inexactNumberMessage(found.literal)
-    : `The key ${JSON.stringify(found.key.slice(0, 40))} appears twice in one object; send each key once`;
+const INEXACT_NUMBERS = Symbol('sqlgate.inexactNumbers');
+
+/**
+ * `body` (a parsed JSON object) with the numbers parsing changed in it, for the reader of its
+ * fields: only a field sqlgate reads refuses one (an unknown field's value is never read).
+ */
+export function keepInexactNumbers(body: object, numbers: InexactNumber[]): void {
+  Object.defineProperty(body, INEXACT_NUMBERS, { value: numbers, enumerable: false });
 }
 
-function inexactNumberMessage(literal: string): string {
-  return `The number ${literal.slice(0, 40)} cannot be carried exactly by JSON; send it as a string`;
+/** The numbers parsing changed in a body read by `parsedText`; none for any other object. */
+export function inexactNumbersOf(body: object): readonly InexactNumber[] {
+  return (body as { [INEXACT_NUMBERS]?: InexactNumber[] })[INEXACT_NUMBERS] ?? [];
+}
+
+/** The refusal of a key given twice (400). */
+export function duplicateKeyMessage(key: string): string {
+  return `The key ${JSON.stringify(key.slice(0, 40))} appears twice in one object; send each key once`;
+}
+
+/** The refusal of a number JSON cannot carry exactly, where a string can carry it (400). */
+export function inexactNumberMessage({ literal, field }: InexactNumber): string {
+  const shown = literal.length > 40 ? `${literal.slice(0, 40)}…` : literal;
+  const where = field === undefined ? '' : ` in '${field}'`;
+  return `The number ${shown}${where} cannot be carried exactly by JSON; send it as a string`;
 }

@@ -1,63 +1,117 @@
 /**
- * The standalone server's logger: pino lines on standard output, written in batches off the
- * request's path (docs/decisions.md 10.50). pino's default writes each line synchronously, a system
- * call per request line on the request's own turn of the event loop.
+ * The `sqlgate` command's logger: pino lines on standard output, written in batches off the
+ * request's path (docs/decisions.md 10.50). pino's default writes each line with a synchronous
+ * system call on the request's own turn of the event loop, and waits there while a pipe is full.
  */
 import pino, { type Logger } from 'pino';
 
-/** Lines are gathered until this many bytes are waiting, then written at once. */
+/** Lines are gathered until this much waits (in characters, as every size here), then written. */
 const BATCH_BYTES = 8 * 1024;
 /** A quiet server still writes what waits at least this often. */
 const FLUSH_INTERVAL_MS = 200;
 /**
- * Lines waiting beyond this many bytes are dropped and counted: an output nobody reads (a stopped
- * pipe) must neither grow the heap nor stop the server, as a blocking write would.
+ * Lines beyond this many bytes waiting (gathered, or handed to the output and not yet taken) are
+ * dropped and counted: an output nobody reads (a stopped pipe) must neither grow the heap nor stop
+ * the server.
  */
 const MAX_WAITING_BYTES = 16 * 1024 * 1024;
 /** How soon after a drop the count of dropped lines is written. */
 const DROP_REPORT_DELAY_MS = 1000;
+/** How long a stopping command waits for its output to take the last lines. */
+const FINAL_FLUSH_MS = 2000;
 
-type BatchedOutput = pino.DestinationStream & { flushSync(): void };
+/** Where the batches go: standard output, or any stream for a test. */
+export type LogSink = Pick<NodeJS.WritableStream, 'write' | 'once' | 'off'> & {
+  readonly writableLength: number;
+};
 
 /**
- * A descriptor written asynchronously in batches, dropping and counting lines beyond
- * `maxWaitingBytes` and reporting their number in a line of its own. pino flushes it synchronously
- * on the process's `exit`, so a server stopped by SIGTERM (which exits after closing) loses no line.
+ * Lines gathered for `sink`, written in batches. The sink is a stream of the event loop (standard
+ * output is one): a write never waits for the reader, and what it has not taken yet is its
+ * `writableLength`. A write to a file descriptor through the thread pool, as pino's asynchronous
+ * destination does, would also stop the process from exiting while a reader takes nothing.
  */
-export function batchedLogOutput(fd: number, maxWaitingBytes = MAX_WAITING_BYTES): BatchedOutput {
-  const stream = pino.destination({
-    dest: fd,
-    sync: false,
-    minLength: BATCH_BYTES,
-    periodicFlush: FLUSH_INTERVAL_MS,
-    maxLength: maxWaitingBytes,
-  });
-  const reporter = pino({ level: 'warn' }, stream);
-  let dropped = 0;
-  let report: NodeJS.Timeout | undefined;
-  stream.on('drop', () => {
-    dropped++;
-    // One line for the lines dropped in a while, once the output may take it again (a report
-    // dropped in turn counts in the next). The timer keeps the process until it is written.
-    report ??= setTimeout(() => {
-      report = undefined;
-      const droppedLines = dropped;
-      dropped = 0;
-      reporter.warn({ droppedLines }, 'log lines dropped: the output did not take them in time');
+export class BatchedLogOutput {
+  private waiting: string[] = [];
+  private waitingBytes = 0;
+  private dropped = 0;
+  private dropReport: NodeJS.Timeout | undefined;
+  private readonly reporter: Logger;
+
+  constructor(
+    private readonly sink: LogSink,
+    private readonly maxWaitingBytes = MAX_WAITING_BYTES,
+  ) {
+    setInterval(() => this.flush(), FLUSH_INTERVAL_MS).unref();
+    this.reporter = pino({ level: 'warn' }, this);
+  }
+
+  /** pino's destination: one line. */
+  write(line: string): boolean {
+    if (this.waitingBytes + this.sink.writableLength + line.length > this.maxWaitingBytes) {
+      this.drop();
+      return true;
+    }
+    this.waiting.push(line);
+    this.waitingBytes += line.length;
+    if (this.waitingBytes >= BATCH_BYTES) this.flush();
+    return true;
+  }
+
+  /** Hands what waits to the sink. */
+  flush(): void {
+    if (this.waiting.length === 0) return;
+    const batch = this.waiting.length === 1 ? (this.waiting[0] as string) : this.waiting.join('');
+    this.waiting = [];
+    this.waitingBytes = 0;
+    this.sink.write(batch);
+  }
+
+  /** Hands what waits to the sink, and resolves once it took it, or after `withinMs`. */
+  flushWithin(withinMs: number): Promise<void> {
+    this.flush();
+    if (this.sink.writableLength === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.sink.off('drain', done);
+        resolve();
+      };
+      const timer = setTimeout(done, withinMs).unref();
+      this.sink.once('drain', done);
+    });
+  }
+
+  /**
+   * One line for the lines dropped in a while, once the output may take it again (a report
+   * dropped in turn counts in the next). The timer keeps the process until it is written.
+   */
+  private drop(): void {
+    this.dropped++;
+    this.dropReport ??= setTimeout(() => {
+      this.dropReport = undefined;
+      const droppedLines = this.dropped;
+      this.dropped = 0;
+      this.reporter.warn(
+        { droppedLines },
+        'log lines dropped: the output did not take them in time',
+      );
+      this.flush(); // now: a quiet process might end before the next batch
     }, DROP_REPORT_DELAY_MS);
-  });
-  return stream;
+  }
 }
 
-let standardOutput: BatchedOutput | undefined;
+let standardOutput: BatchedLogOutput | undefined;
 
-/**
- * One per process, shared by every logger this module makes: two writers of their own batches on
- * one descriptor could interleave them in a pipe.
- */
-function standardOutputOnce(): BatchedOutput {
-  standardOutput ??= batchedLogOutput(1);
-  return standardOutput;
+/** One per process, shared by every logger this module makes: their lines keep one order. */
+function standardOutputOnce(): BatchedLogOutput {
+  if (standardOutput) return standardOutput;
+  const output = new BatchedLogOutput(process.stdout);
+  // Whatever ends the process: what waits is handed to standard output, which writes what the
+  // reader takes at once and never waits.
+  process.once('exit', () => output.flush());
+  standardOutput = output;
+  return output;
 }
 
 /** A logger at `level` on the process's batched standard output. */
@@ -66,9 +120,10 @@ export function createServerLogger(level: string): Logger {
 }
 
 /**
- * Writes what waits now, before the caller goes on: after a line someone waits for ("listening"),
- * and before anything written to standard output another way.
+ * Writes what waits, before the caller goes on: after a line someone waits for ("listening"),
+ * before anything written to standard output another way, and before the command exits. Waits
+ * for the output to take it at most FINAL_FLUSH_MS.
  */
-export function flushServerLog(): void {
-  standardOutput?.flushSync();
+export function flushServerLog(): Promise<void> {
+  return standardOutput?.flushWithin(FINAL_FLUSH_MS) ?? Promise.resolve();
 }

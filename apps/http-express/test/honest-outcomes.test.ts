@@ -213,7 +213,7 @@ describe('params arrive as the caller sent them', () => {
         400,
       );
       expect(body.error).toBe(
-        `The number ${value} cannot be carried exactly by JSON; send it as a string`,
+        `The number ${value} in 'params' cannot be carried exactly by JSON; send it as a string`,
       );
     }
     // Exact however written: zeros, trailing zeros, exponents, 2^53 - 1, digits inside strings.

@@ -156,7 +156,8 @@ describe('sqlgate behind a parser that keeps the raw text', () => {
     );
     expect(rounded.status).toBe(400);
     expect(rounded.body).toEqual({
-      error: 'The number 9007199254740993 cannot be carried exactly by JSON; send it as a string',
+      error:
+        "The number 9007199254740993 in 'params' cannot be carried exactly by JSON; send it as a string",
     });
     const twice = await post(host, '/db/api/query', query('"sql":"SELECT 1","sql":"SELECT 2"'));
     expect(twice.status).toBe(400);

@@ -6,6 +6,7 @@
  * is refused rather than dropped.
  */
 import { ErrorCodes, RequestError, type ConnectionTarget } from '@sqlgate/core';
+import { BodyError, parsedText } from '../src/json-body';
 import {
   readCancelBody,
   readConnectionCheckBody,
@@ -278,5 +279,38 @@ describe('each field of a query', () => {
       cache: { ttlMs: 5 },
     });
     expect(readConnectionCheckBody({ ...query, database: '' }).target.database).toBe('postgres');
+  });
+});
+
+describe('a number parsing changed (docs/decisions.md 10.8)', () => {
+  /** What reading the body text `text` gives: 'read', or the message of its refusal. */
+  const outcomeOf = (text: string): string => {
+    const body = parsedText(text);
+    if (body instanceof BodyError) return body.message;
+    try {
+      readQueryBody(body);
+      return 'read';
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+  const target = '"host":"h","user":"u","database":"d","sql":"SELECT 1"';
+
+  it('is let be in an unknown field, whose value is never read', () => {
+    expect(outcomeOf(`{${target},"port":5432,"meta":1e400}`)).toBe('read');
+    expect(outcomeOf(`{${target},"port":5432,"meta":{"id":12345678901234567890}}`)).toBe('read');
+  });
+
+  it("is refused in a field sqlgate reads, with that field's words", () => {
+    const portRange = "'port' must be an integer from 1 to 65535";
+    expect(outcomeOf(`{${target},"port":1e400}`)).toBe(portRange);
+    // Parsed, it would be the port 5432: the caller's number changed silently.
+    expect(outcomeOf(`{${target},"port":5432.000000000000000001}`)).toBe(portRange);
+    expect(outcomeOf(`{${target},"port":5432,"timeoutMs":1e400}`)).toBe(
+      "'timeoutMs' must be an integer from 1 to 2147483647",
+    );
+    expect(outcomeOf(`{${target},"port":5432,"params":[9007199254740993]}`)).toBe(
+      "The number 9007199254740993 in 'params' cannot be carried exactly by JSON; send it as a string",
+    );
   });
 });

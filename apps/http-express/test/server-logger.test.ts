@@ -59,13 +59,46 @@ it('writes every request line before the bin exits on SIGTERM', async () => {
   expect(linesOf(output).at(-1)?.msg).toBe('shutting down');
 }, 60_000);
 
+it('stops on SIGTERM within its bounds while nobody reads its output', async () => {
+  const child = spawn(process.execPath, [path.join(dist, 'bin.js')], {
+    env: { ...process.env, PORT: '0', HOSTNAME: '127.0.0.1', LOG_LEVEL: 'info' },
+  });
+  // The listening line is read; after it nothing is, and the pipe fills.
+  const url = await new Promise<string>((resolve, reject) => {
+    let output = '';
+    const listening = (chunk: Buffer): void => {
+      output += String(chunk);
+      const line = linesOf(output).find((each) => each.msg === 'sqlgate listening');
+      if (!line) return;
+      child.stdout.off('data', listening);
+      child.stdout.pause();
+      resolve((line as { url: string }).url);
+    };
+    child.stdout.on('data', listening);
+    child.once('exit', () => reject(new Error(`sqlgate exited before listening: ${output}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // Long paths make long lines (each a 404): far more than a pipe and its reader's buffer hold.
+  const longPath = `/${'x'.repeat(7000)}`;
+  for (let request = 0; request < 200; request++) {
+    const response = await fetch(`${url}${longPath}`);
+    expect(response.status).toBe(404);
+  }
+  // Still answering while its output takes nothing.
+  expect((await fetch(`${url}/healthz`)).status).toBe(200);
+  // The shutdown waits for the output at most 2 s (decision 10.50): it ends, and well within
+  // this test's time, where a write waiting for the reader would hold it for ever.
+  child.kill('SIGTERM');
+  expect(await exited).toBe(0);
+}, 60_000);
+
 it('drops lines an output does not take in time, and reports how many', () => {
   // 20,000 lines in one turn of the event loop: nothing is written meanwhile, so past 64 KiB
   // waiting every line is dropped.
   const script = `
     const pino = require('pino');
-    const { batchedLogOutput } = require(${JSON.stringify(path.join(dist, 'server-logger.js'))});
-    const logger = pino({}, batchedLogOutput(1, 64 * 1024));
+    const { BatchedLogOutput } = require(${JSON.stringify(path.join(dist, 'server-logger.js'))});
+    const logger = pino({}, new BatchedLogOutput(process.stdout, 64 * 1024));
     for (let i = 0; i < 20000; i++) logger.info({ i }, 'line');
   `;
   const result = spawnSync(process.execPath, ['-e', script], {

@@ -235,11 +235,16 @@ export class MessageFraming {
         this.startMessage();
         if (this.bodyRemaining <= chunk.length - offset && this.body !== null) {
           // The whole body is in this chunk: read in place, without gathering its pieces.
-          const end = offset + this.bodyRemaining;
-          const body = chunk.subarray(offset, end);
+          const start = offset;
+          offset += this.bodyRemaining;
           this.bodyRemaining = 0;
-          offset = end;
-          this.endMessage(body);
+          if (this.currentType === DATA_ROW && this.reader !== null) {
+            // A row, the most frequent message, is decoded from the chunk itself.
+            this.body = null;
+            this.reader.dataRow(readDataRow(chunk, start, offset));
+          } else {
+            this.endMessage(chunk.subarray(start, offset));
+          }
         } else if (this.bodyRemaining === 0) {
           this.endMessage(EMPTY);
         }

@@ -13,6 +13,7 @@ import {
 import { CacheOptionsSchema } from './request-schemas';
 import { invalid, refuseUnsendableFields, refuseUnsendableName } from './sendable-values';
 import { shownFieldName } from './unknown-fields';
+import { inexactNumberMessage, inexactNumbersOf } from '../json-text';
 
 type Body = Record<string, unknown>;
 
@@ -29,12 +30,29 @@ export function compileShape<T extends TObject>(schema: T): ShapeReader<T> {
   const known = new Set(Object.keys(schema.properties));
   return (fields) => {
     refuseUnsendableFields(fields, textFields);
+    refuseInexactNumbers(fields, schema);
     // The bodies clients send pass the strict check: the hot path ends here, copying nothing.
     if (check.Check(fields)) return fields;
     const lenient = leniently(fields, known);
     if (check.Check(lenient)) return lenient;
     throw invalid(refusalOf(firstError(check, lenient)));
   };
+}
+
+/**
+ * A number parsing changed (docs/decisions.md 10.8) in a field this body's schema names: in
+ * `params`, sent as a string it keeps its digits; in any other field, it is no value the field
+ * takes. One in an unknown field is let be: its value is never read.
+ */
+function refuseInexactNumbers(fields: Body, schema: TObject): void {
+  for (const number of inexactNumbersOf(fields)) {
+    const field = number.field;
+    const fieldSchema = field === undefined ? undefined : schema.properties[field];
+    if (field === undefined || fieldSchema === undefined) continue;
+    if (field === 'params') throw invalid(inexactNumberMessage(number));
+    const refused = { path: `/${field}`, schema: fieldSchema, value: fields[field] };
+    throw invalid(refusalOf(refused as ValueError));
+  }
 }
 
 /**
