@@ -16,7 +16,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { BlockList, isIPv6, type Server, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { writeAnswerHead } from './answer-headers';
+import { setAnswerHeader, writeAnswerHead } from './answer-headers';
 import { writeJson } from './query-endpoint';
 
 export interface BrowserGuardOptions {
@@ -244,7 +244,7 @@ export function createBrowserGuard(options: BrowserGuardOptions = {}): BrowserGu
     if (!hostAllowed(req)) {
       return refuse(res, `Host '${shown(addressedHost(req) ?? '')}' is not allowed`);
     }
-    if (corsOrigins.size > 0) res.setHeader('Vary', 'Origin');
+    if (corsOrigins.size > 0) setAnswerHeader(res, 'Vary', 'Origin');
     const origin = req.headers.origin;
     if (origin === undefined) return true;
     let normalised: string | undefined;
@@ -254,7 +254,7 @@ export function createBrowserGuard(options: BrowserGuardOptions = {}): BrowserGu
       normalised = undefined; // `null` (sandboxed pages, file://) and anything malformed
     }
     if (normalised !== undefined && corsOrigins.has(normalised)) {
-      res.setHeader('Access-Control-Allow-Origin', origin);
+      setAnswerHeader(res, 'Access-Control-Allow-Origin', origin);
       if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) {
         writeAnswerHead(res, 204, {
           'Access-Control-Allow-Methods': ALLOWED_METHODS,
@@ -265,7 +265,7 @@ export function createBrowserGuard(options: BrowserGuardOptions = {}): BrowserGu
         res.end();
         return false;
       }
-      res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+      setAnswerHeader(res, 'Access-Control-Expose-Headers', EXPOSED_HEADERS);
       return true;
     }
     if (normalised !== undefined && normalised === ownOrigin(req)) return true;

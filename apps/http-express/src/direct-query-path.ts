@@ -8,6 +8,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { promiseFrom, type QueryService } from '@sqlgate/core';
 import type { Logger } from 'pino';
+import { keepHeadersAside } from './answer-headers';
 import { createBrowserGuard, type BrowserGuardOptions } from './browser-guard';
 import { answerBodyError, BodyError, readJsonBody, type BodyLimits } from './json-body';
 import { answerQuery, writeInternalError } from './query-endpoint';
@@ -47,6 +48,7 @@ export function withDirectQueryPath(
   // Chained rather than awaited: each async function on a request's way costs it a turn of the
   // microtasks.
   const answer = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    keepHeadersAside(res);
     logRequest(logger, req, res, QUERY_PATH);
     observability?.begin(req, res, QUERY_PATH);
     if (!admit(req, res)) {

@@ -10,6 +10,7 @@ import {
   keepInexactNumbers,
 } from './json-text';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setAnswerHeader } from './answer-headers';
 import { bodyDeadlinesFor } from './body-deadlines';
 import { continueIfAsked } from './continue-on-read';
 import { writeJson } from './query-endpoint';
@@ -199,6 +200,6 @@ export function parsingLossRefusal(text: string, body: unknown): string | undefi
  * body, so the socket cannot carry another request, and keeping it would keep the slow client.
  */
 export function answerBodyError(res: ServerResponse, error: BodyError): void {
-  if (error.status === 408) res.setHeader('Connection', 'close');
+  if (error.status === 408) setAnswerHeader(res, 'Connection', 'close');
   writeJson(res, error.status, JSON.stringify({ error: error.message }));
 }

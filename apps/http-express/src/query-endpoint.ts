@@ -20,7 +20,7 @@ import { streamFormatOf } from './stream-formats';
 import { observerOf } from './observability/request-observation';
 import { abortOnDisconnect } from './disconnect-signal';
 import { holdAsWritten, holdUntilClosed } from './held-answers';
-import { answerHeader, writeAnswerHead } from './answer-headers';
+import { answerHeader, setAnswerHeader, writeAnswerHead } from './answer-headers';
 import { readQueryBody, requestOrRefusal, type ConfiguredTargets } from './contract';
 
 function serverTiming(poolWaitMs: number, executionMs: number, serialisationMs: number): string {
@@ -65,12 +65,12 @@ export function requestIdOf(res: ServerResponse): {
 /** Adds `header` to the response's Vary list (the browser guard may have named Origin). */
 function varyOn(res: ServerResponse, header: string): void {
   const current = answerHeader(res, 'Vary');
-  res.setHeader('Vary', current ? `${current}, ${header}` : header);
+  setAnswerHeader(res, 'Vary', current ? `${current}, ${header}` : header);
 }
 
 /** Sends `json` (already serialised) with its length, so headers and body leave in one write. */
 export function writeJson(res: ServerResponse, status: number, json: string | Buffer): void {
-  if (status === 503) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
+  if (status === 503) setAnswerHeader(res, 'Retry-After', String(RETRY_AFTER_SECONDS));
   writeAnswerHead(res, status, {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': typeof json === 'string' ? Buffer.byteLength(json) : json.length,
@@ -175,7 +175,7 @@ export function writeRendered(res: ServerResponse, logger: Logger, rendered: Ren
     return;
   }
   if (rendered.serverTiming !== undefined) {
-    res.setHeader('Server-Timing', rendered.serverTiming);
+    setAnswerHeader(res, 'Server-Timing', rendered.serverTiming);
   }
   if (rendered.json.length < WRITTEN_AS_BYTES_FROM) {
     writeJson(res, rendered.status, rendered.json);

@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 import { sessionIdForLogs } from '@sqlgate/core';
 import type { Logger } from 'pino';
+import { setAnswerHeader } from './answer-headers';
 import { loggedStatusOf, wasCutBySqlgate } from './cut-answers';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -40,7 +41,7 @@ export function logRequest(
   requestPath: string,
 ): void {
   const id = requestIdOf(req);
-  res.setHeader('X-Request-Id', id);
+  setAnswerHeader(res, 'X-Request-Id', id);
   if (!logger.isLevelEnabled('info')) return;
   const path = pathForLogs(requestPath);
   const started = performance.now();
