@@ -54,8 +54,12 @@ const DESCRIBE_PORTAL = serialize.describe({ type: 'P', name: '' });
  */
 const DESCRIBE_UNNAMED_STATEMENT = serialize.describe({ type: 'S', name: '' });
 
-/** PostgreSQL's message when a prepared statement's result columns changed under it. */
-const RESULT_TYPE_CHANGED = 'cached plan must not change result type';
+/**
+ * The routine of PostgreSQL's 0A000 when a prepared statement's result columns changed under it
+ * ("cached plan must not change result type"): other 0A000s share the code, and the message is
+ * translated under another lc_messages; the routine never is.
+ */
+const RESULT_TYPE_CHANGED_ROUTINE = 'RevalidateCachedQuery';
 
 /** Which step of the round trip failed. */
 export type Step = 'before' | 'statement' | 'after';
@@ -226,17 +230,10 @@ export class BoundedQuery implements RoundTripReader {
     // The failed statement is the one after those that completed.
     const statement = this.plan[error.completed.length];
     if (!statement) return false;
-    const { code, routine, message } = (error.reason ?? {}) as {
-      code?: unknown;
-      routine?: unknown;
-      message?: unknown;
-    };
+    const { code, routine } = (error.reason ?? {}) as { code?: unknown; routine?: unknown };
     if (code === '26000') return !statement.parse;
     if (code === '42P05') return statement.parse;
-    // The routine is never translated; the message is, under another lc_messages.
-    const resultTypeChanged =
-      routine === 'RevalidateCachedQuery' || message === RESULT_TYPE_CHANGED;
-    return code === '0A000' && !statement.parse && resultTypeChanged;
+    return code === '0A000' && !statement.parse && routine === RESULT_TYPE_CHANGED_ROUTINE;
   }
 
   /**
