@@ -138,7 +138,7 @@ await runMain(async () => {
       `${perRequest(kernel).toFixed(1)} of it in system calls\n`,
   );
   console.log(`   µs/req  of which in system calls   nearest JavaScript function`);
-  const top = [...byFunction].sort((a, b) => b[1].all - a[1].all).slice(0, 45);
+  const top = [...byFunction].sort((a, b) => b[1].all - a[1].all).slice(0, Number(process.env.PERF_TOP ?? 45));
   for (const [name, { all, kernel: inCalls }] of top) {
     console.log(`  ${us(all)}  ${us(inCalls)}                     ${name}`);
   }
