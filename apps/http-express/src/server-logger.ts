@@ -15,15 +15,21 @@ const FLUSH_INTERVAL_MS = 200;
  * the server.
  */
 const MAX_WAITING_BYTES = 16 * 1024 * 1024;
-/** How soon after a drop the count of dropped lines is written. */
+/** Room a report of dropped lines needs (it is a short line). */
+const REPORT_ROOM = 1024;
+/** How soon after a drop the count of dropped lines is written, or tried again. */
 const DROP_REPORT_DELAY_MS = 1000;
 /** How long a stopping command waits for its output to take the last lines. */
 const FINAL_FLUSH_MS = 2000;
 
-/** Where the batches go: standard output, or any stream for a test. */
-export type LogSink = Pick<NodeJS.WritableStream, 'write' | 'once' | 'off'> & {
+/** Where the batches go: standard output, or any stream. */
+export interface LogSink {
+  /** What it was handed and has not taken yet. */
   readonly writableLength: number;
-};
+  write(batch: string): unknown;
+  once(event: 'drain', listener: () => void): unknown;
+  off(event: 'drain', listener: () => void): unknown;
+}
 
 /**
  * Lines gathered for `sink`, written in batches. The sink is a stream of the event loop (standard
@@ -82,22 +88,26 @@ export class BatchedLogOutput {
     });
   }
 
-  /**
-   * One line for the lines dropped in a while, once the output may take it again (a report
-   * dropped in turn counts in the next). The timer keeps the process until it is written.
-   */
+  /** Counts a dropped line; a report of the drops follows (the timer keeps the process for it). */
   private drop(): void {
     this.dropped++;
-    this.dropReport ??= setTimeout(() => {
-      this.dropReport = undefined;
-      const droppedLines = this.dropped;
-      this.dropped = 0;
-      this.reporter.warn(
-        { droppedLines },
-        'log lines dropped: the output did not take them in time',
-      );
-      this.flush(); // now: a quiet process might end before the next batch
-    }, DROP_REPORT_DELAY_MS);
+    this.dropReport ??= setTimeout(() => this.reportDrops(), DROP_REPORT_DELAY_MS);
+  }
+
+  /**
+   * One line for the lines dropped in a while, written once the output has room for it again; until
+   * then the count goes on, so no drop goes unreported.
+   */
+  private reportDrops(): void {
+    this.dropReport = undefined;
+    if (this.waitingBytes + this.sink.writableLength + REPORT_ROOM > this.maxWaitingBytes) {
+      this.dropReport = setTimeout(() => this.reportDrops(), DROP_REPORT_DELAY_MS);
+      return;
+    }
+    const droppedLines = this.dropped;
+    this.dropped = 0;
+    this.reporter.warn({ droppedLines }, 'log lines dropped: the output did not take them in time');
+    this.flush(); // now: a quiet process might end before the next batch
   }
 }
 
