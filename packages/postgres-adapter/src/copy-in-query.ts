@@ -110,22 +110,26 @@ export class CopyInQuery implements RoundTripReader {
 
   // A COPY FROM STDIN is answered with none of these.
   rowDescription(): void {
-    this.violate(new ProtocolViolation('The server described rows in answer to a COPY FROM STDIN'));
+    this.unexpected('described rows');
   }
   parameterDescription(): void {
-    this.violate(new ProtocolViolation('The server described parameters of a COPY FROM STDIN'));
+    this.unexpected('described parameters');
   }
   dataRow(): void {
-    this.violate(new ProtocolViolation('The server sent a row in answer to a COPY FROM STDIN'));
+    this.unexpected('sent a row');
   }
   emptyQuery(): void {
-    this.violate(new ProtocolViolation('The server found no statement in a COPY FROM STDIN'));
+    this.unexpected('found no statement');
   }
   portalSuspended(): void {
-    this.violate(new ProtocolViolation('The server suspended a COPY FROM STDIN'));
+    this.unexpected('suspended a portal');
   }
   copyData(): void {
-    this.violate(new ProtocolViolation('The server sent COPY data in answer to a COPY FROM STDIN'));
+    this.unexpected('sent COPY data');
+  }
+
+  private unexpected(what: string): void {
+    this.violate(new ProtocolViolation(`The server ${what} in answer to a COPY FROM STDIN`));
   }
 
   /** Writes the source as CopyData, then CopyDone; CopyFail if the source fails. */

@@ -42,6 +42,15 @@ const COPY_DATA = 0x64; // d
 const PARAMETER_STATUS = 0x53; // S
 const BACKEND_KEY_DATA = 0x4b; // K
 const READY_FOR_QUERY = 0x5a; // Z
+const ERROR_RESPONSE = 0x45; // E
+const NOTICE_RESPONSE = 0x4e; // N
+const NOTIFICATION_RESPONSE = 0x41; // A
+const COMMAND_COMPLETE = 0x43; // C
+const ROW_DESCRIPTION = 0x54; // T
+const PARAMETER_DESCRIPTION = 0x74; // t
+const PORTAL_SUSPENDED = 0x73; // s
+const EMPTY_QUERY_RESPONSE = 0x49; // I
+const COPY_IN_RESPONSE = 0x47; // G
 /** ParseComplete (1), BindComplete (2), CloseComplete (3). */
 const RECEIPTS = new Set([0x31, 0x32, 0x33]);
 const AUTHENTICATION = 0x52; // R
@@ -122,11 +131,6 @@ export interface RoundTripReader {
   connectionLost(error: Error): void;
 }
 
-const ERROR_RESPONSE = 0x45; // E
-const NOTICE_RESPONSE = 0x4e; // N
-const NOTIFICATION_RESPONSE = 0x41; // A
-const COMMAND_COMPLETE = 0x43; // C
-const ROW_DESCRIPTION = 0x54; // T
 /** Messages with strings, which pg reads during the login: each is checked first. */
 const CHECKED_IN_LOGIN = new Set([
   AUTHENTICATION,
@@ -355,17 +359,17 @@ export class MessageFraming {
         return reader.dataRow(readDataRow(body, 0, body.length));
       case ROW_DESCRIPTION:
         return reader.rowDescription(readRowDescription(body));
-      case 0x74: // t
+      case PARAMETER_DESCRIPTION:
         return reader.parameterDescription(readParameterDescription(body));
       case COMMAND_COMPLETE:
         return reader.commandComplete(readCommandTag(body));
-      case 0x73: // s
+      case PORTAL_SUSPENDED:
         return reader.portalSuspended();
-      case 0x49: // I
+      case EMPTY_QUERY_RESPONSE:
         return reader.emptyQuery();
       case ERROR_RESPONSE:
         return reader.serverError(readErrorResponse(body));
-      case 0x47: // G
+      case COPY_IN_RESPONSE:
         return reader.copyInResponse();
       case COPY_DATA:
         return reader.copyData(body);

@@ -21,6 +21,7 @@ import { ResultTooLarge } from './message-framing-errors';
 import { toDomainError } from './pg-errors';
 import type { PooledClient } from './pool-registry';
 import { mayDropPreparedStatements } from './prepared-statements';
+import { lostConnection } from './server-socket';
 import { SilenceWatchdog } from './silence-watchdog';
 import { StatementDelivery } from './statement-delivery';
 import { CUSTOM_TYPES_SQL, type CustomType, type TypeRegistry } from './types/type-registry';
@@ -412,7 +413,7 @@ function statementMayHaveRun(
 
 /** The failure of a call on a connection whose client left the pool dead, with no replacement. */
 function goneClient(): ConnectionError | DatabaseError {
-  return toDomainError(new Error('Connection terminated unexpectedly'), undefined, { ended: true });
+  return toDomainError(lostConnection(), undefined, { ended: true });
 }
 
 /**

@@ -59,7 +59,7 @@ export interface ServerSocketOptions {
  * A connection that ended under a round trip, without an error of its own. It carries no code, as
  * pg's did: the domain mapping calls it a lost connection (ECONNRESET) from its socket's state.
  */
-function lostConnection(): Error {
+export function lostConnection(): Error {
   return new Error('Connection terminated unexpectedly');
 }
 
