@@ -15,6 +15,7 @@ import type { ServerResponse } from 'node:http';
 import { giveUpAnswer } from './cut-answers';
 import { sharedHoldOf } from './held-answers';
 import { TIMER_MAX_MS } from './timer-limit';
+import { whenClosed } from './response-closed';
 
 export const DEFAULT_ANSWER_STALL_TIMEOUT_MS = 60_000;
 /** Beyond a stream's own timeoutMs, as for a silent server (10.6). */
@@ -76,7 +77,7 @@ function giveUpUnlessTaken(res: ServerResponse, limitMs: number): void {
     timer = setTimeout(check, limitMs).unref();
   };
   let timer = setTimeout(check, limitMs).unref();
-  res.once('close', () => clearTimeout(timer));
+  whenClosed(res, () => clearTimeout(timer));
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { AbortSignalLike } from '@sqlgate/core';
+import { whenClosed } from './response-closed';
 
 export class DisconnectSignal implements AbortSignalLike {
   aborted = false;
@@ -56,9 +57,7 @@ export function abortOnDisconnect(res: ServerResponse): DisconnectSignal {
   const signal = new DisconnectSignal();
   // On the response, which lives as long as the request: the end of a shutdown finds it there.
   (res as SignalledResponse)[SIGNAL] = signal;
-  // `on`, not `once`: a response closes once, and abort() is idempotent anyway; `once` would wrap
-  // the listener and remove it again on every request.
-  res.on('close', () => {
+  whenClosed(res, () => {
     if (!res.writableFinished) signal.abort();
     // A connection keeps its last response until its next request: not what the request ran.
     else signal.release();

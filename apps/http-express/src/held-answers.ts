@@ -6,6 +6,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { HeldResult } from '@sqlgate/core';
+import { whenClosed } from './response-closed';
 
 const heldByResponse = new WeakMap<ServerResponse, HeldResult>();
 
@@ -33,7 +34,5 @@ export function sharedHoldOf(res: ServerResponse): HeldResult | undefined {
 }
 
 function releaseWhenClosed(res: ServerResponse, held: HeldResult): void {
-  // `on`: a response closes once, and release() is idempotent; `once` would wrap it.
-  if (res.closed) held.release();
-  else res.on('close', () => held.release());
+  whenClosed(res, () => held.release());
 }

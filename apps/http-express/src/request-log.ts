@@ -10,6 +10,7 @@ import { sessionIdForLogs } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { setAnswerHeader } from './answer-headers';
 import { loggedStatusOf, wasCutBySqlgate } from './cut-answers';
+import { whenClosed } from './response-closed';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -46,8 +47,8 @@ export function logRequest(
   const path = pathForLogs(requestPath);
   const started = performance.now();
   const durationMs = (): number => Math.round((performance.now() - started) * 1000) / 1000;
-  // Logged as soon as the answer is sent; only an answer that never was is logged at close. An
-  // answer given up while it was being written may also end here.
+  // Logged at close: sent when the answer was written to the end; an answer never sent, or given
+  // up while it was being written, ends here too.
   const log = (sent: boolean): void => {
     const cut = wasCutBySqlgate(res);
     logger.info(
@@ -64,10 +65,7 @@ export function logRequest(
       'request',
     );
   };
-  res.once('finish', () => log(true));
-  res.once('close', () => {
-    if (!res.writableFinished) log(false);
-  });
+  whenClosed(res, () => log(res.writableFinished));
 }
 
 export function requestLog(logger: Logger): RequestHandler {

@@ -79,22 +79,32 @@ export class CacheScopes {
    * ConnectionError when the server cannot be reached or will not tell, or the name does not
    * resolve.
    */
-  async scopeOf(target: ConnectionTarget): Promise<CacheScope> {
-    const [resolved, identity] = await Promise.all([
-      target.address ?? this.addressOf(target.host),
-      this.identify(target),
-    ]);
-    // The same caller asks with the same target on every request: its scope is remembered.
-    // A JSON array, so that no two targets share a key whatever characters their fields hold.
-    const key = JSON.stringify([
-      identity.cluster,
-      identity.database,
-      resolved,
-      target.port,
-      target.database,
-      target.user,
-      target.password ?? null,
-    ]);
+  scopeOf(target: ConnectionTarget): Promise<CacheScope> {
+    const known = target.address ?? (isIP(target.host) === 0 ? undefined : target.host);
+    // An address needs no lookup: only the identity is awaited (once per request, a turn fewer).
+    if (known !== undefined) {
+      return this.identify(target).then((identity) => this.remembered(identity, known, target));
+    }
+    return Promise.all([this.addressOf(target.host), this.identify(target)]).then(
+      ([resolved, identity]) => this.remembered(identity, resolved, target),
+    );
+  }
+
+  /**
+   * The scope of `target` at `resolved`, remembered: the same caller asks with the same target on
+   * every request. Keyed by the fields, each after its length, so that no two targets share a key
+   * whatever characters they hold.
+   */
+  private remembered(
+    identity: ServerIdentity,
+    resolved: string,
+    target: ConnectionTarget,
+  ): CacheScope {
+    const { port, database, user, password } = target;
+    const key =
+      `${identity.cluster.length}:${identity.cluster}${identity.database.length}:` +
+      `${identity.database}${resolved.length}:${resolved}${port}:${database.length}:${database}` +
+      `${user.length}:${user}${password === undefined ? '-' : `${password.length}:${password}`}`;
     let scope = this.scopes.get(key);
     if (scope === undefined) {
       scope = this.scopeAt(identity, resolved, target);

@@ -17,6 +17,7 @@ import { loggedStatusOf } from '../cut-answers';
 import { commandLabel } from './labels';
 import type { ServiceMetrics } from './metrics';
 import { startRequestTrace, type TracingOptions } from './tracing';
+import { whenClosed } from '../response-closed';
 
 /** A request's observer, with what only the HTTP layer sees. */
 export interface HttpRequestObserver extends RequestObserver {
@@ -78,7 +79,7 @@ export class Observability {
     const started = performance.now();
     // 'close' follows 'finish' when the answer was sent; alone, the client went away first
     // (docs/decisions.md 10.7): nginx's 499, unless sqlgate cut the answer itself.
-    res.once('close', () => {
+    whenClosed(res, () => {
       const status = loggedStatusOf(res);
       try {
         metrics?.httpRequest(route, req.method, status, (performance.now() - started) / 1000);
