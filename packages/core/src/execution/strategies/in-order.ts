@@ -1,11 +1,7 @@
 /**
- * Statements run one after another in autocommit on one connection, stopping at the first failure.
- * Shared by two strategies, which differ only in what they promise the caller:
- * - caller-managed: scripts with BEGIN / COMMIT / SAVEPOINT run exactly as written (docs/decisions.md
- *   2.3); sqlgate adds no transaction of its own. A transaction the script leaves open is rolled
- *   back and reported.
- * - no-transaction: scripts holding statements that cannot run inside a transaction block (VACUUM,
- *   CREATE DATABASE...): in order, autocommit, stopping at the first failure (docs/decisions.md 2.4).
+ * Statements one after another in autocommit on one connection, stopping at the first failure:
+ * caller-managed (docs/decisions.md 2.3; a transaction left open is rolled back) and
+ * no-transaction (docs/decisions.md 2.4).
  */
 import type { ParsedStatement } from '../../parser/types';
 import { notStarted, type ExecutionContext } from '../context';
