@@ -21,11 +21,7 @@ import { isCopyStatement } from './copy-in-query';
 import type { WireField } from './backend-messages';
 import { ProtocolViolation, type RoundTripReader } from './message-framing';
 import { prepareValue } from './pg-internals';
-import {
-  PARSE_PARAMETER_TYPES,
-  type NamedStatement,
-  type PreparedStatements,
-} from './prepared-statements';
+import type { NamedStatement, PreparedStatements } from './prepared-statements';
 import type { ServerSocket } from './server-socket';
 import { StatementReader } from './statement-reader';
 import type { TypeRegistry } from './types/type-registry';
@@ -371,11 +367,8 @@ export class BoundedQuery implements RoundTripReader {
       return;
     }
     if (named.renew) messages.push(serialize.close({ type: 'S', name: named.name }));
-    if (named.parse) {
-      // The types the name was made from (statementName): none.
-      const types = [...PARSE_PARAMETER_TYPES];
-      messages.push(serialize.parse({ text, name: named.name, types }));
-    }
+    // No parameter types, as statementName hashes.
+    if (named.parse) messages.push(serialize.parse({ text, name: named.name, types: [] }));
     const { entry } = named;
     if (values.length === 0 && entry) {
       // Without parameters these bytes depend on the name and the row count only.
