@@ -26,10 +26,8 @@ export interface TransactionRun {
   /** Outcomes of the statements that succeeded, in order. */
   outcomes: StatementOutcome[];
   /**
-   * A statement or the end failed (`transaction`); or the transaction as a whole (`request`: BEGIN
-   * failed, the connection was lost, the outcome of COMMIT is unknown); or the caller went away
-   * before anything was sent (`aborted`). Nothing was committed, but for a COMMIT whose outcome
-   * is unknown, as its error says.
+   * A statement or the end failed (`transaction`); the transaction as a whole did (`request`); or
+   * the caller went away first (`aborted`). Nothing committed, unless COMMIT's outcome is unknown.
    */
   failure?: TransactionFailure | StartFailure;
   /** The caller went away before COMMIT: the transaction was rolled back instead. */

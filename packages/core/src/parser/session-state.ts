@@ -31,9 +31,8 @@ export function stateOutlivingTransaction(statement: ParsedStatement): string | 
 }
 
 /**
- * Session statements that leave nothing behind: they take state away (RESET, UNLISTEN,
- * DEALLOCATE, DISCARD), or act on a cursor of the transaction (one that outlives it cannot be
- * declared, below).
+ * Session statements that leave nothing behind: they take state away (RESET, UNLISTEN, DEALLOCATE,
+ * DISCARD) or act on a cursor of the transaction.
  */
 const LEAVING_NOTHING = new Set([
   'reset',

@@ -75,9 +75,8 @@ const VOLATILE = words(`
 `);
 
 /**
- * Built-ins that read values of any type from JSON (a record's columns, the type RETURNING names):
- * a date/time value reads a clock word in the data from the clock (docs/decisions.md 10.36), so
- * their results change between calls as a volatile function's do.
+ * Built-ins that read values of any type from JSON: a date/time value reads a clock word from the
+ * clock (docs/decisions.md 10.36), so their results change as a volatile function's do.
  */
 const READS_VALUES_OF_ANY_TYPE = words(`
   json_populate_record jsonb_populate_record json_populate_recordset jsonb_populate_recordset

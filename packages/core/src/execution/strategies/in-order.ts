@@ -22,9 +22,8 @@ export async function runInOrder(
     const { outcomes, stopped } = await runEach(statements, (statement) =>
       context.runStatement(lent, statement),
     );
-    // A transaction the script opened and did not end (or that failed) is not left to the next
-    // request. If even that ROLLBACK fails, the connection is closed (the server then rolls back),
-    // and the answer still lists what ran (docs/decisions.md 10.5).
+    // A transaction the script left open (or failed) is rolled back, or the connection closed; the
+    // answer still lists what ran (docs/decisions.md 10.5).
     const rolledBack = await lent.rollbackIfOpen();
     const failure = stopped ?? (rolledBack ? { kind: 'left-open' as const } : undefined);
     return {

@@ -137,10 +137,8 @@ async function runReadsInTurn(
 }
 
 /**
- * Reads may share one transaction where that changes no answer: without the cache (see
- * runReadsInTurn), and at READ COMMITTED, where each read takes its own snapshot anyway.
- * REPEATABLE READ and SERIALIZABLE would give them one snapshot where separate transactions give
- * each its own.
+ * Reads may share one transaction where that changes no answer: without the cache and at READ
+ * COMMITTED (each read its own snapshot anyway).
  */
 function mayShareTransaction(context: ExecutionContext, mode: TransactionMode): boolean {
   const readCommitted =
