@@ -337,11 +337,8 @@ export class PoolRegistry {
   }
 
   /**
-   * sqlgate's own deadline for a borrow, POOL_WAIT_TIMEOUT_MS. pg-pool keeps the same limit (it
-   * takes the waiter out of its queue, or ends the new connection) but says so by a message only;
-   * this timer is made first, so it has fired when pg-pool's failure comes, and that failure is
-   * then POOL_EXHAUSTED for a borrow that waited for a free client, CONNECT_TIMEOUT for one that
-   * waited for a new connection (docs/decisions.md 10.1).
+   * sqlgate's own POOL_WAIT_TIMEOUT_MS deadline, made before pg-pool's (which says so by message
+   * only): its failure is then POOL_EXHAUSTED or CONNECT_TIMEOUT (docs/decisions.md 10.1).
    */
   private acquisitionDeadline(
     entry: PoolEntry,
