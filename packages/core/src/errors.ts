@@ -164,9 +164,8 @@ export class DatabaseError extends SqlgateError {
 }
 
 /**
- * Talking to the target failed before or outside a statement: refused, unreachable, TLS failure,
- * connect timeout, pool exhausted. `systemCode` is the SQLSTATE when the server sent one, else the
- * system code (ECONNREFUSED, ENOTFOUND, ETIMEDOUT...): an error without a code is a bug.
+ * Talking to the target failed before or outside a statement. `systemCode` is the SQLSTATE the
+ * server sent, else the system code (ECONNREFUSED...): an error without a code is a bug.
  */
 export type ConnectionErrorCode =
   | typeof ErrorCodes.CONNECTION_FAILED

@@ -1,8 +1,6 @@
 /**
- * The requests the use cases take, typed: what runs where, with which options (docs/interface.md
- * describes them as the HTTP bodies they are read from). Reading a body into one of these, with
- * its 400 answers and the warnings naming unknown fields, is the transport's (the HTTP app's
- * contract); a library caller builds them in code.
+ * The typed requests the use cases take (docs/interface.md describes their HTTP bodies); reading a
+ * body into one is the transport's job, a library caller builds them in code.
  */
 import type { RequestError } from './errors';
 import type { ConnectionTarget, RowMode } from './ports/connections';
@@ -57,9 +55,7 @@ export interface ConnectionCheckRequest {
 }
 
 /**
- * What a transport hands a use case once it has read a body: the typed request, or the
- * RequestError that refused the body. The use case answers a refusal as it answers any request it
- * refuses, at the point where it would use the request (a session's query, once the session is
- * found and free): the same answer, counted and reported the same.
+ * The typed request, or the RequestError that refused its body: the use case answers a refusal
+ * where it would use the request, as any request it refuses.
  */
 export type RequestOrRefusal<T> = T | RequestError;

@@ -1,8 +1,4 @@
-/**
- * What the query service offers and answers: its options, the options of one request, and the
- * shapes of its answers. The service itself is built in service.ts; each step of a request is in
- * pipeline/.
- */
+/** The query service's options, per-request options and answer shapes (built in service.ts). */
 import type { CacheEntry } from './cache';
 import type { HeldResult, SharedLimit } from './execution/result-budget';
 import type { QueryResponse, ServiceAnswer } from './execution/response';
@@ -51,30 +47,18 @@ export interface QueryServiceOptions {
   cacheMaxEntryBytes?: number;
   /** Cache reads of requests that do not say (QUERY_CACHE_DEFAULT=on). Default false. */
   cacheByDefault?: boolean;
-  /**
-   * Where GET /api/stats/cache's counters are kept: shared by every instance using it (Redis, or
-   * the primary of a cluster of workers). Default: this process only.
-   */
+  /** Where GET /api/stats/cache's counters are kept, shared by instances. Default: this process. */
   counters?: SharedCounters;
   /** Bytes of rows one request may return (MAX_RESULT_BYTES). Default 64 MiB. */
   maxResultBytes?: number;
   /**
    * Bytes of rows all requests may hold at once beyond 256 KiB each (MAX_RESULT_BYTES_TOTAL,
-   * docs/decisions.md 10.2): past it, answers are cut as by maxResultBytes. One caller (user,
-   * database and server) may hold a quarter of it, or maxResultBytes when that is more (10.37).
-   * Default: no bound.
+   * docs/decisions.md 10.2, 10.37); one caller at most a quarter. Default: no bound.
    */
   maxResultBytesTotal?: number;
-  /**
-   * Limits of sessions (MAX_SESSIONS, SESSION_IDLE_TIMEOUT_MS, SESSION_MAX_LIFETIME_MS, and the
-   * sessions one pool may lend, which should stay below its size). Defaults: 100, 60 s, 15 min, 9
-   * (for pools of 10 connections: set `maxPerPool` to your pool size - 1).
-   */
+  /** Limits of sessions; `maxPerPool` (default 9) should stay below the pool size. */
   sessions?: Partial<SessionLimits>;
-  /**
-   * Told what an operator should know that the answer alone does not show: a write whose cache
-   * invalidation the store did not confirm (docs/decisions.md 10.27). The server logs it at warn.
-   */
+  /** Told what an operator should know: an unconfirmed invalidation (docs/decisions.md 10.27). */
   warn?: (message: string, details: Record<string, unknown>) => void;
 }
 
@@ -93,32 +77,24 @@ export interface ExecuteOptions {
   signal?: AbortSignalLike;
   /** Told what the request does as it does it: parse, pool waits, statements (10.25). */
   observer?: RequestObserver;
-  /**
-   * The request's id (X-Request-Id): with one, `cancelRequest` can stop the request from elsewhere
-   * (docs/decisions.md 10.26).
-   */
+  /** The request's id (X-Request-Id), for `cancelRequest` (docs/decisions.md 10.26). */
   requestId?: string;
   /**
-   * When whoever may cancel the request can know `requestId`: `from-start` (the default), an id
-   * the caller chose; `when-streaming`, an id sqlgate made up, which reaches the caller in the
-   * headers of its answer: the request can be cancelled by it once its answer starts streaming
-   * (a JSON answer arrives whole, when nothing is left to cancel).
+   * When the canceller can know `requestId`: `from-start` (the caller chose it), or
+   * `when-streaming` (sqlgate made it up; the caller sees it in the streamed answer's headers).
    */
   requestIdKnown?: 'from-start' | 'when-streaming';
   /**
-   * The answer's rows stay in memory until the caller has written them (MAX_RESULT_BYTES_TOTAL,
-   * docs/decisions.md 10.2, 10.37): given, it is handed the answer's hold on the shared budget, to
-   * count as what it writes and to give back once it is written; absent, the hold goes back as the
-   * service answers.
+   * Takes the answer's hold on the shared budget, to give back once written (docs/decisions.md
+   * 10.2, 10.37); absent, the hold goes back as the service answers.
    */
   holdResult?: (held: HeldResult) => void;
 }
 
 export interface StreamOptions extends ExecuteOptions {
   /**
-   * Stream the rows as they arrive: `parsed`, values as `execute` gives them; `text`, every value
-   * as PostgreSQL's text (or null) in array rows, as for CSV. Absent: the answer is the one
-   * `execute` gives, except that a request that is one COPY ... TO STDOUT streams its data.
+   * Stream rows as they arrive: `parsed` values, or `text` array rows (CSV). Absent: `execute`'s
+   * answer, except that one COPY ... TO STDOUT streams its data.
    */
   rows?: 'parsed' | 'text';
   /** The text must hold exactly one statement (a CSV answer has room for one). */
@@ -126,9 +102,8 @@ export interface StreamOptions extends ExecuteOptions {
 }
 
 /**
- * A streamed request (docs/decisions.md 10.22). When it failed before its first statement began
- * (invalid, unreachable, refused) nothing was streamed, and `response` is the answer `execute`
- * would give; otherwise `events` yields the answer as it is produced, ending with `done`.
+ * A streamed request (docs/decisions.md 10.22): `response` when it failed before its first
+ * statement, else `events`, ending with `done`.
  */
 export type QueryStream =
   | { streamed: false; response: QueryServiceResponse }
@@ -149,11 +124,7 @@ export interface QueryServiceResponse extends QueryResponse {
   timings: QueryTimings;
 }
 
-/**
- * Outcome of a connection check: the test-connection of docs/interface.md, with the status rules
- * of docs/decisions.md 5. `warnings` are the request's (a body's unknown fields), unless it was
- * refused.
- */
+/** Outcome of a connection check (docs/interface.md; status rules: docs/decisions.md 5). */
 export type ConnectionCheckResponse =
   | {
       body: {
@@ -170,25 +141,16 @@ export type ConnectionCheckResponse =
 /** What `cacheHealth` found: a cache that answers, or why it does not. */
 export type CacheHealth = { available: true } | { available: false; reason: string };
 
-/**
- * The use cases. Each one that runs a request takes it typed, or the RequestError that refused its
- * body (`RequestOrRefusal`), and answers a refusal as it answers any refused request.
- */
+/** The use cases; each takes its request typed, or the RequestError that refused its body. */
 export interface QueryService {
   /** Runs a query (POST /api/query). Expected failures are responses, never rejections. */
   execute(
     request: RequestOrRefusal<QueryRequest>,
     options?: ExecuteOptions,
   ): Promise<QueryServiceResponse>;
-  /**
-   * Runs a query with its rows streamed as they arrive, without a row limit unless the request
-   * names `maxRows`. Expected failures are answers, never rejections.
-   */
+  /** Runs a query with its rows streamed, without a row limit unless it names `maxRows`. */
   stream(request: RequestOrRefusal<QueryRequest>, options?: StreamOptions): Promise<QueryStream>;
-  /**
-   * Runs a POST /api/copy: `request`'s `sql` is one COPY ... FROM STDIN, and `source` its data,
-   * read as PostgreSQL takes it. If the source fails, nothing is loaded.
-   */
+  /** Runs a POST /api/copy: one COPY ... FROM STDIN fed from `source` (a failure loads nothing). */
   copyFrom(
     request: RequestOrRefusal<QueryRequest>,
     source: AsyncIterable<Uint8Array>,
@@ -206,24 +168,17 @@ export interface QueryService {
   clearCache(): Promise<void>;
   /** Entries, bytes and evictions of the result cache (zeros without one); touches no database. */
   cacheUsage(): Promise<CacheUsage>;
-  /**
-   * Whether the result cache answers now: one round trip to a shared store (Redis), within the
-   * store's own bound; a cache in memory, or none, always does. Touches no database.
-   */
+  /** Whether the result cache answers now (one round trip to a shared store). */
   cacheHealth(): Promise<CacheHealth>;
   /**
-   * Opens a session on one pooled connection (POST /api/sessions). Aborting `signal` (the caller
-   * went away) gives up, and opens no session for nobody; with a `requestId`, a cancel by that id
-   * gives up too. An `idleTimeoutMs` above `sessionLimits.idleTimeoutMs` is refused.
+   * Opens a session on one pooled connection (POST /api/sessions); `signal` or a cancel by
+   * `requestId` gives up. An `idleTimeoutMs` above `sessionLimits.idleTimeoutMs` is refused.
    */
   openSession(
     request: RequestOrRefusal<SessionOpenRequest>,
     options?: Pick<ExecuteOptions, 'signal' | 'requestId'>,
   ): Promise<ServiceAnswer<SessionOpened>>;
-  /**
-   * Runs a query in a session (POST /api/sessions/{id}/query): in order, as written. The answer is
-   * `execute`'s, with the session's state in `session`; a refusal too, once the session is found.
-   */
+  /** Runs a query in a session, in order, as written: `execute`'s answer plus `session`. */
   executeInSession(
     sessionId: string,
     query: RequestOrRefusal<SessionQuery>,
@@ -233,36 +188,22 @@ export interface QueryService {
   closeSession(sessionId: string): Promise<ServiceAnswer<{ closed: true; rolledBack: boolean }>>;
   /** Cancels what runs in a session now (DELETE /api/sessions/{id}/query). */
   cancelSessionQuery(sessionId: string): ServiceAnswer<{ cancelled: true }>;
-  /**
-   * Cancels the requests running with this id for `login` (host, port, user, database and
-   * password). A transport refuses a cancel's body itself: it tries the cancel in every process
-   * serving together (docs/decisions.md 10.35), each with the login it read once.
-   */
+  /** Cancels the requests running with this id for `login` (docs/decisions.md 10.35). */
   cancelRequest(requestId: string, login: ConnectionTarget): ServiceAnswer<{ cancelled: true }>;
-  /**
-   * Ends every session (what runs in them is cancelled, their transactions rolled back) and opens
-   * no more: the first step of a shutdown, before in-flight requests are awaited.
-   */
+  /** Ends every session and opens no more: the first step of a shutdown. */
   closeSessions(): Promise<void>;
   /** Sessions open now, opened and ended since the start; touches no database. */
   sessionStatistics(): SessionStatistics;
   /** The limits of sessions (MAX_SESSIONS, SESSION_IDLE_TIMEOUT_MS...) this service keeps. */
   readonly sessionLimits: Readonly<SessionLimits>;
-  /**
-   * Whether this instance holds the session: open or ending here, or ended here lately. Requests
-   * naming another are for another instance (a worker of WORKERS=n finds it, docs/decisions.md 10.35).
-   */
+  /** Whether this instance holds (or lately held) the session (docs/decisions.md 10.35). */
   knowsSession(sessionId: string): boolean;
   /** Ends every pool. Idempotent. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/**
- * The same `truncatedBy: 'bytes'` as a request's own MAX_RESULT_BYTES, but passing: the warning
- * tells the caller that the same request may come back whole later (docs/decisions.md 10.2), and
- * whose answers held the memory (10.37).
- */
+/** Warnings of rows cut by the shared budget: passing (docs/decisions.md 10.2, 10.37). */
 export const SHARED_BUDGET_WARNINGS: Readonly<Record<SharedLimit, string>> = {
   others:
     'Rows were cut at MAX_RESULT_BYTES_TOTAL: other answers held the memory this server gives results; the same request may return whole later',

@@ -1,13 +1,7 @@
 /**
- * Parses a request's SQL the way its target server will read it (docs/decisions.md 10.11).
- *
- * Where a statement ends depends on the target's `standard_conforming_strings` only when a plain
- * '...' string holds a backslash. The provider knows the setting once a connection to the target
- * has started (the server reports it then). When it does not know yet, the text is parsed with
- * PostgreSQL's default (on); only a text the setting could change costs more: one connection is
- * borrowed and given back, unused, so the server reports its setting, and the text is parsed again
- * with it. That connection stays in the pool for the request's own statements. Every other text
- * pays nothing (the parse reports whether the setting mattered as a by-product of lexing).
+ * Parses a request's SQL the way its target server will read it (docs/decisions.md 10.11). Only a
+ * text whose split depends on an unknown `standard_conforming_strings` costs more: a connection is
+ * borrowed, unused, so the server reports its setting, and the text is parsed again with it.
  */
 import { UnterminatedTextError, type ParseFunction, type ParsedStatement } from './parser';
 import type { ConnectionProvider, ConnectionTarget } from './ports/connections';
@@ -16,19 +10,15 @@ import type { Settled } from './ports/settled';
 
 export interface StatementsForTargetOptions {
   parse: ParseFunction;
-  /**
-   * The target must have passed the target policy already (docs/decisions.md 10.17). A session
-   * passes its own connection, whose settings may differ from its pool's.
-   */
+  /** For a target the policy passed (docs/decisions.md 10.17); a session's own connection. */
   connections: Pick<ConnectionProvider, 'acquire' | 'serverSettings'>;
   /** Aborting gives up waiting for that connection. */
   signal?: AbortSignalLike | undefined;
 }
 
 /**
- * The statements of `sql` as `target` reads them, or why the connection that would tell the
- * target's setting could not be had. Settled at once unless a connection must be borrowed: an
- * await costs a turn of the event loop.
+ * The statements of `sql` as `target` reads them, or why no connection could tell the setting.
+ * Settled at once unless a connection must be borrowed: an await costs an event loop turn.
  *
  * @throws UnterminatedTextError when the text is incomplete under the target's setting: before any
  *   connection is made, unless a backslash in a '...' string could make it complete

@@ -1,9 +1,6 @@
 /**
- * The decoders of what a server sends, other than DataRow (data-row.ts): each reads a message's
- * whole body once, and refuses one whose strings or sizes do not add up (docs/decisions.md 10.1).
- * pg's parser looked for a string's NUL past the end of its message and never stopped: an
- * ErrorResponse whose last field lacked its NUL made it loop for ever, hanging the process. Here
- * every string ends inside its message, and every message ends where its fields do.
+ * Decoders of server messages other than DataRow: each refuses a body whose strings or sizes do
+ * not add up (docs/decisions.md 10.1); pg's parser looped for ever on a string without its NUL.
  */
 import type { FieldDescription } from '@sqlgate/core';
 import { DatabaseError } from 'pg-protocol';
@@ -104,9 +101,8 @@ const ERROR_FIELDS: Record<string, string> = {
 };
 
 /**
- * ErrorResponse (and NoticeResponse, `what`), as pg-protocol's DatabaseError with pg's field names
- * (the domain mapping, pg-errors.ts, reads them): the message from M, every other field known by
- * its code byte. A list of (code byte, string) fields ended by a zero byte.
+ * ErrorResponse (and NoticeResponse) as pg-protocol's DatabaseError with pg's field names
+ * (pg-errors.ts reads them): (code byte, string) fields ended by a zero byte.
  */
 export function readErrorResponse(body: Buffer, what = 'ErrorResponse'): DatabaseError {
   const fields: Record<string, string> = {};

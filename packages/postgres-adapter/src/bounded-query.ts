@@ -1,27 +1,17 @@
 /**
- * Statements in one round trip, each reading at most `maxRows` rows, optionally with sqlgate's own
- * control statements (BEGIN, SET LOCAL, COMMIT) before and after them.
+ * Statements in one round trip, each reading at most `maxRows` rows, with sqlgate's control
+ * statements (BEGIN, SET LOCAL, COMMIT) around them: Parse, Bind, (Describe,) Execute per step and
+ * one Sync, in one write. A read proven free of side effects asks for maxRows + 1 rows, so the
+ * server stops there (PortalSuspended); every other statement runs to completion and its extra rows
+ * are dropped unread (docs/decisions.md 10.4). After an error the server skips to Sync.
  *
- * Every step goes out as Parse, Bind, (Describe,) Execute, and one Sync closes them all, in a single
- * buffer: one write, one round trip. A read proven free of side effects asks for maxRows + 1 rows,
- * so the server stops there (PortalSuspended) and closes the portal with the next Bind or at Sync:
- * an unbounded SELECT costs neither the server nor this process more than the limit, and the extra
- * row says the result was truncated. Every other statement runs to completion, whatever the limits
- * (docs/decisions.md 10.4): its rows past them are dropped by the framing unread, and
- * its command tag still reports what it did. After an error the server skips the remaining steps
- * up to Sync: later statements and a COMMIT never run, the transaction is left failed, and the
- * caller rolls it back.
- *
- * A round trip of nameable reads on an idle connection may name its statements (docs/decisions.md
- * 10.30): a text already prepared on the connection goes out as Bind(name) without Parse, a new
- * one as Parse(name) and Bind, and is recorded as prepared once the round trip ended without an
- * error; a round trip sent again after a name failed it closes and parses each of its names anew.
- * Close messages of names the connection no longer keeps go first. Every other round trip uses the
- * unnamed statement, as above.
+ * Nameable reads on an idle connection may use named statements (docs/decisions.md 10.30): Bind
+ * without Parse when already prepared, recorded as prepared once the round trip ended without error.
  */
 import {
   ErrorCodes,
   RequestError,
+  type FailedStep,
   type RowSink,
   type RunOptions,
   type StatementResult,
@@ -31,11 +21,7 @@ import { isCopyStatement } from './copy-in-query';
 import type { WireField } from './backend-messages';
 import { ProtocolViolation, type RoundTripReader } from './message-framing';
 import { prepareValue } from './pg-internals';
-import {
-  PARSE_PARAMETER_TYPES,
-  type NamedStatement,
-  type PreparedStatements,
-} from './prepared-statements';
+import type { NamedStatement, PreparedStatements } from './prepared-statements';
 import type { ServerSocket } from './server-socket';
 import { StatementReader } from './statement-reader';
 import type { TypeRegistry } from './types/type-registry';
@@ -47,22 +33,14 @@ const MAX_EXECUTE_ROWS = 2 ** 31 - 2;
 const NO_STEPS: readonly string[] = [];
 const NO_VALUES: readonly unknown[] = [];
 const DESCRIBE_PORTAL = serialize.describe({ type: 'P', name: '' });
-/**
- * A statement with parameters is described as a statement instead of as a portal: the answer
- * adds the parameters' types (ParameterDescription), which decide whether its result may be
- * cached (docs/decisions.md 10.36), to the same RowDescription (text columns either way).
- */
+/** Describing the statement adds its parameter types, which decide caching (docs/decisions.md 10.36). */
 const DESCRIBE_UNNAMED_STATEMENT = serialize.describe({ type: 'S', name: '' });
 
 /**
- * The routine of PostgreSQL's 0A000 when a prepared statement's result columns changed under it
- * ("cached plan must not change result type"): other 0A000s share the code, and the message is
- * translated under another lc_messages; the routine never is.
+ * The routine of 0A000 "cached plan must not change result type": other 0A000s share the code,
+ * and the message is translated; the routine never is.
  */
 const RESULT_TYPE_CHANGED_ROUTINE = 'RevalidateCachedQuery';
-
-/** Which step of the round trip failed. */
-export type Step = 'before' | 'statement' | 'after';
 
 /** The connection's prepared statements, and whether this round trip may name its statements. */
 export interface StatementNaming {
@@ -90,7 +68,7 @@ export class RoundTripFailure extends Error {
   constructor(
     /** The server's ErrorResponse (pg-protocol's DatabaseError), or why the connection failed. */
     readonly reason: unknown,
-    readonly step: Step,
+    readonly step: FailedStep,
     /** Results of the statements that completed before the failure. */
     readonly completed: StatementResult[],
   ) {
@@ -147,9 +125,8 @@ export class BoundedQuery implements RoundTripReader {
           },
         }),
     );
-    // The promise's own functions, not closures around them: wrapped, they kept each round trip's
-    // rows alive long enough to be promoted to the old generation (measured: six times the
-    // collection time for 100-row reads). Bookkeeping is in succeed() and fail().
+    // The promise's own functions, not closures: wrapped, they kept rows alive into the old
+    // generation (six times the collection time for 100-row reads).
     this.done = new Promise((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
@@ -177,9 +154,8 @@ export class BoundedQuery implements RoundTripReader {
       if (this.naming?.named) {
         this.plan = this.naming.statements.plan(this.texts, this.naming.renew);
       }
-      // With more than one step in the round trip, a Flush after each one makes the server send
-      // each step's results as soon as they are ready (it otherwise holds them until Sync), so
-      // each statement's time is measured on its own (docs/decisions.md 10.25).
+      // A Flush after each step makes the server send its results at once, not at Sync, so each
+      // statement is timed on its own (docs/decisions.md 10.25).
       const flush = this.stepCount > 1;
       for (const text of this.before) {
         pushControlMessages(messages, text);
@@ -215,13 +191,9 @@ export class BoundedQuery implements RoundTripReader {
   }
 
   /**
-   * Whether `error`, this round trip's failure, was caused by a named statement
-   * (docs/decisions.md 10.30): 26000 for a statement sent without Parse (this backend does not
-   * hold it: another backend behind a pooler, or someone deallocated it), 42P05 for one sent with
-   * Parse (this backend holds the name already: prepared by another client connection of a pooler,
-   * or by a caller), 0A000 "cached plan must not change result type" for one sent without Parse (a
-   * table altered since it was prepared). Nothing of the failed statement ran: Bind and Parse fail
-   * before it starts.
+   * Whether this round trip's `error` was caused by a named statement (docs/decisions.md 10.30):
+   * 26000 (not held by this backend) or 0A000 (result type changed) without Parse, 42P05 (name
+   * already held) with Parse. Nothing of the failed statement ran.
    */
   failedForAName(error: unknown): boolean {
     if (!this.plan || !(error instanceof RoundTripFailure) || error.step !== 'statement') {
@@ -236,10 +208,7 @@ export class BoundedQuery implements RoundTripReader {
     return code === '0A000' && !statement.parse && routine === RESULT_TYPE_CHANGED_ROUTINE;
   }
 
-  /**
-   * Gives back to the request's byte budget what this round trip's rows took from it: the round
-   * trip failed and is sent again, and the rows it kept are not returned.
-   */
+  /** Refunds the byte budget its rows took: the round trip is sent again, its rows not returned. */
   refundBudget(): void {
     const { budget } = this.options;
     if (!budget) return;
@@ -311,11 +280,7 @@ export class BoundedQuery implements RoundTripReader {
     }
   }
 
-  /**
-   * After an ErrorResponse the server still sends ReadyForQuery with the new transaction status:
-   * the round trip settles only then, so the caller sees the status the error left (a failed
-   * transaction), not the one before it.
-   */
+  /** Settles at ReadyForQuery, so the caller sees the transaction status the error left. */
   serverError(error: DatabaseError): void {
     this.failure ??= new RoundTripFailure(error, this.currentStep(), this.results);
   }
@@ -348,11 +313,7 @@ export class BoundedQuery implements RoundTripReader {
     this.socket.abort(violation);
   }
 
-  /**
-   * Names this round trip may have created before it failed with `error`: those it parsed for the
-   * first time up to the failed step. A Parse refused with 42P05 created nothing; a name the
-   * connection already kept and renewed exists whether its Close and Parse ran or not.
-   */
+  /** Names first parsed up to the failed step (a Parse refused with 42P05 created nothing). */
   private namesLeftBehind(error: unknown): string[] {
     if (!this.plan) return [];
     let last = this.texts.length - 1;
@@ -406,11 +367,8 @@ export class BoundedQuery implements RoundTripReader {
       return;
     }
     if (named.renew) messages.push(serialize.close({ type: 'S', name: named.name }));
-    if (named.parse) {
-      // The types the name was made from (statementName): none.
-      const types = [...PARSE_PARAMETER_TYPES];
-      messages.push(serialize.parse({ text, name: named.name, types }));
-    }
+    // No parameter types, as statementName hashes.
+    if (named.parse) messages.push(serialize.parse({ text, name: named.name, types: [] }));
     const { entry } = named;
     if (values.length === 0 && entry) {
       // Without parameters these bytes depend on the name and the row count only.
@@ -429,7 +387,7 @@ export class BoundedQuery implements RoundTripReader {
     return this.before.length + this.texts.length + this.after.length;
   }
 
-  private currentStep(): Step {
+  private currentStep(): FailedStep {
     if (this.step < this.before.length) return 'before';
     return this.step < this.before.length + this.texts.length ? 'statement' : 'after';
   }
@@ -459,9 +417,8 @@ export class BoundedQuery implements RoundTripReader {
 const OWN_QUESTION_MAX_ROWS = 10_000;
 
 /**
- * The rows of `sql` (one statement, or several run as one implicit transaction, the last one's
- * rows), asked on `socket` in a round trip of its own: sqlgate's own questions take the same way
- * as a request's statements. Rejects with the server's error or the connection's failure.
+ * The last statement's rows of `sql`, asked on `socket` in a round trip of its own. Rejects with
+ * the server's error or the connection's failure.
  */
 export async function askServer<Row>(
   socket: ServerSocket,
@@ -506,10 +463,7 @@ function pushControlMessages(messages: Buffer[], text: string): void {
   );
 }
 
-/**
- * Whether a COPY line of `bytes` may be read for `sink`: not past `maxBytes` (MAX_RESULT_BYTES),
- * nor past what the sink admits (MAX_RESULT_BYTES_TOTAL); the reason when not.
- */
+/** Why a COPY line of `bytes` may not be read for `sink` (MAX_RESULT_BYTES or _TOTAL), if so. */
 function copyDataAdmission(
   sink: RowSink,
   maxBytes = Number.MAX_SAFE_INTEGER,

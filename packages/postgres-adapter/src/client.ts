@@ -1,7 +1,6 @@
 /**
- * The pg Client sqlgate connects with. It sends only what the caller named: pg would otherwise fill
- * gaps from the service's own environment (PGPASSWORD, ~/.pgpass, PGOPTIONS, PGREPLICATION), and a
- * caller could log in with the service's credentials.
+ * The pg Client sqlgate connects with: it sends only what the caller named, never the service's
+ * environment (PGPASSWORD, ~/.pgpass, PGOPTIONS...).
  */
 import type { ConnectionTarget } from '@sqlgate/core';
 import pg from 'pg';
@@ -23,9 +22,8 @@ export interface SqlgateClient extends pg.Client {
 type OwnSocketOptions = 'applicationName' | 'connectTimeoutMs';
 
 /**
- * A Client class over a ServerSocket (TLS, protocol guard, connection facts, the StartupMessage)
- * whose logins give up after `connectTimeoutMs`. It only configures pg's documented options:
- * none of pg's methods is replaced.
+ * A Client class over a ServerSocket whose logins give up after `connectTimeoutMs`; only pg's
+ * documented options are set.
  */
 export function clientClass(
   connectTimeoutMs: number,
@@ -52,20 +50,16 @@ export function clientClass(
         stream: streamOption(serverSocket),
       });
       this.serverSocket = serverSocket;
-      // pg emits 'error' on a client whose connection breaks. While the client is idle pg-pool handles
-      // it; while it is lent nobody does, and an unhandled 'error' would end the process. The request
-      // using the client learns of the break from its failed statement, and pg-pool drops the client
-      // when it comes back, so there is nothing more to do here.
+      // pg emits 'error' on a lent client whose connection breaks, which would end the process
+      // unhandled; the request learns from its statement and pg-pool drops the client.
       this.on('error', () => undefined);
     }
   };
 }
 
 /**
- * `password`, which closes `socket` once pg has reported its refusal: pg leaves the socket open
- * when it gives up on a login on its own (a password it cannot send), and the server would hold a
- * backend for authentication_timeout (a minute) waiting for an answer. Any other login pg gives
- * up on is closed by the socket's own connect timeout.
+ * `password`, closing `socket` once pg reported its refusal: pg leaves it open, and the server
+ * would hold a backend for authentication_timeout.
  */
 function closingOnRefusal(
   password: pg.ClientConfig['password'],

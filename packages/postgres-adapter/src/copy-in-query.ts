@@ -1,9 +1,7 @@
 /**
- * COPY ... FROM STDIN fed from a stream (docs/decisions.md 10.23). The statement goes as a simple
- * Query: after an error the server then answers ReadyForQuery at once and drops whatever COPY data
- * is still on its way, so a failing row stops the upload cleanly. The data is written as it is
- * read, and reading waits while the socket's buffer is full: a slow server holds the upload. The
- * server's CommandComplete counts only after sqlgate sent CopyDone (docs/decisions.md 10.42).
+ * COPY ... FROM STDIN fed from a stream (docs/decisions.md 10.23), as a simple Query so that an
+ * error drops the COPY data still on its way; a slow server holds the upload. CommandComplete
+ * counts only after CopyDone (docs/decisions.md 10.42).
  */
 import { splitSql, type StatementResult } from '@sqlgate/core';
 import { serialize } from 'pg-protocol';

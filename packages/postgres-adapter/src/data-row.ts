@@ -1,8 +1,6 @@
 /**
- * The one decoder of a DataRow body: a field count, then each field's length (-1 for NULL) and that
- * many bytes, ending exactly at the message's end. The framing gathers every kept row whole and
- * reads it here, however the server's bytes were cut into chunks; a row whose lengths lie is a
- * protocol fault (docs/decisions.md 10.1), never plausible garbage read from the next message.
+ * The one decoder of a DataRow body: a field count, then each length (-1 for NULL) and bytes,
+ * ending exactly at the message's end; lying lengths are a protocol fault (docs/decisions.md 10.1).
  */
 import { ProtocolViolation } from './message-framing-errors';
 

@@ -19,29 +19,20 @@ export interface PostgresConnectionsOptions extends Partial<PoolLimits> {
   /** Receives notes about connections that failed outside any request (dropped idle clients). */
   log?: (message: string, error?: unknown) => void;
   /**
-   * json and jsonb values (and a float `-0`) as `RawJson`, PostgreSQL's own text, for
-   * `serializeResponse` to splice into JSON output unchanged (docs/decisions.md 10.13). Default
-   * false: they arrive parsed, which loses big numbers, trailing zeros and duplicate keys.
+   * json and jsonb values (and a float `-0`) as `RawJson`, PostgreSQL's own text (docs/decisions.md
+   * 10.13). Default false: parsed, losing big numbers, trailing zeros and duplicate keys.
    */
   rawJson?: boolean;
-  /**
-   * Resolves a host name to the address the result cache serves a target's entries through (its
-   * endpoint; the database is identified by what its server says); the system resolver when
-   * absent. Injectable for tests.
-   */
+  /** Resolves a host to the endpoint the result cache keys entries by; default: the system's. */
   resolveHost?: ResolveFirst;
   /**
-   * The key under which cache scopes name callers' passwords (an HMAC, never the password).
-   * Instances sharing a result cache (Redis) must use the same one, or each keys its entries
-   * apart; random per process when absent (docs/decisions.md 10.27).
+   * The HMAC key cache scopes name passwords under: the same for instances sharing a cache; random
+   * per process when absent (docs/decisions.md 10.27).
    */
   credentialKey?: Uint8Array | string;
   /**
-   * Reads sent on an idle connection (a read last, proven reads before it) are kept as named prepared
-   * statements of that connection (at most 100 per connection, least recently used out), so a
-   * text sent again is not parsed and planned again (docs/decisions.md 10.30). Default true, and
-   * safe behind any pooler: a statement's name is a hash of what it is, so a backend that holds a
-   * name holds that very statement, whichever client connection prepared it.
+   * Reads are kept as named prepared statements per connection (at most 100), so a text sent again
+   * is not planned again (docs/decisions.md 10.30). Default true; safe behind any pooler.
    */
   preparedStatements?: boolean;
 }

@@ -11,9 +11,8 @@ export class ProtocolViolation extends Error {
 }
 
 /**
- * COPY data that sqlgate cannot hold: a line larger than MAX_RESULT_BYTES, or one that
- * MAX_RESULT_BYTES_TOTAL, spent by other answers, cannot hold now (docs/decisions.md 10.2). COPY
- * data cannot be cut like rows, so the COPY is stopped and its connection closed.
+ * COPY data that sqlgate cannot hold within MAX_RESULT_BYTES or MAX_RESULT_BYTES_TOTAL
+ * (docs/decisions.md 10.2): it cannot be cut like rows, so the COPY and its connection end.
  */
 export class ResultTooLarge extends Error {
   readonly code = 'RESULT_TOO_LARGE';

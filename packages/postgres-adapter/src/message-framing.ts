@@ -1,15 +1,9 @@
 /**
- * The one reader of what a server sends. It checks the frame of each message (a known type byte, a
- * length that is neither too small nor too large) and keeps the few facts sqlgate needs from the
- * connection's own messages (ParameterStatus, BackendKeyData, the transaction status of
- * ReadyForQuery, how many Parse, Bind and Close were answered). During the login the checked bytes
- * go on to pg, which authenticates (SCRAM, MD5) and hands the connection to its pool. From the
- * login's ReadyForQuery on, pg sees nothing more: every message is gathered whole, decoded once
- * (data-row.ts, backend-messages.ts) and handed to the round trip being read (`reader`), wherever
- * the chunks were cut. DataRow messages the current statement no longer keeps are dropped unread.
- *
- * Anything that breaks the frame throws a ProtocolViolation: the caller ends the connection
- * (docs/decisions.md 10.1).
+ * The one reader of what a server sends: checks each message's frame and keeps the facts sqlgate
+ * needs (ParameterStatus, BackendKeyData, transaction status, receipts). During the login the
+ * checked bytes go on to pg, which authenticates; after it, every message is decoded once and
+ * handed to the round trip being read (`reader`). A broken frame throws a ProtocolViolation: the
+ * caller ends the connection (docs/decisions.md 10.1).
  */
 import type { DatabaseError } from 'pg-protocol';
 import {
@@ -28,12 +22,8 @@ import { ProtocolViolation, ResultTooLarge } from './message-framing-errors';
 export { ProtocolViolation };
 
 /**
- * Backend message types sqlgate can be sent. FunctionCallResponse (V),
- * NegotiateProtocolVersion (v) and CopyBothResponse (W) answer requests sqlgate never makes: from
- * a server they are a protocol fault. The COPY TO STDOUT messages (H, d, c) come for a streamed
- * COPY (docs/decisions.md 10.22); CopyData for any other statement is refused where it arrives
- * (bounded-query.ts). CopyInResponse (G) stays: a COPY FROM STDIN is answered with CopyFail, or
- * fed by copy-in-query.ts; for any other statement it is refused where it arrives.
+ * Backend message types sqlgate can be sent; V, v and W answer requests sqlgate never makes. COPY
+ * messages (H, d, c, G) are refused where they arrive unless asked for (docs/decisions.md 10.22).
  */
 const KNOWN_TYPES = new Set([...'123ACDEGHIKNRSTZcdnst'].map((type) => type.charCodeAt(0)));
 
@@ -98,20 +88,15 @@ export interface ConnectionFacts {
   secretKey: number | null;
   /** The status byte of the last ReadyForQuery: I, T or E. */
   transactionStatus: 'I' | 'T' | 'E' | null;
-  /**
-   * ParseComplete, BindComplete and CloseComplete messages received so far: each proves that the
-   * server read the message it answers (a round trip begins with a Parse, a Bind or a Close).
-   */
+  /** ParseComplete, BindComplete and CloseComplete received: proof the server read a round trip. */
   receipts: number;
   /** DataRow messages dropped: too large, or not wanted by the statement reading them. */
   droppedRows: number;
 }
 
 /**
- * The round trip being read: each message of the query path, decoded, in order. Between
- * round trips (no reader) only ParameterStatus, NoticeResponse and NotificationResponse may come;
- * an ErrorResponse there is the server ending the connection (an administrator, a session
- * timeout), and anything else breaks the protocol.
+ * The round trip being read: each message of the query path, decoded, in order. Between round
+ * trips an ErrorResponse ends the connection; only status, notices and notifications may come.
  */
 export interface RoundTripReader {
   rowDescription(fields: WireField[]): void;
@@ -157,21 +142,14 @@ export class MessageFraming {
   onNotification: ((notification: Notification) => void) | null = null;
   /** Set by the statement being read: its later rows are not wanted. */
   dropDataRows = false;
-  /**
-   * Set by a streamed statement: asked, with its size, whether a DataRow within `maxRowBytes` may
-   * be read; a row it refuses is dropped unread (docs/decisions.md 10.2).
-   */
+  /** Set by a streamed statement: may a DataRow of this size be read (docs/decisions.md 10.2). */
   admitRow: ((bytes: number) => boolean) | null = null;
   /**
-   * Set by a round trip that streams a COPY's data: asked, with its size, whether a CopyData
-   * message may be read; the refusal's reason when not. COPY data cannot be dropped, so a refusal
-   * ends the connection (ResultTooLarge), and a DataRow there breaks the protocol.
+   * Set by a round trip streaming a COPY: why a CopyData message of this size may not be read.
+   * COPY data cannot be dropped, so a refusal ends the connection (ResultTooLarge).
    */
   admitCopyData: ((bytes: number) => string | undefined) | null = null;
-  /**
-   * A DataRow larger than this is dropped unread: it could not be returned within the request's
-   * byte bound anyway. Set by the query reading rows; between queries, the message limit.
-   */
+  /** A larger DataRow is dropped unread (it would not fit the byte bound); set per query. */
   maxRowBytes: number;
 
   private readonly header = Buffer.alloc(HEADER_BYTES);
@@ -215,11 +193,7 @@ export class MessageFraming {
     reader?.connectionLost(error);
   }
 
-  /**
-   * Reads `chunk`. During the login, `toPg` is given the checked bytes, up to the end of the
-   * login's ReadyForQuery; every message after it goes to the reader. A header or a body split
-   * across chunks waits for the rest. Throws ProtocolViolation when the frame is broken.
-   */
+  /** Reads `chunk`: login bytes go to `toPg` once checked, later messages to the reader. */
   scan(chunk: Buffer, toPg: (bytes: Buffer) => void): void {
     let offset = 0;
     let loginBytesFrom = this.loggedIn ? -1 : 0;
@@ -333,10 +307,7 @@ export class MessageFraming {
     else if (this.reader !== null) this.endRoundTrip();
   }
 
-  /**
-   * A message of the query path (after the login), decoded once, to the round trip reading it.
-   * ReadyForQuery, whose facts are read first, ends the round trip (endRoundTrip).
-   */
+  /** A message after the login, decoded once, to the round trip reading it. */
   private dispatch(type: number, body: Buffer): void {
     if (type === PARAMETER_STATUS || RECEIPTS.has(type)) return;
     if (type === NOTICE_RESPONSE) {
@@ -411,10 +382,9 @@ export class MessageFraming {
   }
 
   /**
-   * pg follows the server's authentication requests without checking their order or sizes: a
-   * SASLContinue that no SASL exchange began made it throw a TypeError, whose text reached the
-   * caller, an MD5 request without its 4-byte salt left the login hanging, and an
-   * AuthenticationOk before SASLFinal skipped the check that the server knows the password.
+   * pg follows authentication requests without checking order or sizes: an unstarted SASLContinue
+   * threw a TypeError, a short MD5 salt hung the login, and an early AuthenticationOk skipped the
+   * check that the server knows the password.
    */
   private checkAuthentication(body: Buffer): void {
     const request = readAuthenticationRequest(body);

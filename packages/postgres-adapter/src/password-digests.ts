@@ -1,8 +1,6 @@
 /**
- * Keyed hashes of passwords (HMAC-SHA-256), remembered: pool keys and cache scopes need one on
- * every request, and an HMAC costs more than the rest of a cached read. The passwords are held in
- * memory anyway, by the pools that connect with them. The key is random per process unless one is
- * given: instances sharing a result cache must name callers' credentials alike.
+ * Keyed hashes of passwords (HMAC-SHA-256), remembered: pool keys and cache scopes need one per
+ * request. The key is random per process unless given (instances sharing a cache need one).
  */
 import { createHmac, randomBytes } from 'node:crypto';
 

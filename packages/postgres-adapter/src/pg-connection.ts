@@ -36,10 +36,7 @@ export interface Lending {
   maxReplacements: number;
   /** Whether the pool's connections name the statements of reads (docs/decisions.md 10.30). */
   nameStatements: boolean;
-  /**
-   * What is known of whether the pool's target keeps session state between transactions, as far
-   * as it holds for `client` (docs/decisions.md 10.32); probed with clients of the probe's own.
-   */
+  /** Whether the pool's target keeps session state for `client` (docs/decisions.md 10.32). */
   sessionStateVerdict(client: PooledClient): Promise<SessionStateVerdict>;
 }
 
@@ -81,8 +78,6 @@ export class PgConnection implements Connection {
   /** Every failure is returned as the batch's error (docs/decisions.md 10.21). */
   runBatch(sql: readonly string[], options: RunOptions): Promise<BatchResult> {
     if (this.clientGone) return Promise.resolve({ results: [], error: goneClient() });
-    // Only the first statement may move to another client: later ones depend on the session
-    // (a transaction, SET) the earlier ones built on this client.
     const first = this.statementsRun++ === 0;
     return this.attemptBatch(sql, options, first, 0);
   }
@@ -225,9 +220,8 @@ export class PgConnection implements Connection {
   }
 
   /**
-   * One round trip. Reads that core marks nameable, on an idle connection, go out as named
-   * statements (docs/decisions.md 10.30); when a name is what made the round trip fail, it is sent
-   * once more with its statements prepared anew, and the caller sees only the second answer.
+   * One round trip, its nameable reads named on an idle connection (docs/decisions.md 10.30); sent
+   * once more, prepared anew, when a name made it fail.
    */
   private runOnce(sql: readonly string[], options: RunOptions): Promise<StatementResult[]> {
     const { preparedStatements, serverSocket } = this.client;
@@ -254,12 +248,9 @@ export class PgConnection implements Connection {
   }
 
   /**
-   * Sends a round trip again after a named statement made it fail, each of its names closed and
-   * parsed anew: a name stands for one statement wherever it is held (statementName), so the
-   * backend this round trip reaches, whichever a pooler chose, then holds exactly that statement.
-   * Nothing of the failed statement ran, and the statements before it are proven reads: running
-   * them again changes nothing. A transaction the failure left failed (sqlgate's own BEGIN among
-   * the steps) is rolled back in the same write.
+   * Sends a round trip again after a named statement made it fail, its names closed and parsed
+   * anew. Safe: the failed statement never ran and those before it are proven reads; a transaction
+   * the failure left failed is rolled back in the same write.
    */
   private async sendRenewed(
     failed: BoundedQuery,
@@ -323,10 +314,7 @@ export class PgConnection implements Connection {
     return this.learnCustomTypes(results, query).then(() => results);
   }
 
-  /**
-   * The dead client leaves the pool; the statement, which never reached the server, goes to
-   * another. Why no other could be had, if none could.
-   */
+  /** The dead client leaves the pool for another; why no other could be had, if none could. */
   private async replaceDeadClient(
     cause: unknown,
   ): Promise<ConnectionError | DatabaseError | undefined> {
@@ -343,10 +331,8 @@ export class PgConnection implements Connection {
   }
 
   /**
-   * ROLLBACK when a transaction is open, then DISCARD ALL (it ends prepared statements, cursors,
-   * temp tables, LISTEN, advisory locks, SET and SET ROLE) and a new seed for random(), in one
-   * round trip. A server that does not answer within RESET_SILENCE_LIMIT_MS loses the connection:
-   * a cleaning that hangs must not keep it out of the pool for ever.
+   * ROLLBACK when a transaction is open, DISCARD ALL and a new seed for random(), in one round
+   * trip; a server silent past RESET_SILENCE_LIMIT_MS loses the connection.
    */
   private async resetSession(): Promise<void> {
     const steps = [
@@ -386,21 +372,14 @@ export class PgConnection implements Connection {
   }
 }
 
-/**
- * DISCARD ALL leaves random()'s seed as a caller's setseed() left it, and the next caller of the
- * connection would draw a sequence the first one knows (docs/decisions.md 2.6). A seed drawn from
- * sqlgate's own strong random source is known to nobody.
- */
+/** DISCARD ALL keeps a caller's setseed(): reseed with one nobody knows (docs/decisions.md 2.6). */
 function reseedRandom(): string {
   // setseed() takes a float8 in [-1, 1]; 48 random bits fill its grid finely.
   const seed = randomBytes(6).readUIntBE(0, 6) / 2 ** 47 - 1;
   return `SELECT setseed(${seed})`;
 }
 
-/**
- * A connection failure after the round trip reached the server: its statement may have run, and
- * committed if it commits on its own (docs/decisions.md 10.5). Core words the answer.
- */
+/** A connection failure after the round trip reached the server (docs/decisions.md 10.5). */
 function statementMayHaveRun(
   error: ConnectionError | DatabaseError,
 ): ConnectionError | DatabaseError {
@@ -417,11 +396,8 @@ function goneClient(): ConnectionError | DatabaseError {
 }
 
 /**
- * The round trip may name its statements (docs/decisions.md 10.30): core says which statements
- * may be named at all (`nameable`: reads whose literals PostgreSQL does not fix at parse time,
- * outside sessions). Sent again after a naming failure, the round trip must change nothing: the
- * statement that failed never ran, nor anything after it, but those before it did, so they must be
- * reads proven free of side effects as well (core's stopEarly flags, 10.4).
+ * The round trip may name its statements (docs/decisions.md 10.30): all are `nameable`, and all
+ * but the last stop early (10.4), so sending it again after a naming failure changes nothing.
  */
 function mayNameStatements(sql: readonly string[], options: RunOptions): boolean {
   const { stopEarly, nameable } = options;

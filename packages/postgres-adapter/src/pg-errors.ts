@@ -24,9 +24,8 @@ function isServerError(
 }
 
 /**
- * The code of a failure: its own (node's system errors, sqlgate's), else what the state of its
- * connection says. pg's failures of a lost connection carry no code ("Connection terminated
- * unexpectedly", "not queryable"); their connection has ended. Never read from a message's text.
+ * The code of a failure: its own, else what its connection's state says (pg's lost-connection
+ * errors carry none). Never read from a message's text.
  */
 function systemCodeOf(error: unknown, connection: ConnectionState | undefined): string {
   const code = (error as { code?: unknown } | undefined)?.code;
@@ -41,11 +40,8 @@ export interface ConnectionState {
 }
 
 /**
- * The server asked for a password and the request gave none. pg cannot answer a SCRAM challenge
- * without one (it refuses even an empty string), so PostgreSQL never gets to say 28P01 itself; this
- * is the same refusal in PostgreSQL's terms: SQLSTATE 28000 (invalid authorization specification),
- * a client error (docs/decisions.md 5: 400), never a broken connection. Sending a made-up password to obtain
- * the server's own answer would mean logging in with credentials the caller did not give.
+ * The server asked for a password and the request gave none: pg cannot answer, so this is the
+ * refusal in PostgreSQL's terms, 28000, a client error (docs/decisions.md 5: 400).
  */
 export function passwordRequired(): DatabaseError {
   return new DatabaseError({
@@ -56,9 +52,8 @@ export function passwordRequired(): DatabaseError {
 }
 
 /**
- * What may be logged of an error pg raised: name, message and code. pg-pool hangs the client on
- * errors of idle connections (`error.client`), and a client holds the password; a log line must never
- * be able to reach it.
+ * What may be logged of a pg error: name, message and code, never `error.client`, which holds
+ * the password.
  */
 export function loggable(error: unknown): Error {
   const summary = new Error(error instanceof Error ? error.message : String(error));
@@ -70,9 +65,8 @@ export function loggable(error: unknown): Error {
 }
 
 /**
- * Turns anything pg rejected with into a DatabaseError or a ConnectionError. `failedStep` says which
- * step of a round trip a server error answered (a COMMIT after the statement...); `connection`, the
- * socket the failure happened on, when there is one.
+ * Turns anything pg rejected with into a DatabaseError or a ConnectionError; `failedStep` is the
+ * step a server error answered, `connection` the socket it happened on.
  */
 export function toDomainError(
   error: unknown,

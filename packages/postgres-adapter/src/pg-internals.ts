@@ -15,9 +15,8 @@ export const prepareValue = (require('pg/lib/utils') as { prepareValue(value: un
   .prepareValue;
 
 /**
- * pg's `stream` option takes a Duplex-like object; ServerSocket offers exactly the part pg uses
- * (connect, setNoDelay, setKeepAlive, write, end, destroy, ref, unref, writable and the events),
- * which the typings cannot express.
+ * pg's `stream` option takes a Duplex-like object; ServerSocket offers the part pg uses, which the
+ * typings cannot express.
  */
 export function streamOption(socket: ServerSocket): pg.ClientConfig['stream'] {
   return socket as unknown as pg.ClientConfig['stream'];

@@ -1,7 +1,6 @@
 /**
- * One pg pool per target and credentials (docs/decisions.md 6). The key holds host, port, user,
- * database, sslMode and an HMAC of the password under a per-process random key: a caller who knows
- * everything but the password never borrows a connection someone else opened.
+ * One pg pool per target and credentials (docs/decisions.md 6): the key holds an HMAC of the
+ * password, so a caller who knows all but the password never borrows another's connection.
  */
 import type { AbortSignalLike, AcquireOptions, ConnectionTarget, PoolStat } from '@sqlgate/core';
 import { ConnectionError, ErrorCodes, poolIdOf } from '@sqlgate/core';
@@ -22,20 +21,13 @@ export interface PoolLimits {
   max: number;
   /** An idle client is closed after this long (POOL_IDLE_TIMEOUT_MS). */
   idleTimeoutMs: number;
-  /**
-   * A client is closed this long after it connected, once it is idle (POOL_MAX_LIFETIME_MS): a
-   * changed password or a revoked login takes effect within this time (docs/decisions.md 10.19).
-   */
+  /** An idle client this old is closed (POOL_MAX_LIFETIME_MS): see docs/decisions.md 10.19. */
   maxLifetimeMs: number;
   /** Connecting gives up after this long (CONNECT_TIMEOUT_MS). */
   connectTimeoutMs: number;
   /** Waiting for a free client gives up after this long (POOL_WAIT_TIMEOUT_MS). */
   waitTimeoutMs: number;
-  /**
-   * Pools kept at once (POOL_TARGETS_MAX); the least recently used idle pool goes first. While
-   * every pool has connections lent, a new target waits for one to come free (docs/decisions.md
-   * 10.43).
-   */
+  /** Pools kept at once (POOL_TARGETS_MAX); the LRU idle one goes first (docs/decisions.md 10.43). */
   maxPools: number;
   /** A pool with no clients for this long is closed and removed. */
   unusedPoolTtlMs: number;
@@ -94,18 +86,12 @@ export class PoolRegistry {
     });
   }
 
-  /**
-   * Which database the target's pool reaches, as its server tells it: asked on a connection of
-   * the pool when not known yet, then kept (ServerIdentities).
-   */
+  /** Which database the target's pool reaches, as its server tells it (asked once, then kept). */
   serverIdentity(target: ConnectionTarget): Promise<ServerIdentity> {
     return this.identities.of(this.keyOf(target), target);
   }
 
-  /**
-   * A connection of the target's pool. Chained rather than awaited: every request borrows one, and
-   * each async function between it and pg-pool's promise cost one more turn of the microtasks.
-   */
+  /** A connection of the target's pool; chained, not awaited: an async layer costs a microtask. */
   acquire(target: ConnectionTarget, options: AcquireOptions = {}): Promise<PgConnection> {
     return this.lend(target, options, Date.now() + this.limits.waitTimeoutMs);
   }
@@ -151,10 +137,7 @@ export class PoolRegistry {
     );
   }
 
-  /**
-   * Waits, up to the deadline, for a pool that may be closed to make room for the target's
-   * (docs/decisions.md 10.43), then tries again; POOL_EXHAUSTED when none came free.
-   */
+  /** Waits for a pool to come free (docs/decisions.md 10.43); POOL_EXHAUSTED when none did. */
   private acquireWhenRoom(
     target: ConnectionTarget,
     options: AcquireOptions,
@@ -192,18 +175,12 @@ export class PoolRegistry {
     return [...byId.values()];
   }
 
-  /**
-   * standard_conforming_strings as the target's connections reported it (ParameterStatus);
-   * undefined until one connected.
-   */
+  /** standard_conforming_strings as the target's connections reported it; undefined before. */
   standardConformingStrings(target: ConnectionTarget): boolean | undefined {
     return this.pools.get(this.keyOf(target))?.standardConformingStrings;
   }
 
-  /**
-   * Connections the target's pool could lend now without a wait: idle ones plus those it may still
-   * open; none while requests wait for one. A target without a pool yet could have them all.
-   */
+  /** Idle connections plus those the pool may still open; none while requests wait. */
   spareConnections(target: ConnectionTarget): number {
     const pool = this.pools.get(this.keyOf(target))?.pool;
     if (!pool) return this.limits.max;
@@ -360,11 +337,8 @@ export class PoolRegistry {
   }
 
   /**
-   * sqlgate's own deadline for a borrow, POOL_WAIT_TIMEOUT_MS. pg-pool keeps the same limit (it
-   * takes the waiter out of its queue, or ends the new connection) but says so by a message only;
-   * this timer is made first, so it has fired when pg-pool's failure comes, and that failure is
-   * then POOL_EXHAUSTED for a borrow that waited for a free client, CONNECT_TIMEOUT for one that
-   * waited for a new connection (docs/decisions.md 10.1).
+   * sqlgate's own POOL_WAIT_TIMEOUT_MS deadline, made before pg-pool's (which says so by message
+   * only): its failure is then POOL_EXHAUSTED or CONNECT_TIMEOUT (docs/decisions.md 10.1).
    */
   private acquisitionDeadline(
     entry: PoolEntry,
@@ -400,11 +374,7 @@ export class PoolRegistry {
       );
   }
 
-  /**
-   * Whether a pool may be added: below the limit, or once the least recently used pool that has
-   * nothing lent is closed. A pool with connections lent is never closed, and none is made past
-   * the limit: every pool lends up to POOL_MAX connections.
-   */
+  /** Whether a pool may be added: below the limit, or by closing the LRU pool that lends nothing. */
   private makeRoom(): boolean {
     if (this.pools.size < this.limits.maxPools) return true;
     for (const entry of this.pools.values()) {

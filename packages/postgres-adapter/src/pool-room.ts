@@ -1,8 +1,6 @@
 /**
- * Requests for the pool of a new target while POOL_TARGETS_MAX pools all have connections lent
- * (docs/decisions.md 10.43): none of them may be closed, and no pool is made past the bound. Each
- * request waits, first come first served, until a pool has nothing lent, for at most
- * POOL_WAIT_TIMEOUT_MS, as it would for a connection of a full pool.
+ * Requests for a new target's pool while POOL_TARGETS_MAX pools all lend connections
+ * (docs/decisions.md 10.43): each waits, in order, up to POOL_WAIT_TIMEOUT_MS for one to free.
  */
 import type { AbortSignalLike } from '@sqlgate/core';
 

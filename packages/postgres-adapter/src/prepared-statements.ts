@@ -1,58 +1,30 @@
 /**
- * Named prepared statements of one connection, for reads (docs/decisions.md 10.30). A text sent
- * again on the same connection skips PostgreSQL's parse, analysis and planning: it goes out as
- * Bind(name) instead of Parse + Bind.
- *
- * A name never stands for two statements: it is a hash of everything that decides what the
- * statement is (its text and the parameter types of its Parse), the same in every connection and
- * every process. A backend that PgBouncer in transaction mode shares among client connections, or
- * among several sqlgate processes, may therefore hold a name another client connection prepared:
- * it is the same statement.
- *
- * This class keeps the bookkeeping only; bounded-query.ts decides what is sent and pg-connection.ts
- * what happens when the server does not hold what this believes it holds (a pooler moved the
- * connection to another backend, a function ran DEALLOCATE): the server answers 26000 or 42P05 and
- * the round trip is sent again with its statements prepared anew.
- *
- * - A name is recorded only once its round trip ended without an error. The names a failed round
- *   trip parsed up to its failure may exist, and are closed with the next round trip.
- * - The cache is bounded (MAX_PREPARED_STATEMENTS, least recently used out). An evicted name is
- *   closed by a Close message put in front of the connection's next round trip: no round trip of
- *   its own, and a Close of a name that does not exist is no error.
+ * The bookkeeping of one connection's named prepared statements, for reads (docs/decisions.md
+ * 10.30): a text sent again goes out as Bind(name) without Parse. A name is a hash of what the
+ * statement is, so a backend shared by a pooler that holds it holds the same statement. A name is
+ * recorded once its round trip succeeded; evicted and possibly-created names are closed in front
+ * of the next round trip (a Close of a missing name is no error).
  */
 import { createHash } from 'node:crypto';
 
-/**
- * Statements kept per connection. Each costs the backend its parse tree and plan (a few KiB for a
- * simple read): 100 per connection, with POOL_MAX connections per pool, stays far below what a
- * backend holds anyway, and covers the handful of texts a dashboard or service repeats.
- */
+/** Statements kept per connection: each costs the backend a few KiB of parse tree and plan. */
 export const MAX_PREPARED_STATEMENTS = 100;
 
-/**
- * Longer texts are never named (UTF-16 units, about bytes for SQL): a long text is rarely sent
- * twice word for word, and its parse is small beside what it runs.
- */
+/** Longer texts (UTF-16 units) are never named: rarely repeated, and cheap to parse beside a run. */
 export const MAX_PREPARED_TEXT_LENGTH = 8 * 1024;
 
-/** The parameter types sqlgate's Parse messages declare: none, PostgreSQL infers them. */
-export const PARSE_PARAMETER_TYPES: readonly number[] = [];
+/** The count of parameter types sqlgate's Parse messages declare: none, PostgreSQL infers them. */
+const NO_PARAMETER_TYPES = Buffer.alloc(4);
 
 /**
- * The name of the statement that `text` with `parameterTypes` makes: `sqlgate_` and the SHA-256
- * of both, base64url (51 bytes, within PostgreSQL's 63). The text is hashed as the UTF-8 that
- * Parse sends, the types ahead of it with their count, so that no two inputs run together. A
- * caller's own PREPARE could take such a name only by writing it out: sqlgate then prepares its
- * statement anew in its place (docs/decisions.md 10.30).
+ * The name of `text`'s statement: `sqlgate_` and the base64url SHA-256 (51 bytes, within 63) of
+ * its Parse's parameter types (their count: 0) and its UTF-8 text (docs/decisions.md 10.30).
  */
-export function statementName(
-  text: string,
-  parameterTypes: readonly number[] = PARSE_PARAMETER_TYPES,
-): string {
-  const types = Buffer.alloc(4 * (parameterTypes.length + 1));
-  types.writeUInt32BE(parameterTypes.length, 0);
-  parameterTypes.forEach((oid, index) => types.writeUInt32BE(oid, 4 * (index + 1)));
-  const digest = createHash('sha256').update(types).update(text, 'utf8').digest('base64url');
+export function statementName(text: string): string {
+  const digest = createHash('sha256')
+    .update(NO_PARAMETER_TYPES)
+    .update(text, 'utf8')
+    .digest('base64url');
   return `sqlgate_${digest}`;
 }
 
@@ -61,11 +33,7 @@ export interface NamedStatement {
   name: string;
   /** Sent with Parse(name): not yet prepared on this connection, or prepared anew. */
   parse: boolean;
-  /**
-   * Sent with Close(name) before its Parse: the backend may hold the name already (a pooler's
-   * backend, prepared by another client connection) or hold it stale, and the round trip must not
-   * fail for it again.
-   */
+  /** Sent with Close(name) before its Parse: the backend may hold it already, or stale. */
   renew?: boolean;
   /** The cached Bind + Describe + Execute bytes of a text without parameters, when known. */
   entry?: PreparedEntry;
@@ -85,11 +53,8 @@ export class PreparedStatements {
   private closes: string[] = [];
 
   /**
-   * How each text of a round trip goes out: named (Parse when new), or undefined for the unnamed
-   * statement (too long, or past the bound for one round trip). A text repeated within the round
-   * trip is parsed once. Texts found are marked as used now. With `renew`, every named statement
-   * is closed and parsed again, so that no name of the round trip can fail it: the round trip is
-   * sent again after one did (docs/decisions.md 10.30).
+   * How each text of a round trip goes out: named (Parse when new) or unnamed (undefined). With
+   * `renew`, every name is closed and parsed again: the round trip is sent again after one failed.
    */
   plan(texts: readonly string[], renew = false): (NamedStatement | undefined)[] {
     // A lone text cannot repeat within its round trip: no map for the common case.
@@ -118,10 +83,7 @@ export class PreparedStatements {
     });
   }
 
-  /**
-   * The round trip ended without an error: the texts it parsed are prepared. Past the bound the
-   * least recently used are forgotten and closed with the next round trip.
-   */
+  /** The round trip succeeded: its parsed texts are prepared; past the bound LRU ones are closed. */
   confirm(texts: readonly string[], plan: readonly (NamedStatement | undefined)[]): void {
     plan.forEach((statement, index) => {
       if (!statement?.parse || statement.entry) return;
@@ -142,9 +104,8 @@ export class PreparedStatements {
   }
 
   /**
-   * The server dropped every statement, or a caller's statement may have (DISCARD, DEALLOCATE):
-   * everything is forgotten, and nothing is closed, since closing a name a caller's DEALLOCATE
-   * names would fail that DEALLOCATE.
+   * Statements may have been dropped (DISCARD, DEALLOCATE): all is forgotten and nothing closed,
+   * which could fail a caller's DEALLOCATE.
    */
   forgetAll(): void {
     this.entries.clear();

@@ -1,13 +1,8 @@
 /**
  * Which database a target reaches, as its server tells it (docs/decisions.md 10.20): the cluster's
- * system identifier and the database's oid. Directly, through PgBouncer in any mode, through a
- * TCP proxy, a second listen address or a DNS alias, one database answers the same; two clusters
- * made by two initdb runs never do, whatever their database names.
- *
- * Learned once per pool, on a connection it lends, and kept: a request pays no round trip for it.
- * Learned again once the pool has no connection left (a server replaced at the same address takes
- * every connection with it) and once the pool's connections may all have been opened since
- * (POOL_MAX_LIFETIME_MS: a name moved to another server).
+ * system identifier and the database's oid, the same through any pooler, proxy or alias. Learned
+ * once per pool and kept; learned again once the pool has no connection left or they may all be
+ * newer (POOL_MAX_LIFETIME_MS).
  */
 import {
   ConnectionError,
@@ -19,9 +14,8 @@ import {
 
 export interface ServerIdentity {
   /**
-   * pg_control_system()'s system_identifier: chosen by initdb, kept across restarts, readable by
-   * any login (PostgreSQL grants EXECUTE to PUBLIC). A physical replica and a copy of the data
-   * directory share it with their primary.
+   * pg_control_system()'s system_identifier: chosen by initdb, readable by any login, shared by
+   * replicas and copies of the data directory.
    */
   cluster: string;
   /** The oid of the database the connection reached, whatever name a pooler was given for it. */
@@ -34,9 +28,8 @@ export const SERVER_IDENTITY_SQL =
   'pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()';
 
 /**
- * A server that answered the identity query with an error of its own (EXECUTE on
- * pg_control_system() revoked, a server without it) is asked again after this long: until then
- * its reads bypass the cache without a round trip each.
+ * A server that refused the identity query is asked again after this long; meanwhile its reads
+ * bypass the cache without a round trip.
  */
 const REFUSED_FOR_MS = 60_000;
 
@@ -114,9 +107,8 @@ export class ServerIdentities {
   }
 
   /**
-   * The identity of the server `target`'s pool (`poolKey`) reaches, learned when not known.
-   * Requests that ask while it is learned share the one round trip. A failure to reach the server
-   * is not remembered; a server's refusal is, for a while.
+   * The identity of the server `target`'s pool reaches, one shared round trip when not known; a
+   * refusal is remembered for a while, a failure to reach it not.
    */
   of(poolKey: string, target: ConnectionTarget): Promise<ServerIdentity> {
     const now = this.now();

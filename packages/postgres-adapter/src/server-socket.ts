@@ -1,25 +1,12 @@
 /**
- * The socket pg talks to a server through (pg's documented `stream` option). sqlgate opens it
- * itself, for three reasons:
- *
- * - TLS is negotiated here, per connection attempt (docs/decisions.md 7 and 10.18): `prefer` tries
- *   TLS and falls back to plain when this server refuses it, so any number of concurrent first
- *   connections to a server without TLS all succeed. pg itself is always told `ssl: false`.
- * - Every byte from the server is read by MessageFraming, inside a guard: a malformed message, or
- *   anything thrown while handling one, ends this connection with a PROTOCOL_ERROR instead of
- *   escaping as an uncaught exception (docs/decisions.md 10.1). pg is given the login's bytes
- *   only; from then on the round trip being read (`startRoundTrip`) gets every message, decoded.
- * - It knows when the server last sent anything, so a request can give up on a frozen server
- *   (docs/decisions.md 10.6), and it keeps the connection's facts (ParameterStatus, BackendKeyData,
- *   transaction status) without reaching into pg.
- * - It owns the login's edges without patching pg (docs/decisions.md 10.1): the StartupMessage pg
- *   writes is rebuilt with the caller's user and database only, the login gives up after
- *   connectTimeoutMs with ETIMEDOUT, and a server that closes during the login is reported with
- *   ECONNRESET before pg's own error, which carries no code.
- *
- * pg drives it like a net.Socket: connect(port, host), setNoDelay, setKeepAlive, write, end,
- * destroy, ref, unref, `writable`, and the events connect, data, end, close and error. A contract
- * test pins that surface (test/server-socket.test.ts).
+ * The socket pg talks to a server through (pg's `stream` option), opened by sqlgate so that:
+ * - TLS is negotiated per connection attempt (docs/decisions.md 7, 10.18); pg is told `ssl: false`.
+ * - Every byte is read by MessageFraming inside a guard: a malformed message ends the connection
+ *   with a PROTOCOL_ERROR, never an uncaught exception (docs/decisions.md 10.1).
+ * - It knows when the server last sent anything (docs/decisions.md 10.6) and keeps its facts.
+ * - It owns the login's edges without patching pg (docs/decisions.md 10.1): the StartupMessage,
+ *   the connect timeout (ETIMEDOUT), a close during the login (ECONNRESET).
+ * pg drives it like a net.Socket; test/server-socket.test.ts pins that surface.
  */
 import { EventEmitter } from 'node:events';
 import { connect as connectTcp, isIP, type Socket } from 'node:net';
@@ -44,10 +31,7 @@ export interface ServerSocketOptions {
   /** Options for tls.connect (verification, CA); absent for `disable`. */
   tls: ConnectionOptions | false;
   limits: FramingLimits;
-  /**
-   * The name TLS verifies and sends as SNI, when the socket connects to an address resolved from it
-   * (ALLOWED_TARGETS pins the checked address); default the host connected to.
-   */
+  /** The name TLS verifies and sends as SNI when connecting to a resolved address. */
   serverName?: string;
   /** The application_name of the StartupMessage, the only parameter added to user and database. */
   applicationName: string;
@@ -55,10 +39,7 @@ export interface ServerSocketOptions {
   connectTimeoutMs: number;
 }
 
-/**
- * A connection that ended under a round trip, without an error of its own. It carries no code, as
- * pg's did: the domain mapping calls it a lost connection (ECONNRESET) from its socket's state.
- */
+/** A connection that ended under a round trip; no code: the mapping reads the socket's state. */
 export function lostConnection(): Error {
   return new Error('Connection terminated unexpectedly');
 }
@@ -160,10 +141,7 @@ export class ServerSocket extends EventEmitter {
     return this;
   }
 
-  /**
-   * Stops reading from the server until `until` settles: the kernel's buffers fill and the server
-   * waits (backpressure for streamed rows). Bytes already received are still delivered.
-   */
+  /** Stops reading until `until` settles: backpressure for streamed rows. */
   pauseReading(until: Promise<unknown>): void {
     if (this.readingPaused || !this.socket) return;
     const socket = this.socket;
@@ -183,10 +161,7 @@ export class ServerSocket extends EventEmitter {
     until.then(resume, resume);
   }
 
-  /**
-   * Ends a pause at once: the round trip is over (ReadyForQuery came), so nothing of its rows is
-   * held back any more, and the connection must read freely for whoever uses it next.
-   */
+  /** Ends a pause at once: the round trip is over, and the next user must read freely. */
   resumeReading(): void {
     this.resumeNow?.();
   }
@@ -218,10 +193,7 @@ export class ServerSocket extends EventEmitter {
     return callback ? this.socket.write(data, callback) : this.socket.write(data);
   }
 
-  /**
-   * Makes `reader` the reader of the server's next answer, until its ReadyForQuery: a connection
-   * reads one round trip at a time. On an ended connection it fails at once.
-   */
+  /** Makes `reader` the reader of the next answer, until ReadyForQuery; fails at once when ended. */
   startRoundTrip(reader: RoundTripReader): void {
     if (this.framing.reader !== null) throw new Error('A round trip is already being read');
     if (this.ended) {
@@ -245,10 +217,7 @@ export class ServerSocket extends EventEmitter {
     return this;
   }
 
-  /**
-   * Ends the connection because of `error` (a broken protocol, a deadline): pg sees it as the
-   * connection's error, so the query in flight fails with it and the client is discarded.
-   */
+  /** Ends the connection because of `error`: pg sees it as the connection's error. */
   abort(error: Error & { code: string }): void {
     if (this.fault || this.closed) return;
     this.fault = error;
@@ -369,10 +338,7 @@ export class ServerSocket extends EventEmitter {
   }
 }
 
-/**
- * Anything thrown while a server's bytes were handled means the connection cannot be trusted;
- * the framing's own errors say why.
- */
+/** Anything thrown while handling a server's bytes: the connection cannot be trusted. */
 function asProtocolFault(error: unknown): Error & { code: string } {
   if (error instanceof ProtocolViolation || error instanceof ResultTooLarge) return error;
   // An ErrorResponse between round trips: the server ends the connection, and says why.

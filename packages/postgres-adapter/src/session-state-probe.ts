@@ -55,9 +55,8 @@ export class SessionStateProbe {
   }
 
   /**
-   * What is known for `client`'s connection, probed when not known or no longer current. A probe
-   * that could not finish its first step is `unknown` and not remembered: the next request that
-   * needs to know probes again.
+   * What is known for `client`'s connection, probed when not known or current; `unknown` (a first
+   * step that could not finish) is not remembered.
    */
   verdictFor(client: object): Promise<SessionStateVerdict> {
     const { known } = this;

@@ -1,9 +1,6 @@
 /**
- * Gives up on a server that sends nothing, or that never finishes (docs/decisions.md 10.6). PostgreSQL's statement_timeout
- * ends every statement within the request's timeoutMs, so an answer in progress is never silent
- * for longer than that; a frozen backend or a black-holed network is. After `limitMs` of silence
- * the connection is closed: the query in flight fails with SERVER_TIMEOUT and the client is
- * discarded, never returned to the pool.
+ * Gives up on a server that sends nothing, or never finishes (docs/decisions.md 10.6): after
+ * `limitMs` of silence the connection is closed and the query fails with SERVER_TIMEOUT.
  */
 import type { ServerSocket } from './server-socket';
 

@@ -1,9 +1,6 @@
 /**
- * The StartupMessage sqlgate sends: the caller's user and database, and application_name, nothing
- * else. pg fills `options` and `replication` from the service's own environment (PGOPTIONS,
- * PGREPLICATION...) and from its configuration, and offers no way to leave them out; a caller could
- * otherwise run with the service's settings. The socket pg writes through is sqlgate's own, so the
- * message pg wrote is rebuilt there (docs/decisions.md 10.1), without reaching into pg.
+ * The StartupMessage sqlgate sends: user, database and application_name only, rebuilt from pg's
+ * (docs/decisions.md 10.1), which adds `options` and `replication` from the service's environment.
  */
 
 /** Protocol 3.0, the version pg and sqlgate speak. */

@@ -1,7 +1,6 @@
 /**
- * What one statement sent back: its columns, the rows kept within `maxRows` and the request's
- * byte budget, parsed with the pool's type rules, its command tag, and when it finished. Rows past
- * a limit are counted and dropped; once a limit is reached the framing drops the rest unparsed.
+ * What one statement sent back: columns, rows kept within `maxRows` and the byte budget, the
+ * command tag and its time. Rows past a limit are counted and dropped unparsed.
  */
 import type {
   FieldDescription,

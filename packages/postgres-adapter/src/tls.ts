@@ -1,7 +1,6 @@
 /**
- * sslMode → the TLS options of a ServerSocket (docs/decisions.md 7). `require` and `prefer` use TLS
- * without verifying the certificate; `prefer` falls back to plain per connection attempt when the
- * server refuses TLS (see ServerSocket); `verify-full` verifies the chain and the host name.
+ * sslMode → a ServerSocket's TLS options (docs/decisions.md 7): `require` and `prefer` do not
+ * verify (`prefer` falls back to plain); `verify-full` verifies the chain and the host name.
  */
 import type { SslMode } from '@sqlgate/core';
 import type { ConnectionOptions } from 'node:tls';

@@ -1,26 +1,8 @@
 /**
- * Whether a target keeps one backend for each client connection from one transaction to the next,
- * as PostgreSQL itself and a pooler in session mode do, or hands each transaction to whichever
- * backend is free, as PgBouncer in transaction or statement mode does (docs/decisions.md 10.32).
- * Behind the latter, state a statement leaves for later transactions (SET, a temporary table, an
- * advisory lock, a session of 10.26) stays on a backend other client connections get.
- *
- * Nothing in the protocol says so; what a pooler can and cannot do tells, measured against
- * PgBouncer 1.18:
- * - a pooler makes up the BackendKeyData it sends, so its process id is not `pg_backend_pid()`
- *   (equal on every direct connection, different through PgBouncer in every mode): the probe
- *   stops there when they are equal;
- * - a pooler passes what a backend sends to the client connection the backend is linked to, and to
- *   nobody else. A session pooler links a backend to one client connection for that connection's
- *   life; a transaction pooler only while the connection has a transaction (or a round trip)
- *   running. So a notification to the backend on which a client connection ran LISTEN reaches that
- *   connection while it sends nothing only through a session pooler. A transaction pooler drops it
- *   (PgBouncer logs "got packet 'A' from server when not linked") or passes it to whoever holds that
- *   backend then: however other clients' transactions come and go, it cannot deliver it. That
- *   delivery is the only evidence taken for a pooler that keeps state; without it the target is
- *   refused as a transaction pooler.
- * On the way a transaction pooler often shows itself sooner: the listening connection's backend
- * changes between its round trips, or the notifying connection gets the listener's backend.
+ * Whether a target keeps one backend per client connection between transactions, or hands each
+ * transaction to whichever backend is free, as a transaction pooler does (docs/decisions.md 10.32).
+ * A pooler makes up its BackendKeyData, so a pid equal to `pg_backend_pid()` means a direct server;
+ * behind a pooler, only a NOTIFY that reaches a silent LISTENing connection proves state is kept.
  */
 import { randomBytes } from 'node:crypto';
 import { ConnectionError, ErrorCodes, type SessionStateVerdict } from '@sqlgate/core';

@@ -6,10 +6,8 @@ export interface CacheKeyParts {
   /** Credential-scoped target (the pool key): one user never sees another user's cached rows. */
   scope: string;
   /**
-   * The statement's normalised text, not the text that ran (docs/decisions.md 10.9): statements
-   * that differ only in comments or whitespace share an entry. A comment can be an optimizer hint
-   * (`/*+ SeqScan(t) *\/`), which changes the plan but not the rows, so sharing is right; where
-   * the plan would change only the order of an unordered result, either order is correct.
+   * The statement's normalised text (docs/decisions.md 10.9): statements differing only in comments
+   * or whitespace share an entry (an optimizer hint changes the plan, not the rows).
    */
   text: string;
   params?: readonly unknown[];
@@ -22,11 +20,8 @@ function hex(bytes: ArrayBufferView): string {
 }
 
 /**
- * A deterministic text for a parameter value that tells apart every pair of values the driver
- * could send differently. Plain JSON is not enough for library callers: it throws on bigint and
- * writes a Buffer and a look-alike object, or a Date and its ISO string, the same way. Each value
- * is therefore tagged with its kind. Object keys keep their order: the driver sends objects as
- * `JSON.stringify` does, and a `json` column or cast preserves that order in the result.
+ * A deterministic text for a parameter value, tagged with its kind so that values the driver sends
+ * differently differ (JSON confuses a Date with its ISO string). Object keys keep their order.
  */
 function encodeParam(value: unknown): string {
   if (value === null || value === undefined) return 'n'; // the driver sends both as NULL
@@ -55,11 +50,8 @@ function encodeParam(value: unknown): string {
 const LONGEST_PLAIN_KEY = 512;
 
 /**
- * The cache key of a statement: its scope, text, parameters, row mode and row limit. Short keys
- * are kept as they are (hashing would cost more than it saves on every lookup); longer ones become
- * a SHA-256, so keys stay short however long the SQL is. A plain key is a JSON array and starts
- * with '[', a digest never does, so the two kinds cannot collide. The scope is stored beside each
- * entry, so invalidation per target does not need to read it back from the key.
+ * The cache key of a statement: its scope, text, parameters, row mode and row limit. Long keys
+ * become a SHA-256; a plain key is a JSON array starting with '[', which a digest never does.
  */
 export function cacheKey(parts: CacheKeyParts): string {
   // JSON.stringify of the array quotes and separates every part, so no two tuples share a text.

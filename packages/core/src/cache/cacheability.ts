@@ -15,11 +15,8 @@ export function isCacheableStatement(statement: ParsedStatement): boolean {
 }
 
 /**
- * Whether the result of `statement`, run with `params`, may have read the clock through a
- * parameter (docs/decisions.md 10.36): one whose type may read the clock (PostgreSQL describes
- * each parameter's type: `parameterTypes`, OIDs) or that the text casts to such a type, and whose
- * value may be a clock input (`'now'`, `['today']`). Without the types (an adapter that does not
- * describe them), every parameter counts as one that may.
+ * Whether `statement` with `params` may have read the clock through a parameter (docs/decisions.md
+ * 10.36): a clock input value of a type (or cast) that may read it; without types, any may.
  */
 export function readsClockThroughParameters(
   statement: ParsedStatement,
@@ -56,9 +53,7 @@ function mayBeClockInput(value: unknown): boolean {
 
 /**
  * Whether a request's statements may use the cache at all: only when every one is a read that
- * leaves the session alone. A read after a write in the same transaction must see that write (a
- * cached result would not), and its result must not be kept in case the transaction rolls back;
- * after SET search_path or SET ROLE, a statement's text no longer says what it reads.
+ * leaves the session alone (a read after a write must see it; SET search_path changes its reads).
  */
 export function requestMayUseCache(statements: readonly ParsedStatement[]): boolean {
   return statements.every(

@@ -1,10 +1,7 @@
 /**
- * A cache entry as text, for stores that keep entries outside the process (Redis), and back.
- *
- * Plain JSON would not bring an entry back as it was: a json column's RawJson would return as the
- * value it parses to (losing big numbers, `1.10`, duplicate keys and key order, docs/decisions.md
- * 10.13), a float `-0` as `0`, `cachedAt` as a string. So the text is JSON in which the values
- * JSON has no form for are tagged objects, `{"$": tag, "v": value}`:
+ * A cache entry as text for stores outside the process (Redis), and back. Plain JSON would lose
+ * RawJson (docs/decisions.md 10.13), `-0` and Dates, so values JSON has no form for are tagged
+ * objects, `{"$": tag, "v": value}`:
  *
  * | tag | value                                                     |
  * | --- | --------------------------------------------------------- |
@@ -14,21 +11,16 @@
  * | `i` | a bigint, `v` its decimal text                            |
  * | `b` | a Buffer, `v` its bytes in base64                         |
  *
- * Every other object is written as JSON writes it, with each own key that starts with `$` given
- * one more `$`: a plain object never has the key `$` itself, so a tag is never mistaken for a row
- * and a row (whose column may be called `$`) never for a tag. Values JSON writes the same way
- * after a round trip through it (undefined, functions, a Map, a typed array other than a Buffer,
- * an object with its own `toJSON`) are written as JSON writes them: their decoded form differs,
- * but `serializeResponse` writes the same text for it, which is what a cached result is served as.
+ * Other objects are written as JSON does, each own key starting with `$` given one more `$`, so a
+ * row is never mistaken for a tag. Values JSON changes (undefined, a Map, `toJSON`) decode
+ * differently, but `serializeResponse` writes the same text for them.
  */
 import { RawJson } from '../json/raw-json';
 import type { CacheEntryRecord } from '../ports/cache-store';
 
 /**
- * The first element of every encoded record: a change of format changes it. Records in which no
- * value needed a tag (most: text, numbers, booleans, nulls) are written as plain JSON under their
- * own version, and read back by JSON.parse alone, several times faster than with a reviver, which
- * a cache hit in Redis would otherwise pay for every value of every row.
+ * The first element of every encoded record, changed with the format. Records needing no tag are
+ * plain JSON under their own version, read by JSON.parse alone, much faster than with a reviver.
  */
 const FORMAT_VERSION = 1;
 const PLAIN_FORMAT_VERSION = 2;

@@ -29,10 +29,8 @@ function requirePositiveInteger(value: number, name: string): number {
 }
 
 /**
- * The default `CacheStore`: one process's memory, bounded by entry count and bytes, LRU (lru-cache).
- *
- * It starts no timer, so it never keeps the process alive: expired entries are dropped when next
- * touched (`get`, `size`, `recent`) or pushed out by newer ones, rather than by a purge timer.
+ * The default `CacheStore`: one process's memory, bounded by entries and bytes, LRU. It starts no
+ * timer: expired entries go when next touched or pushed out.
  */
 export class MemoryCacheStore implements CacheStore {
   private readonly lru: LRUCache<string, CacheEntryRecord>;
@@ -89,19 +87,16 @@ export class MemoryCacheStore implements CacheStore {
   }
 
   /**
-   * The sequence of invalidations so far. One counter for every place, deliberately: a mark then
-   * changes with any invalidation, which only makes identical misses share a read less often
-   * (single-flight compares marks), never serves anything stale, and keeps the log small.
+   * The sequence of invalidations so far, one for every place: marks then differ more often, which
+   * only makes identical misses share a read less often.
    */
   async mark(_place: EntryPlace): Promise<WriteMark> {
     return String(this.writes.mark());
   }
 
   /**
-   * Keeps `entry` for `ttlMs` milliseconds, as the newest entry, unless its database or server was
-   * invalidated after `mark`. An entry that does not fit the byte bound, or a TTL that is not
-   * positive, removes any older entry under the same key instead: the caller's newer result must
-   * not be shadowed by an older one.
+   * Keeps `entry` for `ttlMs` as the newest, unless its place was invalidated after `mark`. One
+   * over the byte bound, or a TTL not positive, removes any older entry under the key instead.
    */
   async set(entry: CacheEntryRecord, ttlMs: number, mark?: WriteMark): Promise<boolean> {
     if (mark !== undefined && this.invalidatedSince(entry, Number(mark))) return false;

@@ -1,16 +1,7 @@
 /**
- * Invalidations the cache store did not confirm (it failed or timed out: Redis away), retried in
- * the background until one succeeds (docs/decisions.md 10.27).
- *
- * A write has already happened when its invalidation fails, so forgetting it would leave stale
- * entries in the cache until they expire. Until a retry succeeds, this instance treats the place's
- * entries as absent and keeps none of them; other instances sharing the store cannot know, which
- * is the window the decision documents.
- *
- * Retries are coalesced per place: one pending invalidation covers any number of failed ones, as
- * an invalidation removes everything of its place. A success clears a pending one only if it began
- * after the failed one began: the failed one's write came before that, so a later invalidation
- * covers it, while one that began earlier may have run in the store before the write.
+ * Invalidations the cache store did not confirm, retried until one succeeds (docs/decisions.md
+ * 10.27); meanwhile this instance neither serves nor keeps the place's entries. Coalesced per
+ * place; a success clears a pending one only if it began after the failed one began.
  */
 
 import type { InvalidationScope } from '../ports/cache-store';

@@ -32,10 +32,8 @@ export class ReadFlights<T> {
   }
 
   /**
-   * Registers the caller's read of `key`, begun at `mark`; others may join until it lands. A read
-   * already running at the same mark stays the one to join (the caller then reads unregistered,
-   * e.g. after the read it waited for failed); one at another mark is replaced, since later
-   * requests take the newer mark.
+   * Registers the caller's read of `key` at `mark`, for others to join until it lands; a read at
+   * the same mark stays the one to join, one at another mark is replaced.
    */
   lead(key: string, mark: WriteMark): LeadFlight<T> {
     if (this.flights.get(key)?.mark === mark) return UNREGISTERED;

@@ -1,10 +1,7 @@
 /**
- * Deciding whether a write may have changed what a cached read saw. The parser names relations as
- * the statement wrote them (`schema.table` or the bare `table`), but which schema a bare name
- * resolves to depends on the session's search_path, which the service does not know. So two names
- * are taken to be the same relation whenever their last part (the relation itself) is equal:
- * `public.t`, `s.t` and `t` all match one another. This errs towards removing too much: a removed
- * entry costs one re-execution, a kept stale one serves wrong rows.
+ * Whether a write may have changed what a cached read saw. search_path is unknown, so names match
+ * by their last part (`public.t`, `s.t`, `t`): removing too much costs a re-run, too little serves
+ * wrong rows.
  */
 
 /**

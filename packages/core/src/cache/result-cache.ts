@@ -56,19 +56,11 @@ export interface StoreResultArgs {
   ttlMs?: number;
   /** How long after that it may be served stale (the request's `swrMs`); absent: not at all. */
   swrMs?: number;
-  /**
-   * From `markBeforeRead()`, taken before the statement ran. When given, a result that a write to
-   * the same database (or server) may have overtaken is not stored: the write's invalidation has
-   * already run, so nothing else would remove it.
-   */
+  /** From `markBeforeRead()`: a result a write may have overtaken is not stored. */
   readMark?: WriteMark;
 }
 
-/**
- * What became of a result offered to the cache: kept, or why not: the statement is not cacheable,
- * the result is over the byte bound, or the store refused it (a write overtook the read, or the
- * entry did not fit the store's own bounds).
- */
+/** What became of a result offered to the cache (`refused`: a write overtook it, or it did not fit). */
 export type StoreVerdict = 'stored' | 'not-cacheable' | 'oversize' | 'refused';
 
 /** A cached entry found, and whether it is past its fresh time. */
@@ -78,10 +70,7 @@ export interface FoundEntry {
   stale: boolean;
 }
 
-/**
- * The result-cache use case: which statements may be cached, under which key, and keeping the
- * cache consistent with writes made through the service. Storage is the `CacheStore` port.
- */
+/** Which statements may be cached, under which key, kept consistent with writes. */
 export class ResultCache {
   private readonly cacheStore: CacheStore;
   private readonly defaultTtlMs: number;
@@ -92,15 +81,9 @@ export class ResultCache {
   readonly flights = new ReadFlights<StatementResult>();
   /** Stale entries being refreshed by this instance: one refresh at a time each. */
   private readonly refreshing = new Set<string>();
-  /**
-   * This instance's writes, recorded before the store is asked to invalidate: a read marked before
-   * one is neither kept nor joined, even when the store's own invalidation failed.
-   */
+  /** Writes, recorded before the store invalidates: older reads are then not kept or joined. */
   private readonly writes = new ScopeWriteLog();
-  /**
-   * Invalidations the store did not confirm (it failed or timed out), sent again until it does.
-   * Meanwhile this instance neither serves nor keeps entries of those places.
-   */
+  /** Invalidations the store did not confirm, retried; their places are neither served nor kept. */
   private readonly unconfirmed = new PendingInvalidations((where) =>
     this.cacheStore.invalidate(where, null),
   );
@@ -119,10 +102,8 @@ export class ResultCache {
   }
 
   /**
-   * The key of `statement` run on `scope` with these options. Same inputs, same key. The key holds
-   * the endpoint reached and the credentials, not the host's spelling or the sslMode: every way of
-   * naming one address shares its entries (docs/decisions.md 10.20); invalidation goes by the
-   * database, which covers every endpoint that reaches it (direct, pooled, proxied).
+   * The key of `statement` on `scope`: it holds the endpoint and credentials, not the host's
+   * spelling or sslMode, so every name of one address shares entries (docs/decisions.md 10.20).
    */
   keyFor(scope: CacheScope, statement: ParsedStatement, options: CacheKeyOptions): string {
     const parts = {
@@ -134,14 +115,11 @@ export class ResultCache {
     return cacheKey(options.params === undefined ? parts : { ...parts, params: options.params });
   }
 
-  /**
-   * The cached entry (one more hit counted), fresh or at most `staleAcceptedMs` past its fresh
-   * time; undefined when there is none, or while an invalidation of its place is unconfirmed.
-   */
+  /** The entry (a hit counted) at most `staleAcceptedMs` stale; none while invalidation is pending. */
   async lookup(key: string, staleAcceptedMs = 0): Promise<FoundEntry | undefined> {
     const nowMs = this.clock.date().getTime();
     const record = await this.cacheStore.get(key, { nowMs, staleAcceptedMs });
-    if (record === undefined || this.awaitsInvalidation(record.scope, record.server)) {
+    if (record === undefined || this.unconfirmed.covers(record.scope, record.server)) {
       return undefined;
     }
     const ageMs = nowMs - record.cachedAt.getTime();
@@ -151,9 +129,8 @@ export class ResultCache {
   }
 
   /**
-   * A point to pass as `readMark` to `store()`: take it before the statement runs. It holds this
-   * instance's own write sequence and the store's mark, so that a local write the store failed
-   * to record still refuses older reads.
+   * `readMark` for `store()`, taken before the statement runs: the local write sequence too, so a
+   * local write the store failed to record still refuses older reads.
    */
   async markBeforeRead(scope: CacheScope): Promise<WriteMark> {
     const local = this.writes.mark();
@@ -161,10 +138,7 @@ export class ResultCache {
     return `${local}/${stored}`;
   }
 
-  /**
-   * Starts `refresh` for `key` unless this instance already refreshes it: a stale entry served to
-   * many requests is read again once (docs/decisions.md 10.27). Failures are the refresh's own.
-   */
+  /** Starts `refresh` for `key` unless already refreshing it (docs/decisions.md 10.27). */
   refreshOnce(key: string, refresh: () => Promise<void>): void {
     if (this.refreshing.has(key) || this.refreshing.size >= MAX_REFRESHES) return;
     this.refreshing.add(key);
@@ -175,18 +149,14 @@ export class ResultCache {
       .finally(() => this.refreshing.delete(key));
   }
 
-  /**
-   * Keeps a statement's result, and says whether it did: `stored`, or why not: the statement is
-   * not cacheable (or its parameters read the clock), the result is over the byte bound or cannot be measured (`oversize`), or the
-   * store refused it, above all because a write to the scope happened since `readMark`.
-   */
+  /** Keeps a statement's result, or says why not. */
   async store(args: StoreResultArgs): Promise<StoreVerdict> {
     if (!isCacheableResult(args)) return 'not-cacheable';
     // Cut by the request's byte budget, which other statements of the request shared: another
     // request would have been answered more rows.
     if (args.result.truncatedBy === 'bytes') return 'oversize';
     const { scope } = args;
-    if (this.awaitsInvalidation(scope.database, scope.server)) return 'refused';
+    if (this.unconfirmed.covers(scope.database, scope.server)) return 'refused';
     let storeMark: WriteMark | undefined;
     if (args.readMark !== undefined) {
       const separator = args.readMark.indexOf('/');
@@ -222,11 +192,8 @@ export class ResultCache {
   }
 
   /**
-   * After a write through the service: removes every entry of the written database, for every
-   * user, or of every database of its server when `extent` is `server` (docs/decisions.md 10.20).
-   * Finer invalidation by the relations written is not attempted: triggers, rules, foreign-key
-   * cascades and views make a write reach relations its text does not name, and only the catalog
-   * could prove otherwise. Resolves to the number removed.
+   * After a write: removes every entry of the database, or of its server (docs/decisions.md 10.20).
+   * Not by relation: triggers, rules, cascades and views reach relations the text does not name.
    */
   async invalidate(scope: CacheScope, extent: 'database' | 'server'): Promise<number> {
     const where: InvalidationScope =
@@ -241,10 +208,6 @@ export class ResultCache {
   /** Invalidations the store has not confirmed yet. */
   get unconfirmedInvalidations(): number {
     return this.unconfirmed.size;
-  }
-
-  private awaitsInvalidation(database: string, server: string): boolean {
-    return this.unconfirmed.covers(database, server);
   }
 
   private writtenSince(scope: CacheScope, mark: number): boolean {
@@ -287,10 +250,7 @@ export class ResultCache {
   }
 }
 
-/**
- * Whether a statement's result may be kept: the statement is cacheable and no parameter handed
- * date/time input a clock word (docs/decisions.md 10.36).
- */
+/** Cacheable, and no parameter gave date/time input a clock word (docs/decisions.md 10.36). */
 export function isCacheableResult(
   read: Pick<StoreResultArgs, 'statement' | 'params' | 'result'>,
 ): boolean {
@@ -300,10 +260,7 @@ export function isCacheableResult(
   );
 }
 
-/**
- * Bytes of the JSON the entry would be served as (json values as PostgreSQL's text, as the response
- * writes them); undefined when it cannot be serialised.
- */
+/** Bytes of the JSON the entry would be served as; undefined when it cannot be serialised. */
 function byteLengthOfJson(result: CachedResult): number | undefined {
   try {
     return Buffer.byteLength(serializeResponse(result));

@@ -1,7 +1,6 @@
 /**
- * Remembers when each target was last written through the service, so that a read which began
- * before a write and finishes after it does not put its older result into the cache once the
- * write's invalidation has already run.
+ * When each target was last written through the service: a read that began before a write and
+ * ends after its invalidation does not put its older result into the cache.
  */
 
 /** How many targets are remembered individually; older ones are folded into one conservative mark. */

@@ -1,11 +1,6 @@
 /**
- * How far a request's writes may reach, for invalidating the result cache (docs/decisions.md 10.20).
- * Correctness before precision: a write's effects are not bounded by the relations it names
- * (triggers, rules, foreign-key cascades, TRUNCATE ... CASCADE, views), so a write invalidates its
- * whole database. Statements whose effects may leave the database are told apart from the parser's
- * answers: DDL, GRANT, ALTER ROLE, DO, CALL and calls of unknown functions all count as session
- * changes (docs/decisions.md 10.15), and roles, grants on databases, ALTER SYSTEM or dblink reach
- * every database of the server.
+ * How far a request's writes may reach, for invalidating the result cache (docs/decisions.md
+ * 10.20): a write its whole database; session changes (10.15) may reach the whole server.
  */
 import type { ParsedStatement } from '../parser/types';
 

@@ -14,11 +14,7 @@ export interface RequestCacheUse {
   streamed: boolean;
 }
 
-/**
- * Why a statement that never reached the cache (cache-attempt.ts notes the others) skipped it:
- * the request did not ask, streamed, or wrote; or, a read itself, it shared its request with a
- * write or a session change (requestMayUseCache).
- */
+/** Why a statement that never reached the cache (cache-attempt.ts notes the others) skipped it. */
 export function bypassReasonOf(
   statement: ParsedStatement,
   cacheUse: RequestCacheUse | undefined,

@@ -7,9 +7,8 @@ import type { ExecutionOutcome } from './outcome';
 import { errorResponse, withWarnings, type ResponseFailure, type ServiceAnswer } from './response';
 
 /**
- * What every cancel by request id that cancels nothing answers, whatever the reason: no request
- * runs under the id, it runs for another login, or it can no longer be cancelled by id. One
- * answer, so that a guess at a password cannot be told from an id that runs nothing (10.34).
+ * The one answer of every cancel by request id that cancels nothing, whatever the reason, so a
+ * guessed password cannot be told from an idle id (docs/decisions.md 10.34).
  */
 export const NOTHING_CANCELLED_MESSAGE =
   'Nothing was cancelled: no request with this id runs here for this login, or it can no longer be cancelled by id';
@@ -32,9 +31,8 @@ export function asCancelled(outcome: ExecutionOutcome): ExecutionOutcome {
 }
 
 /**
- * The failure of a cancelled request: REQUEST_CANCELLED, also when the cancel reached a running
- * statement (PostgreSQL's 57014 error stays in the body) or the server ignored it and the
- * connection was closed (ABANDONED), so it is not answered as a timeout or a lost server.
+ * The failure of a cancelled request: REQUEST_CANCELLED, also when the statement failed with 57014
+ * or was abandoned, so it is not answered as a timeout or a lost server.
  */
 export function cancelledFailure(
   failure: ResponseFailure | undefined,

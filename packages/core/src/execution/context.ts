@@ -1,8 +1,4 @@
-/**
- * What a strategy needs to run statements for one request: connections lent by the provider,
- * timing, and cancellation when the caller goes away. The lent connection's own rules are in
- * lent-connection.ts, the flags of each statement's run in statement-flags.ts.
- */
+/** What a strategy needs to run one request's statements: connections, timing, cancellation. */
 import { DatabaseError, ErrorCodes } from '../errors';
 import type { ParsedStatement } from '../parser/types';
 import type { AbortSignalLike } from '../ports/abort-signal';
@@ -65,11 +61,7 @@ export interface ExecutionSettings {
   sharedResultBudget?: SharedResultBudget;
   /** Every value as PostgreSQL's text (a CSV answer). */
   textValues?: boolean;
-  /**
-   * Reads may be kept as named prepared statements (docs/decisions.md 10.30): not in a session,
-   * whose caller may change what a literal means (SET TimeZone), nor when every connection is
-   * cleaned after every request anyway.
-   */
+  /** Reads may be kept as named prepared statements (docs/decisions.md 10.30): not in sessions. */
   nameStatements?: boolean;
 }
 
@@ -83,9 +75,8 @@ export const SILENCE_GRACE_MS = 2000;
 export const ABANDON_GRACE_MS = 5000;
 
 /**
- * How long after a CancelRequest reached the server it is sent again while the same statement
- * still runs, and how many are sent at most: PostgreSQL ignores one that reaches a backend before
- * it has read the statement, as when the cancel came just as the statement was sent.
+ * A CancelRequest is sent again while the same statement still runs, at most so often: PostgreSQL
+ * ignores one that arrives before the backend has read the statement.
  */
 export const CANCEL_AGAIN_MS = 100;
 export const CANCEL_ATTEMPTS = 3;
@@ -116,17 +107,12 @@ export interface ExecutionContextOptions {
   observer?: RequestObserver | undefined;
 }
 
-/** A statement text with the request's row limit and bind parameters. */
 export class ExecutionContext {
   /** Milliseconds spent waiting for pooled connections. */
   poolWaitMs = 0;
   /** Failures of `acquire`: reported as such, not as failures of the request's work. */
   readonly acquireFailures = new Set<PortFailure>();
-  /**
-   * A statement of the request leaves state for later transactions of its connection: a target
-   * that hands each transaction to whichever server connection is free cannot serve it, and the
-   * request is refused before anything runs (docs/decisions.md 10.33).
-   */
+  /** A statement needs session state: a transaction pooler refuses it (docs/decisions.md 10.33). */
   sessionStateNeed: SessionStateNeed | undefined;
   private readonly runOptions: RunOptions;
   /** What every acquire of this request asks: the caller's signal ends a wait for the pool. */
@@ -139,19 +125,15 @@ export class ExecutionContext {
   /** Connections running something for this request, each with the number of that run. */
   private readonly active = new Map<Connection, number>();
   private runsStarted = 0;
-  /**
-   * A connection was lent at least once: something may have been sent. A request that never got
-   * one wrote nothing, so it has nothing to invalidate (a refused login invalidates no cache).
-   */
+  /** A connection was lent: something may have been written, to invalidate. */
   connected = false;
   /** Set by `cancel()`: stop as when the caller goes away, but the caller still reads the answer. */
   private cancelRequested = false;
   /** End the waits for pooled connections when the request is cancelled. */
   private readonly cancelWaiters = new Set<() => void>();
   /**
-   * CancelRequests on their way. One reaches the server a moment after it is sent: until it has,
-   * nothing more is sent on the connection and the connection is not given back, or the cancel
-   * could stop the next statement, or another request's.
+   * CancelRequests on their way: until they arrive nothing is sent or given back, or they could
+   * stop the next statement.
    */
   private readonly cancelsInFlight = new Set<Promise<void>>();
 
@@ -192,10 +174,7 @@ export class ExecutionContext {
     signal?.addEventListener('abort', () => this.cancelActive(), { once: true });
   }
 
-  /**
-   * The caller went away, or cancelled the request: nothing more may be sent on its behalf
-   * (docs/decisions.md 10.7, 10.26).
-   */
+  /** The caller went away or cancelled: nothing more is sent (docs/decisions.md 10.7, 10.26). */
   get aborted(): boolean {
     return this.cancelRequested || (this.init.signal?.aborted ?? false);
   }
@@ -210,18 +189,12 @@ export class ExecutionContext {
     return this.budget.sharedLimit;
   }
 
-  /**
-   * The answer's hold on MAX_RESULT_BYTES_TOTAL: to be given back (`release`) once its rows are
-   * no longer in memory, or handed to whoever writes the answer.
-   */
+  /** The answer's hold on MAX_RESULT_BYTES_TOTAL, released once its rows leave memory. */
   get heldResult(): HeldResult {
     return this.budget;
   }
 
-  /**
-   * Stops the request for a caller who is still there (docs/decisions.md 10.26): the statements
-   * running get a CancelRequest, and nothing more is sent.
-   */
+  /** Stops the request for a caller still there (docs/decisions.md 10.26). */
   cancel(): void {
     if (this.aborted) return;
     this.cancelRequested = true;
@@ -229,10 +202,7 @@ export class ExecutionContext {
     this.cancelActive();
   }
 
-  /**
-   * Asks the server to cancel what runs now, without stopping the request: the statement fails
-   * with 57014 and the request goes on as after any failure (a session's `timeoutMs`).
-   */
+  /** Cancels what runs now without stopping the request: it goes on after a 57014 failure. */
   interruptRunning(): void {
     for (const [connection, run] of this.active) this.sendCancel(connection, run);
   }
@@ -243,10 +213,7 @@ export class ExecutionContext {
     return Promise.all(this.cancelsInFlight).then(() => undefined);
   }
 
-  /**
-   * Sends a CancelRequest for `run` on `connection`; while that same run goes on after it
-   * arrived, again CANCEL_AGAIN_MS later, up to CANCEL_ATTEMPTS in all.
-   */
+  /** Sends a CancelRequest for `run`, again after CANCEL_AGAIN_MS while it goes on. */
   private sendCancel(connection: Connection, run: number, attempt = 1): void {
     // Best effort: the statement then fails with 57014 and the request unwinds normally.
     const sent = connection.cancel().catch(() => undefined);
@@ -307,10 +274,7 @@ export class ExecutionContext {
     }
   }
 
-  /**
-   * Borrows a connection, or says why not: the caller went away (before or while waiting), or the
-   * provider could not lend one. A request's timeout applies to the whole session until reset.
-   */
+  /** Borrows a connection, or says why not: the caller went away, or none could be lent. */
   async acquire(): Promise<LentConnection | StartFailure> {
     if (this.aborted) return ABORTED_BEFORE_START;
     const started = this.init.clock.now();
@@ -362,9 +326,8 @@ export class ExecutionContext {
   }
 
   /**
-   * Runs one statement and times it. Its failure is an outcome too (the statements before it may
-   * have committed: docs/decisions.md 10.5). Undefined when the caller has gone: then nothing is
-   * sent (docs/decisions.md 10.7).
+   * Runs and times one statement; a failure is an outcome too (docs/decisions.md 10.5). Undefined
+   * when the caller has gone: nothing is sent (docs/decisions.md 10.7).
    */
   runStatement(
     lent: LentConnection,
@@ -376,11 +339,8 @@ export class ExecutionContext {
   }
 
   /**
-   * Runs statements in order in one round trip, with sqlgate's control statements around them.
-   * Outcomes of the statements that ran; when one failed with a database error, its outcome is the
-   * last. The error is also returned when a control statement failed (see DatabaseError.failedStep)
-   * or the round trip as a whole did (a lost connection, parameters that could not be sent).
-   * Undefined when the caller has gone: then nothing is sent.
+   * Runs statements in one round trip with control statements around them: the outcomes of those
+   * that ran (a failed one last) and the error. Undefined when the caller has gone.
    */
   async runBatch(
     lent: LentConnection,
@@ -425,10 +385,7 @@ export class ExecutionContext {
     }
   }
 
-  /**
-   * Runs a COPY ... FROM STDIN with its data from `source`, timed, as runStatement runs a
-   * statement. Undefined when the caller has gone.
-   */
+  /** Runs a COPY ... FROM STDIN fed from `source`, as runStatement runs a statement. */
   runCopyFrom(
     lent: LentConnection,
     statement: ParsedStatement,

@@ -1,7 +1,6 @@
 /**
- * POST /api/copy (docs/decisions.md 10.23): one COPY ... FROM STDIN in autocommit, its data streamed
- * from the upload. COPY is all or nothing: a bad row fails it with PostgreSQL's error, whose
- * CONTEXT (`where`) names the input line, and nothing is loaded.
+ * POST /api/copy (docs/decisions.md 10.23): one COPY ... FROM STDIN in autocommit, its data
+ * streamed from the upload; all or nothing.
  */
 import { COPY_FROM_STDIN_REASON } from '../parser/statement-rules';
 import type { ParsedStatement } from '../parser/types';

@@ -75,11 +75,8 @@ export class LentConnection {
   }
 
   /**
-   * The request's `timeoutMs` as a session setting, so it also covers statements of caller-managed
-   * scripts; the SET's failure, if any. Behind a transaction pooler the SET would reach one server
-   * connection, stay there for other callers, and the statements would run on others: each
-   * statement that outlasts timeoutMs is cancelled instead, as in a session (docs/decisions.md
-   * 10.33).
+   * The request's `timeoutMs` as a session setting (covering caller-managed scripts); its failure,
+   * if any. Behind a transaction pooler statements are cancelled instead (docs/decisions.md 10.33).
    */
   applySessionTimeout(): Promise<PortFailure | undefined> | undefined {
     const { timeoutMs } = this.context.options;
@@ -102,10 +99,8 @@ export class LentConnection {
   }
 
   /**
-   * Rolls back a transaction left open or failed; true when there was one. A ROLLBACK that fails
-   * leaves the request's answer as it was: a lost connection is closed, and closing ends the
-   * transaction just as well; a transaction still open after a refused ROLLBACK is cleaned at
-   * release, or the connection closed if that fails too.
+   * Rolls back a transaction left open or failed; true when there was one. A failed ROLLBACK leaves
+   * the answer as it was: the connection is cleaned at release, or closed.
    */
   async rollbackIfOpen(): Promise<boolean> {
     if (!this.mayHaveOpenTransaction()) return false;

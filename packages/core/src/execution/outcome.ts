@@ -55,10 +55,8 @@ export type ExecutionFailure =
    */
   | { kind: 'aborted'; index: number; cancelled?: true }
   /**
-   * The request failed as a whole, where no statement's outcome can say why: no connection could
-   * be had, sqlgate's own BEGIN or session setting failed, or the connection was lost inside the
-   * service's transaction (nothing committed) or during its COMMIT (the outcome unknown, as the
-   * error says). The answer is this error alone.
+   * The request failed as a whole where no statement's outcome can say why (no connection, a failed
+   * BEGIN or SET, a connection lost in the service's transaction or its COMMIT): the answer is this.
    */
   | { kind: 'request'; error: PortFailure };
 

@@ -120,9 +120,8 @@ export function queryErrorObject(
 }
 
 /**
- * The error object of a failed statement: a QueryErrorObject for a database error, `{message,
- * code}` with the system code (and the same timing and place) for a lost connection, or with
- * sqlgate's code for parameters that could not be sent.
+ * The error object of a failed statement: a QueryErrorObject for a database error, else `{message,
+ * code}` with the system code or sqlgate's.
  */
 function statementErrorObject(
   error: PortFailure,
@@ -166,9 +165,8 @@ export function statementText(statement: ParsedStatement): string {
 const SELECT_KEYWORDS = new Set(['SELECT', 'VALUES', 'TABLE', 'WITH']);
 
 /**
- * The statement's command: its tag's verb, or for a read stopped early at its limit, which gets
- * no tag (PortalSuspended), the verb PostgreSQL tags such a statement with (docs/decisions.md
- * 10.42). Only reads are stopped early, so a WITH here is a query.
+ * The statement's command: its tag's verb, or for a read stopped early (no tag) the verb PostgreSQL
+ * would tag it with (docs/decisions.md 10.42).
  */
 export function commandOf(result: StatementResult, statement: ParsedStatement): string | null {
   if (result.command !== null || !result.truncated) return result.command;
@@ -345,9 +343,8 @@ export function shapeResponse(
 }
 
 /**
- * The response for a request that could not run: invalid input, a target that cannot be reached, a
- * login the server refused. Anything else is a defect: a 500 whose body says nothing of it
- * (docs/decisions.md 10.8); the error travels in `failure.internal` for the log.
+ * The response for a request that could not run; anything unexpected is a defect: a 500 that says
+ * nothing of it (docs/decisions.md 10.8), the error in `failure.internal` for the log.
  */
 export function errorResponse(error: unknown, executionTime: number): QueryResponse {
   if (error instanceof RequestError) {
@@ -412,9 +409,8 @@ export interface ServiceAnswer<T> {
 }
 
 /**
- * Adds the unknown request fields to the body, on success and on failure alike: a misspelled
- * `maxRows` matters most when the answer is not what the caller expected. A body that failed
- * validation has none (the request was not understood far enough to name them).
+ * Adds the unknown request fields to the body, on success and failure alike (a misspelled
+ * `maxRows` matters most when the answer surprises); none when validation failed.
  */
 export function withWarnings<T extends { body: QueryResponseBody }>(
   response: T,

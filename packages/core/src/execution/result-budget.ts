@@ -1,13 +1,8 @@
 /**
- * Bytes of rows held in memory: each request's own budget (MAX_RESULT_BYTES), and the one all
- * requests share (MAX_RESULT_BYTES_TOTAL, docs/decisions.md 10.2). Without the shared bound, every
- * request may hold its own maximum at once, and a few dozen callers asking for large answers
- * together would exhaust the process's heap.
- *
- * A request's first FREE_BYTES are its own, so that small answers are never cut because large ones
- * fill the shared budget; past them it draws on the shared budget, and gives back what it drew when
- * its answer is done (`release`). One caller, whose answers are never read, must not hold all of it
- * either: each caller may hold at most its share (docs/decisions.md 10.37).
+ * Bytes of rows held in memory: each request's own budget (MAX_RESULT_BYTES) and the one all share
+ * (MAX_RESULT_BYTES_TOTAL, docs/decisions.md 10.2). A request's first FREE_BYTES are its own, so
+ * small answers are never cut; past them it draws on the shared budget until `release`, each
+ * caller at most its share (docs/decisions.md 10.37).
  */
 import type { ResultBudget } from '../ports/connections';
 
@@ -17,34 +12,21 @@ export const FREE_BYTES = 256 * 1024;
 /** The part of the shared budget one caller may hold, unless one answer may hold more. */
 const CALLER_SHARE = 1 / 4;
 
-/**
- * An answer's hold on the shared budget, handed to whoever writes it (docs/decisions.md 10.2,
- * 10.37): the rows are in memory until the answer has been written, and then what is written.
- */
+/** An answer's hold on the shared budget, handed to whoever writes it (docs/decisions.md 10.37). */
 export interface HeldResult {
   /** It holds some of the shared budget now. */
   readonly holdsSharedBytes: boolean;
-  /**
-   * From now on the answer holds `bytes`, the size of its written form (a whole answer's JSON)
-   * instead of its rows, even past what is left: it is in memory already. Ignored by a stream,
-   * whose rows in flight are what it holds.
-   */
+  /** The answer now holds `bytes`, its written form's size, even past what is left (not streams). */
   holdAs(bytes: number): void;
-  /**
-   * `listener` is called once, if another caller finds the shared budget held by others while
-   * this answer still holds some of it.
-   */
+  /** Calls `listener` once if another caller finds the budget held while this holds some. */
   onContended(listener: () => void): void;
   /** Gives back what the answer holds. Idempotent. */
   release(): void;
 }
 
 /**
- * The row bytes all requests of a service may hold at once beyond their free bytes, and what each
- * caller holds of them. A caller is one user of one database on one server (its pool id): the
- * credentials a request names, known to every transport. A caller may hold a quarter of the
- * budget, or one answer's MAX_RESULT_BYTES when that is more, so that a caller alone on an idle
- * server still gets a whole answer.
+ * The row bytes all requests may hold beyond their free bytes, and each caller's part (a caller is
+ * a pool id): a quarter, or one answer's MAX_RESULT_BYTES when that is more.
  */
 export class SharedResultBudget {
   /** Bytes requests may still draw; below zero when answers were counted again larger. */
@@ -113,10 +95,7 @@ abstract class SharedDraw implements HeldResult {
   protected drawnBytes = 0;
   protected released = false;
   private contention: { forget(): void } | undefined;
-  /**
-   * The shared budget was, at some point, what limited this request: a cut by bytes then came
-   * from the answers being held, not only from the request's own limit.
-   */
+  /** The shared budget limited this request at some point, and by whom. */
   sharedLimit: SharedLimit | undefined;
 
   constructor(
@@ -156,10 +135,7 @@ abstract class SharedDraw implements HeldResult {
   }
 }
 
-/**
- * One request's budget, as the connections charge it: they read `remainingBytes` and lower it by
- * what each row costs (or raise it again, for rows of a round trip sent again).
- */
+/** One request's budget: connections lower `remainingBytes` by each row (or refund it). */
 export class RequestResultBudget extends SharedDraw implements ResultBudget {
   /** Bytes of the request's own budget not yet spent. */
   private ownBytes: number;
@@ -198,10 +174,8 @@ export class RequestResultBudget extends SharedDraw implements ResultBudget {
 }
 
 /**
- * The rows a streamed answer holds in flight, between its connection and its client
- * (docs/decisions.md 10.2, 10.22). A stream keeps no result, but each row waits in memory until
- * its client took it, and a row may be as large as MAX_RESULT_BYTES: past FREE_BYTES in flight,
- * a stream's rows draw on the shared budget like a JSON answer's, or are refused.
+ * The rows a streamed answer holds in flight (docs/decisions.md 10.2, 10.22): past FREE_BYTES they
+ * draw on the shared budget like a JSON answer's, or are refused.
  */
 export class StreamedRowBudget extends SharedDraw {
   /** Bytes of the rows admitted and not yet freed. */

@@ -1,18 +1,14 @@
 /**
- * The requests running in this instance, by request id, so that a caller can cancel one from
- * another HTTP request (docs/decisions.md 10.26). Only a caller presenting the login the request
- * runs with may cancel it, and a cancel that cancels nothing says nothing of why (10.34): a
- * request running for another login, an id nothing runs under, and a request no longer
- * cancellable by id look alike, in the answer and in the work done to reach it.
+ * The requests running in this instance by id, cancellable from another HTTP request with the same
+ * login (docs/decisions.md 10.26); a cancel that cancels nothing never says why (10.34).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { ConnectionTarget } from '../ports/connections';
 import { CancelHandle } from './cancel-handle';
 
 /**
- * Cancels naming a running request's id that cancelled nothing, after which the request can no
- * longer be cancelled by id (its caller can still go away, which cancels it, 10.7): a guesser has
- * this many tries at its password, however many addresses it sends them from.
+ * Cancels of a running request's id that cancelled nothing before it can no longer be cancelled by
+ * id (going away still cancels it, 10.7): a guesser's tries at its password.
  */
 export const FAILED_CANCELS_PER_REQUEST = 5;
 
@@ -63,9 +59,8 @@ export class RunningRequests {
   }
 
   /**
-   * Cancels every request with this id that runs for `login` (host, port, user, database and
-   * password) and is still cancellable by id; true when it cancelled any. A cancel that cancels
-   * nothing counts as failed against every request running under the id.
+   * Cancels every request with this id that runs for `login` and is still cancellable by id; true
+   * when any was. One that cancels nothing counts as failed against every request under the id.
    */
   cancel(requestId: string, login: ConnectionTarget): boolean {
     const known = this.byId.get(requestId);
@@ -92,9 +87,8 @@ export class RunningRequests {
 }
 
 /**
- * One digest of the whole login, compared in constant time: the same server, database and login.
- * sslMode says how to connect, not as whom, so it is not part of it; an absent password differs
- * from an empty one.
+ * One digest of the whole login (not sslMode), compared in constant time; an absent password
+ * differs from an empty one.
  */
 function loginDigestOf({ host, port, user, database, password }: ConnectionTarget): Buffer {
   return createHash('sha256')

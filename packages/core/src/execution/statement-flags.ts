@@ -1,15 +1,12 @@
 /**
- * What each statement's RunOptions say about it: whether its run may stop once the request's limits
- * are reached, and whether it may be kept as a named prepared statement. Decided from the parsed
- * statement alone, once per statement object.
+ * Whether each statement's run may stop at the request's limits, and may be kept as a named
+ * prepared statement: decided once per statement object.
  */
 import type { ParsedStatement } from '../parser/types';
 
 /**
- * A statement that may be stopped once its limits are reached (docs/decisions.md 10.4): a read
- * that calls no volatile or unknown function and reads no relation. A relation may be a view whose
- * query calls a function with side effects, which only the catalog could tell; such a read runs to
- * its end, its rows past the limits dropped unparsed. Anything else runs to completion too.
+ * A read that may be stopped at its limits (docs/decisions.md 10.4): no volatile or unknown
+ * function and no relation (a view may call one); anything else runs to completion.
  */
 export function mayStopEarly(statement: ParsedStatement): boolean {
   if (statement.statementClass !== 'read' || statement.callsVolatileFunction) return false;
@@ -25,10 +22,7 @@ const MAY_NAME_RELATION = /\b(?:from|join)\b/i;
 
 /**
  * A statement that may be run again by name (RunOptions.nameable): a read that leaves the
- * connection as it found it, without a string literal (or a dollar-quoted one). PostgreSQL turns a
- * literal into its value when it parses: `'now'::timestamptz`, `date 'today'`, a timestamp read
- * under the session's TimeZone or DateStyle, a backslash under standard_conforming_strings would
- * all keep the value of the first run. A quote inside an identifier or a comment only costs a name.
+ * connection as it found it, without a string literal, whose value PostgreSQL fixes at parse time.
  */
 export function mayBeNamed(statement: ParsedStatement): boolean {
   return (

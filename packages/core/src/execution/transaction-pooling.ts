@@ -1,11 +1,6 @@
 /**
  * What cannot work behind a transaction pooler, refused before anything runs (docs/decisions.md
- * 10.33): a statement whose state outlives its transaction, and a session (sessions/). A pooler
- * such as PgBouncer in transaction mode hands each transaction of a client connection to whichever
- * server connection is free: such state stays on a server connection that other callers get, the
- * caller's next transaction does not find it, and sqlgate's cleaning (DISCARD ALL, 2.6) reaches
- * yet another one. Answered 200, a SET was lost and an advisory lock stayed held on an idle
- * backend; refused, the caller learns why and what works instead.
+ * 10.33): a statement whose state outlives its transaction, and a session.
  */
 import { ConnectionError, ErrorCodes, RequestError } from '../errors';
 import { stateOutlivingTransaction } from '../parser/session-state';

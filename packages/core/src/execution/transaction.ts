@@ -1,11 +1,7 @@
 /**
- * The one place where sqlgate opens and ends transactions of its own. BEGIN and the statements go
- * to the server together, in one round trip; the server runs them in order and skips the rest after
- * a failure, exactly as if they had been sent one by one. COMMIT goes only after every statement
- * succeeded and while the caller is still there: a caller that went away, or anything that went
- * wrong on sqlgate's side, leaves nothing committed (docs/decisions.md 10.5 and 10.7). A transaction
- * that cannot write (READ ONLY, or dryRun's ROLLBACK) ends in the same round trip. After a failure
- * the transaction is rolled back, and only then, since BEGIN succeeded.
+ * The one place sqlgate opens and ends transactions of its own: BEGIN and the statements in one
+ * round trip; COMMIT only after all succeeded and while the caller is there (docs/decisions.md 10.5
+ * and 10.7). One that cannot write (READ ONLY, dryRun) ends in the same round trip.
  */
 import { ConnectionError, DatabaseError } from '../errors';
 import type { ParsedStatement } from '../parser/types';
@@ -30,10 +26,8 @@ export interface TransactionRun {
   /** Outcomes of the statements that succeeded, in order. */
   outcomes: StatementOutcome[];
   /**
-   * A statement or the end failed (`transaction`); or the transaction as a whole (`request`: BEGIN
-   * failed, the connection was lost, the outcome of COMMIT is unknown); or the caller went away
-   * before anything was sent (`aborted`). Nothing was committed, but for a COMMIT whose outcome
-   * is unknown, as its error says.
+   * A statement or the end failed (`transaction`); the transaction as a whole did (`request`); or
+   * the caller went away first (`aborted`). Nothing committed, unless COMMIT's outcome is unknown.
    */
   failure?: TransactionFailure | StartFailure;
   /** The caller went away before COMMIT: the transaction was rolled back instead. */

@@ -1,7 +1,6 @@
 /**
- * docs/decisions.md 10.5: a statement that commits on its own, or a COMMIT, whose connection ended
- * after it reached the server may have committed; its answer must not say that it failed. A caller
- * who believed that would run it again.
+ * docs/decisions.md 10.5: a statement that commits on its own, or a COMMIT, whose connection
+ * ended after it reached the server may have committed: its answer must not say it failed.
  */
 import { ConnectionError, DatabaseError, ErrorCodes } from '../errors';
 import type { ParsedStatement } from '../parser/types';

@@ -94,9 +94,8 @@ function withUnicodeEscapes<T extends { changesSession: boolean; callsVolatileFu
 }
 
 /**
- * The tree is parsed again if relations are asked for, rather than kept: most callers never ask
- * (relations only matter to the result cache), and trees are many times larger than their text.
- * Made in its own scope so the closure does not keep the statement's tokens alive.
+ * Relations parse the tree again when asked (only the cache asks; trees dwarf their text), in a
+ * scope of their own so the closure keeps no tokens alive.
  */
 function relationsOnDemand(
   text: string | null,
@@ -192,11 +191,9 @@ function callsOf(context: StatementContext, calls: FunctionCall[]): FunctionCall
 }
 
 /**
- * INSERT, UPDATE, DELETE, MERGE: the session stays clean only when every function they call is a
- * known built-in without session effects and nothing in them UPDATEs pg_settings, whose rule SETs
- * for the session (docs/decisions.md 10.15). A word before `(` may be a
- * column list (`ON CONFLICT (a)`, `SET (a, b) =`), so an unknown one is checked in the syntax tree;
- * when the grammar rejects the statement nothing is proven and the session counts as changed.
+ * INSERT, UPDATE, DELETE, MERGE keep the session clean only when every function they call is a
+ * known built-in without session effects and none UPDATEs pg_settings (docs/decisions.md 10.15). A
+ * word before `(` may be a column list: an unknown one is checked in the tree (unparsable: changed).
  */
 function dataModifying(context: StatementContext, from: number): Verdict {
   const features = featuresFromTokens(context, from);
@@ -261,9 +258,8 @@ function classifyQuery(context: StatementContext, from: number, tree: TreeAccess
 }
 
 /**
- * EXPLAIN only plans its statement (a read), unless ANALYZE runs it: then it is what the inner
- * statement is, and its output (timings) is never the same twice. A plan shows the constants of
- * its statement as parsed, so one holding a clock word shows the time it was planned.
+ * EXPLAIN only plans its statement (a read) unless ANALYZE runs it, as the inner statement, with
+ * output never the same twice. A plan shows a clock word's value at planning time.
  */
 function classifyExplain(context: StatementContext, from: number, tree: TreeAccess): Verdict {
   let i = from + 1;

@@ -1,10 +1,7 @@
 /**
  * Where a read's text may hand date/time input a clock word (docs/decisions.md 10.36): a string
- * constant that is one, and a cast that reads a value only known when the statement runs (a column,
- * a concatenation, a function's result, a parameter, an XMLTABLE column's path) as a type that may
- * read the clock. The tokens
- * settle the common cases; whatever they cannot rule out, the syntax tree decides, with the values
- * of E'' and U&'' strings decoded by PostgreSQL's own parser.
+ * constant that is one, or a cast of a run-time value to a type that may read the clock. Tokens
+ * settle the common cases; the syntax tree decides the rest.
  */
 import {
   alwaysReadsTheClock,
@@ -112,9 +109,8 @@ export function mayCastRunTimeText(name: string, schema?: string): boolean {
 }
 
 /**
- * The clock features of a statement: from its tokens when they settle them, else from its syntax
- * tree; when the grammar rejects the statement, nothing is proven and it counts as reading the
- * clock.
+ * The clock features of a statement from its tokens, else its syntax tree; an unparsable one
+ * counts as reading the clock.
  */
 export function clockFeatures(
   tokens: { holdsClockWord: boolean; clockNeedsTree: boolean },

@@ -1,10 +1,6 @@
 /**
- * Date/time input that reads the clock (docs/decisions.md 10.36). PostgreSQL's date/time types
- * read the words `now`, `today`, `tomorrow` and `yesterday` from the clock when they parse them
- * (`'now'::timestamptz`, `'today 10:00'::timestamp`, `'{now}'::timestamptz[]`), so a result that
- * holds such a value must never be cached, like one of `now()`. Whether a value reaches such an
- * input depends on its type, which only PostgreSQL knows for columns and parameters: this module
- * holds the types known never to read the clock, and everything else counts as one that may.
+ * Date/time input that reads the clock (`'now'`, `'today'`, `'tomorrow'`, `'yesterday'`), never
+ * cached (docs/decisions.md 10.36): the types known never to read it; every other type may.
  */
 
 /** A clock word on its own: the date/time parser splits its input at every non-letter. */
@@ -23,10 +19,8 @@ export function namesTheClock(text: string): boolean {
 }
 
 /**
- * Built-in types whose input never reads the clock, as PostgreSQL names them (`pg_catalog.int4`
- * for `integer`), with their OIDs and the OIDs of their arrays. Every other type may: the
- * date/time types, their ranges and multiranges, and any type of a user (a domain over `date`, a
- * composite with a `timestamptz` field, an enum alike: only the catalog could tell them apart).
+ * Built-in types whose input never reads the clock, as PostgreSQL names them, with their OIDs and
+ * their arrays'. Every other type may, user types included (only the catalog could tell).
  */
 const CLOCK_FREE_TYPES: ReadonlyArray<readonly [name: string, oid: number, arrayOid: number]> = [
   ['bool', 16, 1000],
@@ -114,9 +108,8 @@ const TIMETZ = 'timetz';
 const TIMETZ_OIDS = new Set([1266, 1270]);
 
 /**
- * Names of date/time types that functional notation casts to (`date(x)`, `timestamptz(x)`):
- * known built-ins to the function lists, so only this says that they read their argument as
- * date/time input.
+ * Date/time types that functional notation casts to (`date(x)`): known built-ins to the function
+ * lists, so only this says they read their argument as date/time input.
  */
 export const DATE_TIME_TYPE_NAMES = new Set(
   `date time timetz timestamp timestamptz tsrange tstzrange daterange tsmultirange tstzmultirange

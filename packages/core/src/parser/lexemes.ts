@@ -21,9 +21,8 @@ import {
 } from './characters';
 
 /**
- * End of the number starting at `p` (a digit, or `.` before a digit). Numbers only need correct
- * boundaries: the token never swallows the start of a comment, string or quote. Malformed numbers
- * (`123abc`) stay glued together, as PostgreSQL rejects them anyway.
+ * End of the number starting at `p`: only its boundaries matter. Malformed numbers (`123abc`) stay
+ * glued together; PostgreSQL rejects them anyway.
  */
 export function numberEnd(text: string, p: number): number {
   let sawDot = text.charCodeAt(p) === DOT;

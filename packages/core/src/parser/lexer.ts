@@ -1,16 +1,8 @@
 /**
- * A lexer for PostgreSQL text, following the rules of PostgreSQL 15's scanner (scan.l). With
- * standard_conforming_strings on (the default), a plain '...' string has no backslash escapes; with
- * it off, backslashes escape in '...' as they do in E'...' (docs/decisions.md 10.11).
- *
- * It only finds token boundaries: it never interprets escapes or keywords. Everything the splitter
- * and the normaliser must not touch (strings, quoted identifiers, dollar bodies) is one token.
- *
- * Unterminated constructs: a string, quoted identifier, dollar quote or block comment that is never
- * closed runs to the end of the text and is flagged `unterminated`. The splitter refuses such a text
- * (docs/decisions.md 10.10): guessing where the caller meant the literal to end would run a
- * different script than the one submitted, and forwarding it would only make PostgreSQL scan to the
- * end of the text for the same verdict.
+ * A lexer for PostgreSQL text following PostgreSQL 15's scan.l, standard_conforming_strings
+ * included (docs/decisions.md 10.11). It only finds token boundaries; strings, quoted identifiers
+ * and dollar bodies are one token each. An unclosed one runs to the end of the text, flagged
+ * `unterminated`, for the splitter to refuse (docs/decisions.md 10.10).
  */
 
 import {

@@ -1,19 +1,9 @@
 /**
- * A statement's text with every literal replaced by a numbered parameter, as pg_stat_statements
- * shows queries: `SELECT * FROM t WHERE id = 42 AND name = 'x'` becomes
- * `SELECT * FROM t WHERE id = $1 AND name = $2`. Logs, metrics and traces show this form only,
- * so that no value a caller sent (a password in an ALTER ROLE, a customer's e-mail) leaves the
- * process through them (docs/decisions.md 10.25).
- *
- * Decided from tokens, not from the syntax tree: strings of every kind (E'', B'', X'', U&'',
- * dollar-quoted) and numbers are literals; a minus sign stays before its `$n`, numbers of a
- * type modifier (`varchar(10)`) are replaced too, and `true`, `false` and `NULL` stay, where
- * PostgreSQL replaces them. Numbering continues after the statement's own highest `$n`, so a
- * replaced literal never reads as one of its parameters.
- *
- * Where a '...' string holds a backslash, where it ends depends on the session's
- * standard_conforming_strings, which a script can change as it runs. When the two readings
- * differ, nothing from that string on is shown: `SELECT $1 …`.
+ * A statement's text with every literal (strings of every kind, numbers) replaced by a numbered
+ * parameter from tokens, as pg_stat_statements shows queries: logs, metrics and traces show only
+ * this, so no value a caller sent leaves the process (docs/decisions.md 10.25). Numbering continues
+ * after the statement's own highest `$n`. Where standard_conforming_strings would change where a
+ * string ends, nothing from it on is shown: `SELECT $1 …`.
  */
 import { Lexer } from './lexer';
 

@@ -1,12 +1,7 @@
 /**
- * Normalisation rule (docs/decisions.md section 1). It shapes only the `statement` a response shows:
- * what runs is the text as written (10.9). Tokens are copied byte for byte; the gap between two
- * tokens of a statement (whitespace and comments) becomes one space, and an empty gap stays empty,
- * so `a/*c*\/b` becomes `a b` and `1+2` stays `1+2`. A gap that already is one space is kept as is,
- * which lets most of a statement be copied as one slice of the submitted text.
- *
- * The gaps inside a continued string literal (`'a'` newline `'b'`) are part of the string token,
- * so they are never touched: collapsing that newline would change the literal's meaning.
+ * Normalisation (docs/decisions.md section 1), for the `statement` a response shows only (10.9):
+ * tokens are copied byte for byte, a gap of whitespace and comments becomes one space and an empty
+ * gap stays empty. A gap already one space is kept, so most of a statement is one slice.
  */
 function gapIsKept(source: string, previousEnd: number, start: number): boolean {
   return (

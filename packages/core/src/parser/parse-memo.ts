@@ -1,21 +1,8 @@
 /**
- * Remembers the statements of recently parsed SQL texts. Applications send the same texts again and
- * again; lexing and classifying them each time is the largest piece of sqlgate's own work on a
- * short query. Parsed statements are never changed after parsing, so one result can serve every
- * request with the same text. Long texts are not kept: they are rarely repeated and would crowd out
- * the short ones.
- *
- * The result depends on the target's standard_conforming_strings only when a plain '...' string
- * holds a backslash (docs/decisions.md 10.11). One entry per text serves both settings in every
- * other case, so the setting costs neither a second parse nor a longer key.
- *
- * The memo is bounded by the memory its entries really hold, not by their number or by the length
- * of their texts (docs/decisions.md 10.17): a 4 KB text of `a;` holds 2,048 parsed statements, about
- * 1 MB, so a thousand distinct ones pinned a gigabyte while a count of entries saw nothing wrong.
- * Texts of many statements are not kept at all: scripts are rarely sent twice, and entries of a
- * megabyte that live long enough to reach V8's old generation before they are evicted leave
- * garbage that only a full collection frees; measured, the process grew by four times what the
- * memo accounted (docs/decisions.md 10.38).
+ * Remembers the statements of recently parsed SQL texts: lexing and classifying is the largest part
+ * of sqlgate's own work on a short query, and parsed statements are never changed. One entry serves
+ * both standard_conforming_strings settings unless a '...' string holds a backslash (10.11).
+ * Bounded by the memory entries hold (docs/decisions.md 10.17); scripts are not kept (10.38).
  */
 import { LRUCache } from 'lru-cache';
 import { parseScript, type ParsedScript } from './parse';

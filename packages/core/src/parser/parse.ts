@@ -38,12 +38,8 @@ export function splitSql(text: string, options: ParseOptions = {}): string[] {
 }
 
 /**
- * Splits, normalises and classifies `text` (docs/decisions.md section 1). Synchronous, but
- * PostgreSQL's parser must have been loaded first with `await loadParser()`. Each statement's `sql`
- * is what to execute: its text as written, comments inside kept (10.9).
- *
- * `relations` is computed on first access (it may need the syntax tree, and only the result cache
- * reads it); the value is the same whenever it is read.
+ * Splits, normalises and classifies `text` (docs/decisions.md section 1), once `loadParser()` has
+ * resolved. Each statement's `sql` is its text as written (10.9); `relations` is computed lazily.
  *
  * @throws UnterminatedTextError as `splitSql` does
  * @example
@@ -99,9 +95,8 @@ function toParsedStatement(
 }
 
 /**
- * `locate()` of a statement: PostgreSQL's `position` counts characters of the executed text, which
- * is the submitted text from `sqlStart` on. Made in its own scope so that the closure keeps only
- * what it needs, not the statement's tokens (which would otherwise live as long as the statement).
+ * `locate()` of a statement: `position` counts characters of the executed text, from `sqlStart`;
+ * in its own scope so the closure keeps no tokens alive.
  */
 function locator(
   source: string,

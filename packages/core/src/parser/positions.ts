@@ -15,9 +15,8 @@ function isLowSurrogate(c: number): boolean {
 export const TEXT_START: SourcePosition = { offset: 0, line: 1, column: 1 };
 
 /**
- * Walks from `from` forward to the UTF-16 offset `to`. Lines end at `\n`, `\r\n` or `\r`; columns
- * count characters (a character outside the Basic Multilingual Plane is one column, as PostgreSQL
- * counts it), not UTF-16 code units.
+ * Walks from `from` to the UTF-16 offset `to`. Lines end at `\n`, `\r\n` or `\r`; columns count
+ * characters as PostgreSQL does, not UTF-16 code units.
  */
 export function advancePosition(text: string, from: SourcePosition, to: number): SourcePosition {
   let { line, column } = from;

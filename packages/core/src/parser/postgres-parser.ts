@@ -1,19 +1,8 @@
 /**
- * PostgreSQL's own parser: libpg-query, its grammar compiled to WebAssembly. One instance parses at
- * a time, and its memory stays bounded (docs/decisions.md 10.38).
- *
- * A WebAssembly instance's memory never shrinks: every page a parse touches stays resident for as
- * long as the instance lives, about 90 bytes per character of the largest statement it parsed (a
- * 1 MB statement held 90 MB). A parse that fails inside the parser rather than in the grammar (a
- * stack overflow on an expression nested a few thousand deep) also leaves what it allocated behind,
- * several MB each time, and an instance that aborted is unusable. So statements longer than
- * TREE_MAX_CHARACTERS are not parsed (their tree is unknown, as when the grammar rejects a
- * statement), and after a parse longer than RENEW_AFTER_CHARACTERS, or one that failed inside the
- * parser, the instance is replaced by a fresh one; the old one's memory goes with it. Until the
- * fresh one is ready (about a millisecond: the module is compiled once), trees are unknown.
- *
- * libpg-query's own entry point makes one instance when it is required and never another, so its
- * Emscripten module is driven here directly, through the calls its `parseSync` makes.
+ * PostgreSQL's own parser: libpg-query compiled to WebAssembly, its Emscripten module driven
+ * directly (its entry point never makes a second instance). A WebAssembly memory never shrinks, so
+ * statements over TREE_MAX_CHARACTERS are not parsed, and after a parse over RENEW_AFTER_CHARACTERS
+ * or one that failed inside the parser the instance is replaced (docs/decisions.md 10.38).
  */
 import { readFileSync } from 'node:fs';
 

@@ -95,9 +95,8 @@ function explainedStatement(root: unknown): unknown {
 }
 
 /**
- * The relations a statement reads and writes, from its syntax tree (null: unparsable). Names are
- * as PostgreSQL resolves them (`schema.name` when qualified, lower-case unless quoted); views are not
- * expanded, and writes done by triggers, rules or foreign-key cascades cannot be seen.
+ * The relations a statement reads and writes, from its tree (null: unparsable), as PostgreSQL
+ * names them; views are not expanded, and trigger, rule and cascade writes cannot be seen.
  */
 export function relationsFromTree(
   tree: unknown,

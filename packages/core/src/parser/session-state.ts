@@ -1,15 +1,8 @@
 /**
- * What a statement leaves on its connection beyond its own transaction (docs/decisions.md 10.33):
- * a setting, a temporary table, a lock, a listener, a prepared statement, a cursor that a later
- * transaction of the connection relies on finding, and that sqlgate's cleaning (DISCARD ALL, 2.6)
- * removes before the connection serves anyone else. Behind a transaction pooler the connection's
- * next transaction may run on another backend and the cleaning on a third one, so such a
- * statement cannot work there; what only lasts until COMMIT (SET LOCAL, pg_advisory_xact_lock(),
- * ON COMMIT DROP, a cursor without HOLD) can.
- *
- * Only what the text shows is seen. DO, CALL and calls of user-defined or unknown functions may
- * leave state too (they count as changing the session for the cleaning, 10.15), as may a view or a
- * trigger: that is the limit of the rule.
+ * What a statement leaves on its connection beyond its transaction (a setting, temporary table,
+ * lock, listener, prepared statement, held cursor), which cannot work behind a transaction pooler
+ * (docs/decisions.md 10.33). Only what the text shows is seen: DO, CALL, unknown functions, views
+ * and triggers are the rule's limit (10.15).
  */
 import { effectOfCall, type FunctionCall } from './features';
 import { updatesSettingsView } from './settings-view';
@@ -38,9 +31,8 @@ export function stateOutlivingTransaction(statement: ParsedStatement): string | 
 }
 
 /**
- * Session statements that leave nothing behind: they take state away (RESET, UNLISTEN,
- * DEALLOCATE, DISCARD), or act on a cursor of the transaction (one that outlives it cannot be
- * declared, below).
+ * Session statements that leave nothing behind: they take state away (RESET, UNLISTEN, DEALLOCATE,
+ * DISCARD) or act on a cursor of the transaction.
  */
 const LEAVING_NOTHING = new Set([
   'reset',

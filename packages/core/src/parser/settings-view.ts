@@ -1,7 +1,6 @@
 /**
- * pg_settings is a built-in view whose UPDATE rule calls set_config(name, setting, false): an
- * UPDATE of it SETs for the session, as SET does (docs/decisions.md 10.15, 10.33). It is the only
- * built-in view with a rule besides its SELECT; INSERT, DELETE and MERGE on it fail.
+ * pg_settings' UPDATE rule calls set_config(name, setting, false): an UPDATE of it SETs for the
+ * session (docs/decisions.md 10.15, 10.33). No other built-in view has such a rule.
  */
 import type { StatementContext } from './statement-context';
 import { fieldsOf, stringOf, walkTree } from './tree';
@@ -15,9 +14,8 @@ const SETTINGS_VIEW = 'pg_settings';
 const STORED_CODE = new Set(['RuleStmt', 'CreateFunctionStmt']);
 
 /**
- * The statement UPDATEs pg_settings, under any spelling of its name (quoted, in pg_catalog, a
- * Unicode escape), in a CTE or under EXPLAIN ANALYZE too. Only a text holding the word UPDATE and
- * such a name is parsed; a text the grammar rejects then counts as updating it.
+ * The statement UPDATEs pg_settings under any spelling, in a CTE or EXPLAIN ANALYZE too. Only a
+ * text holding UPDATE and such a name is parsed; an unparsable one counts as updating it.
  */
 export function updatesSettingsView(context: StatementContext): boolean {
   if (!mayUpdateSettingsView(context)) return false;

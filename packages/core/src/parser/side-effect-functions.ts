@@ -1,14 +1,8 @@
 /**
- * What calling a function does, for classification and caching. One module holds every list so a
- * reviewer can check them in one place.
- *
- * Why lists at all: a SELECT is only safe to run outside the script's transaction (in parallel, on
- * another connection) and to cache when it neither changes anything nor depends on the moment or the
- * connection it runs on. PostgreSQL's catalog knows each function's volatility, but the parser runs
- * without a database, so it relies on the built-ins named here. A function that is not named here
- * (a user-defined one, say) is treated as volatile: never cached. It is not treated as a write: the
- * parallel path runs reads in READ ONLY transactions, so a writing function fails there with SQLSTATE
- * 25006 instead of writing (docs/decisions.md 2).
+ * What calling a function does, for classification and caching, every list in one place: the
+ * parser runs without the catalog's volatility. A function not named here is volatile (never
+ * cached), not a write: READ ONLY transactions make a writing one fail with 25006
+ * (docs/decisions.md 2).
  */
 
 export type FunctionEffect =
@@ -81,9 +75,8 @@ const VOLATILE = words(`
 `);
 
 /**
- * Built-ins that read values of any type from JSON (a record's columns, the type RETURNING names):
- * a date/time value reads a clock word in the data from the clock (docs/decisions.md 10.36), so
- * their results change between calls as a volatile function's do.
+ * Built-ins that read values of any type from JSON: a date/time value reads a clock word from the
+ * clock (docs/decisions.md 10.36), so their results change as a volatile function's do.
  */
 const READS_VALUES_OF_ANY_TYPE = words(`
   json_populate_record jsonb_populate_record json_populate_recordset jsonb_populate_recordset

@@ -37,9 +37,8 @@ export interface StatementSpan {
 }
 
 /**
- * The tokens of a whole text, comments left out, in parallel arrays shared by all its statements:
- * classification reuses them instead of lexing each statement again, without allocating per token
- * or per statement.
+ * The tokens of a whole text, comments left out, in parallel arrays shared by its statements:
+ * classification reuses them without allocating per token or statement.
  */
 export class TokenStore {
   readonly kinds: TokenKind[] = [];
@@ -153,10 +152,8 @@ export function scanStatements(
 }
 
 /**
- * Calls `visit` with each statement of `text` in order, as `scanStatements` would return them,
- * for callers that keep only part of each (splitSql keeps the text, so a long script does not
- * hold every span alive until the end). Throws like `scanStatements`, after visiting the
- * statements before the unterminated construct.
+ * Calls `visit` with each statement of `text` as `scanStatements` would return them, for callers
+ * that keep only part of each; throws like it, after the statements before.
  */
 export function forEachStatement(
   text: string,

@@ -3,9 +3,8 @@ import { scanStatements, TokenStore, type StatementSpan } from './splitter';
 import { parseStatementTree } from './tree';
 
 /**
- * The tokens of one normalised statement, and its syntax tree parsed only when asked for.
- * Tokens are read from the splitter's shared arrays rather than one object each: classification
- * runs on every statement of every request, and per-token objects made it allocation-bound.
+ * The tokens of one normalised statement, read from the splitter's shared arrays (per-token
+ * objects made classification allocation-bound), and its syntax tree when asked for.
  */
 export class StatementContext {
   private readonly source: string;

@@ -1,7 +1,6 @@
 /**
- * Classes of the statements whose first keyword alone does not decide (docs/decisions.md 1).
- * "no-transaction" follows PostgreSQL's PreventInTransactionBlock() calls: running those statements
- * inside the service's BEGIN ... COMMIT would fail with "cannot run inside a transaction block".
+ * Classes of the statements whose first keyword alone does not decide (docs/decisions.md 1);
+ * "no-transaction" follows PostgreSQL's PreventInTransactionBlock() calls.
  */
 import type { StatementContext } from './statement-context';
 import type { StatementClass } from './types';
@@ -91,9 +90,8 @@ export const COPY_TO_STDOUT_REASON =
   'COPY ... TO STDOUT must be the only statement of its request: its data is the whole answer';
 
 /**
- * Why COPY cannot run over HTTP, or null: FROM STDIN needs the client to stream rows and TO STDOUT
- * streams them back, neither of which a JSON request/response carries. COPY to or from a file on
- * the server, or a program, is an ordinary write.
+ * Why COPY cannot run over HTTP, or null: FROM STDIN and TO STDOUT stream rows, which a JSON
+ * request/response cannot carry. COPY with a file or program is an ordinary write.
  */
 export function copyUnsupportedReason(context: StatementContext, from: number): string | null {
   let i = from + 1;

@@ -15,10 +15,8 @@ export interface StatementParts {
 }
 
 /**
- * A parsed statement. `relations` is an own, enumerable property (so spreading or serialising a
- * statement keeps it) computed on first read: it may need the syntax tree, and only the result
- * cache reads it. The accessor is shared by all statements; a getter created per object would make
- * every statement an object of its own shape, which measurably slowed parsing.
+ * A parsed statement. `relations` is an own, enumerable property computed on first read by an
+ * accessor shared by all statements (a getter per object measurably slowed parsing).
  */
 export class Statement implements ParsedStatement {
   index: number;

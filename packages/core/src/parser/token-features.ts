@@ -10,25 +10,22 @@ import type { StatementContext } from './statement-context';
 
 export interface TokenFeatures extends StatementFeatures {
   /**
-   * The tokens cannot settle the features: an INSERT/UPDATE/DELETE/MERGE keyword that may be a
-   * data-modifying CTE or just a column named `update`; a word before `(` that may be a type, an
-   * alias column list or a user function; set_config() whose third argument decides its scope.
+   * The tokens cannot settle the features (a keyword that may be a CTE or a column, a word before
+   * `(`, set_config()'s scope): the syntax tree decides.
    */
   needsTree: boolean;
   /** A string constant holds a clock word (`'now'`, `date 'today'`): see clock-inputs.ts. */
   holdsClockWord: boolean;
   /**
-   * The tokens cannot rule out that date/time input reads a clock word: a cast (`::`, CAST,
-   * `date(...)`, an XMLTABLE column) to a type that may read the clock, or a string whose escapes
-   * only the parser decodes. The syntax tree decides (clock-features.ts).
+   * The tokens cannot rule out that date/time input reads a clock word (a cast to such a type, a
+   * string only the parser decodes): the syntax tree decides (clock-features.ts).
    */
   clockNeedsTree: boolean;
 }
 
 /**
- * Reserved and column-name keywords: PostgreSQL's grammar never reads them as a function name, so
- * `IN (`, `VALUES (`, `EXISTS (` are not calls. Keywords that may name a function stay out of this
- * list; when one of them precedes `(`, the syntax tree decides.
+ * Reserved and column-name keywords, never a function name to the grammar (`IN (`, `EXISTS (`);
+ * before `(`, any other keyword leaves it to the syntax tree.
  */
 const NEVER_A_FUNCTION = new Set(
   `all and any array as asc between both case cast check collate column constraint create default

@@ -12,10 +12,8 @@ import {
 const MODIFYING_STATEMENTS = new Set(['InsertStmt', 'UpdateStmt', 'DeleteStmt', 'MergeStmt']);
 
 /**
- * SQL/JSON's query functions are syntax in the tree, not FuncCall nodes: they are named as the
- * calls the tokens see (`json_value(`), so side-effect-functions.ts judges them alike whichever
- * of the two classification reads. Otherwise a JSON_VALUE(... RETURNING date) beside an alias
- * column list, which makes classification read the tree, would count as no call and be cached.
+ * SQL/JSON's query functions are syntax in the tree, not FuncCall nodes: named as the tokens see
+ * them (`json_value(`), so both readings judge them alike (else they would count as no call).
  */
 const JSON_FUNCTION_CALLS: Readonly<Record<string, string>> = {
   JSON_VALUE_OP: 'json_value',

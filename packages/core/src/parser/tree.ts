@@ -1,7 +1,6 @@
 /**
- * The syntax tree from libpg-query (PostgreSQL's own parser compiled to WebAssembly). Its JSON is
- * read loosely as `unknown` and narrowed here: the parser only needs a few node kinds, and the
- * generated node types change with every PostgreSQL major version.
+ * libpg-query's syntax tree, read loosely as `unknown` and narrowed here: the generated node
+ * types change with every PostgreSQL major version.
  */
 
 import { parseWithPostgres } from './postgres-parser';

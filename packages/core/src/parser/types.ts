@@ -8,9 +8,8 @@ export type StatementClass =
   'read' | 'write' | 'transaction-control' | 'no-transaction' | 'session';
 
 /**
- * A place in the submitted text. `offset` is a UTF-16 index; line and column are 1-based. Lines end
- * at `\n`, `\r\n` or `\r`; the column counts characters as PostgreSQL does, so a character outside
- * the Basic Multilingual Plane (an emoji) is one column, not two.
+ * A place in the submitted text: `offset` a UTF-16 index, line and column 1-based, columns
+ * counted in characters as PostgreSQL does.
  */
 export interface SourcePosition {
   offset: number;
@@ -19,9 +18,8 @@ export interface SourcePosition {
 }
 
 /**
- * Relations a statement reads and writes, as PostgreSQL would name them (`schema.table` when the
- * statement qualifies the name, else the bare name, lower-cased unless quoted). `null` means unknown:
- * the cache then treats the statement as touching every relation of its target.
+ * Relations a statement reads and writes, as PostgreSQL would name them. `null`: unknown, so the
+ * cache treats the statement as touching every relation of its target.
  */
 export interface StatementRelations {
   reads: string[] | null;
@@ -59,15 +57,13 @@ export interface ParsedStatement {
    */
   changesSession: boolean;
   /**
-   * The statement calls a volatile function (now(), random(), nextval()...) or reads the clock
-   * otherwise (`'now'::timestamptz`, `textcol::date`: docs/decisions.md 10.36): its result must
-   * not be cached.
+   * The statement calls a volatile function or reads the clock otherwise (docs/decisions.md 10.36):
+   * its result must not be cached.
    */
   callsVolatileFunction: boolean;
   /**
-   * A parameter is cast to a type that may read the clock (`$1::timestamptz`, `date($1)`): its
-   * value may be read as date/time input whatever type PostgreSQL describes for the parameter,
-   * so that value decides whether the result may be cached (docs/decisions.md 10.36).
+   * A parameter is cast to a type that may read the clock (`$1::timestamptz`): its value decides
+   * whether the result may be cached (docs/decisions.md 10.36).
    */
   castsParameterToClockType: boolean;
   /** Set when the statement cannot be served over HTTP (COPY ... FROM STDIN / TO STDOUT): the reason. */

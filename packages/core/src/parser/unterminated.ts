@@ -11,11 +11,8 @@ const WHAT: Partial<Record<TokenKind, string>> = {
 };
 
 /**
- * The submitted text opens a string, quoted identifier, dollar quote or block comment and never
- * closes it. Refused before any connection is made (docs/decisions.md 10.10): psql does not send an
- * incomplete statement either, and PostgreSQL would scan the whole rest of the text (a megabyte of
- * `/*` kept a backend busy for minutes) only to give the same verdict. A 400 whose body carries
- * `location`, the line and column where the construct starts.
+ * The text opens a string, quoted identifier, dollar quote or block comment and never closes it:
+ * refused before any connection is made (docs/decisions.md 10.10), with its `location`.
  */
 export class UnterminatedTextError extends RequestError {
   /**

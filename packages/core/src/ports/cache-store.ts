@@ -1,10 +1,7 @@
 /**
- * The result-cache port. Asynchronous so that a store shared by several instances (Redis) can
- * implement it without touching core. The default implementation is in-memory (lru-cache).
- *
- * A store keeps the cache coherent with writes (docs/decisions.md 10.27): once `invalidate` has
- * resolved, no instance sharing the store serves an entry it covers, and no read that began before
- * it (its `mark` taken earlier) can put an older result back.
+ * The result-cache port; asynchronous so a shared store (Redis) can implement it. Coherence
+ * (docs/decisions.md 10.27): once `invalidate` resolved, no instance serves what it covers, and no
+ * read marked before it can put an older result back.
  */
 
 /** A cached statement result, as the response shows it. */
@@ -39,10 +36,7 @@ export interface CacheEntryRecord extends EntryPlace {
   /** Milliseconds the statement took in PostgreSQL. */
   executionTime: number;
   cachedAt: Date;
-  /**
-   * Milliseconds after `cachedAt` during which the entry is fresh. It may live longer (the TTL given
-   * to `set`): from then on it is stale, served only to a request that accepts it (`swrMs`).
-   */
+  /** Milliseconds after `cachedAt` it is fresh; stale after, until its TTL, for `swrMs` requests. */
   freshMs: number;
   /** Times it was served. */
   hits: number;
@@ -64,10 +58,7 @@ export interface CacheUsage {
 /** Which entries an invalidation covers: one database's, or every database's of one server. */
 export type InvalidationScope = { scope: string } | { server: string };
 
-/**
- * A point in the sequence of invalidations a store has seen for one place, taken before a read
- * runs; opaque to core, and compared for equality only.
- */
+/** A point in a place's invalidations, taken before a read runs; opaque, compared for equality. */
 export type WriteMark = string;
 
 /** When a lookup happens, and how far past its fresh time an entry may be served to it. */
@@ -79,41 +70,28 @@ export interface Freshness {
 }
 
 export interface CacheStore {
-  /**
-   * The entry, counting one more hit; undefined when absent, expired or invalidated, or (with
-   * `freshness`) older than that accepts, which counts no hit.
-   */
+  /** The entry, counting a hit; undefined when absent, expired, invalidated or too stale. */
   get(key: string, freshness?: Freshness): Promise<CacheEntryRecord | undefined>;
   /** The current point in the invalidations of `place`'s database and server. */
   mark(place: EntryPlace): Promise<WriteMark>;
   /**
-   * Keeps `entry` for `ttlMs` milliseconds and resolves true. With `mark`, it is kept only when no
-   * invalidation covering it ran since `mark` was taken, by any instance sharing the store; else
-   * nothing is kept and it resolves false. A TTL that is not positive, or an entry over the store's
-   * bounds, removes any older entry under the key instead (resolving false).
+   * Keeps `entry` for `ttlMs` and resolves true; false when an invalidation covering it ran since
+   * `mark`. A TTL that is not positive, or an entry over bounds, removes the key instead (false).
    */
   set(entry: CacheEntryRecord, ttlMs: number, mark?: WriteMark): Promise<boolean>;
   /**
-   * Removes the entries of a database (`{ scope }`: records with that `scope`) or of a whole server
-   * (`{ server }`) that read any of `relations`, or all of them when `relations` is null, and
-   * advances the marks of what it covers. Resolves, to the number removed, once no instance sharing
-   * the store will serve them.
+   * Removes a database's or server's entries that read any of `relations` (all when null) and
+   * advances their marks; resolves to the number removed once no instance will serve them.
    */
   invalidate(where: InvalidationScope, relations: string[] | null): Promise<number>;
   clear(): Promise<void>;
   /** Live entries (of every instance sharing the store). */
   size(): Promise<number>;
-  /**
-   * The most recently cached entries, newest first: what the statistics show of them, never their
-   * rows (a store need not fetch a large result to list it).
-   */
+  /** The most recently cached entries, newest first, without their rows. */
   recent(limit: number): Promise<CacheEntrySummary[]>;
   /** Live entries, their bytes, and entries evicted for room so far (metrics). Optional. */
   usage?(): Promise<CacheUsage>;
-  /**
-   * Resolves once the store answered one round trip, within its own bound; rejects with why not.
-   * Optional: a store in the process's memory always answers.
-   */
+  /** Resolves once the store answered one round trip within its bound. A memory store need not. */
   ping?(): Promise<void>;
   close?(): Promise<void>;
 }
@@ -130,10 +108,7 @@ export interface CounterTotals {
   executionMs: number;
 }
 
-/**
- * Counters kept where every instance can read them (docs/decisions.md 10.27). `add` is called on
- * the request path and must not wait for anything: implementations batch.
- */
+/** Counters every instance can read (docs/decisions.md 10.27); `add` must not wait: batch. */
 export interface SharedCounters {
   /** Adds one request's counts. Never throws; counts that cannot be sent yet are kept and sent later. */
   add(delta: CounterTotals): void;

@@ -1,9 +1,6 @@
 /**
- * What one request tells whoever watches it (metrics, traces, the slow-query log), as it happens
- * or as soon as it is known (docs/decisions.md 10.25). Every method is optional and must not
- * throw: an observer that fails is the observer's defect, never the request's. Times are
- * milliseconds of the service's clock (`performance.now()` by default), so spans can be placed
- * on a timeline afterwards.
+ * What one request tells whoever watches it (metrics, traces, the slow-query log; docs/decisions.md
+ * 10.25). Every method is optional and must not throw. Times are the service clock's milliseconds.
  */
 import type { CacheStatus } from '../cache/cache-status';
 import type { StrategyName } from '../execution/plan';

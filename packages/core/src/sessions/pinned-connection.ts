@@ -1,8 +1,6 @@
 /**
- * A session's connection as the execution strategies see it (docs/decisions.md 10.26): lent to
- * each request of the session in turn (the next once the last gave it back), but never given back
- * to the pool by one. Only a connection that broke (a lost socket, a FATAL error) is let go by a
- * request: the session then ends.
+ * A session's connection as the strategies see it (docs/decisions.md 10.26): lent to each of its
+ * requests in turn, never given back to the pool by one; a request lets go only of a broken one.
  */
 import type {
   Connection,
@@ -41,9 +39,8 @@ export class PinnedConnection implements Connection {
   }
 
   /**
-   * A request gives the connection back only once the CancelRequests sent for it have reached the
-   * server (LentConnection.release): the next request waits for that, as the next user of a pooled
-   * connection does, or a late CancelRequest would stop its statement (docs/decisions.md 10.26).
+   * Given back only once the CancelRequests sent for the request reached the server, or a late one
+   * could stop the next request's statement (docs/decisions.md 10.26).
    */
   private async lend(): Promise<Settled<Connection>> {
     while (this.loan) await this.loan.returned;

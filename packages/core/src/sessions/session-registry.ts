@@ -1,7 +1,6 @@
 /**
- * The sessions of one instance (docs/decisions.md 10.26): opening them within their limits, finding
- * them by id, and ending them (closed by the caller, idle, too old, broken, or at shutdown) with
- * their connection rolled back, cleaned and given back to its pool.
+ * The sessions of one instance (docs/decisions.md 10.26): opened within their limits, found by
+ * id, and ended with their connection rolled back, cleaned and given back.
  */
 import { randomBytes } from 'node:crypto';
 import { codedError, ErrorCodes, RequestError } from '../errors';
@@ -196,9 +195,8 @@ export class SessionRegistry {
   }
 
   /**
-   * Ends a session: a request running in it is cancelled and awaited, then its transaction is rolled
-   * back and the connection cleaned and given back. Undefined when no such session is open; a
-   * session already ending gives the promise of that end.
+   * Ends a session: what runs is cancelled and awaited, then rolled back, cleaned and given back.
+   * Undefined when no such session is open; one already ending gives that end's promise.
    */
   end(id: string, reason: SessionEnd): Promise<SessionClosed> | undefined {
     const ending = this.endings.get(id);

@@ -1,8 +1,4 @@
-/**
- * The session use cases (docs/decisions.md 10.26): opening a session, running a request in it,
- * closing it, and cancelling what runs in it. The service wires them to its registry and to the
- * way it runs any request.
- */
+/** The session use cases (docs/decisions.md 10.26): open, run a request in, close, and cancel. */
 import { ErrorCodes, RequestError, codedError } from '../errors';
 import type { ExecutionContext } from '../execution/context';
 import {

@@ -113,13 +113,9 @@ export class Session {
   }
 
   /**
-   * After a request that sent `statements`, starting with the session in `before`: how far to
-   * invalidate the result cache now. A write is seen by others once it commits: in autocommit, at
-   * COMMIT (or END, COMMIT AND CHAIN, PREPARE TRANSACTION...), or at an unknown point when the
-   * connection broke. A request that may have crossed such a point (the session was idle before
-   * it, it holds transaction control, or it left the session idle or broken) invalidates every
-   * write the session sent since its last invalidation; one that ran wholly inside an open
-   * transaction invalidates nothing yet, its writes being invisible to others until then.
+   * How far to invalidate the result cache after a request that sent `statements` from state
+   * `before`: writes since the last invalidation once one may have committed; nothing while a
+   * request ran wholly inside an open transaction, invisible to others.
    */
   writesToInvalidate(
     statements: readonly ParsedStatement[],

@@ -1,9 +1,8 @@
 import type { CounterTotals, SharedCounters } from '../ports/cache-store';
 
 /**
- * Counters behind GET /api/stats/cache (CacheStats in docs/interface.md, docs/decisions.md 8), kept
- * as sums that instances can add together (10.27). Pure: the service adds each request's counts
- * and asks for the totals.
+ * Counters behind GET /api/stats/cache (docs/interface.md, docs/decisions.md 8), kept as sums
+ * that instances can add together (10.27).
  */
 
 /** CacheStats (docs/interface.md), as GET /api/stats/cache returns it under `stats`. */
@@ -61,9 +60,8 @@ export function zeroTotals(): CounterTotals {
 }
 
 /**
- * Counts statements in one process: the default `SharedCounters`, shared by nobody. Memory stays
- * constant however many statements are recorded: only sums are kept (a float64 sum of
- * milliseconds stays exact to the microsecond for centuries of execution time).
+ * Counts statements in one process, the default `SharedCounters`: only sums are kept, so memory
+ * stays constant.
  */
 export class QueryStatistics implements SharedCounters {
   private readonly counts = zeroTotals();

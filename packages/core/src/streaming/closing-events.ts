@@ -43,9 +43,8 @@ export function closingEvents(response: QueryServiceResponse): StreamEvent[] {
 }
 
 /**
- * One shape for every `error` line (docs/decisions.md 10.42): `error` is the sentence, and the
- * error object of a one-statement answer (`{error: {message, code...}}`) is its `cause`, as the
- * failed statement's is in a multi-statement answer; nested whole, `error.error` held it.
+ * One shape for every `error` line (docs/decisions.md 10.42): `error` is the sentence, and a
+ * one-statement answer's error object is its `cause`.
  */
 function liftErrorObject(errorBody: Record<string, unknown>): void {
   const { error } = errorBody;

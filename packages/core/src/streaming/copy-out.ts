@@ -1,7 +1,6 @@
 /**
  * COPY ... TO STDOUT as a streamed answer (docs/decisions.md 10.22): the server's COPY data is the
- * response body. It runs only as the one statement of its request, and only where the answer is
- * streamed; everywhere else it is refused as before.
+ * body; only as its request's one statement, where the answer is streamed.
  */
 import { COPY_TO_STDOUT_REASON } from '../parser/statement-rules';
 import type { ParsedStatement } from '../parser/types';
@@ -48,10 +47,8 @@ export function copyFormatOf(statement: ParsedStatement): CopyFormat {
 }
 
 /**
- * The `ENCODING` a COPY ... TO STDOUT names, if any: its data is then in that encoding. The value
- * may be written as a string ('latin1', E'', U&'', $$latin1$$), a quoted identifier or a bare word
- * (`ENCODING latin1`); it is returned as written, without its quotes, escapes left undecoded (a
- * name PostgreSQL knows needs none).
+ * The `ENCODING` a COPY ... TO STDOUT names, if any, as written (a string, quoted identifier or
+ * bare word) without its quotes, escapes undecoded.
  */
 export function copyEncodingOf(statement: ParsedStatement): string | undefined {
   const options = optionsOf(statement.text.toLowerCase());

@@ -1,8 +1,7 @@
 /**
- * Carries a streamed request's events from the connection (which pushes) to the transport (which
- * pulls), holding at most about HIGH_WATER_BYTES of rows: past that the connection is told to stop
- * reading from the server until the transport has taken rows down to LOW_WATER_BYTES. So a slow
- * HTTP reader holds PostgreSQL, not this process's memory (docs/decisions.md 10.22).
+ * Carries a streamed request's events from the connection (push) to the transport (pull): past
+ * HIGH_WATER_BYTES of rows reading pauses until LOW_WATER_BYTES, so a slow HTTP reader holds
+ * PostgreSQL, not this process's memory (docs/decisions.md 10.22).
  */
 import type { ParsedStatement } from '../parser/types';
 import type { FieldDescription, RowSink, StatementResult } from '../ports/connections';
@@ -46,10 +45,8 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
   private readonly held = new WeakMap<StreamEvent, Promise<void>>();
 
   /**
-   * `acceptsCopy`: the request is a COPY ... TO STDOUT, whose data this channel carries; for any
-   * other request its sinks take no COPY data (from a server it is then a protocol fault).
-   * `rowBudget`: admits each row before it is read, and gets it back once the consumer, having
-   * taken it, asks for more (it wrote it) or goes away (docs/decisions.md 10.2).
+   * `acceptsCopy`: a COPY ... TO STDOUT, whose data this channel carries (else COPY data is a
+   * fault). `rowBudget`: admits each row, and gets it back once taken (docs/decisions.md 10.2).
    */
   constructor(
     private readonly statementText: (statement: ParsedStatement) => string,
@@ -60,9 +57,8 @@ export class EventChannel implements RowStream, AsyncIterable<StreamEvent> {
   }
 
   /**
-   * Holds each statement's `end` event until `gate`'s promise for it settles (none: not held). A
-   * streamed write's end is how its caller learns it happened, so the result cache must have
-   * dropped what it changed first (docs/decisions.md 10.27).
+   * Holds each statement's `end` event until `gate`'s promise for it settles, so the cache has
+   * dropped what a streamed write changed before its caller learns of it (docs/decisions.md 10.27).
    */
   holdEnds(gate: (statement: ParsedStatement) => Promise<void> | undefined): void {
     this.endGate = gate;

@@ -1,8 +1,7 @@
 /**
  * What a streamed request produces, in order (docs/decisions.md 10.22): per statement a header,
- * its rows in batches, and a trailer; then, if the request failed after streaming began, one
- * error; and always, last, `done`, which marks the answer complete. A consumer that never sees
- * `done` knows the stream was cut.
+ * row batches and a trailer; an error if it failed after streaming began; last `done`, without
+ * which the consumer knows the stream was cut.
  */
 import type { FieldDescription } from '../ports/connections';
 import type { QueryResponseBody } from '../execution/response';

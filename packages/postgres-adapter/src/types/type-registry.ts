@@ -52,9 +52,8 @@ function neverThrows(parse: ValueParser): ValueParser {
 }
 
 /**
- * `parse` with every RawJson it makes (json, jsonb, a float -0, inside arrays too) replaced by its
- * parsed value: what library callers that did not ask for raw JSON text receive
- * (docs/decisions.md 10.13).
+ * `parse` with every RawJson it makes replaced by its parsed value, for library callers that did
+ * not ask for raw JSON text (docs/decisions.md 10.13).
  */
 function parsingJson(parse: ValueParser): ValueParser {
   if (parse === asText) return parse;

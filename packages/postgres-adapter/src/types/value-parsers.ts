@@ -1,13 +1,7 @@
 /**
- * How a value in PostgreSQL's text format becomes JSON (docs/decisions.md section 4 and 10.13,
- * 10.14): every value survives the trip. Numbers JavaScript cannot hold exactly (int8, numeric,
- * money) stay strings; dates and times stay PostgreSQL's own text; bytea stays `\x…` hex text;
- * json and jsonb stay PostgreSQL's JSON text (RawJson, spliced into the response unparsed); a
- * float `-0` is RawJson `-0` (JSON.stringify would write 0); arrays become JSON arrays of their
- * element rule, with the element type's delimiter; int2vector and oidvector are arrays of numbers.
- *
- * These parsers may throw on text PostgreSQL would never send; the type registry wraps every
- * parser it hands out so that such a value comes back as its text (docs/decisions.md 10.3).
+ * How a value in PostgreSQL's text format becomes JSON without loss (docs/decisions.md section 4,
+ * 10.13, 10.14). The parsers may throw on text PostgreSQL never sends; the type registry wraps
+ * them so such a value comes back as its text (docs/decisions.md 10.3).
  */
 import { isJsonText, RawJson } from '@sqlgate/core';
 import { parseArrayText } from './array-text';
@@ -47,11 +41,9 @@ const asFloat: ValueParser = (text) => {
 const PLAIN_INTEGER = /^(?:0|-?[1-9]\d{0,14})$/;
 
 /**
- * PostgreSQL's json output is valid JSON, but the text is spliced into the response as it is, so
- * it is checked first (a broken server, or a cast into json, could forge the response's structure);
- * a text that is not JSON comes back as a string (docs/decisions.md 10.3, 10.13). The commonest small
- * texts become the JavaScript value JSON.stringify writes back byte for byte (a literal, an integer
- * of at most 15 digits but not -0, a string without escapes): the response is the same and it costs no splice.
+ * json text is spliced into the response, so it is checked first: text that is not JSON comes back
+ * as a string (docs/decisions.md 10.3, 10.13). Small texts JSON.stringify writes back byte for
+ * byte become plain values: the same response, without a splice.
  */
 const asJson: ValueParser = (text) => {
   if (text.length <= 16) {

@@ -1,11 +1,7 @@
 /**
- * Statements run one after another in autocommit on one connection, stopping at the first failure.
- * Shared by two strategies, which differ only in what they promise the caller:
- * - caller-managed: scripts with BEGIN / COMMIT / SAVEPOINT run exactly as written (docs/decisions.md
- *   2.3); sqlgate adds no transaction of its own. A transaction the script leaves open is rolled
- *   back and reported.
- * - no-transaction: scripts holding statements that cannot run inside a transaction block (VACUUM,
- *   CREATE DATABASE...): in order, autocommit, stopping at the first failure (docs/decisions.md 2.4).
+ * Statements one after another in autocommit on one connection, stopping at the first failure:
+ * caller-managed (docs/decisions.md 2.3; a transaction left open is rolled back) and
+ * no-transaction (docs/decisions.md 2.4).
  */
 import type { ParsedStatement } from '../../parser/types';
 import { notStarted, type ExecutionContext } from '../context';
@@ -26,9 +22,8 @@ export async function runInOrder(
     const { outcomes, stopped } = await runEach(statements, (statement) =>
       context.runStatement(lent, statement),
     );
-    // A transaction the script opened and did not end (or that failed) is not left to the next
-    // request. If even that ROLLBACK fails, the connection is closed (the server then rolls back),
-    // and the answer still lists what ran (docs/decisions.md 10.5).
+    // A transaction the script left open (or failed) is rolled back, or the connection closed; the
+    // answer still lists what ran (docs/decisions.md 10.5).
     const rolledBack = await lent.rollbackIfOpen();
     const failure = stopped ?? (rolledBack ? { kind: 'left-open' as const } : undefined);
     return {

@@ -1,7 +1,6 @@
 /**
- * A request of a session (docs/decisions.md 10.26): its statements run in order on the session's
- * connection, exactly as written, stopping at the first failure. Nothing is wrapped and nothing
- * is rolled back: the transaction the caller opened stays open for the session's next request.
+ * A request of a session (docs/decisions.md 10.26): in order on the session's connection, as
+ * written, stopping at the first failure; the caller's transaction stays open.
  */
 import type { ParsedStatement } from '../../parser/types';
 import { notStarted, type ExecutionContext } from '../context';

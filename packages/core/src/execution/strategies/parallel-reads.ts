@@ -1,9 +1,6 @@
 /**
- * Several reads at once, each on its own pooled connection in a READ ONLY transaction (docs/decisions.md 2.2):
- * a statement wrongly classified as a read fails with 25006 instead of writing. When the pool
- * cannot lend a connection per read without a wait, the reads go out together on one connection
- * instead, in one READ ONLY transaction (or one each where sharing one would change an answer;
- * docs/decisions.md 10.29).
+ * Several reads at once, each on its own connection in a READ ONLY transaction (docs/decisions.md
+ * 2.2); on a busy pool, together on one connection instead (docs/decisions.md 10.29).
  */
 import type { ParsedStatement } from '../../parser/types';
 import { notStarted, type ExecutionContext, type StartFailure } from '../context';
@@ -80,14 +77,9 @@ async function runRead(
 }
 
 /**
- * The reads of a busy pool, in turn on one connection, sent together: one READ ONLY transaction
- * holding every read not run yet, in one round trip (docs/decisions.md 10.29). A read that fails
- * makes the server skip the rest of its round trip; those reads never ran, and go out again in a
- * transaction of their own, after the failed one was rolled back. So every read runs once, and a
- * failed read changes no other read's answer. Only for a request that does not use the cache: a
- * read may wait for an identical one of the same request, so cached reads take turns one by one.
- * Results by statement position: an outcome, why the reads could not go on, or undefined for a
- * read never sent.
+ * The reads of a busy pool in one READ ONLY transaction and round trip (docs/decisions.md 10.29);
+ * reads skipped after a failure go out again in a transaction of their own, so each runs once.
+ * Not with the cache (a read may wait for an identical one). Results by statement position.
  */
 async function runReadsInTurn(
   context: ExecutionContext,
@@ -145,10 +137,8 @@ async function runReadsInTurn(
 }
 
 /**
- * Reads may share one transaction where that changes no answer: without the cache (see
- * runReadsInTurn), and at READ COMMITTED, where each read takes its own snapshot anyway.
- * REPEATABLE READ and SERIALIZABLE would give them one snapshot where separate transactions give
- * each its own.
+ * Reads may share one transaction where that changes no answer: without the cache and at READ
+ * COMMITTED (each read its own snapshot anyway).
  */
 function mayShareTransaction(context: ExecutionContext, mode: TransactionMode): boolean {
   const readCommitted =

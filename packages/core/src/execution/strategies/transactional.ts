@@ -1,7 +1,6 @@
 /**
- * Writes (and reads mixed with them) in one transaction of the service's own: BEGIN, in order,
- * COMMIT; the first failure rolls everything back (docs/decisions.md 2.5). dryRun rolls back at
- * the end instead of committing.
+ * Writes (and reads among them) in one transaction of the service's own; the first failure rolls
+ * everything back (docs/decisions.md 2.5); dryRun rolls back at the end.
  */
 import type { ParsedStatement } from '../../parser/types';
 import { notStarted, type ExecutionContext } from '../context';
