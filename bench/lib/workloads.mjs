@@ -15,10 +15,6 @@ const writes = [
   'SELECT id, v FROM bench_w WHERE id = lastval() - 1',
 ];
 
-/** The servers, in the order each round runs them. */
-export const SIDES = ['sqlgate', 'fast', 'baseline'];
-export const SIDE_NAMES = { sqlgate: 'sqlgate', fast: 'fast peer', baseline: 'baseline' };
-
 /** The fast peer's multi-statement answer: `rows` holds one array of rows per statement. */
 const fastResults = (json, count) => Array.isArray(json.rows) && json.rows.length === count;
 
@@ -54,7 +50,7 @@ export const WORKLOADS = [
     check: (json) => json.results?.length === 3 && json.results.every((r) => r.rows?.length === 29),
     sqlgateCheck: (json) => json.transactionUsed === undefined, // the parallel path
     fastCheck: (json) => fastResults(json, 3) && json.rows.every((rows) => rows.length === 29),
-    fastNote: 'closest equivalent: the three reads as one simple query (as the baseline)',
+    fastNote: 'closest equivalent: the three reads as one simple query',
   },
   {
     id: 'write5',
@@ -74,8 +70,8 @@ export const WORKLOADS = [
   },
   {
     id: 'cached',
-    label: 'cached read (SELECT 1, cache: true) vs uncached SELECT 1 on the fast peer and baseline',
-    short: 'cached SELECT 1 (others: uncached)',
+    label: 'cached read (SELECT 1, cache: true) vs uncached SELECT 1 on the fast peer',
+    short: 'cached SELECT 1 (fast peer: uncached)',
     sqlgate: { sql: 'SELECT 1 AS one', cache: true },
     fast: { sql: 'SELECT 1 AS one' },
     baseline: { sql: 'SELECT 1 AS one' },
