@@ -40,18 +40,23 @@ function answerOnSocket(socket: Duplex, status: number, body: string, headers = 
   );
 }
 
+// On the socket rather than in a WeakMap keyed by sockets: the collector traces every WeakMap
+// entry apart (README, Performance).
+const ANSWERS = Symbol('sqlgate.answers');
+
+type AnsweringSocket = Duplex & { [ANSWERS]?: ServerResponse[] };
+
 /**
  * The answers of each socket not yet written whole, in order. Node writes a socket's answers one
  * after the other: the one it is writing, or will write next, is the one it gave the socket to
  * (`res.socket`); a pipelined answer waiting behind it has none yet.
  */
 class AnswersBySocket {
-  readonly #answers = new WeakMap<Duplex, ServerResponse[]>();
-
   add(res: ServerResponse, socket: Duplex): void {
-    const answers = this.#answers.get(socket);
+    const answering = socket as AnsweringSocket;
+    const answers = answering[ANSWERS];
     if (answers === undefined) {
-      this.#answers.set(socket, [res]);
+      answering[ANSWERS] = [res];
       return;
     }
     // Written in order: the answers written whole are the first ones.
@@ -63,7 +68,7 @@ class AnswersBySocket {
 
   /** The answer Node is writing on the socket, if any. */
   writing(socket: Duplex): ServerResponse | undefined {
-    return this.#answers.get(socket)?.find((res) => res.socket === socket);
+    return (socket as AnsweringSocket)[ANSWERS]?.find((res) => res.socket === socket);
   }
 }
 

@@ -8,19 +8,25 @@ import type { ServerResponse } from 'node:http';
 import type { HeldResult } from '@sqlgate/core';
 import { whenClosed } from './response-closed';
 
-const heldByResponse = new WeakMap<ServerResponse, HeldResult>();
+/**
+ * On the response itself rather than in a WeakMap keyed by responses: the collector traces every
+ * WeakMap entry apart, and every request has one (README, Performance).
+ */
+const HELD = Symbol('sqlgate.heldResult');
+
+type HoldingResponse = ServerResponse & { [HELD]?: HeldResult };
 
 /** `ExecuteOptions.holdResult` for the request `res` answers. */
 export function holdUntilClosed(res: ServerResponse): (held: HeldResult) => void {
   return (held) => {
-    heldByResponse.set(res, held);
+    (res as HoldingResponse)[HELD] = held;
     if (held.holdsSharedBytes) releaseWhenClosed(res, held);
   };
 }
 
 /** From now on the answer of `res` holds `bytes` of JSON. */
 export function holdAsWritten(res: ServerResponse, bytes: number): void {
-  const held = heldByResponse.get(res);
+  const held = (res as HoldingResponse)[HELD];
   if (!held) return;
   const releaseRegistered = held.holdsSharedBytes;
   held.holdAs(bytes);
@@ -29,7 +35,7 @@ export function holdAsWritten(res: ServerResponse, bytes: number): void {
 
 /** The hold of the answer of `res` on the shared budget, while it has one. */
 export function sharedHoldOf(res: ServerResponse): HeldResult | undefined {
-  const held = heldByResponse.get(res);
+  const held = (res as HoldingResponse)[HELD];
   return held?.holdsSharedBytes ? held : undefined;
 }
 
