@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import type { ServiceMetrics } from './observability/metrics';
 import { closingAfterRest } from './answer-headers';
 import { holdContinue } from './continue-on-read';
+import { whenClosed } from './response-closed';
 import { pathForLogs, requestIdOf } from './request-log';
 
 const STATUS_BY_PARSER_CODE: Record<string, [number, string]> = {
@@ -64,6 +65,12 @@ class AnswersBySocket {
     while (answers[written]?.writableFinished) written += 1;
     answers.splice(0, written);
     answers.push(res);
+  }
+
+  /** The socket's last answer, while it is not written whole. */
+  pending(socket: Duplex): ServerResponse | undefined {
+    const last = (socket as AnsweringSocket)[ANSWERS]?.at(-1);
+    return last && !last.writableFinished ? last : undefined;
   }
 
   /** The answer Node is writing on the socket, if any. */
@@ -148,6 +155,15 @@ export function answerClientErrorsInJson(
     const id = randomUUID();
     logger?.info({ reqId: id, status, parserError: error.code ?? error.message }, 'request');
     metrics?.httpRefused('unmatched', undefined, status);
-    answerOnSocket(socket, status, JSON.stringify({ error: message }), `X-Request-Id: ${id}\r\n`);
+    const refuse = (): void =>
+      answerOnSocket(socket, status, JSON.stringify({ error: message }), `X-Request-Id: ${id}\r\n`);
+    // Bytes that follow whole requests still being answered: their answers go first, in order
+    // (RFC 9112 9.3), then the refusal; an answer that closed the connection was the last one.
+    const pending = answers.pending(socket);
+    if (pending?.req.complete) {
+      whenClosed(pending, () => (socket.writable ? refuse() : socket.destroy()));
+      return;
+    }
+    refuse();
   });
 }

@@ -116,6 +116,10 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
     req.resume();
     return Promise.reject(new BodyError(413, TOO_LARGE));
   }
+  // A pipelined request whose connection ended before its turn (pipelined-requests.ts).
+  if (req.destroyed) {
+    return Promise.reject(new BodyError(400, 'Request body could not be read: aborted'));
+  }
   continueIfAsked(req);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

@@ -4,6 +4,10 @@
  * it, in the order it was added: each request registers several such tasks (its log line, its
  * metrics, its cancel signal, its stall timer, its hold on memory), and each listener of its own
  * cost the request an entry in the response's listener list, and a wrapper for `once`.
+ *
+ * A response queued behind another on its connection (a pipelined request) has no socket yet, and
+ * Node emits no 'close' for it when the connection ends first: its work then runs when the
+ * connection closes, or at once when it has closed already.
  */
 import type { ServerResponse } from 'node:http';
 
@@ -11,20 +15,36 @@ const ON_CLOSE = Symbol('sqlgate.onClose');
 
 type ClosingResponse = ServerResponse & { [ON_CLOSE]?: (() => void)[] };
 
+/** Whether `res` will never be written: closed, or queued on a connection that has ended. */
+export function answerLost(res: ServerResponse): boolean {
+  return res.closed || (res.socket === null && res.req.socket.destroyed);
+}
+
 /** Runs `work` when `res` closes; at once when it has closed already. */
 export function whenClosed(res: ServerResponse, work: () => void): void {
-  if (res.closed) {
+  if (answerLost(res)) {
     work();
     return;
   }
   const closing = res as ClosingResponse;
   let tasks = closing[ON_CLOSE];
   if (tasks === undefined) {
-    const all: (() => void)[] = [];
-    closing[ON_CLOSE] = tasks = all;
-    res.on('close', () => {
-      for (const task of all) task();
-    });
+    closing[ON_CLOSE] = tasks = [];
+    watchClose(res, tasks);
   }
   tasks.push(work);
+}
+
+function watchClose(res: ServerResponse, tasks: (() => void)[]): void {
+  let ran = false;
+  const runAll = (): void => {
+    if (ran) return;
+    ran = true;
+    connection?.off('close', runAll);
+    for (const task of tasks) task();
+  };
+  // Queued: the connection's close is the response's, until Node gives it the socket.
+  const connection = res.socket === null ? res.req.socket : undefined;
+  connection?.on('close', runAll);
+  res.on('close', runAll);
 }

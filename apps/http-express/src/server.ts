@@ -20,6 +20,7 @@ import { createApp, type ClusterStatistics } from './app';
 import type { CancelDesk } from './cancel-endpoint';
 import type { SessionsElsewhere } from './session-endpoints';
 import { withDirectQueryPath } from './direct-query-path';
+import { inConnectionOrder } from './pipelined-requests';
 import { withUnroutableTargetsAnswered } from './request-target';
 import type { ConfiguredTargets } from './contract';
 import {
@@ -201,17 +202,19 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     // An HTTP/1.1 request without Host is answered in JSON by the browser guard, not by Node's
     // empty 400.
     { connectionsCheckingInterval: 1000, requireHostHeader: false },
-    inFlight.track(
-      // Targets Express's router cannot read reach none of the app's middleware (request-target.ts).
-      withDirectQueryPath(withUnroutableTargetsAnswered(app, logger), {
-        service,
-        logger,
-        observability: observability.watcher,
-        bodyLimits: { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs },
-        answerStallTimeoutMs: config.answerStallTimeoutMs,
-        ...browsers,
-        ...(configuredTargets ? { configuredTargets } : {}),
-      }),
+    inConnectionOrder(
+      inFlight.track(
+        // Targets Express's router cannot read reach none of the app's middleware (request-target.ts).
+        withDirectQueryPath(withUnroutableTargetsAnswered(app, logger), {
+          service,
+          logger,
+          observability: observability.watcher,
+          bodyLimits: { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs },
+          answerStallTimeoutMs: config.answerStallTimeoutMs,
+          ...browsers,
+          ...(configuredTargets ? { configuredTargets } : {}),
+        }),
+      ),
     ),
   );
   inFlight.watch(server);
