@@ -8,11 +8,11 @@
 // number of cores is printed with it.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from './lib/sqlgate-command.mjs';
 import {
   cpuSecondsOf,
   load,
@@ -54,18 +54,6 @@ const fmt = (n, digits = 0) =>
 const ratioText = (n) => (Number.isFinite(n) ? `${n.toFixed(2)}×` : '–');
 const us = (n) => (Number.isFinite(n) ? `${fmt(n)} µs` : '–');
 const ms = (n) => (Number.isFinite(n) ? `${n.toFixed(n < 10 ? 2 : 1)} ms` : '–');
-
-/** A port nobody listens on now (the kernel's pick, released at once). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The pids of a process's children (Linux /proc). */
 function childrenOf(pid) {
