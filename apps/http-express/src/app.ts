@@ -134,7 +134,7 @@ export function createApp(options: AppOptions): express.Express {
   app.set('etag', false);
   if (options.trustProxy) app.set('trust proxy', options.trustProxy);
   // First of all: `*` and other targets no route can match (request-target.ts).
-  app.use(answerUnroutableTargets(logger));
+  app.use(answerUnroutableTargets(logger, observability.watcher));
   useRequestSteps(app, options, logger, observability);
   // A host's body parser before sqlgate is said once (docs/decisions.md 10.39).
   const warnMountOrder = mountOrderWarner(options.logger);

@@ -15,6 +15,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import type { RequestHandler } from 'express';
 import { ROUTES } from './contract';
 import type { Logger } from 'pino';
+import type { Observability } from './observability/request-observation';
 import { writeJson } from './query-endpoint';
 import { logRequest } from './request-log';
 
@@ -33,30 +34,36 @@ function isMalformedTarget(url: string | undefined): boolean {
 
 /**
  * Answers a target Express cannot route (a malformed one, the asterisk form) and says so; false
- * for any other request, which goes on.
+ * for any other request, which goes on. Logged, and counted under the route `unmatched`.
  */
 export function answeredUnroutableTarget(
   logger: Logger,
+  observability: Observability | undefined,
   req: IncomingMessage,
   res: ServerResponse,
 ): boolean {
   if (req.url === '*' && req.method === 'OPTIONS') {
     logRequest(logger, req, res, '*');
+    observability?.begin(req, res, 'unmatched');
     req.resume();
     res.writeHead(204, { Allow: SERVED_METHODS }).end();
     return true;
   }
   if (!isMalformedTarget(req.url)) return false;
   logRequest(logger, req, res, 'malformed');
+  observability?.begin(req, res, 'unmatched');
   req.resume();
   writeJson(res, 400, JSON.stringify({ error: 'Malformed request target' }));
   return true;
 }
 
 /** The app's first middleware: an unroutable target its router could still read is answered. */
-export function answerUnroutableTargets(logger: Logger): RequestHandler {
+export function answerUnroutableTargets(
+  logger: Logger,
+  observability?: Observability,
+): RequestHandler {
   return (req, res, next) => {
-    if (!answeredUnroutableTarget(logger, req, res)) next();
+    if (!answeredUnroutableTarget(logger, observability, req, res)) next();
   };
 }
 
@@ -67,8 +74,9 @@ export function answerUnroutableTargets(logger: Logger): RequestHandler {
 export function withUnroutableTargetsAnswered(
   app: RequestListener,
   logger: Logger,
+  observability?: Observability,
 ): RequestListener {
   return (req, res) => {
-    if (!answeredUnroutableTarget(logger, req, res)) app(req, res);
+    if (!answeredUnroutableTarget(logger, observability, req, res)) app(req, res);
   };
 }

@@ -205,7 +205,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     inConnectionOrder(
       inFlight.track(
         // Targets Express's router cannot read reach none of the app's middleware (request-target.ts).
-        withDirectQueryPath(withUnroutableTargetsAnswered(app, logger), {
+        withDirectQueryPath(withUnroutableTargetsAnswered(app, logger, observability.watcher), {
           service,
           logger,
           observability: observability.watcher,

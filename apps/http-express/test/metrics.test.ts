@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { startServer, type RunningServer } from '../src/server';
+import { rawExchange } from './raw-http';
 import { database, target } from './support';
 
 interface Sample {
@@ -205,6 +206,25 @@ describe('GET /metrics', () => {
     expect(
       valueOf(samples, 'sqlgate_http_requests_total', { route: '/healthz', method: 'OTHER' }),
     ).toBe(1);
+  });
+
+  it('counts requests for targets no route can match (`OPTIONS *`, `GET *`) as unmatched', async () => {
+    const count = async (method: string, status: string) =>
+      valueOf(samplesOf((await scrape(server)).text), 'sqlgate_http_requests_total', {
+        route: 'unmatched',
+        method,
+        status,
+      });
+    const before = { options: await count('OPTIONS', '204'), get: await count('GET', '400') };
+    const asterisk = (method: string) =>
+      rawExchange(
+        server.port,
+        `${method} * HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`,
+      );
+    expect(await asterisk('OPTIONS')).toMatch(/^HTTP\/1\.1 204 /);
+    expect(await asterisk('GET')).toMatch(/^HTTP\/1\.1 400 /);
+    expect(await count('OPTIONS', '204')).toBe(before.options + 1);
+    expect(await count('GET', '400')).toBe(before.get + 1);
   });
 
   it('counts a CSV answer that sqlgate cut after a failure with the status it sent, not 499', async () => {
