@@ -12,7 +12,8 @@ import { randomUUID } from 'node:crypto';
 import { routePathOf } from './contract';
 import type { Logger } from 'pino';
 import type { ServiceMetrics } from './observability/metrics';
-import { closingAfterRest } from './answer-headers';
+import { answerHeader, closingAfterRest } from './answer-headers';
+import { markRefusedByParser } from './cut-answers';
 import { holdContinue } from './continue-on-read';
 import { whenClosed } from './response-closed';
 import { pathForLogs, requestIdOf } from './request-log';
@@ -152,18 +153,25 @@ export function answerClientErrorsInJson(
       400,
       'Malformed HTTP request',
     ];
+    const refuse = (id: string): void =>
+      answerOnSocket(socket, status, JSON.stringify({ error: message }), `X-Request-Id: ${id}\r\n`);
+    const pending = answers.pending(socket);
+    if (pending && !pending.req.complete) {
+      // The refused bytes are this request's body: the refusal is its answer, logged and counted
+      // with it, under its id.
+      markRefusedByParser(pending, status);
+      refuse(answerHeader(pending, 'X-Request-Id') ?? randomUUID());
+      return;
+    }
     const id = randomUUID();
     logger?.info({ reqId: id, status, parserError: error.code ?? error.message }, 'request');
     metrics?.httpRefused('unmatched', undefined, status);
-    const refuse = (): void =>
-      answerOnSocket(socket, status, JSON.stringify({ error: message }), `X-Request-Id: ${id}\r\n`);
     // Bytes that follow whole requests still being answered: their answers go first, in order
     // (RFC 9112 9.3), then the refusal; an answer that closed the connection was the last one.
-    const pending = answers.pending(socket);
-    if (pending?.req.complete) {
-      whenClosed(pending, () => (socket.writable ? refuse() : socket.destroy()));
+    if (pending) {
+      whenClosed(pending, () => (socket.writable ? refuse(id) : socket.destroy()));
       return;
     }
-    refuse();
+    refuse(id);
   });
 }

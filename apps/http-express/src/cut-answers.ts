@@ -37,6 +37,23 @@ export function wasCutBySqlgate(res: ServerResponse): boolean {
   return cut.has(res);
 }
 
+const REFUSED_WITH = Symbol('sqlgate.refusedWith');
+
+type RefusedResponse = ServerResponse & { [REFUSED_WITH]?: number };
+
+/**
+ * Marks a request whose body Node's parser refused part way (a bad chunk, an early end): the
+ * refusal, written on the socket with `status`, is its answer, and it is logged and counted so.
+ */
+export function markRefusedByParser(res: ServerResponse, status: number): void {
+  (res as RefusedResponse)[REFUSED_WITH] = status;
+}
+
+/** The status of the parser's refusal that answered this request, if one did. */
+export function parserRefusalOf(res: ServerResponse): number | undefined {
+  return (res as RefusedResponse)[REFUSED_WITH];
+}
+
 /**
  * Marks a request sqlgate stops without ending its answer here: one cancelled at the end of a
  * shutdown's grace period, which answers that it was cancelled.
@@ -50,6 +67,8 @@ export function markCut(res: ServerResponse): void {
  * before sending any; 499 for one whose client went away first (nginx's, docs/decisions.md 10.7).
  */
 export function loggedStatusOf(res: ServerResponse): number {
+  const refused = parserRefusalOf(res);
+  if (refused !== undefined) return refused;
   if (res.writableFinished) return res.statusCode;
   if (!cut.has(res)) return 499;
   return res.headersSent ? res.statusCode : 503;

@@ -9,7 +9,7 @@ import type { RequestHandler } from 'express';
 import { sessionIdForLogs } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { setAnswerHeader } from './answer-headers';
-import { loggedStatusOf, wasCutBySqlgate } from './cut-answers';
+import { loggedStatusOf, parserRefusalOf, wasCutBySqlgate } from './cut-answers';
 import { whenClosed } from './response-closed';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -51,15 +51,16 @@ export function logRequest(
   // up while it was being written, ends here too.
   const log = (sent: boolean): void => {
     const cut = wasCutBySqlgate(res);
+    const answered = sent || parserRefusalOf(res) !== undefined;
     logger.info(
       {
         reqId: id,
         method: req.method,
         path,
-        status: sent ? res.statusCode : loggedStatusOf(res),
+        status: loggedStatusOf(res),
         ...(cut ? { cut: true } : {}),
         // The client went away before the answer was sent (docs/decisions.md 10.7): nginx's 499.
-        ...(sent || cut ? {} : { aborted: true }),
+        ...(answered || cut ? {} : { aborted: true }),
         durationMs: durationMs(),
       },
       'request',

@@ -361,6 +361,28 @@ it('logs the 417 and 501 answers with their request ids, session ids shortened',
   }
 });
 
+it('logs a request whose body the parser refused part way once, with the refusal as its answer', async () => {
+  const { logger, lines } = captureLogs('info');
+  const logging = await startServer({ port: 0, hostname: '127.0.0.1', logger });
+  try {
+    const answer = await raw(
+      'POST /api/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+        'X-Request-Id: refused-chunk\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+      logging.port,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toMatch(/\r\nX-Request-Id: refused-chunk\r\n/i);
+    await eventually(() =>
+      expect(lines().filter((e) => e.msg === 'request')).toEqual([
+        expect.objectContaining({ reqId: 'refused-chunk', path: '/api/query', status: 400 }),
+      ]),
+    );
+    expect(lines()[0]).not.toHaveProperty('aborted');
+  } finally {
+    await logging.close();
+  }
+});
+
 it('counts every answer given outside the routes in sqlgate_http_requests_total', async () => {
   const counting = await startServer({ port: 0, hostname: '127.0.0.1', logLevel: 'silent' });
   try {
