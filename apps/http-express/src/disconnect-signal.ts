@@ -5,6 +5,7 @@
  * request it watched (docs/benchmarks.md), so this one is a flag and a list.
  */
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { AbortSignalLike } from '@sqlgate/core';
 import { whenClosed } from './response-closed';
 
@@ -49,19 +50,36 @@ export class DisconnectSignal implements AbortSignalLike {
 }
 
 const SIGNAL = Symbol('sqlgate.disconnectSignal');
+const RUNNING = Symbol('sqlgate.runningSignal');
 
 type SignalledResponse = ServerResponse & { [SIGNAL]?: DisconnectSignal };
+type WatchedSocket = Socket & { [RUNNING]?: DisconnectSignal | undefined };
 
-/** Aborts when the client goes away before the response was sent: the statement is cancelled. */
+/**
+ * Aborts when the client goes away before the response was sent: the statement is cancelled, and
+ * sqlgate's own transaction is not committed. Gone is the first of: the connection's end of input
+ * (the client closed its side; Node's server answers nothing after it), or the response's close.
+ * The end of input comes two turns of the event loop before the close, long enough for a short
+ * transaction to reach its COMMIT.
+ */
 export function abortOnDisconnect(res: ServerResponse): DisconnectSignal {
   const signal = new DisconnectSignal();
   // On the response, which lives as long as the request: the end of a shutdown finds it there.
   (res as SignalledResponse)[SIGNAL] = signal;
+  const socket = res.req.socket as WatchedSocket;
+  // Requests on one connection run one at a time (pipelined-requests.ts): one listener per
+  // connection aborts whichever runs.
+  if (!(RUNNING in socket)) {
+    socket.once('end', () => socket[RUNNING]?.abort());
+  }
+  socket[RUNNING] = signal;
   whenClosed(res, () => {
+    if (socket[RUNNING] === signal) socket[RUNNING] = undefined;
     if (!res.writableFinished) signal.abort();
     // A connection keeps its last response until its next request: not what the request ran.
     else signal.release();
   });
+  if (socket.readableEnded) signal.abort();
   return signal;
 }
 

@@ -1,4 +1,6 @@
-import { DisconnectSignal } from '../src/disconnect-signal';
+import { createServer } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
+import { abortOnDisconnect, DisconnectSignal } from '../src/disconnect-signal';
 
 describe('DisconnectSignal', () => {
   it('calls each listener once, in order, when aborted, and reads as aborted from then on', () => {
@@ -43,5 +45,32 @@ describe('DisconnectSignal', () => {
     const takes = (signal: import('@sqlgate/core').AbortSignalLike): boolean => signal.aborted;
     expect(takes(new DisconnectSignal())).toBe(false);
     expect(takes(AbortSignal.abort())).toBe(true);
+  });
+});
+
+describe('abortOnDisconnect', () => {
+  it('aborts as soon as the client closes its side, before the response closes', async () => {
+    const seen: { closedAtAbort?: boolean } = {};
+    const aborted = new Promise<void>((resolve) => {
+      const server = createServer((_req, res) => {
+        abortOnDisconnect(res).addEventListener('abort', () => {
+          seen.closedAtAbort = res.closed;
+          resolve();
+          server.close();
+        });
+        // The request is left running, as a statement would be.
+      });
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        const client = connect(port, '127.0.0.1', () =>
+          client.end('GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'),
+        );
+        client.on('data', () => undefined);
+        client.on('close', () => client.destroy());
+      });
+    });
+    await aborted;
+    // Told at the end of its input: the response's own close comes turns of the event loop later.
+    expect(seen.closedAtAbort).toBe(false);
   });
 });
