@@ -68,6 +68,13 @@ class AnswersBySocket {
     answers.push(res);
   }
 
+  /** The answer before `res` on the socket, while it is not written whole. */
+  before(socket: Duplex, res: ServerResponse): ServerResponse | undefined {
+    const answers = (socket as AnsweringSocket)[ANSWERS] ?? [];
+    const earlier = answers[answers.indexOf(res) - 1];
+    return earlier && !earlier.writableFinished ? earlier : undefined;
+  }
+
   /** The socket's last answer, while it is not written whole. */
   pending(socket: Duplex): ServerResponse | undefined {
     const last = (socket as AnsweringSocket)[ANSWERS]?.at(-1);
@@ -158,9 +165,12 @@ export function answerClientErrorsInJson(
     const pending = answers.pending(socket);
     if (pending && !pending.req.complete) {
       // The refused bytes are this request's body: the refusal is its answer, logged and counted
-      // with it, under its id.
+      // with it, under its id; after the answers before it, when it waits behind them.
       markRefusedByParser(pending, status);
-      refuse(answerHeader(pending, 'X-Request-Id') ?? randomUUID());
+      const id = answerHeader(pending, 'X-Request-Id') ?? requestIdOf(pending.req);
+      const earlier = answers.before(socket, pending);
+      if (earlier) whenClosed(earlier, () => (socket.writable ? refuse(id) : socket.destroy()));
+      else refuse(id);
       return;
     }
     const id = randomUUID();

@@ -118,3 +118,43 @@ it('gives back the memory of pipelined answers nobody read, and logs each reques
   expect(whole.truncated).toBeUndefined();
   expect(whole.rows).toHaveLength(5000);
 });
+
+it('answers a request ahead of one whose body the parser refuses, then refuses that one under its id', async () => {
+  const refusedId = randomUUID();
+  const received = await rawExchange(
+    server.port,
+    queryRequest({ sql: `INSERT INTO ${table} VALUES (3)` }) +
+      'POST /api/query HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+      `X-Request-Id: ${refusedId}\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"sql\r\nZZ\r\n`,
+  );
+  expect(answerBodies(received)).toEqual([
+    expect.objectContaining({ command: 'INSERT', rowCount: 1 }),
+    { error: 'Malformed HTTP request' },
+  ]);
+  expect(received).toMatch(new RegExp(`HTTP/1\\.1 400 [^]*X-Request-Id: ${refusedId}\\r\\n`, 'i'));
+  expect(await count()).toBe(1);
+  await eventually(() =>
+    expect(logs.lines().filter((line) => line.reqId === refusedId)).toEqual([
+      expect.objectContaining({ status: 400 }),
+    ]),
+  );
+});
+
+it('stops reading a connection whose requests wait in their dozens, so it cannot queue thousands', async () => {
+  const tag = randomUUID();
+  const sent = 5000;
+  const socket = connect(server.port, '127.0.0.1');
+  await new Promise<void>((resolve) => socket.once('connect', resolve));
+  socket.on('data', () => undefined);
+  socket.on('error', () => undefined);
+  const healthz = `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: ${tag}\r\n\r\n`;
+  socket.write(queryRequest({ sql: 'SELECT pg_sleep(0.5)' }) + healthz.repeat(sent));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  socket.destroy();
+  // Every request the server took in is logged once its connection is gone; it took in a
+  // chunk's worth past the bound, not all that was sent.
+  const logged = (): number => logs.lines().filter((line) => line.reqId === tag).length;
+  await eventually(() => expect(logged()).toBeGreaterThan(0));
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  expect(logged()).toBeLessThan(sent / 2);
+});
