@@ -67,8 +67,9 @@ export function abortOnDisconnect(res: ServerResponse): DisconnectSignal {
   // On the response, which lives as long as the request: the end of a shutdown finds it there.
   (res as SignalledResponse)[SIGNAL] = signal;
   const socket = res.req.socket as WatchedSocket;
-  // Requests on one connection run one at a time (pipelined-requests.ts): one listener per
-  // connection aborts whichever runs.
+  // The standalone server runs a connection's requests one at a time (pipelined-requests.ts):
+  // one listener per connection aborts whichever runs. In an app mounted in a host's server,
+  // pipelined requests may overlap: the end of input aborts the latest, the others at their close.
   if (!(RUNNING in socket)) {
     socket.once('end', () => socket[RUNNING]?.abort());
   }

@@ -10,13 +10,19 @@
  * connection closes, or at once when it has closed already.
  */
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 
 const ON_CLOSE = Symbol('sqlgate.onClose');
 
 type ClosingResponse = ServerResponse & { [ON_CLOSE]?: (() => void)[] };
 
+const QUEUED = Symbol('sqlgate.queuedAnswers');
+
+/** A connection's queued answers' closing work: one `close` listener per connection runs it. */
+type QueuingSocket = Socket & { [QUEUED]?: Set<() => void> };
+
 /** Whether `res` will never be written: closed, or queued on a connection that has ended. */
-export function answerLost(res: ServerResponse): boolean {
+function answerLost(res: ServerResponse): boolean {
   return res.closed || (res.socket === null && res.req.socket.destroyed);
 }
 
@@ -40,11 +46,23 @@ function watchClose(res: ServerResponse, tasks: (() => void)[]): void {
   const runAll = (): void => {
     if (ran) return;
     ran = true;
-    connection?.off('close', runAll);
+    queued?.delete(runAll);
     for (const task of tasks) task();
   };
   // Queued: the connection's close is the response's, until Node gives it the socket.
-  const connection = res.socket === null ? res.req.socket : undefined;
-  connection?.on('close', runAll);
+  const queued = res.socket === null ? queuedOn(res.req.socket as QueuingSocket) : undefined;
+  queued?.add(runAll);
   res.on('close', runAll);
+}
+
+function queuedOn(socket: QueuingSocket): Set<() => void> {
+  let queued = socket[QUEUED];
+  if (queued === undefined) {
+    const made = new Set<() => void>();
+    socket[QUEUED] = queued = made;
+    socket.once('close', () => {
+      for (const runAll of made) runAll();
+    });
+  }
+  return queued;
 }
