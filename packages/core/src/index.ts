@@ -44,6 +44,7 @@ export type {
   IsolationLevel,
   QueryOptions,
   QueryRequest,
+  BatchStatement,
   RequestOrRefusal,
   SessionOpenRequest,
   SessionQuery,

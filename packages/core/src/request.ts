@@ -5,7 +5,11 @@
 import type { RequestError } from './errors';
 import type { ConnectionTarget, RowMode } from './ports/connections';
 
-export type IsolationLevel = 'read committed' | 'repeatable read' | 'serializable';
+export type IsolationLevel =
+  | 'read uncommitted'
+  | 'read committed'
+  | 'repeatable read'
+  | 'serializable';
 
 /**
  * Per-request cache wish: off, or on with the server's TTL or one of its own (`ttlMs`), and how
@@ -23,12 +27,25 @@ export interface QueryOptions {
   /** Absent: the server's default applies. */
   cache?: CacheRequest;
   isolationLevel?: IsolationLevel;
+  /** The transaction sqlgate opens is DEFERRABLE (it matters only when SERIALIZABLE and READ ONLY). */
+  deferrable?: boolean;
+}
+
+/** One statement of a batch and the values bound to its $1, $2, …. */
+export interface BatchStatement {
+  sql: string;
+  params?: unknown[];
 }
 
 /** A request to run SQL (POST /api/query, and the request part of POST /api/copy). */
 export interface QueryRequest {
   target: ConnectionTarget;
-  sql: string;
+  /**
+   * SQL text of one or more statements; or a batch: each text one statement with its own values,
+   * all run in one transaction of the service's own, whatever they are (`options.params` is then
+   * absent).
+   */
+  sql: string | readonly BatchStatement[];
   options: QueryOptions;
   /**
    * What the caller should know of how the request was read (a body's unknown fields); every
@@ -38,7 +55,7 @@ export interface QueryRequest {
 }
 
 /** A request run in a session (POST /api/sessions/{id}/query): the session decides the target. */
-export type SessionQuery = Omit<QueryRequest, 'target'>;
+export type SessionQuery = Omit<QueryRequest, 'target' | 'sql'> & { sql: string };
 
 /** A session to open (POST /api/sessions): where it connects, and for how long it may stay idle. */
 export interface SessionOpenRequest {

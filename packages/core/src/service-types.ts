@@ -89,6 +89,13 @@ export interface ExecuteOptions {
    * 10.2, 10.37); absent, the hold goes back as the service answers.
    */
   holdResult?: (held: HeldResult) => void;
+  /**
+   * Every value as PostgreSQL's text (or null), rows as arrays: a Neon-compatible answer. Such an
+   * answer is neither served from the result cache nor kept in it, which holds parsed values.
+   */
+  textValues?: boolean;
+  /** The text must hold exactly one statement (a CSV answer has room for one, a Neon query one). */
+  oneStatement?: boolean;
 }
 
 export interface StreamOptions extends ExecuteOptions {
@@ -97,8 +104,6 @@ export interface StreamOptions extends ExecuteOptions {
    * answer, except that one COPY ... TO STDOUT streams its data.
    */
   rows?: 'parsed' | 'text';
-  /** The text must hold exactly one statement (a CSV answer has room for one). */
-  oneStatement?: boolean;
 }
 
 /**

@@ -116,11 +116,11 @@ export class BoundedQuery implements RoundTripReader {
           framing: socket.framing,
           // Streamed rows are not kept: memory is bounded by waiting for the consumer instead.
           budget: sink ? undefined : options.budget,
+          textValues: options.textValues === true,
           stream: sink && {
             sink,
             position,
             pause: () => socket.pauseReading(sink.drained()),
-            ...(options.textValues ? { textValues: true } : {}),
             ...(options.maxRowBytes ? { maxRowBytes: options.maxRowBytes } : {}),
           },
         }),
@@ -165,7 +165,8 @@ export class BoundedQuery implements RoundTripReader {
         // 0: every row; the server runs the statement to its end.
         // The row count is an int32; a larger limit is no limit (a streamed request without maxRows).
         const rows = stopEarly?.[index] && maxRows < MAX_EXECUTE_ROWS ? maxRows + 1 : 0;
-        this.pushStatementMessages(messages, text, index, values, rows);
+        const own = this.options.batchParams?.[index];
+        this.pushStatementMessages(messages, text, index, (own as unknown[] | undefined) ?? values, rows);
         if (flush) messages.push(FLUSH);
       });
       for (const text of this.after) pushControlMessages(messages, text);

@@ -25,6 +25,8 @@ export interface StatementReading {
   /** The request's budget; undefined for streamed rows, which are not kept. */
   budget: ResultBudget | undefined;
   stream?: StreamedRows | undefined;
+  /** Values as PostgreSQL's text, unparsed (a CSV or a Neon-compatible answer). */
+  textValues?: boolean;
 }
 
 /** Where a streamed statement's rows go, and how to hold the server while the consumer is full. */
@@ -34,8 +36,6 @@ export interface StreamedRows {
   position: number;
   /** Stops reading from the server until the sink has drained. */
   pause(): void;
-  /** Values as PostgreSQL's text, unparsed (a CSV answer). */
-  textValues?: boolean;
   /** A larger row is dropped unread (and the statement truncated by bytes). */
   maxRowBytes?: number;
 }
@@ -71,6 +71,7 @@ export class StatementReader {
   private readonly framing: MessageFraming;
   private readonly budget: ResultBudget | undefined;
   private readonly stream: StreamedRows | undefined;
+  private readonly textValues: boolean;
 
   constructor(reading: StatementReading) {
     this.types = reading.types;
@@ -79,6 +80,7 @@ export class StatementReader {
     this.framing = reading.framing;
     this.budget = reading.budget;
     this.stream = reading.stream;
+    this.textValues = reading.textValues === true;
   }
 
   /** This statement's rows begin: they are kept again, within the budget. */
@@ -126,7 +128,7 @@ export class StatementReader {
     this.nameBytes =
       this.rowMode === 'object' ? this.names.reduce((sum, name) => sum + name.length + 4, 0) : 0;
     this.parsers = this.fields.map((field) =>
-      this.stream?.textValues ? asText : this.types.parserFor(field.dataTypeID),
+      this.textValues ? asText : this.types.parserFor(field.dataTypeID),
     );
     this.stream?.sink.describe(this.stream.position, this.fields);
   }

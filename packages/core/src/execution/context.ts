@@ -105,6 +105,8 @@ export interface ExecutionContextOptions {
   rowStream?: RowStream | undefined;
   /** Told of every pooled connection asked for (docs/decisions.md 10.25). */
   observer?: RequestObserver | undefined;
+  /** A batch's values, by statement index (QueryRequest.sql). */
+  batchParams?: readonly (readonly unknown[] | undefined)[] | undefined;
 }
 
 export class ExecutionContext {
@@ -456,6 +458,8 @@ export class ExecutionContext {
     const options: RunOptions = withFields(this.runOptions, { stopEarly: flags.stopEarly });
     if (this.settings.nameStatements) options.nameable = flags.nameable;
     if (this.init.rowStream) options.rowSink = this.init.rowStream.sinkFor(statements);
+    const { batchParams } = this.init;
+    if (batchParams) options.batchParams = statements.map((statement) => batchParams[statement.index]);
     return options;
   }
 

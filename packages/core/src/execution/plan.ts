@@ -16,6 +16,7 @@ export interface TransactionMode {
   isolationLevel?: IsolationLevel;
   /** dryRun: roll back instead of committing. */
   rollbackAtEnd: boolean;
+  deferrable?: boolean;
 }
 
 export interface ExecutionPlan {
@@ -42,6 +43,33 @@ function rejectUnsupported(
   }
 }
 
+export interface PlanChoices {
+  allowed?: (statement: ParsedStatement) => boolean;
+  batch?: boolean;
+}
+
+/** Refuses what must run outside the transaction sqlgate opens; `refusal` begins the message. */
+function rejectOutsideTransaction(
+  statements: readonly ParsedStatement[],
+  refusal: string,
+  refusesSessionStatements = false,
+): void {
+  // readOnly also refuses session statements: `SET transaction_read_only = off` before the first
+  // snapshot would turn the READ ONLY transaction into a writable one.
+  const offending = statements.find(
+    (statement) =>
+      OUTSIDE_SERVICE_TRANSACTION.has(statement.statementClass) ||
+      (refusesSessionStatements && statement.statementClass === 'session'),
+  );
+  if (offending) {
+    throw new RequestError(
+      ErrorCodes.INVALID_REQUEST,
+      `${refusal} ${offending.keyword} (statement ${offending.index}): it must run in the transaction the service opens`,
+      { statementIndex: offending.index },
+    );
+  }
+}
+
 function rejectIncompatibleOptions(
   statements: readonly ParsedStatement[],
   options: QueryOptions,
@@ -56,36 +84,25 @@ function rejectIncompatibleOptions(
     ['dryRun', options.dryRun],
     ['readOnly', options.readOnly],
   ] as const) {
-    if (!enabled) continue;
-    // readOnly also refuses session statements: `SET transaction_read_only = off` before the first
-    // snapshot would turn the READ ONLY transaction into a writable one.
-    const offending = statements.find(
-      (statement) =>
-        OUTSIDE_SERVICE_TRANSACTION.has(statement.statementClass) ||
-        (option === 'readOnly' && statement.statementClass === 'session'),
-    );
-    if (offending) {
-      throw new RequestError(
-        ErrorCodes.INVALID_REQUEST,
-        `'${option}' cannot be combined with ${offending.keyword} (statement ${offending.index}): it must run in the transaction the service opens`,
-        { statementIndex: offending.index },
+    if (enabled) rejectOutsideTransaction(
+        statements,
+        `'${option}' cannot be combined with`,
+        option === 'readOnly',
       );
-    }
   }
 }
 
 /**
  * Chooses the strategy. Throws `RequestError` for requests that cannot be run as asked
  * (COPY FROM STDIN, params with several statements, dryRun/readOnly with transaction control).
- */
-/**
- * How to run `statements`. `allowed` admits statements that are otherwise refused, where the caller
- * can serve them (a lone COPY ... TO STDOUT in a streamed answer).
+ * `allowed` admits statements that are otherwise refused, where the caller
+ * can serve them (a lone COPY ... TO STDOUT in a streamed answer). A `batch` always runs in one
+ * transaction of the service's own, as its caller asked (QueryRequest.sql).
  */
 export function planExecution(
   statements: readonly ParsedStatement[],
   options: QueryOptions,
-  allowed: (statement: ParsedStatement) => boolean = () => false,
+  { allowed = () => false, batch = false }: PlanChoices = {},
 ): ExecutionPlan {
   rejectUnsupported(statements, allowed);
   rejectIncompatibleOptions(statements, options);
@@ -93,7 +110,12 @@ export function planExecution(
     readOnly: options.readOnly,
     rollbackAtEnd: options.dryRun,
     ...(options.isolationLevel ? { isolationLevel: options.isolationLevel } : {}),
+    ...(options.deferrable ? { deferrable: true } : {}),
   };
+  if (batch) {
+    rejectOutsideTransaction(statements, 'A batch cannot hold');
+    return { strategy: 'transaction', shape: 'multiple', transaction };
+  }
   const wrapped = options.dryRun || options.readOnly;
 
   if (statements.length === 1) {

@@ -17,6 +17,7 @@ export function beginStatement(mode: TransactionMode): string {
   let sql = 'BEGIN';
   if (mode.isolationLevel) sql += ` ISOLATION LEVEL ${mode.isolationLevel.toUpperCase()}`;
   if (mode.readOnly) sql += ' READ ONLY';
+  if (mode.deferrable) sql += ' DEFERRABLE';
   return sql;
 }
 

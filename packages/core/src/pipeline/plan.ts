@@ -34,19 +34,22 @@ export function planRequest(run: RequestRun, prepared: PreparedRequest): Planned
     isCopyToStdout(statements[0] as ParsedStatement);
   const plan = session
     ? planSessionRequest(statements, request.options)
-    : planExecution(
-        statements,
-        request.options,
-        mode.kind === 'copy-from' ? isCopyFromStdin : copyOut ? isCopyToStdout : undefined,
-      );
+    : planExecution(statements, request.options, {
+        allowed: mode.kind === 'copy-from' ? isCopyFromStdin : copyOut ? isCopyToStdout : undefined,
+        batch: prepared.batchParams !== undefined,
+      });
   run.strategy = plan.strategy;
   const rowStream = openRowStream(run, prepared, copyOut);
   run.rowStream = rowStream;
-  const textValues = rowStream !== undefined && executeOptions.rows === 'text';
+  const textValues =
+    executeOptions.textValues === true ||
+    (rowStream !== undefined && executeOptions.rows === 'text');
   const { cache } = parts;
   run.cacheUse = {
-    // A session's reads never use the cache, whatever QUERY_CACHE_DEFAULT says.
-    requested: !session && cache !== undefined && cache.isCacheRequested(request.options),
+    // A session's reads never use the cache, whatever QUERY_CACHE_DEFAULT says; nor do answers
+    // in PostgreSQL's text, which the cache does not keep.
+    requested:
+      !session && !textValues && cache !== undefined && cache.isCacheRequested(request.options),
     streamed: rowStream !== undefined || mode.kind === 'copy-from',
   };
   const scope = lazyCacheScope(() => parts.connections.scopeOf(target));
@@ -94,7 +97,7 @@ function contextFor(
   scope: PlannedRequest['scope'],
 ): ExecutionContext {
   const { parts, executeOptions, rowStream } = run;
-  const { request, target, statements, session } = prepared;
+  const { request, target, statements, session, batchParams } = prepared;
   const { settings, cache } = parts;
   return new ExecutionContext({
     provider: session ? session.connection.provider : parts.connections,
@@ -103,17 +106,18 @@ function contextFor(
     options: textValues ? { ...request.options, rowMode: 'array' } : request.options,
     settings: rowStream
       ? { ...settings, maxParallelReads: 1, textValues, nameStatements: !session }
-      : session
-        ? { ...settings, nameStatements: false }
+      : session || textValues
+        ? { ...settings, textValues, nameStatements: !session }
         : settings,
     clock: parts.clock,
     signal: executeOptions.signal,
     // A session's reads may see its own uncommitted writes: never cached, never served.
     cacheScope:
-      !session && !rowStream && cache && requestMayUseCache(statements)
+      !session && !rowStream && !textValues && cache && requestMayUseCache(statements)
         ? { cache, scope, refresh: refresherFor(parts, target, request.options) }
         : undefined,
     rowStream,
     observer: executeOptions.observer,
+    batchParams,
   });
 }

@@ -8,7 +8,7 @@ import { isCopyFromStdin } from '../execution/copy-from';
 import { ABORTED_BEFORE_START_MESSAGE } from '../execution/response';
 import { loadParser, parserLoaded, type ParsedStatement } from '../parser';
 import type { ConnectionTarget } from '../ports/connections';
-import type { QueryRequest, RequestOrRefusal } from '../request';
+import type { BatchStatement, QueryRequest, RequestOrRefusal } from '../request';
 import type { Session } from '../sessions/session';
 import { statementsForTarget } from '../statements-for-target';
 import type { RequestRun } from './request-run';
@@ -20,6 +20,8 @@ export interface PreparedRequest {
   statements: readonly ParsedStatement[];
   /** The session the request runs in, if it does. */
   session: Session | undefined;
+  /** A batch's values, by statement index (QueryRequest.sql); undefined for SQL text. */
+  batchParams: readonly (unknown[] | undefined)[] | undefined;
 }
 
 export async function prepareRequest(
@@ -41,10 +43,42 @@ export async function prepareRequest(
       ? ((await targetPolicy.check(request.target)) ?? request.target)
       : request.target;
   run.target = target;
-  const statements = await splitStatements(run, request.sql, target, session);
+  const { sql } = request;
+  const statements =
+    typeof sql === 'string'
+      ? await splitStatements(run, sql, target, session)
+      : await splitBatch(run, sql, target, session);
   run.statements = statements;
   checkStatements(run, statements, request);
-  return { request, target, statements, session };
+  const batchParams = typeof sql === 'string' ? undefined : sql.map((item) => item.params);
+  return { request, target, statements, session, batchParams };
+}
+
+/**
+ * A batch's statements, numbered in the batch's order: each text must hold exactly one, as
+ * PostgreSQL's extended protocol requires of a statement with values.
+ */
+async function splitBatch(
+  run: RequestRun,
+  batch: readonly BatchStatement[],
+  target: ConnectionTarget,
+  session: Session | undefined,
+): Promise<ParsedStatement[]> {
+  const statements: ParsedStatement[] = [];
+  for (const [index, item] of batch.entries()) {
+    const split = await splitStatements(run, item.sql, target, session);
+    if (split.length !== 1) {
+      throw new RequestError(
+        ErrorCodes.INVALID_REQUEST,
+        `Each query of a batch must hold exactly one statement; query ${index} holds ${split.length}`,
+        { statementIndex: index },
+      );
+    }
+    const statement = split[0] as ParsedStatement;
+    statement.index = index;
+    statements.push(statement);
+  }
+  return statements;
 }
 
 /** The statements of `sql`, read as the target's settings say (statements-for-target.ts). */

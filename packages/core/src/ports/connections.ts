@@ -123,12 +123,14 @@ export interface RowSink {
 export interface RunOptions {
   /** Rows go here as they arrive, with backpressure, and are not kept; `budget` does not apply. */
   rowSink?: RowSink;
-  /** Every value as PostgreSQL sent it: its text, or null (a CSV answer). */
+  /** Every value as PostgreSQL sent it: its text, or null (a CSV or a Neon-compatible answer). */
   textValues?: boolean;
   /** With `rowSink`: a larger row is dropped unread, truncating by bytes (docs/decisions.md 10.22). */
   maxRowBytes?: number;
   /** Bound to $1..$n. */
   params?: readonly unknown[];
+  /** Per statement of the round trip, its own values (a batch); where absent, `params`. */
+  batchParams?: readonly (readonly unknown[] | undefined)[];
   rowMode: RowMode;
   /** At most this many rows are kept per statement. */
   maxRows: number;

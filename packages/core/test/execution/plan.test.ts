@@ -1,5 +1,6 @@
 import { RequestError } from '../../src/errors';
 import { planExecution } from '../../src/execution/plan';
+import { beginStatement } from '../../src/execution/transaction';
 import { defaults, script, statement } from './fixtures';
 
 describe('planExecution', () => {
@@ -127,5 +128,44 @@ describe('planExecution', () => {
     expect(() => planExecution(script(statement('read'), copy), defaults)).toThrow(
       'COPY ... FROM STDIN is not supported over HTTP',
     );
+  });
+
+  describe('a batch (statements with their own values)', () => {
+    it('always runs in one transaction of the service, reads and a lone statement too', () => {
+      for (const statements of [
+        script(statement('read')),
+        script(statement('read'), statement('read')),
+        script(statement('write'), statement('read')),
+      ]) {
+        expect(planExecution(statements, defaults, { batch: true })).toMatchObject({
+          strategy: 'transaction',
+          shape: 'multiple',
+          transaction: { readOnly: false, rollbackAtEnd: false },
+        });
+      }
+    });
+
+    it('refuses transaction control and statements that cannot run in a transaction', () => {
+      for (const kind of ['transaction-control', 'no-transaction'] as const) {
+        expect(() =>
+          planExecution(script(statement('write'), statement(kind)), defaults, { batch: true }),
+        ).toThrow(/^A batch cannot hold .* \(statement 1\): it must run in the transaction/);
+      }
+    });
+
+    it('opens its transaction with the level, READ ONLY and DEFERRABLE it asks for', () => {
+      const { transaction } = planExecution(
+        script(statement('read')),
+        { ...defaults, readOnly: true, isolationLevel: 'serializable', deferrable: true },
+        { batch: true },
+      );
+      expect(beginStatement(transaction)).toBe('BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY DEFERRABLE');
+      const uncommitted = planExecution(
+        script(statement('write')),
+        { ...defaults, isolationLevel: 'read uncommitted' },
+        { batch: true },
+      ).transaction;
+      expect(beginStatement(uncommitted)).toBe('BEGIN ISOLATION LEVEL READ UNCOMMITTED');
+    });
   });
 });
