@@ -105,6 +105,15 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
     req.resume();
     return Promise.reject(wrongType);
   }
+  return readJsonText(req, limits);
+}
+
+/**
+ * `readJsonBody` whatever media type the body declares: for POST /sql, whose Neon driver sends
+ * `text/plain` and whose required Neon-Connection-String header makes a web page's request need a
+ * CORS preflight anyway (docs/decisions.md 10.16).
+ */
+export function readJsonText(req: IncomingMessage, limits: BodyLimits): Promise<unknown> {
   const wrongCoding = codingError(req);
   if (wrongCoding) {
     req.resume();
