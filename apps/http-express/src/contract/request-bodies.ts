@@ -62,6 +62,7 @@ const CHECK_TARGET = compileShape(ConnectionTestRequestSchema);
 const SESSION_TARGET = compileShape(Type.Pick(SessionOpenRequestSchema, TARGET_FIELDS));
 const SESSION_STATEMENT = compileShape(SessionQueryRequestSchema);
 const CANCEL_TARGET = compileShape(CancelRequestSchema);
+const TARGET = compileShape(Type.Pick(QueryRequestSchema, TARGET_FIELDS));
 
 /** The fields each schema names: anything else is unknown. */
 const knownFieldsOf = (schema: TObject) => new Set(Object.keys(schema.properties));
@@ -113,6 +114,16 @@ function targetFrom(fields: TargetFields, defaultDatabase = ''): ConnectionTarge
 }
 
 type TargetFields = Static<typeof ConnectionTestRequestSchema>;
+
+/**
+ * A target from a body's target fields (host, port, user, password, database, sslMode), checked
+ * as a body's are: text PostgreSQL cannot receive, a socket path or an over-long host, a port
+ * outside 1..65535. For targets named elsewhere than in a body, such as the Neon-Connection-String
+ * header (connection-string.ts), so that one set of checks decides them all.
+ */
+export function readTargetFields(fields: Record<string, unknown>): ConnectionTarget {
+  return targetFrom(TARGET(fields));
+}
 type StatementFields = ReturnType<typeof QUERY_STATEMENT>;
 
 /** The options of a statement's fields; a session's body has only some of them. */

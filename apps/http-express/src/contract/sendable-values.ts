@@ -37,7 +37,11 @@ export function refuseUnsendableName(name: string): void {
   refuseUnsendable(name, 'A field name', 'which no field of a request may hold');
 }
 
-function refuseUnsendable(value: string, subject: string, whyNotNul: string): void {
+/**
+ * Refuses `value` holding a NUL or a lone surrogate, saying `subject` holds it; a NUL's refusal
+ * ends with `whyNotNul`. The value itself is never shown.
+ */
+export function refuseUnsendable(value: string, subject: string, whyNotNul: string): void {
   const found = UNSENDABLE_CHARACTER.exec(value);
   if (found === null) return;
   if (found[0] === '\0')
