@@ -34,6 +34,7 @@ import { answerQuery, writeInternalError, writeJson } from './query-endpoint';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi';
 import { answerCancel, localCancelDesk, type CancelDesk } from './cancel-endpoint';
 import { answerCopy } from './copy-endpoint';
+import { answerNeonQuery } from './neon-endpoint';
 import { sessionHandlers, type SessionsElsewhere } from './session-endpoints';
 import { requestLog } from './request-log';
 import { answerUnroutableTargets } from './request-target';
@@ -198,9 +199,15 @@ function operationHandlers(
     maxCopyBytes: options.maxCopyBytes ?? DEFAULT_MAX_COPY_BYTES,
     idleTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
   };
+  const neonLimits = {
+    maxBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    timeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+    answerStallMs,
+  };
   return {
     executeQuery: (req, res) =>
       answerQuery(service, logger, { body: req.body, configuredTargets }, req, res, answerStallMs),
+    neonQuery: (req, res) => answerNeonQuery(service, logger, neonLimits, req, res),
     ...sessionHandlers(service, logger, answerStallMs, {
       elsewhere: options.sessionsElsewhere,
       configuredTargets,

@@ -23,7 +23,12 @@ import { holdAsWritten, holdUntilClosed } from './held-answers';
 import { answerHeader, setAnswerHeader, writeAnswerHead } from './answer-headers';
 import { readQueryBody, requestOrRefusal, type ConfiguredTargets } from './contract';
 
-function serverTiming(poolWaitMs: number, executionMs: number, serialisationMs: number): string {
+/** The Server-Timing value of an answer (docs/interface.md). */
+export function serverTiming(
+  poolWaitMs: number,
+  executionMs: number,
+  serialisationMs: number,
+): string {
   return `pool;dur=${poolWaitMs.toFixed(3)}, exec;dur=${executionMs.toFixed(3)}, ser;dur=${serialisationMs.toFixed(3)}`;
 }
 

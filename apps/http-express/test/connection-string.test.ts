@@ -77,6 +77,11 @@ const VALID: ValidCase[] = [
     target: target({}),
   },
   {
+    // What the Neon driver sends: application_name added to the caller's URI, accepted, not used.
+    uri: 'postgresql://u@db.example/db?sslmode=require&application_name=pkg%3Anpm%2F%2540neondatabase%2Fserverless%401.2.0',
+    target: target({ sslMode: 'require' }),
+  },
+  {
     uri: 'postgresql://u@db.example/db?channel_binding=prefer&',
     target: target({}),
   },
@@ -166,10 +171,6 @@ const INVALID: [uri: string, message: string | RegExp][] = [
   [`postgresql://u:${SECRET}@db.example/db?sslmode=bogus`, 'an sslmode that is not one of'],
   [`postgresql://u:${SECRET}@db.example/db?sslmode=`, 'an sslmode that is not one of'],
   [`postgresql://u:${SECRET}@db.example/db?ssl=false`, "'ssl' with a value other than true"],
-  [
-    `postgresql://u:${SECRET}@db.example/db?application_name=app`,
-    "'application_name', which sqlgate cannot honour",
-  ],
   [
     `postgresql://u:${SECRET}@db.example/db?connect_timeout=10`,
     "'connect_timeout', which sqlgate cannot honour",

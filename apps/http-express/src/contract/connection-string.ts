@@ -26,6 +26,7 @@ interface UriParts {
   dbname?: string;
   sslmode?: string;
   channel_binding?: string;
+  application_name?: string;
 }
 
 /** Query parameters that set a part of the URI: libpq lets them override it. */
@@ -36,12 +37,15 @@ const PART_PARAMETERS = new Set(['host', 'port', 'user', 'password', 'dbname']);
  * Any other parameter is refused as one sqlgate does not accept.
  */
 const REFUSED_PARAMETERS: Record<string, string> = {
-  application_name: 'sqlgate names its pooled connections itself',
   connect_timeout: "sqlgate's CONNECT_TIMEOUT_MS applies",
   options: 'sqlgate sends no server options at login (docs/decisions.md 10.1)',
 };
 
-const ACCEPTED_PARAMETERS = [...PART_PARAMETERS, 'sslmode', 'channel_binding'];
+/**
+ * application_name is accepted and not used: the Neon driver adds it to every connection string,
+ * and pooled connections serve every caller of a target under sqlgate's own name (docs/interface.md).
+ */
+const ACCEPTED_PARAMETERS = [...PART_PARAMETERS, 'sslmode', 'channel_binding', 'application_name'];
 
 /**
  * What channel_binding may say. sqlgate authenticates with SCRAM without channel binding: `disable`

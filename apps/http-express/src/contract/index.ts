@@ -5,6 +5,7 @@
  */
 export * from './request-schemas';
 export * from './request-bodies';
+export * from './neon-bodies';
 export * from './connection-string';
 export * from './unknown-fields';
 export * from './configured-targets';

@@ -38,6 +38,14 @@ import {
   ServerTimingValueSchema,
 } from './service-bodies';
 import { QUERY_EXAMPLES } from './examples';
+import {
+  NeonBatchResultSchema,
+  NeonBatchSchema,
+  NeonErrorSchema,
+  NeonQuerySchema,
+  NeonResultSchema,
+} from './neon-bodies';
+import { OneOf } from './schema-builders';
 
 export type HttpMethod = 'get' | 'post' | 'delete';
 
@@ -82,8 +90,11 @@ export interface RouteSpec {
   request?: {
     schema: TSchema;
     examples?: Record<string, { summary: string; value: unknown }>;
-    /** Absent: application/json. */
-    mediaType?: 'multipart/form-data';
+    /**
+     * Absent: application/json, read before the handler runs. Otherwise the handler reads the
+     * body itself; the range of every type: JSON whatever type it declares (POST /sql).
+     */
+    mediaType?: 'multipart/form-data' | '*/*';
   };
   responses: Record<string, ResponseSpec | SharedResponseName>;
 }
@@ -298,6 +309,45 @@ export const ROUTES: readonly RouteSpec[] = [
           'answers, could not hold, before any of its data was sent (code RESULT_TOO_LARGE); the COPY was stopped.',
         connectionOrDatabase,
         timed,
+      ),
+    },
+  },
+  {
+    method: 'post',
+    path: '/sql',
+    operationId: 'neonQuery',
+    summary: "Run a statement or a batch as Neon's serverless driver asks (Neon-compatible)",
+    description:
+      "The wire of Neon's HTTP endpoint, so that `@neondatabase/serverless` (`neonConfig.fetchEndpoint`) and the " +
+      'ORMs built on it work unchanged: the target in the `Neon-Connection-String` header (a libpq URI), values as ' +
+      "PostgreSQL's text with `Neon-Raw-Text-Output: true`, rows as arrays with `Neon-Array-Mode: true`. " +
+      '`{query, params}` is one statement; `{queries: [...]}` runs in one transaction (Neon-Batch-Isolation-Level, ' +
+      '-Read-Only, -Deferrable). The same service as POST /api/query runs it: target policy, pools, limits, cancel.',
+    tag: 'query',
+    request: { schema: OneOf([NeonQuerySchema, NeonBatchSchema]), mediaType: '*/*' },
+    responses: {
+      '200': json(
+        "The statement's result, or a batch's results.",
+        [NeonResultSchema, NeonBatchResultSchema],
+        timed,
+      ),
+      '400': json(
+        'A PostgreSQL error (every field sqlgate shows), or a request sqlgate refused: a bad header, body or ' +
+          'connection string, several statements in one query.',
+        NeonErrorSchema,
+      ),
+      '403': json(
+        "The target is not allowed, or a browser's Origin or Host is refused.",
+        NeonErrorSchema,
+      ),
+      '413': json('The body is larger than MAX_BODY_BYTES.', NeonErrorSchema),
+      '500': json('An unexpected failure; never a stack trace.', NeonErrorSchema),
+      '502': json('The target refused the connection or the connection was lost.', NeonErrorSchema),
+      '503': json('No pooled connection became free.', NeonErrorSchema, ['Retry-After']),
+      '504': json('Connecting timed out.', NeonErrorSchema),
+      '507': json(
+        'The result is larger than MAX_RESULT_BYTES: no rows are dropped silently.',
+        NeonErrorSchema,
       ),
     },
   },

@@ -1,0 +1,224 @@
+/**
+ * POST /sql, the Neon-compatible door (docs/interface.md, "POST /sql"): its request headers and
+ * bodies as JSON Schema, and their reading into core's typed request. The stock
+ * `@neondatabase/serverless` driver, and the ORMs built on it, send these.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { IsolationLevel, QueryOptions, QueryRequest } from '@sqlgate/core';
+import { compileShape } from './body-shape';
+import { connectionTargetOf } from './connection-string';
+import { invalid, refuseUnsendableParams } from './sendable-values';
+
+export const NeonQuerySchema = Type.Object(
+  {
+    query: Type.String({ description: 'One SQL statement; `$1`, `$2`… name its parameters.' }),
+    params: Type.Optional(
+      Type.Array(Type.Unknown(), {
+        description:
+          'Values of $1, $2…: null is NULL, a string is sent as it is, an array as a PostgreSQL array, an ' +
+          'object as JSON.',
+      }),
+    ),
+    arrayMode: Type.Optional(
+      Type.Boolean({ description: 'Rows as arrays (true) or objects; overrides Neon-Array-Mode.' }),
+    ),
+  },
+  { title: 'NeonQuery' },
+);
+
+export const NeonBatchSchema = Type.Object(
+  {
+    queries: Type.Array(NeonQuerySchema, {
+      description: 'Run in order in one transaction; the first failure rolls it back.',
+    }),
+  },
+  { title: 'NeonBatch' },
+);
+
+const QUERY = compileShape(NeonQuerySchema);
+const BATCH = compileShape(NeonBatchSchema);
+
+/** Neon-Batch-Isolation-Level's values, as the Neon driver spells them. */
+const ISOLATION_LEVELS: Record<string, IsolationLevel> = {
+  ReadUncommitted: 'read uncommitted',
+  ReadCommitted: 'read committed',
+  RepeatableRead: 'repeatable read',
+  Serializable: 'serializable',
+};
+
+/** The batch headers a batch's answer echoes, as Neon does: the level always, flags when true. */
+export type BatchEcho = Record<string, string>;
+
+/** A POST /sql request read: what to run, and how its answer is shaped. */
+export interface NeonRequest {
+  request: QueryRequest;
+  /** Values as PostgreSQL's text (Neon-Raw-Text-Output: true), as the driver always asks. */
+  rawText: boolean;
+  /** Per query: rows as arrays. */
+  arrayModes: boolean[];
+  /** Set for a batch (`queries`): its answer is `{results}` and carries these headers. */
+  batchEcho?: BatchEcho;
+}
+
+/** Neon reads its flag headers as on only when exactly `true`. */
+function flag(headers: IncomingHttpHeaders, name: string): boolean {
+  return headers[name] === 'true';
+}
+
+function bodyObject(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw invalid('Request body must be a JSON object holding `query` or `queries`');
+  }
+  return body as Record<string, unknown>;
+}
+
+/** A query of the body, its params checked as /api/query checks them. */
+function queryOf(fields: Record<string, unknown>): Static<typeof NeonQuerySchema> {
+  const query = QUERY(fields);
+  refuseUnknownFields(fields, ['query', 'params', 'arrayMode']);
+  if (query.params) refuseUnsendableParams(query.params);
+  return query;
+}
+
+/**
+ * Fields the Neon protocol does not have are refused rather than ignored: nothing a caller sends
+ * is silently dropped.
+ */
+function refuseUnknownFields(fields: Record<string, unknown>, known: readonly string[]): void {
+  const unknown = Object.keys(fields).find((name) => !known.includes(name));
+  if (unknown !== undefined) {
+    throw invalid(`Unknown field '${unknown.slice(0, 64)}': POST /sql takes ${known.join(', ')}`);
+  }
+}
+
+/**
+ * The request of a POST /sql: the target from Neon-Connection-String, the statement or batch from
+ * the body. Throws RequestError (400) for what it refuses.
+ */
+export function readNeonRequest(headers: IncomingHttpHeaders, body: unknown): NeonRequest {
+  const connectionString = headers['neon-connection-string'];
+  if (typeof connectionString !== 'string' || connectionString === '') {
+    throw invalid('The Neon-Connection-String header is required');
+  }
+  const levelName = headers['neon-batch-isolation-level'];
+  const isolationLevel =
+    typeof levelName === 'string' && Object.hasOwn(ISOLATION_LEVELS, levelName)
+      ? ISOLATION_LEVELS[levelName]
+      : undefined;
+  if (levelName !== undefined && isolationLevel === undefined) {
+    throw invalid(
+      `Neon-Batch-Isolation-Level must be one of ${Object.keys(ISOLATION_LEVELS).join(', ')}`,
+    );
+  }
+  const target = connectionTargetOf(connectionString);
+  const fields = bodyObject(body);
+  const rawText = flag(headers, 'neon-raw-text-output');
+  const arrayMode = flag(headers, 'neon-array-mode');
+  const options: QueryOptions = {
+    // No row limit but the result's bytes (MAX_RESULT_BYTES): past it the answer is a 507, as
+    // Neon's, never rows silently dropped.
+    maxRows: Number.MAX_SAFE_INTEGER,
+    rowMode: 'array',
+    readOnly: false,
+    dryRun: false,
+    cache: false,
+  };
+  if (!('queries' in fields)) {
+    const query = queryOf(fields);
+    if (query.params && query.params.length > 0) options.params = query.params;
+    return {
+      request: { target, sql: query.query, options },
+      rawText,
+      arrayModes: [query.arrayMode ?? arrayMode],
+    };
+  }
+  refuseUnknownFields(fields, ['queries']);
+  const queries = BATCH(fields).queries.map((item) => queryOf(item as Record<string, unknown>));
+  const readOnly = flag(headers, 'neon-batch-read-only');
+  const deferrable = flag(headers, 'neon-batch-deferrable');
+  const batchEcho: BatchEcho = {};
+  if (isolationLevel !== undefined) {
+    options.isolationLevel = isolationLevel;
+    batchEcho['Neon-Batch-Isolation-Level'] = levelName as string;
+  }
+  if (readOnly) {
+    options.readOnly = true;
+    batchEcho['Neon-Batch-Read-Only'] = 'true';
+  }
+  if (deferrable) {
+    options.deferrable = true;
+    batchEcho['Neon-Batch-Deferrable'] = 'true';
+  }
+  return {
+    request: {
+      target,
+      sql: queries.map((query) =>
+        query.params ? { sql: query.query, params: query.params } : { sql: query.query },
+      ),
+      options,
+    },
+    rawText,
+    arrayModes: queries.map((query) => query.arrayMode ?? arrayMode),
+    batchEcho,
+  };
+}
+
+const NeonFieldSchema = Type.Object({
+  name: Type.String(),
+  dataTypeID: Type.Integer({ description: "The column's type OID, as the server sent it." }),
+  tableID: Type.Integer(),
+  columnID: Type.Integer(),
+  dataTypeSize: Type.Integer(),
+  dataTypeModifier: Type.Integer(),
+  format: Type.Literal('text'),
+});
+
+export const NeonResultSchema = Type.Object(
+  {
+    fields: Type.Array(NeonFieldSchema),
+    rows: Type.Array(
+      Type.Union([Type.Array(Type.Unknown()), Type.Record(Type.String(), Type.Unknown())]),
+      {
+        description:
+          "Arrays or objects (rowAsArray); with Neon-Raw-Text-Output: true every value is PostgreSQL's text or null.",
+      },
+    ),
+    command: Type.String({ description: "The command tag's first word: SELECT, INSERT…" }),
+    rowCount: Type.Union([Type.Integer(), Type.Null()], {
+      description: "The command tag's count; null when it has none (CREATE TABLE…).",
+    }),
+    rowAsArray: Type.Boolean(),
+  },
+  { title: 'NeonResult' },
+);
+
+export const NeonBatchResultSchema = Type.Object(
+  { results: Type.Array(NeonResultSchema) },
+  { title: 'NeonBatchResult' },
+);
+
+const nullableText = Type.Union([Type.String(), Type.Null()]);
+
+export const NeonErrorSchema = Type.Object(
+  {
+    message: Type.String(),
+    code: Type.String({ description: "The SQLSTATE, or sqlgate's code for its own refusals." }),
+    detail: nullableText,
+    hint: nullableText,
+    position: nullableText,
+    internalPosition: nullableText,
+    internalQuery: nullableText,
+    severity: nullableText,
+    where: nullableText,
+    table: nullableText,
+    column: nullableText,
+    schema: nullableText,
+    dataType: nullableText,
+    constraint: nullableText,
+    file: Type.Null({ description: "PostgreSQL's source file: never shown." }),
+    line: Type.Null({ description: "PostgreSQL's source line: never shown." }),
+    routine: nullableText,
+  },
+  { title: 'NeonError' },
+);

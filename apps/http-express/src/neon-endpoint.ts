@@ -1,0 +1,189 @@
+/**
+ * POST /sql: the Neon-compatible door (docs/interface.md, "POST /sql"; docs/decisions.md 11.4).
+ * The same query service as POST /api/query runs the request; only the wire differs: the target
+ * comes from the Neon-Connection-String header, values as PostgreSQL's text, and answers and
+ * errors in the shapes the Neon driver reads.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  INTERNAL_ERROR_MESSAGE,
+  RequestError,
+  serializeResponse,
+  type FieldDescription,
+  type QueryExecutionResult,
+  type QueryService,
+  type QueryServiceResponse,
+} from '@sqlgate/core';
+import type { Logger } from 'pino';
+import { answerHeader, setAnswerHeader } from './answer-headers';
+import { giveUpWhenStalled } from './answer-stall';
+import { readNeonRequest, requestOrRefusal, type NeonRequest } from './contract';
+import { httpStatusFor } from './http-status';
+import { BodyError, readJsonText, type BodyLimits } from './json-body';
+import { executeOptionsOf, serverTiming, writeJson } from './query-endpoint';
+
+/** The error fields of Neon's answers, in its order; absent ones are null. */
+const ERROR_FIELDS = [
+  'detail',
+  'hint',
+  'position',
+  'internalPosition',
+  'internalQuery',
+  'severity',
+  'where',
+  'table',
+  'column',
+  'schema',
+  'dataType',
+  'constraint',
+  'file',
+  'line',
+  'routine',
+] as const;
+
+/** Neon's error body: every field present, null where the error has none. */
+function neonError(message: string, code: string, fields: Record<string, unknown> = {}): string {
+  const body: Record<string, unknown> = { message, code };
+  for (const name of ERROR_FIELDS) body[name] = fields[name] ?? null;
+  return JSON.stringify(body);
+}
+
+/** What the Neon driver reads of a statement's answer, in Neon's order. */
+function neonResult(result: QueryExecutionResult, arrayMode: boolean): Record<string, unknown> {
+  const fields = result.fields ?? [];
+  const rows = (result.rows ?? []) as unknown[][];
+  return {
+    fields: fields.map(neonField),
+    rows: arrayMode ? rows : rows.map((row) => rowObject(fields, row)),
+    command: result.command ?? '',
+    rowCount: result.rowCount ?? null,
+    rowAsArray: arrayMode,
+  };
+}
+
+function neonField(field: FieldDescription): Record<string, unknown> {
+  const { name, dataTypeID, tableID, columnID, dataTypeSize, dataTypeModifier } = field;
+  return { name, dataTypeID, tableID, columnID, dataTypeSize, dataTypeModifier, format: 'text' };
+}
+
+/**
+ * A row as an object keyed by column name; of two columns with one name the last wins, as in
+ * Neon's answers. No prototype: a column may be named `__proto__`.
+ */
+function rowObject(fields: readonly FieldDescription[], row: readonly unknown[]): object {
+  const object = Object.create(null) as Record<string, unknown>;
+  fields.forEach((field, index) => (object[field.name] = row[index]));
+  return object;
+}
+
+/** A statement's rows were cut by MAX_RESULT_BYTES: Neon answers 507 where rows would be lost. */
+function wasCut(results: readonly QueryExecutionResult[]): boolean {
+  return results.some((result) => result.truncated === true);
+}
+
+const TOO_LARGE = 'response is too large (max is MAX_RESULT_BYTES)';
+
+/** The status and JSON of a POST /sql answer. */
+function renderNeonAnswer(
+  response: QueryServiceResponse,
+  neon: NeonRequest,
+): { status: number; json: string } {
+  const { body, failure } = response;
+  if (failure?.internal !== undefined) throw failure.internal;
+  const answer = body as Record<string, unknown>;
+  if (failure) return renderFailure(answer, httpStatusFor(failure), failure.code);
+  const results = neon.batchEcho
+    ? (answer.results as QueryExecutionResult[])
+    : [answer as unknown as QueryExecutionResult];
+  if (wasCut(results)) return { status: 507, json: neonError(TOO_LARGE, '') };
+  const shaped = results.map((result, index) =>
+    neonResult(result, neon.arrayModes[index] ?? false),
+  );
+  return {
+    status: 200,
+    json: serializeResponse(neon.batchEcho ? { results: shaped } : shaped[0]),
+  };
+}
+
+/**
+ * A failure as Neon answers it: a PostgreSQL error (it has a SQLSTATE) is a 400 with every field
+ * sqlgate shows; sqlgate's own failures keep their status (403, 413, 503…) and carry its code.
+ */
+function renderFailure(
+  answer: Record<string, unknown>,
+  status: number,
+  sqlgateCode: string,
+): { status: number; json: string } {
+  const cause = (answer.cause ?? answer.error) as Record<string, unknown> | string | undefined;
+  if (typeof cause === 'object' && cause !== null && typeof cause.message === 'string') {
+    const code = typeof cause.code === 'string' ? cause.code : '';
+    return {
+      status: isSqlState(code) ? 400 : status,
+      json: neonError(cause.message, code, cause),
+    };
+  }
+  const message = typeof cause === 'string' ? cause : String(answer.error ?? 'Request failed');
+  return { status, json: neonError(message, sqlgateCode, answer) };
+}
+
+/** A SQLSTATE: five digits or upper-case letters; a system code (ECONNREFUSED) is longer. */
+function isSqlState(code: string): boolean {
+  return /^[0-9A-Z]{5}$/.test(code);
+}
+
+/** Answers a POST /sql whose body is still to be read. */
+export function answerNeonQuery(
+  service: QueryService,
+  logger: Logger,
+  limits: BodyLimits & { answerStallMs: number },
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  return readJsonText(req, limits).then(
+    (body) => runNeonQuery(service, logger, body, req, res, limits.answerStallMs),
+    (error: unknown) => {
+      const refused = error instanceof BodyError ? error : new BodyError(400, String(error));
+      writeJson(res, refused.status, neonError(refused.message, ''));
+    },
+  );
+}
+
+async function runNeonQuery(
+  service: QueryService,
+  logger: Logger,
+  body: unknown,
+  req: IncomingMessage,
+  res: ServerResponse,
+  answerStallMs: number,
+): Promise<void> {
+  const read = requestOrRefusal(() => readNeonRequest(req.headers, body));
+  if (read instanceof RequestError) {
+    writeJson(res, 400, neonError(read.message, read.code));
+    return;
+  }
+  const response = await service.execute(read.request, {
+    ...executeOptionsOf(res),
+    textValues: read.rawText,
+    oneStatement: read.batchEcho === undefined,
+  });
+  let rendered: { status: number; json: string };
+  const started = performance.now();
+  try {
+    rendered = renderNeonAnswer(response, read);
+  } catch (error) {
+    logger.error({ reqId: answerHeader(res, 'X-Request-Id'), err: error }, 'internal error');
+    writeJson(res, 500, neonError(INTERNAL_ERROR_MESSAGE, ''));
+    return;
+  }
+  const { poolWaitMs, executionMs } = response.timings;
+  setAnswerHeader(
+    res,
+    'Server-Timing',
+    serverTiming(poolWaitMs, executionMs, performance.now() - started),
+  );
+  for (const [name, value] of Object.entries(read.batchEcho ?? {})) {
+    setAnswerHeader(res, name, value);
+  }
+  writeJson(res, rendered.status, rendered.json);
+  giveUpWhenStalled(res, answerStallMs);
+}
