@@ -139,18 +139,27 @@ export function answerNeonQuery(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  return readJsonText(req, limits).then(
-    (body) => runNeonQuery(service, logger, body, req, res, limits.answerStallMs),
-    (error: unknown) => {
-      const refused = error instanceof BodyError ? error : new BodyError(400, String(error));
-      writeJson(res, refused.status, neonError(refused.message, ''));
-    },
-  );
+  return readJsonText(req, limits)
+    .then(
+      (body) => runNeonQuery(service, body, req, res, limits.answerStallMs),
+      (error: unknown) => {
+        const refused = error instanceof BodyError ? error : new BodyError(400, String(error));
+        writeJson(res, refused.status, neonError(refused.message, ''));
+      },
+    )
+    .catch((error: unknown) => {
+      // A defect answers 500 in the shape the driver reads; the detail goes to the log only.
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      logger.error({ reqId: answerHeader(res, 'X-Request-Id'), err: error }, 'internal error');
+      writeJson(res, 500, neonError(INTERNAL_ERROR_MESSAGE, ''));
+    });
 }
 
 async function runNeonQuery(
   service: QueryService,
-  logger: Logger,
   body: unknown,
   req: IncomingMessage,
   res: ServerResponse,
@@ -166,15 +175,8 @@ async function runNeonQuery(
     textValues: read.rawText,
     oneStatement: read.batchEcho === undefined,
   });
-  let rendered: { status: number; json: string };
   const started = performance.now();
-  try {
-    rendered = renderNeonAnswer(response, read);
-  } catch (error) {
-    logger.error({ reqId: answerHeader(res, 'X-Request-Id'), err: error }, 'internal error');
-    writeJson(res, 500, neonError(INTERNAL_ERROR_MESSAGE, ''));
-    return;
-  }
+  const rendered = renderNeonAnswer(response, read);
   const { poolWaitMs, executionMs } = response.timings;
   setAnswerHeader(
     res,

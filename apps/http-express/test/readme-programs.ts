@@ -31,6 +31,7 @@ export interface ExpectedRun {
 /** Every README with code, and what each of its programs (in order) must print. */
 export const README_PROGRAMS: Record<string, ExpectedRun[]> = {
   'README.md': [
+    { prints: [/^\{ answer: 42 \}$/m, /^22012$/m] },
     { prints: [/rows: \[ \{ one: 1 \} \]/] },
     { prints: [/^sqlgate at http:\/\/127\.0\.0\.1:\d+/m, /^200 \{ status: 'ok' \}/m] },
   ],
@@ -93,7 +94,11 @@ export function atTestDatabase(program: string, database: TestDatabaseSettings):
     .replaceAll("host: '127.0.0.1',", `host: ${JSON.stringify(database.host)},`)
     .replaceAll('port: 5432,', `port: ${database.port},`)
     .replaceAll("user: 'postgres',", `user: ${JSON.stringify(database.user)},`)
-    .replaceAll("database: 'postgres',", `database: ${JSON.stringify(database.database)},`);
+    .replaceAll("database: 'postgres',", `database: ${JSON.stringify(database.database)},`)
+    .replaceAll(
+      'postgresql://postgres@127.0.0.1:5432/postgres',
+      `postgresql://${encodeURIComponent(database.user)}@${database.host}:${database.port}/${encodeURIComponent(database.database)}`,
+    );
 }
 
 /** The body of a POST /api/query to the test database, as the READMEs' programs send it. */

@@ -37,7 +37,6 @@ export const NeonBatchSchema = Type.Object(
 );
 
 const QUERY = compileShape(NeonQuerySchema);
-const BATCH = compileShape(NeonBatchSchema);
 
 /** Neon-Batch-Isolation-Level's values, as the Neon driver spells them. */
 const ISOLATION_LEVELS: Record<string, IsolationLevel> = {
@@ -66,11 +65,12 @@ function flag(headers: IncomingHttpHeaders, name: string): boolean {
   return headers[name] === 'true';
 }
 
-function bodyObject(body: unknown): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw invalid('Request body must be a JSON object holding `query` or `queries`');
+/** `value` as a JSON object; the refusal says `what` must hold. */
+function objectOf(value: unknown, what: string, holding: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalid(`${what} must be a JSON object holding ${holding}`);
   }
-  return body as Record<string, unknown>;
+  return value as Record<string, unknown>;
 }
 
 /** A query of the body, its params checked as /api/query checks them. */
@@ -101,6 +101,12 @@ export function readNeonRequest(headers: IncomingHttpHeaders, body: unknown): Ne
   if (typeof connectionString !== 'string' || connectionString === '') {
     throw invalid('The Neon-Connection-String header is required');
   }
+  // Neon's JWT authentication is not sqlgate's: refused rather than run without it.
+  if (headers.authorization !== undefined) {
+    throw invalid(
+      'POST /sql does not take an Authorization header: the password travels in Neon-Connection-String',
+    );
+  }
   const levelName = headers['neon-batch-isolation-level'];
   const isolationLevel =
     typeof levelName === 'string' && Object.hasOwn(ISOLATION_LEVELS, levelName)
@@ -112,7 +118,7 @@ export function readNeonRequest(headers: IncomingHttpHeaders, body: unknown): Ne
     );
   }
   const target = connectionTargetOf(connectionString);
-  const fields = bodyObject(body);
+  const fields = objectOf(body, 'Request body', '`query` or `queries`');
   const rawText = flag(headers, 'neon-raw-text-output');
   const arrayMode = flag(headers, 'neon-array-mode');
   const options: QueryOptions = {
@@ -134,7 +140,12 @@ export function readNeonRequest(headers: IncomingHttpHeaders, body: unknown): Ne
     };
   }
   refuseUnknownFields(fields, ['queries']);
-  const queries = BATCH(fields).queries.map((item) => queryOf(item as Record<string, unknown>));
+  if (!Array.isArray(fields.queries)) {
+    throw invalid("'queries' must be an array of {query, params, arrayMode}");
+  }
+  const queries = fields.queries.map((item, index) =>
+    queryOf(objectOf(item, `queries[${index}]`, '`query`')),
+  );
   const readOnly = flag(headers, 'neon-batch-read-only');
   const deferrable = flag(headers, 'neon-batch-deferrable');
   const batchEcho: BatchEcho = {};

@@ -159,7 +159,9 @@ describe('planExecution', () => {
         { ...defaults, readOnly: true, isolationLevel: 'serializable', deferrable: true },
         { batch: true },
       );
-      expect(beginStatement(transaction)).toBe('BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY DEFERRABLE');
+      expect(beginStatement(transaction)).toBe(
+        'BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY DEFERRABLE',
+      );
       const uncommitted = planExecution(
         script(statement('write')),
         { ...defaults, isolationLevel: 'read uncommitted' },
