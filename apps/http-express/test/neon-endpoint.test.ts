@@ -366,7 +366,6 @@ describe('a hostile caller', () => {
       [{}],
       [[1, [2]]],
       'x',
-      [1e400],
       [Number.MAX_SAFE_INTEGER + 2],
     ];
     const bodies = (): unknown => {

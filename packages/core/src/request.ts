@@ -6,10 +6,7 @@ import type { RequestError } from './errors';
 import type { ConnectionTarget, RowMode } from './ports/connections';
 
 export type IsolationLevel =
-  | 'read uncommitted'
-  | 'read committed'
-  | 'repeatable read'
-  | 'serializable';
+  'read uncommitted' | 'read committed' | 'repeatable read' | 'serializable';
 
 /**
  * Per-request cache wish: off, or on with the server's TTL or one of its own (`ttlMs`), and how

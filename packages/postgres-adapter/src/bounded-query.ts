@@ -166,7 +166,13 @@ export class BoundedQuery implements RoundTripReader {
         // The row count is an int32; a larger limit is no limit (a streamed request without maxRows).
         const rows = stopEarly?.[index] && maxRows < MAX_EXECUTE_ROWS ? maxRows + 1 : 0;
         const own = this.options.batchParams?.[index];
-        this.pushStatementMessages(messages, text, index, (own as unknown[] | undefined) ?? values, rows);
+        this.pushStatementMessages(
+          messages,
+          text,
+          index,
+          (own as unknown[] | undefined) ?? values,
+          rows,
+        );
         if (flush) messages.push(FLUSH);
       });
       for (const text of this.after) pushControlMessages(messages, text);

@@ -459,7 +459,8 @@ export class ExecutionContext {
     if (this.settings.nameStatements) options.nameable = flags.nameable;
     if (this.init.rowStream) options.rowSink = this.init.rowStream.sinkFor(statements);
     const { batchParams } = this.init;
-    if (batchParams) options.batchParams = statements.map((statement) => batchParams[statement.index]);
+    if (batchParams)
+      options.batchParams = statements.map((statement) => batchParams[statement.index]);
     return options;
   }
 

@@ -84,7 +84,8 @@ function rejectIncompatibleOptions(
     ['dryRun', options.dryRun],
     ['readOnly', options.readOnly],
   ] as const) {
-    if (enabled) rejectOutsideTransaction(
+    if (enabled)
+      rejectOutsideTransaction(
         statements,
         `'${option}' cannot be combined with`,
         option === 'readOnly',
