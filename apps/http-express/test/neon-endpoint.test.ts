@@ -6,7 +6,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createTestApp, database, sql, type TestApp } from './support';
+import { createTestApp, database, sql, target, type TestApp } from './support';
 import type { ServerConfig } from '../src/config';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -329,6 +329,34 @@ describe('errors', () => {
     } finally {
       await guarded.close();
     }
+  });
+});
+
+describe('the service around it', () => {
+  it('cancels a /sql request by its X-Request-Id, as any request: the driver sees 57014', async () => {
+    const requestId = `neon-cancel-${process.pid}`;
+    const running = post(
+      { query: 'SELECT pg_sleep(60) AS neon_cancel_victim' },
+      { ...DRIVER_HEADERS, 'X-Request-Id': requestId },
+    );
+    // Waits until the statement runs: a cancel before it registers cancels nothing.
+    for (let tries = 0; ; tries++) {
+      const rows = await sql(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%AS neon_cancel_victim%'",
+      );
+      if (Number(rows[0]?.n) === 1) break;
+      if (tries > 300) throw new Error('the statement never started');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const cancel = await fetch(`${main.url}/api/requests/${requestId}/cancel`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(target()),
+    });
+    expect(await cancel.json()).toEqual({ cancelled: true });
+    const { status, body } = await running;
+    expect(status).toBe(400);
+    expectNeonError(body, '57014', /canceling statement due to user request/);
   });
 });
 
