@@ -12,6 +12,7 @@ const moduleNameMapper = {
   '^@sqlgate/redis-cache$': sourceOf('packages/redis-cache'),
   '^@sqlgate/http-express$': sourceOf('apps/http-express'),
   '^@sqlgate/console$': sourceOf('packages/console'),
+  '^@sqlgate/client$': sourceOf('packages/client'),
 };
 
 /**
@@ -40,6 +41,7 @@ module.exports = {
     project('packages/postgres-adapter'),
     project('packages/redis-cache'),
     project('packages/console'),
+    project('packages/client'),
     // Every HTTP test's response bodies pass one check: no internal message reaches a caller.
     project('apps/http-express', { setupFilesAfterEnv: ['<rootDir>/test/setup-after-env.ts'] }),
   ],

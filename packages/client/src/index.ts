@@ -1,0 +1,4 @@
+/**
+ * @sqlgate/client: sqlgate from any runtime with fetch (README.md).
+ */
+export {};
