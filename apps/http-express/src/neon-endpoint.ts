@@ -170,11 +170,20 @@ async function runNeonQuery(
     writeJson(res, 400, neonError(read.message, read.code));
     return;
   }
-  const response = await service.execute(read.request, {
+  const options = {
     ...executeOptionsOf(res),
     textValues: read.rawText,
     oneStatement: read.batchEcho === undefined,
-  });
+  };
+  const { place, sql } = read;
+  const response =
+    'sessionId' in place
+      ? await service.executeInSession(
+          place.sessionId,
+          { sql: sql as string, options: read.options },
+          options,
+        )
+      : await service.execute({ target: place.target, sql, options: read.options }, options);
   const started = performance.now();
   const rendered = renderNeonAnswer(response, read);
   const { poolWaitMs, executionMs } = response.timings;

@@ -149,8 +149,14 @@ export function sessionHandlers(
 
   return {
     openSession: async (req, res) => {
+      const header = req.headers['neon-connection-string'];
       const request = requestOrRefusal(() =>
-        readSessionOpenBody(req.body, service.sessionLimits.idleTimeoutMs, configuredTargets),
+        readSessionOpenBody(
+          req.body,
+          service.sessionLimits.idleTimeoutMs,
+          configuredTargets,
+          typeof header === 'string' ? header : undefined,
+        ),
       );
       const opened = await service.openSession(request, executeOptionsOf(res));
       writeRendered(res, logger, renderServiceAnswer(opened, 201));

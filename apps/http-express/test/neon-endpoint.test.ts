@@ -360,6 +360,61 @@ describe('the service around it', () => {
   });
 });
 
+describe('in a session (Sqlgate-Session)', () => {
+  async function openSession(
+    headers: Record<string, string>,
+    body: unknown = {},
+  ): Promise<Response> {
+    return fetch(`${main.url}/api/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+  }
+
+  it('opens on the Neon-Connection-String target, and runs /sql statements in its transaction', async () => {
+    const opened = await openSession({ 'Neon-Connection-String': CONNECTION_STRING });
+    expect(opened.status).toBe(201);
+    const { sessionId } = (await opened.json()) as Json;
+    const inSession = { ...DRIVER_HEADERS, 'Sqlgate-Session': sessionId as string };
+    delete (inSession as Record<string, string>)['Neon-Connection-String'];
+    expect((await post({ query: 'BEGIN' }, inSession)).body.command).toBe('BEGIN');
+    await post(
+      { query: 'INSERT INTO neon_wire VALUES (20, $1)', params: ['uncommitted'] },
+      inSession,
+    );
+    // Not visible elsewhere before COMMIT, visible in the session.
+    expect(await sql('SELECT * FROM neon_wire WHERE id = 20')).toEqual([]);
+    expect(
+      (await post({ query: 'SELECT note FROM neon_wire WHERE id = 20' }, inSession)).body.rows,
+    ).toEqual([['uncommitted']]);
+    expect((await post({ query: 'ROLLBACK' }, inSession)).body.command).toBe('ROLLBACK');
+    expect(await sql('SELECT * FROM neon_wire WHERE id = 20')).toEqual([]);
+    const batch = await post({ queries: [{ query: 'SELECT 1' }] }, inSession);
+    expectNeonError(batch.body, 'INVALID_REQUEST', /A batch does not run in a session/);
+    const both = await post(
+      { query: 'SELECT 1' },
+      { ...inSession, 'Neon-Connection-String': CONNECTION_STRING },
+    );
+    expectNeonError(both.body, 'INVALID_REQUEST', /names no Neon-Connection-String/);
+    await fetch(`${main.url}/api/sessions/${sessionId as string}`, { method: 'DELETE' });
+    const gone = await post({ query: 'SELECT 1' }, inSession);
+    expect(gone.status).toBe(404);
+    expect(Object.keys(gone.body)).toEqual(ERROR_KEYS);
+  });
+
+  it('refuses a session body that names a target beside the header', async () => {
+    const opened = await openSession(
+      { 'Neon-Connection-String': CONNECTION_STRING },
+      { host: 'elsewhere' },
+    );
+    expect(opened.status).toBe(400);
+    expect(await opened.json()).toMatchObject({
+      error: expect.stringMatching(/'host' cannot be sent with a Neon-Connection-String/),
+    });
+  });
+});
+
 describe('a hostile caller', () => {
   /** mulberry32: the same seed, the same bodies. */
   function random(seed: number): () => number {

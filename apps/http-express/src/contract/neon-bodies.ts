@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { IsolationLevel, QueryOptions, QueryRequest } from '@sqlgate/core';
+import type { BatchStatement, ConnectionTarget, IsolationLevel, QueryOptions } from '@sqlgate/core';
 import { compileShape } from './body-shape';
 import { connectionTargetOf } from './connection-string';
 import { invalid, refuseUnsendableParams } from './sendable-values';
@@ -51,13 +51,41 @@ export type BatchEcho = Record<string, string>;
 
 /** A POST /sql request read: what to run, and how its answer is shaped. */
 export interface NeonRequest {
-  request: QueryRequest;
+  /**
+   * Where it runs: the target Neon-Connection-String names, or a sqlgate session (the
+   * Sqlgate-Session header: the session decides the target, and its transaction is the caller's).
+   */
+  place: { target: ConnectionTarget } | { sessionId: string };
+  /** A statement, or a batch's. */
+  sql: string | BatchStatement[];
+  options: QueryOptions;
   /** Values as PostgreSQL's text (Neon-Raw-Text-Output: true), as the driver always asks. */
   rawText: boolean;
   /** Per query: rows as arrays. */
   arrayModes: boolean[];
   /** Set for a batch (`queries`): its answer is `{results}` and carries these headers. */
   batchEcho?: BatchEcho;
+}
+
+/** Where a request runs: a session named by Sqlgate-Session, or the Neon-Connection-String target. */
+function placeOf(headers: IncomingHttpHeaders): NeonRequest['place'] {
+  const connectionString = headers['neon-connection-string'];
+  const sessionId = headers['sqlgate-session'];
+  if (sessionId !== undefined) {
+    if (connectionString !== undefined) {
+      throw invalid(
+        'A request in a session (Sqlgate-Session) names no Neon-Connection-String: the session decides the target',
+      );
+    }
+    if (typeof sessionId !== 'string' || sessionId === '') {
+      throw invalid('The Sqlgate-Session header names a session id');
+    }
+    return { sessionId };
+  }
+  if (typeof connectionString !== 'string' || connectionString === '') {
+    throw invalid('The Neon-Connection-String header is required');
+  }
+  return { target: connectionTargetOf(connectionString) };
 }
 
 /** Neon reads its flag headers as on only when exactly `true`. */
@@ -97,10 +125,6 @@ function refuseUnknownFields(fields: Record<string, unknown>, known: readonly st
  * the body. Throws RequestError (400) for what it refuses.
  */
 export function readNeonRequest(headers: IncomingHttpHeaders, body: unknown): NeonRequest {
-  const connectionString = headers['neon-connection-string'];
-  if (typeof connectionString !== 'string' || connectionString === '') {
-    throw invalid('The Neon-Connection-String header is required');
-  }
   // Neon's JWT authentication is not sqlgate's: refused rather than run without it.
   if (headers.authorization !== undefined) {
     throw invalid(
@@ -117,7 +141,7 @@ export function readNeonRequest(headers: IncomingHttpHeaders, body: unknown): Ne
       `Neon-Batch-Isolation-Level must be one of ${Object.keys(ISOLATION_LEVELS).join(', ')}`,
     );
   }
-  const target = connectionTargetOf(connectionString);
+  const place = placeOf(headers);
   const fields = objectOf(body, 'Request body', '`query` or `queries`');
   const rawText = flag(headers, 'neon-raw-text-output');
   const arrayMode = flag(headers, 'neon-array-mode');
@@ -128,18 +152,26 @@ export function readNeonRequest(headers: IncomingHttpHeaders, body: unknown): Ne
     rowMode: 'array',
     readOnly: false,
     dryRun: false,
-    cache: false,
   };
+  // The result cache keeps sqlgate's values, not PostgreSQL's text; a session never uses it.
+  if ('target' in place) options.cache = false;
   if (!('queries' in fields)) {
     const query = queryOf(fields);
     if (query.params && query.params.length > 0) options.params = query.params;
     return {
-      request: { target, sql: query.query, options },
+      place,
+      sql: query.query,
+      options,
       rawText,
       arrayModes: [query.arrayMode ?? arrayMode],
     };
   }
   refuseUnknownFields(fields, ['queries']);
+  if ('sessionId' in place) {
+    throw invalid(
+      'A batch does not run in a session (Sqlgate-Session): its transaction would end the one the session holds; send its queries one by one',
+    );
+  }
   if (!Array.isArray(fields.queries)) {
     throw invalid("'queries' must be an array of {query, params, arrayMode}");
   }
@@ -162,13 +194,11 @@ export function readNeonRequest(headers: IncomingHttpHeaders, body: unknown): Ne
     batchEcho['Neon-Batch-Deferrable'] = 'true';
   }
   return {
-    request: {
-      target,
-      sql: queries.map((query) =>
-        query.params ? { sql: query.query, params: query.params } : { sql: query.query },
-      ),
-      options,
-    },
+    place,
+    sql: queries.map((query) =>
+      query.params ? { sql: query.query, params: query.params } : { sql: query.query },
+    ),
+    options,
     rawText,
     arrayModes: queries.map((query) => query.arrayMode ?? arrayMode),
     batchEcho,

@@ -25,6 +25,7 @@ import {
   type SessionQuery,
 } from '@sqlgate/core';
 import { compileShape } from './body-shape';
+import { connectionTargetOf } from './connection-string';
 import { configuredTargetOf, isAbsent, type ConfiguredTargets } from './configured-targets';
 import {
   CancelRequestSchema,
@@ -213,15 +214,39 @@ function targetOf(
   return targetFrom(read(fields), defaultDatabase);
 }
 
-/** Reads a POST /api/sessions body; `maxIdleTimeoutMs` is SESSION_IDLE_TIMEOUT_MS. */
+/**
+ * The target of a session opened with a Neon-Connection-String header (as @sqlgate/client opens
+ * one): the header names it, so a body that names one too is refused rather than one of them
+ * silently ignored.
+ */
+function targetOfHeader(fields: Body, connectionString: string): ConnectionTarget {
+  const named = TARGET_FIELDS.find((name) => !isAbsent(fields[name]));
+  if (named !== undefined) {
+    throw invalid(
+      `'${named}' cannot be sent with a Neon-Connection-String header: the header names the target`,
+    );
+  }
+  return connectionTargetOf(connectionString);
+}
+
+/**
+ * Reads a POST /api/sessions body; `maxIdleTimeoutMs` is SESSION_IDLE_TIMEOUT_MS. With a
+ * Neon-Connection-String header, `connectionString`, the header names the target.
+ */
 export function readSessionOpenBody(
   body: unknown,
   maxIdleTimeoutMs: number,
   targets?: ConfiguredTargets,
+  connectionString?: string,
 ): SessionOpenRequest {
   const fields = bodyObject(body);
   refuseFields(fields, REFUSED_AT_SESSION_OPEN, 'when a session opens');
-  const request: SessionOpenRequest = { target: targetOf(fields, targets, SESSION_TARGET) };
+  const request: SessionOpenRequest = {
+    target:
+      connectionString === undefined
+        ? targetOf(fields, targets, SESSION_TARGET)
+        : targetOfHeader(fields, connectionString),
+  };
   const idleTimeoutMs = fields.idleTimeoutMs;
   if (idleTimeoutMs !== undefined && idleTimeoutMs !== null) {
     // Checked against the server's limit, not the schema's: more than it allows is refused,
