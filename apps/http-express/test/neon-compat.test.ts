@@ -3,7 +3,8 @@
  * driver, drizzle-orm/neon-http and kysely-neon, each unmodified and in its own process
  * (neon-clients/workload.mjs), run a workload through sqlgate against the real PostgreSQL: every
  * common type read back equal to plain pg's reading, CRUD, the SQLSTATE of a failure reaching the
- * client's error, and batches that commit or roll back whole.
+ * client's error, and batches that commit or roll back whole. Each runs on the Neon driver's
+ * `neon()` and on @sqlgate/client's `sqlgate()`, its drop-in (the client must be built).
  */
 import { spawn } from 'node:child_process';
 import type { Server } from 'node:http';
@@ -19,7 +20,8 @@ const DATABASE_URL =
   `postgresql://${encodeURIComponent(database.user)}:${encodeURIComponent(database.password ?? '')}` +
   `@${database.host}:${database.port}/${encodeURIComponent(database.database)}`;
 
-beforeAll(async () => {
+/** Fresh tables: each driver's run counts what it wrote. */
+async function freshTables(): Promise<void> {
   await sql(`
     DROP TABLE IF EXISTS neon_every_type, neon_item;
     DROP TYPE IF EXISTS neon_mood;
@@ -30,6 +32,9 @@ beforeAll(async () => {
       by bytea, ia int[], ta text[], m neon_mood, n text);
     CREATE TABLE neon_item (id serial PRIMARY KEY, name text NOT NULL, qty int NOT NULL);
   `);
+}
+
+beforeAll(async () => {
   testApp = createTestApp();
   server = testApp.app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
@@ -44,11 +49,11 @@ type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 type Checks = Record<string, { ok: boolean; value?: Json; error?: unknown }>;
 
 /** Runs the workload of `client` in its own Node process; its checks as it saw them. */
-function runWorkload(client: 'neon' | 'drizzle' | 'kysely'): Promise<Checks> {
+function runWorkload(client: 'neon' | 'drizzle' | 'kysely', driver: Driver): Promise<Checks> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      [path.join(__dirname, 'neon-clients', 'workload.mjs'), client],
+      [path.join(__dirname, 'neon-clients', 'workload.mjs'), client, driver],
       {
         env: { ...process.env, SQLGATE_URL: url, DATABASE_URL, TZ: 'UTC' },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -73,10 +78,14 @@ function passed(checks: Checks): Record<string, Json> {
   return Object.fromEntries(Object.entries(checks).map(([name, check]) => [name, check.value]));
 }
 
+type Driver = 'neon' | 'sqlgate';
+
 // The workloads share the tables: run in order, in one file.
-describe('POST /sql through real clients', () => {
+describe.each<Driver>(['neon', 'sqlgate'])('POST /sql through real clients on %s()', (driver) => {
+  beforeAll(freshTables);
+
   it('the stock Neon driver: tagged templates, .query, every type as pg reads it, errors, transactions', async () => {
-    const seen = passed(await runWorkload('neon'));
+    const seen = passed(await runWorkload('neon', driver));
     expect(seen.select).toEqual([{ answer: 42, t: 'text' }]);
     expect(seen['types-read-equal-to-pg'].equal).toBe(true);
     expect(seen['types-read-equal-to-pg'].mine).toHaveLength(1);
@@ -84,7 +93,7 @@ describe('POST /sql through real clients', () => {
     expect(seen['array-mode']).toEqual([[1, 2]]);
     expect(seen.fragments).toEqual([{ name: 'fragment', qty: 3 }]);
     expect(seen['error-sqlstate']).toEqual({
-      isNeonDbError: true,
+      isDriverError: true,
       code: '22012',
       message: 'division by zero',
     });
@@ -95,7 +104,7 @@ describe('POST /sql through real clients', () => {
   });
 
   it('drizzle-orm/neon-http: CRUD, its own type parsers, errors with their SQLSTATE, batches', async () => {
-    const seen = passed(await runWorkload('drizzle'));
+    const seen = passed(await runWorkload('drizzle', driver));
     expect(seen.crud).toEqual({ read: { name: 'drizzle', qty: 5 }, after: 0 });
     expect(seen['types-read-equal-to-pg'].equal).toBe(true);
     expect(seen['error-sqlstate']).toMatchObject({ name: 'DrizzleQueryError', code: '23502' });
@@ -107,7 +116,7 @@ describe('POST /sql through real clients', () => {
   });
 
   it('kysely-neon: CRUD with affected row counts, errors with their SQLSTATE', async () => {
-    const seen = passed(await runWorkload('kysely'));
+    const seen = passed(await runWorkload('kysely', driver));
     expect(seen.crud).toEqual({ updated: '1', read: { name: 'kysely', qty: 7 }, deleted: '1' });
     expect(seen['error-sqlstate']).toMatchObject({ code: '23502' });
   });

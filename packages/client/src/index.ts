@@ -1,4 +1,9 @@
 /**
- * @sqlgate/client: sqlgate from any runtime with fetch (README.md).
+ * @sqlgate/client: sqlgate from any runtime that has fetch (README.md). No Node built-ins.
  */
-export {};
+export { sqlgate, SqlQuery, UnsafeSql } from './sql';
+export type { Sql, SqlgateOptions, QueryOptions, TransactionOptions } from './sql';
+export type { FullQueryResult, ReadOptions } from './results';
+export type { Field } from './wire';
+export { SqlgateError } from './errors';
+export { parserFor, type TypeOverrides, type ValueParser } from './type-parsers';

@@ -1,15 +1,24 @@
 // One workload through one client of POST /sql, in its own process (the clients are ES modules, and
-// drizzle changes the Neon driver's global type parsers): `node workload.mjs <client>` with
-// SQLGATE_URL (sqlgate's base URL) and DATABASE_URL (the target, as a libpq URI). It prints one JSON
-// object: each check's name and what it saw, for neon-compat.test.ts to judge. The tables
-// (neon_every_type, neon_item) are made by the test before it runs.
+// drizzle changes the Neon driver's global type parsers): `node workload.mjs <client> <driver>`
+// with SQLGATE_URL (sqlgate's base URL) and DATABASE_URL (the target, as a libpq URI). The client is
+// the stock query function, drizzle-orm/neon-http or kysely-neon; the driver under it is the Neon
+// driver's `neon()` or @sqlgate/client's `sqlgate()`. It prints one JSON object: each check's name
+// and what it saw, for neon-compat.test.ts to judge. The tables (neon_every_type, neon_item) are
+// made by the test before it runs.
 import { Buffer } from 'node:buffer';
-import { neon, neonConfig, NeonDbError } from '@neondatabase/serverless';
+import { neon as neonDriver, neonConfig, NeonDbError } from '@neondatabase/serverless';
+import { sqlgate, SqlgateError } from '@sqlgate/client';
 import pg from 'pg';
 
-const client = process.argv[2];
+const [client, driver = 'neon'] = process.argv.slice(2);
 const { SQLGATE_URL, DATABASE_URL } = process.env;
 neonConfig.fetchEndpoint = `${SQLGATE_URL}/sql`;
+/** The query function under test, on DATABASE_URL. */
+const neon =
+  driver === 'sqlgate'
+    ? () => sqlgate({ url: SQLGATE_URL, connectionString: DATABASE_URL })
+    : (url) => neonDriver(url);
+const DriverError = driver === 'sqlgate' ? SqlgateError : NeonDbError;
 
 /** Every common type, as written through the client and read back by pg. */
 const EVERY_TYPE_COLUMNS =
@@ -114,7 +123,7 @@ async function neonWorkload() {
       return 'no error';
     } catch (error) {
       return {
-        isNeonDbError: error instanceof NeonDbError,
+        isDriverError: error instanceof DriverError,
         code: error.code,
         message: error.message,
       };

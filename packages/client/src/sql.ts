@@ -1,0 +1,242 @@
+/**
+ * `sqlgate({ url, connectionString })`: a query function that is a drop-in for the Neon driver's
+ * `neon()` (a tagged template, `.query`, `.transaction`, `.unsafe`), so the ORMs built on it run
+ * unchanged, and that goes beyond it: `.begin` for an interactive transaction on a sqlgate
+ * session, and an AbortSignal on every call (aborting it ends the request, and sqlgate cancels
+ * the statement in PostgreSQL).
+ */
+import { prepareValue } from './parameters';
+import { readResult, type FullQueryResult, type ReadOptions } from './results';
+import type { TypeOverrides } from './type-parsers';
+import {
+  closeSession,
+  openSession,
+  runBatch,
+  runStatement,
+  type BatchOptions,
+  type Place,
+  type Statement,
+  type Wire,
+} from './wire';
+
+export interface SqlgateOptions extends ReadOptions {
+  /** sqlgate's base URL: its POST /sql and sessions are used. */
+  url: string;
+  /** The PostgreSQL server as a libpq URI, `postgresql://user:password@host:port/db?sslmode=…`. */
+  connectionString: string;
+  /** The fetch to use; default `globalThis.fetch`. */
+  fetch?: typeof fetch;
+}
+
+export interface QueryOptions extends ReadOptions {
+  /** Aborting it ends the request: sqlgate cancels the statement in PostgreSQL. */
+  signal?: AbortSignal;
+}
+
+export type TransactionOptions = QueryOptions & BatchOptions;
+
+/** Raw SQL text, inlined where it is interpolated (`sql.unsafe`). */
+export class UnsafeSql {
+  constructor(readonly text: string) {}
+}
+
+/** A template's parts, kept so that it can be inlined in another template (a fragment). */
+interface TemplateParts {
+  strings: readonly string[];
+  values: readonly unknown[];
+}
+
+/**
+ * A statement not sent yet: awaiting it sends it, once. A batch (`transaction`) reads its text and
+ * values instead, and sends them together.
+ */
+export class SqlQuery<T = unknown> implements PromiseLike<T> {
+  private sent: Promise<T> | undefined;
+
+  /** @internal */
+  constructor(
+    readonly statement: () => Statement,
+    readonly options: QueryOptions,
+    private readonly run: (query: SqlQuery<T>) => Promise<T>,
+    /** @internal Set for a tagged template: it may be inlined in another. */
+    readonly template?: TemplateParts,
+  ) {}
+
+  then<A = T, B = never>(
+    onFulfilled?: ((value: T) => A | PromiseLike<A>) | null,
+    onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ): Promise<A | B> {
+    this.sent ??= this.run(this);
+    return this.sent.then(onFulfilled, onRejected);
+  }
+
+  catch<B = never>(onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<T | B> {
+    return this.then(undefined, onRejected);
+  }
+
+  finally(onFinally?: (() => void) | null): Promise<T> {
+    return this.then().finally(onFinally);
+  }
+
+  readonly [Symbol.toStringTag] = 'SqlQuery';
+}
+
+function isBinary(value: unknown): boolean {
+  return ArrayBuffer.isView(value);
+}
+
+/**
+ * A template's text and values: an interpolated fragment is inlined, `unsafe` text inlined as it
+ * is, any other value bound to the next `$n` (binary ones cast to bytea, as the Neon driver does).
+ */
+function compileTemplate(parts: TemplateParts, params: unknown[]): string {
+  let text = parts.strings[0] ?? '';
+  parts.values.forEach((value, index) => {
+    if (value instanceof SqlQuery) {
+      if (!value.template) {
+        throw new TypeError('Only a tagged template can be interpolated in another; not sql.query(…)');
+      }
+      text += compileTemplate(value.template, params);
+    } else if (value instanceof UnsafeSql) {
+      text += value.text;
+    } else {
+      params.push(value);
+      text += `$${params.length}${isBinary(value) ? '::bytea' : ''}`;
+    }
+    text += parts.strings[index + 1] ?? '';
+  });
+  return text;
+}
+
+function statementOf(text: string, params: readonly unknown[]): Statement {
+  return { query: text, params: params.map((value) => prepareValue(value)) };
+}
+
+/** The BEGIN of `begin()`'s transaction. */
+function beginText({ isolationLevel, readOnly, deferrable }: BatchOptions): string {
+  let text = 'BEGIN';
+  if (isolationLevel) text += ` ISOLATION LEVEL ${isolationLevel.replace(/([a-z])([A-Z])/g, '$1 $2').toUpperCase()}`;
+  if (readOnly) text += ' READ ONLY';
+  if (deferrable) text += ' DEFERRABLE';
+  return text;
+}
+
+// What a query resolves to depends on its options: rows, or the full result.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Rows = any[];
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Result = Rows | FullQueryResult<any>;
+
+export interface Sql {
+  (strings: TemplateStringsArray, ...values: unknown[]): SqlQuery<Result>;
+  /** One statement with `$1`, `$2`… and their values. */
+  query(text: string, params?: readonly unknown[], options?: QueryOptions): SqlQuery<Result>;
+  /** SQL text inlined as it is where it is interpolated: never put a caller's input in it. */
+  unsafe(text: string): UnsafeSql;
+  /** Statements run in order in one transaction (one request); the first failure rolls back all. */
+  transaction(
+    queries: readonly SqlQuery<unknown>[] | ((sql: Sql) => readonly SqlQuery<unknown>[]),
+    options?: TransactionOptions,
+  ): Promise<Result[]>;
+  /**
+   * An interactive transaction on a sqlgate session: COMMIT when `work` returns, ROLLBACK when it
+   * throws; the session ends either way.
+   */
+  begin<T>(work: (tx: Sql) => Promise<T>, options?: TransactionOptions): Promise<T>;
+}
+
+interface SqlContext {
+  wire: Wire;
+  connectionString: string;
+  place: Place;
+  defaults: ReadOptions;
+}
+
+/** The read options of a query: its own, then the call's, then the client's. */
+function readOptions(own: ReadOptions, ...others: ReadOptions[]): ReadOptions {
+  const merged: ReadOptions = {};
+  for (const options of [...others].reverse().concat(own)) {
+    if (options.arrayMode !== undefined) merged.arrayMode = options.arrayMode;
+    if (options.fullResults !== undefined) merged.fullResults = options.fullResults;
+    if (options.types !== undefined) merged.types = options.types;
+  }
+  return merged;
+}
+
+function makeSql(context: SqlContext): Sql {
+  const { wire, place, defaults } = context;
+  const send = async (query: SqlQuery<Result>): Promise<Result> => {
+    const { signal } = query.options;
+    const result = await runStatement(wire, place, query.statement(), signal);
+    return readResult(result, readOptions(query.options, defaults));
+  };
+  const tagged = (strings: TemplateStringsArray, ...values: unknown[]): SqlQuery<Result> => {
+    const template = { strings, values };
+    return new SqlQuery(
+      () => {
+        const params: unknown[] = [];
+        return statementOf(compileTemplate(template, params), params);
+      },
+      {},
+      send,
+      template,
+    );
+  };
+  const sql = tagged as Sql;
+  sql.query = (text, params = [], options = {}) =>
+    new SqlQuery(() => statementOf(text, params), options, send);
+  sql.unsafe = (text) => new UnsafeSql(text);
+  sql.transaction = async (queries, options = {}) => {
+    if ('sessionId' in place) {
+      throw new TypeError('transaction() cannot run inside begin(): run the statements in turn');
+    }
+    const list = typeof queries === 'function' ? queries(sql) : queries;
+    const results = await runBatch(
+      wire,
+      context.connectionString,
+      list.map((query) => query.statement()),
+      options,
+    );
+    return results.map((result, index) =>
+      readResult(result, readOptions(list[index]?.options ?? {}, options, defaults)),
+    );
+  };
+  sql.begin = (work, options = {}) => begin(context, work, options);
+  return sql;
+}
+
+async function begin<T>(
+  context: SqlContext,
+  work: (tx: Sql) => Promise<T>,
+  options: TransactionOptions,
+): Promise<T> {
+  if ('sessionId' in context.place) throw new TypeError('begin() cannot nest: use SAVEPOINT');
+  const { wire } = context;
+  const sessionId = await openSession(wire, context.connectionString, options.signal);
+  // A page that goes away ends its session at once; elsewhere the session's idle timeout does.
+  const onPageHide = (): void => void closeSession(wire, sessionId, true);
+  globalThis.addEventListener?.('pagehide', onPageHide);
+  try {
+    const tx = makeSql({ ...context, place: { sessionId } });
+    await tx.query(beginText(options), [], options.signal ? { signal: options.signal } : {});
+    const result = await work(tx);
+    await tx.query('COMMIT');
+    return result;
+  } finally {
+    globalThis.removeEventListener?.('pagehide', onPageHide);
+    // Ending the session rolls back a transaction still open: the work threw, or COMMIT failed.
+    await closeSession(wire, sessionId);
+  }
+}
+
+/** A query function on `connectionString`'s server, through sqlgate at `url`. */
+export function sqlgate(options: SqlgateOptions): Sql {
+  const { url, connectionString, fetch: givenFetch, ...defaults } = options;
+  const wire: Wire = {
+    url: url.replace(/\/+$/, ''),
+    fetch: givenFetch ?? ((input, init) => globalThis.fetch(input, init)),
+  };
+  return makeSql({ wire, connectionString, place: { connectionString }, defaults });
+}
+
+export type { TypeOverrides };
