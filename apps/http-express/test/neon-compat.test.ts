@@ -49,7 +49,10 @@ type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 type Checks = Record<string, { ok: boolean; value?: Json; error?: unknown }>;
 
 /** Runs the workload of `client` in its own Node process; its checks as it saw them. */
-function runWorkload(client: 'neon' | 'drizzle' | 'kysely', driver: Driver): Promise<Checks> {
+function runWorkload(
+  client: 'neon' | 'drizzle' | 'kysely' | 'drizzle-pool' | 'kysely-pool',
+  driver: Driver,
+): Promise<Checks> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
@@ -119,5 +122,24 @@ describe.each<Driver>(['neon', 'sqlgate'])('POST /sql through real clients on %s
     const seen = passed(await runWorkload('kysely', driver));
     expect(seen.crud).toEqual({ updated: '1', read: { name: 'kysely', qty: 7 }, deleted: '1' });
     expect(seen['error-sqlstate']).toMatchObject({ code: '23502' });
+  });
+});
+
+describe("@sqlgate/client's pg-compatible Pool under the node-postgres ORMs", () => {
+  beforeAll(freshTables);
+
+  it('drizzle-orm/node-postgres: CRUD, and db.transaction() committing (unseen elsewhere before) and rolling back', async () => {
+    const seen = passed(await runWorkload('drizzle-pool', 'sqlgate'));
+    expect(seen.crud).toEqual({ name: 'drizzle-pool', qty: 4 });
+    expect(seen['transaction-commits-isolated']).toEqual({ mine: 1, elsewhere: 0, afterCommit: 1 });
+    expect(seen['transaction-rolls-back']).toEqual({ message: 'changed my mind', left: 0 });
+    expect(seen['error-sqlstate']).toMatchObject({ name: 'DrizzleQueryError', code: '23502' });
+  });
+
+  it("Kysely's PostgresDialect: CRUD, and db.transaction() committing (unseen elsewhere before) and rolling back", async () => {
+    const seen = passed(await runWorkload('kysely-pool', 'sqlgate'));
+    expect(seen.crud).toEqual({ updated: '1' });
+    expect(seen['transaction-commits-isolated']).toEqual({ mine: 1, elsewhere: 0, afterCommit: 1 });
+    expect(seen['transaction-rolls-back']).toEqual({ code: '23502', left: 0 });
   });
 });

@@ -59,7 +59,11 @@ export class SqlgateError extends Error implements Partial<Record<ErrorField, st
 
 /** The error of an answer with status `status` and body `body` (JSON, or text when it is not). */
 export function errorOfAnswer(status: number, body: unknown): SqlgateError {
-  if (typeof body === 'object' && body !== null && typeof (body as { message?: unknown }).message === 'string') {
+  if (
+    typeof body === 'object' &&
+    body !== null &&
+    typeof (body as { message?: unknown }).message === 'string'
+  ) {
     const fields = body as Record<string, unknown>;
     const error = new SqlgateError(fields.message as string, status);
     for (const name of ERROR_FIELDS) {

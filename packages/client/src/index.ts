@@ -7,3 +7,5 @@ export type { FullQueryResult, ReadOptions } from './results';
 export type { Field } from './wire';
 export { SqlgateError } from './errors';
 export { parserFor, type TypeOverrides, type ValueParser } from './type-parsers';
+export { Pool, PoolClient } from './pool';
+export type { PoolOptions, QueryConfig, QueryResult, CustomTypes } from './pool';

@@ -64,7 +64,10 @@ export function prepareValue(value: unknown, seen: object[] = []): string | null
     if (seen.includes(value)) {
       throw new TypeError('circular reference detected while preparing a value for a query');
     }
-    return prepareValue(value.toPostgres((inner) => prepareValue(inner)), [...seen, value]);
+    return prepareValue(
+      value.toPostgres((inner) => prepareValue(inner)),
+      [...seen, value],
+    );
   }
   return JSON.stringify(value);
 }

@@ -94,7 +94,9 @@ function compileTemplate(parts: TemplateParts, params: unknown[]): string {
   parts.values.forEach((value, index) => {
     if (value instanceof SqlQuery) {
       if (!value.template) {
-        throw new TypeError('Only a tagged template can be interpolated in another; not sql.query(…)');
+        throw new TypeError(
+          'Only a tagged template can be interpolated in another; not sql.query(…)',
+        );
       }
       text += compileTemplate(value.template, params);
     } else if (value instanceof UnsafeSql) {
@@ -115,7 +117,8 @@ function statementOf(text: string, params: readonly unknown[]): Statement {
 /** The BEGIN of `begin()`'s transaction. */
 function beginText({ isolationLevel, readOnly, deferrable }: BatchOptions): string {
   let text = 'BEGIN';
-  if (isolationLevel) text += ` ISOLATION LEVEL ${isolationLevel.replace(/([a-z])([A-Z])/g, '$1 $2').toUpperCase()}`;
+  if (isolationLevel)
+    text += ` ISOLATION LEVEL ${isolationLevel.replace(/([a-z])([A-Z])/g, '$1 $2').toUpperCase()}`;
   if (readOnly) text += ' READ ONLY';
   if (deferrable) text += ' DEFERRABLE';
   return text;

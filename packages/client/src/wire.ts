@@ -143,7 +143,11 @@ export async function openSession(
  * Ends a session: sqlgate rolls back a transaction it holds. `keepalive` lets the request outlive
  * a page that is going away.
  */
-export async function closeSession(wire: Wire, sessionId: string, keepalive = false): Promise<void> {
+export async function closeSession(
+  wire: Wire,
+  sessionId: string,
+  keepalive = false,
+): Promise<void> {
   await send(wire, `/api/sessions/${encodeURIComponent(sessionId)}`, {
     method: 'DELETE',
     headers: {},

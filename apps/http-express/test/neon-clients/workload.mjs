@@ -7,7 +7,7 @@
 // made by the test before it runs.
 import { Buffer } from 'node:buffer';
 import { neon as neonDriver, neonConfig, NeonDbError } from '@neondatabase/serverless';
-import { sqlgate, SqlgateError } from '@sqlgate/client';
+import { Pool, sqlgate, SqlgateError } from '@sqlgate/client';
 import pg from 'pg';
 
 const [client, driver = 'neon'] = process.argv.slice(2);
@@ -269,6 +269,112 @@ async function kyselyWorkload() {
   await db.destroy();
 }
 
-const workloads = { neon: neonWorkload, drizzle: drizzleWorkload, kysely: kyselyWorkload };
+/** How many committed rows named `name` another connection sees. */
+async function seenElsewhere(name) {
+  const [row] = await viaPg('SELECT count(*)::int AS n FROM neon_item WHERE name = $1', [name]);
+  return row.n;
+}
+
+/** drizzle-orm's node-postgres driver, on @sqlgate/client's pg-compatible Pool. */
+async function drizzlePoolWorkload() {
+  const { drizzle } = await import('drizzle-orm/node-postgres');
+  const { pgTable, serial, text, integer } = await import('drizzle-orm/pg-core');
+  const { eq } = await import('drizzle-orm');
+  const item = pgTable('neon_item', {
+    id: serial('id').primaryKey(),
+    name: text('name').notNull(),
+    qty: integer('qty').notNull(),
+  });
+  const pool = new Pool({ url: SQLGATE_URL, connectionString: DATABASE_URL });
+  const db = drizzle({ client: pool });
+  await check('crud', async () => {
+    const [created] = await db.insert(item).values({ name: 'drizzle-pool', qty: 1 }).returning();
+    await db.update(item).set({ qty: 4 }).where(eq(item.id, created.id));
+    const [read] = await db.select().from(item).where(eq(item.id, created.id));
+    return { name: read.name, qty: read.qty };
+  });
+  await check('transaction-commits-isolated', async () => {
+    const inside = await db.transaction(async (tx) => {
+      await tx.insert(item).values({ name: 'drizzle-tx', qty: 1 });
+      const mine = await tx.select().from(item).where(eq(item.name, 'drizzle-tx'));
+      return { mine: mine.length, elsewhere: await seenElsewhere('drizzle-tx') };
+    });
+    return { ...inside, afterCommit: await seenElsewhere('drizzle-tx') };
+  });
+  await check('transaction-rolls-back', async () => {
+    let message;
+    try {
+      await db.transaction(async (tx) => {
+        await tx.insert(item).values({ name: 'drizzle-rollback', qty: 1 });
+        throw new Error('changed my mind');
+      });
+    } catch (error) {
+      message = error.message;
+    }
+    return { message, left: await seenElsewhere('drizzle-rollback') };
+  });
+  await check('error-sqlstate', async () => {
+    try {
+      await db.insert(item).values({ name: null, qty: 1 });
+      return 'no error';
+    } catch (error) {
+      return describe(error);
+    }
+  });
+  await pool.end();
+}
+
+/** Kysely's own PostgresDialect, on @sqlgate/client's pg-compatible Pool. */
+async function kyselyPoolWorkload() {
+  const { Kysely, PostgresDialect } = await import('kysely');
+  const pool = new Pool({ url: SQLGATE_URL, connectionString: DATABASE_URL });
+  const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  await check('crud', async () => {
+    const created = await db
+      .insertInto('neon_item')
+      .values({ name: 'kysely-pool', qty: 1 })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const updated = await db
+      .updateTable('neon_item')
+      .set({ qty: 9 })
+      .where('id', '=', created.id)
+      .executeTakeFirst();
+    return { updated: String(updated.numUpdatedRows) };
+  });
+  await check('transaction-commits-isolated', async () => {
+    const inside = await db.transaction().execute(async (trx) => {
+      await trx.insertInto('neon_item').values({ name: 'kysely-tx', qty: 1 }).execute();
+      const mine = await trx
+        .selectFrom('neon_item')
+        .selectAll()
+        .where('name', '=', 'kysely-tx')
+        .execute();
+      return { mine: mine.length, elsewhere: await seenElsewhere('kysely-tx') };
+    });
+    return { ...inside, afterCommit: await seenElsewhere('kysely-tx') };
+  });
+  await check('transaction-rolls-back', async () => {
+    let code;
+    try {
+      await db.transaction().execute(async (trx) => {
+        await trx.insertInto('neon_item').values({ name: 'kysely-rollback', qty: 1 }).execute();
+        await trx.insertInto('neon_item').values({ name: null, qty: 1 }).execute();
+      });
+    } catch (error) {
+      code = error.code;
+    }
+    return { code, left: await seenElsewhere('kysely-rollback') };
+  });
+  await db.destroy();
+}
+
+const workloads = {
+  neon: neonWorkload,
+  drizzle: drizzleWorkload,
+  kysely: kyselyWorkload,
+  'drizzle-pool': drizzlePoolWorkload,
+  'kysely-pool': kyselyPoolWorkload,
+};
 await workloads[client]();
 process.stdout.write(`${JSON.stringify(checks)}\n`);

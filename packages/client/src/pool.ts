@@ -1,0 +1,192 @@
+/**
+ * A pg-compatible `Pool` over sqlgate, so that code written for node-postgres (drizzle-orm's
+ * node-postgres driver, Kysely's PostgresDialect) runs over HTTP unchanged, interactive
+ * transactions included. `query` runs one statement on the connection string's target;
+ * `connect()` gives a client pinned to a sqlgate session, opened at its first statement and
+ * ended by `release()`: what runs on it shares one PostgreSQL connection, as with pg.
+ */
+import { prepareValue } from './parameters';
+import { parsedRows, rowObjects } from './results';
+import type { SqlgateOptions } from './sql';
+import { parserFor, type TypeOverrides, type ValueParser } from './type-parsers';
+import { closeSession, openSession, runStatement, type Field, type Place, type Wire } from './wire';
+
+/** pg's custom type parsers (a query's or the pool's `types`). */
+export interface CustomTypes {
+  getTypeParser(oid: number, format?: string): ValueParser;
+}
+
+/** A query as pg takes it: text, or a config object. */
+export interface QueryConfig {
+  text: string;
+  values?: readonly unknown[];
+  rowMode?: 'array';
+  types?: CustomTypes;
+}
+
+/** pg's QueryResult. */
+export interface QueryResult<Row = Record<string, unknown>> {
+  command: string;
+  rowCount: number | null;
+  oid: null;
+  fields: Field[];
+  rows: Row[];
+  rowAsArray: boolean;
+}
+
+type Callback = (error: Error | null, result?: QueryResult<unknown>) => void;
+
+export interface PoolOptions extends Omit<SqlgateOptions, 'arrayMode' | 'fullResults'> {
+  /** Parsers for every query of the pool, as pg's `types` option. */
+  types?: TypeOverrides;
+}
+
+function wireOf(options: PoolOptions): Wire {
+  return {
+    url: options.url.replace(/\/+$/, ''),
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+  };
+}
+
+/** pg's `query(text, values)`, `query(config)` and `query(config, values)`, callback or not. */
+function configOf(
+  textOrConfig: string | QueryConfig,
+  valuesOrCallback?: readonly unknown[] | Callback,
+): QueryConfig {
+  const config = typeof textOrConfig === 'string' ? { text: textOrConfig } : textOrConfig;
+  if (!Array.isArray(valuesOrCallback)) return config;
+  return { ...config, values: valuesOrCallback };
+}
+
+function callbackOf(args: unknown[]): Callback | undefined {
+  const last = args.at(-1);
+  return typeof last === 'function' ? (last as Callback) : undefined;
+}
+
+async function runQuery(
+  wire: Wire,
+  place: Place,
+  config: QueryConfig,
+  poolTypes: TypeOverrides | undefined,
+): Promise<QueryResult<unknown>> {
+  const params = (config.values ?? []).map((value) => prepareValue(value));
+  const result = await runStatement(wire, place, { query: config.text, params });
+  const parserOf = config.types
+    ? (field: Field) => (config.types as CustomTypes).getTypeParser(field.dataTypeID, 'text')
+    : (field: Field) => parserFor(field.dataTypeID, poolTypes);
+  const arrays = parsedRows(result, parserOf);
+  const arrayMode = config.rowMode === 'array';
+  return {
+    command: result.command,
+    rowCount: result.rowCount,
+    oid: null,
+    fields: result.fields,
+    rows: arrayMode ? arrays : rowObjects(result.fields, arrays),
+    rowAsArray: arrayMode,
+  };
+}
+
+/** Settles `work` through `callback` when pg's callback style is used, else returns it. */
+function settle(
+  work: Promise<QueryResult<unknown>>,
+  callback: Callback | undefined,
+): Promise<QueryResult<unknown>> | undefined {
+  if (!callback) return work;
+  work.then(
+    (result) => callback(null, result),
+    (error: Error) => callback(error),
+  );
+  return undefined;
+}
+
+/** A client of the pool: one sqlgate session, one PostgreSQL connection, until `release()`. */
+export class PoolClient {
+  private session: Promise<string> | undefined;
+  private released = false;
+
+  /** @internal */
+  constructor(
+    private readonly wire: Wire,
+    private readonly connectionString: string,
+    private readonly types: TypeOverrides | undefined,
+  ) {}
+
+  query(textOrConfig: string | QueryConfig, ...rest: unknown[]): Promise<QueryResult<any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  query(
+    textOrConfig: string | QueryConfig,
+    ...rest: unknown[]
+  ): Promise<QueryResult<unknown>> | undefined {
+    const config = configOf(textOrConfig, rest[0] as readonly unknown[] | Callback | undefined);
+    const work = (async () => {
+      if (this.released) throw new Error('Client was released: it cannot run queries');
+      this.session ??= openSession(this.wire, this.connectionString);
+      const sessionId = await this.session;
+      return runQuery(this.wire, { sessionId }, config, this.types);
+    })();
+    return settle(work, callbackOf(rest));
+  }
+
+  /** Ends the session: a transaction left open is rolled back (pg would destroy the connection). */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    void this.session?.then(
+      (sessionId) => closeSession(this.wire, sessionId),
+      () => undefined,
+    );
+  }
+}
+
+/** pg's Pool, over sqlgate. */
+export class Pool {
+  private readonly wire: Wire;
+  private readonly clients = new Set<PoolClient>();
+  private ended = false;
+
+  constructor(private readonly options: PoolOptions) {
+    this.wire = wireOf(options);
+  }
+
+  query(textOrConfig: string | QueryConfig, ...rest: unknown[]): Promise<QueryResult<any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  query(
+    textOrConfig: string | QueryConfig,
+    ...rest: unknown[]
+  ): Promise<QueryResult<unknown>> | undefined {
+    const config = configOf(textOrConfig, rest[0] as readonly unknown[] | Callback | undefined);
+    const work = this.ended
+      ? Promise.reject(new Error('Cannot use a pool after calling end on the pool'))
+      : runQuery(
+          this.wire,
+          { connectionString: this.options.connectionString },
+          config,
+          this.options.types,
+        );
+    return settle(work, callbackOf(rest));
+  }
+
+  async connect(): Promise<PoolClient> {
+    if (this.ended) throw new Error('Cannot use a pool after calling end on the pool');
+    const client = new PoolClient(this.wire, this.options.connectionString, this.options.types);
+    const release = client.release.bind(client);
+    client.release = () => {
+      this.clients.delete(client);
+      release();
+    };
+    this.clients.add(client);
+    return client;
+  }
+
+  /** Releases every client still out; no query runs afterwards. */
+  async end(): Promise<void> {
+    this.ended = true;
+    for (const client of [...this.clients]) client.release();
+  }
+
+  /**
+   * pg's pool emits `error` for a connection that fails while idle; this pool holds no
+   * connection between requests, so it has nothing to emit. Accepted for code that listens.
+   */
+  on(_event: string, _listener: (...args: unknown[]) => void): this {
+    return this;
+  }
+}
