@@ -6,6 +6,6 @@ export type { Sql, SqlgateOptions, QueryOptions, TransactionOptions } from './sq
 export type { FullQueryResult, ReadOptions } from './results';
 export type { Field } from './wire';
 export { SqlgateError } from './errors';
-export { parserFor, type TypeOverrides, type ValueParser } from './type-parsers';
+export { DATE_TIME_AS_TEXT, parserFor, type TypeOverrides, type ValueParser } from './type-parsers';
 export { Pool, PoolClient } from './pool';
 export type { PoolOptions, QueryConfig, QueryResult, CustomTypes } from './pool';

@@ -316,3 +316,14 @@ const DEFAULT_PARSERS: TypeOverrides = {
 export function parserFor(oid: number, overrides?: TypeOverrides): ValueParser {
   return overrides?.[oid] ?? DEFAULT_PARSERS[oid] ?? identity;
 }
+
+const asText: ValueParser = (text) => text;
+
+/**
+ * Dates, times, intervals and numeric arrays left as PostgreSQL's text: what drizzle-orm's
+ * neon-http driver expects, which sets the same parsers on the Neon driver's global registry
+ * (a registry this client does not share). Pass it as `types` under drizzle's neon-http driver.
+ */
+export const DATE_TIME_AS_TEXT: TypeOverrides = Object.fromEntries(
+  [1184, 1114, 1082, 1186, 1231, 1115, 1185, 1187, 1182].map((oid) => [oid, asText]),
+);

@@ -7,7 +7,7 @@
 // made by the test before it runs.
 import { Buffer } from 'node:buffer';
 import { neon as neonDriver, neonConfig, NeonDbError } from '@neondatabase/serverless';
-import { Pool, sqlgate, SqlgateError } from '@sqlgate/client';
+import { DATE_TIME_AS_TEXT, Pool, sqlgate, SqlgateError } from '@sqlgate/client';
 import pg from 'pg';
 
 const [client, driver = 'neon'] = process.argv.slice(2);
@@ -17,6 +17,11 @@ neonConfig.fetchEndpoint = `${SQLGATE_URL}/sql`;
 const neon =
   driver === 'sqlgate'
     ? () => sqlgate({ url: SQLGATE_URL, connectionString: DATABASE_URL })
+    : (url) => neonDriver(url);
+/** Under drizzle's neon-http driver, which wants dates and times as text (client README). */
+const neonForDrizzle =
+  driver === 'sqlgate'
+    ? () => sqlgate({ url: SQLGATE_URL, connectionString: DATABASE_URL, types: DATE_TIME_AS_TEXT })
     : (url) => neonDriver(url);
 const DriverError = driver === 'sqlgate' ? SqlgateError : NeonDbError;
 
@@ -77,12 +82,17 @@ async function viaPg(text, params = []) {
   }
 }
 
-/** Values JSON can compare: Buffers as hex, Dates as ISO text, bigints as text. */
+/**
+ * Values JSON can compare: bytes as hex (pg's Buffer and @sqlgate/client's Uint8Array alike), Dates
+ * as ISO text, bigints as text.
+ */
 function comparable(value) {
+  const hex = (bytes) => Buffer.from(bytes).toString('hex');
   return JSON.parse(
-    JSON.stringify(value, (_key, v) => (typeof v === 'bigint' ? `${v}n` : v)),
-    (_key, v) =>
-      v && v.type === 'Buffer' && Array.isArray(v.data) ? Buffer.from(v.data).toString('hex') : v,
+    JSON.stringify(value, (_key, v) =>
+      typeof v === 'bigint' ? `${v}n` : v instanceof Uint8Array && !Buffer.isBuffer(v) ? hex(v) : v,
+    ),
+    (_key, v) => (v && v.type === 'Buffer' && Array.isArray(v.data) ? hex(v.data) : v),
   );
 }
 
@@ -172,7 +182,7 @@ async function drizzleWorkload() {
     name: text('name').notNull(),
     qty: integer('qty').notNull(),
   });
-  const db = drizzle({ client: neon(DATABASE_URL) });
+  const db = drizzle({ client: neonForDrizzle(DATABASE_URL) });
   await check('crud', async () => {
     const [created] = await db.insert(item).values({ name: 'drizzle', qty: 1 }).returning();
     await db.update(item).set({ qty: 5 }).where(eq(item.id, created.id));
