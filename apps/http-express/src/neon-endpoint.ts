@@ -48,15 +48,28 @@ function neonError(message: string, code: string, fields: Record<string, unknown
   return JSON.stringify(body);
 }
 
+/** The commands whose tag carries a count; Neon (and pg) say null for the others (SHOW, EXPLAIN…). */
+const COUNTED_COMMANDS = new Set([
+  'SELECT',
+  'INSERT',
+  'UPDATE',
+  'DELETE',
+  'MERGE',
+  'MOVE',
+  'FETCH',
+  'COPY',
+]);
+
 /** What the Neon driver reads of a statement's answer, in Neon's order. */
 function neonResult(result: QueryExecutionResult, arrayMode: boolean): Record<string, unknown> {
   const fields = result.fields ?? [];
   const rows = (result.rows ?? []) as unknown[][];
+  const command = result.command ?? '';
   return {
     fields: fields.map(neonField),
     rows: arrayMode ? rows : rows.map((row) => rowObject(fields, row)),
-    command: result.command ?? '',
-    rowCount: result.rowCount ?? null,
+    command,
+    rowCount: COUNTED_COMMANDS.has(command) ? (result.rowCount ?? null) : null,
     rowAsArray: arrayMode,
   };
 }
@@ -95,7 +108,7 @@ function renderNeonAnswer(
   const results = neon.batchEcho
     ? (answer.results as QueryExecutionResult[])
     : [answer as unknown as QueryExecutionResult];
-  if (wasCut(results)) return { status: 507, json: neonError(TOO_LARGE, '') };
+  if (wasCut(results)) return { status: 507, json: neonError(TOO_LARGE, 'RESULT_TOO_LARGE') };
   const shaped = results.map((result, index) =>
     neonResult(result, neon.arrayModes[index] ?? false),
   );
@@ -144,7 +157,9 @@ export function answerNeonQuery(
       (body) => runNeonQuery(service, body, req, res, limits.answerStallMs),
       (error: unknown) => {
         const refused = error instanceof BodyError ? error : new BodyError(400, String(error));
-        writeJson(res, refused.status, neonError(refused.message, ''));
+        // The body's own refusals (413, 415, 408, 501) have no code of sqlgate's beyond their status.
+        const code = refused.status === 400 ? 'INVALID_REQUEST' : '';
+        writeJson(res, refused.status, neonError(refused.message, code));
       },
     )
     .catch((error: unknown) => {
@@ -165,9 +180,18 @@ async function runNeonQuery(
   res: ServerResponse,
   answerStallMs: number,
 ): Promise<void> {
-  const read = requestOrRefusal(() => readNeonRequest(req.headers, body));
+  const read = requestOrRefusal(() => readNeonRequest(req.headersDistinct, body));
   if (read instanceof RequestError) {
     writeJson(res, 400, neonError(read.message, read.code));
+    return;
+  }
+  const { place, sql } = read;
+  for (const [name, value] of Object.entries(read.batchEcho ?? {})) {
+    setAnswerHeader(res, name, value);
+  }
+  // An empty batch runs nothing: Neon answers it without a transaction.
+  if (Array.isArray(sql) && sql.length === 0) {
+    writeJson(res, 200, JSON.stringify({ results: [] }));
     return;
   }
   const options = {
@@ -175,7 +199,6 @@ async function runNeonQuery(
     textValues: read.rawText,
     oneStatement: read.batchEcho === undefined,
   };
-  const { place, sql } = read;
   const response =
     'sessionId' in place
       ? await service.executeInSession(
@@ -192,9 +215,6 @@ async function runNeonQuery(
     'Server-Timing',
     serverTiming(poolWaitMs, executionMs, performance.now() - started),
   );
-  for (const [name, value] of Object.entries(read.batchEcho ?? {})) {
-    setAnswerHeader(res, name, value);
-  }
   writeJson(res, rendered.status, rendered.json);
   giveUpWhenStalled(res, answerStallMs);
 }

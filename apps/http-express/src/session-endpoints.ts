@@ -19,6 +19,7 @@ import {
   readSessionOpenBody,
   readSessionQueryBody,
   requestOrRefusal,
+  singleHeader,
   type ConfiguredTargets,
 } from './contract';
 import {
@@ -149,13 +150,12 @@ export function sessionHandlers(
 
   return {
     openSession: async (req, res) => {
-      const header = req.headers['neon-connection-string'];
       const request = requestOrRefusal(() =>
         readSessionOpenBody(
           req.body,
           service.sessionLimits.idleTimeoutMs,
           configuredTargets,
-          typeof header === 'string' ? header : undefined,
+          singleHeader(req.headersDistinct, 'Neon-Connection-String'),
         ),
       );
       const opened = await service.openSession(request, executeOptionsOf(res));

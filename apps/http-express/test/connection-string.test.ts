@@ -183,7 +183,14 @@ const INVALID: [uri: string, message: string | RegExp][] = [
     `postgresql://u:${SECRET}@db.example/db?target_session_attrs=any`,
     "'target_session_attrs', which sqlgate does not accept",
   ],
-  [`postgresql://u:${SECRET}@db.example/db?foo=bar`, "'foo', which sqlgate does not accept"],
+  [`postgresql://u:${SECRET}@db.example/db?foo=bar`, 'not a libpq keyword (its name is not shown'],
+  [
+    `postgresql://u:${SECRET}@db.example/db?keepalives=1`,
+    "'keepalives', which sqlgate does not accept",
+  ],
+  // An unencoded '?' in the password: what follows is read as parameters, never shown.
+  [`postgresql://u:pass?${SECRET}@db.example/db`, 'not a libpq keyword'],
+  [`postgresql://u@db.example/db?password=a&${SECRET}`, 'not a libpq keyword'],
   [
     `postgresql://u:${SECRET}@db.example/db?channel_binding=require`,
     'channel_binding=require, which needs TLS',

@@ -7,6 +7,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTestApp, database, sql, target, type TestApp } from './support';
+import { rawExchange } from './raw-http';
 import type { ServerConfig } from '../src/config';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -142,6 +143,10 @@ describe('answers in the shapes the Neon driver reads', () => {
     expect(inserted.body).toMatchObject({ command: 'INSERT', rowCount: 2, fields: [], rows: [] });
     const created = await post({ query: 'CREATE TEMP TABLE IF NOT EXISTS neon_scratch (a int)' });
     expect(created.body).toMatchObject({ command: 'CREATE', rowCount: null });
+    // SHOW and EXPLAIN return rows, but their tags count nothing.
+    for (const query of ['SHOW server_version', 'EXPLAIN SELECT 1']) {
+      expect((await post({ query })).body).toMatchObject({ rowCount: null });
+    }
   });
 
   it('gives rows as objects without Neon-Array-Mode (or with arrayMode: false), the last of two names winning', async () => {
@@ -230,6 +235,12 @@ describe('batches', () => {
     expect(await sql('SELECT * FROM neon_wire WHERE id = 10')).toEqual([]);
   });
 
+  it('answer an empty batch without running anything', async () => {
+    const { status, body } = await post({ queries: [] });
+    expect(status).toBe(200);
+    expect(body).toEqual({ results: [] });
+  });
+
   it('refuse transaction control, and a query holding several statements', async () => {
     const begin = await post({ queries: [{ query: 'SELECT 1' }, { query: 'COMMIT' }] });
     expect(begin.status).toBe(400);
@@ -288,6 +299,20 @@ describe('errors', () => {
     expectNeonError(body, 'INVALID_REQUEST', message);
   });
 
+  it('refuses a header given twice, which Node would join into one connection string', async () => {
+    const body = JSON.stringify({ query: 'SELECT 1' });
+    const answer = await rawExchange(
+      Number(new URL(main.url).port),
+      'POST /sql HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n' +
+        `Neon-Connection-String: ${CONNECTION_STRING}\r\n` +
+        'Neon-Connection-String: postgresql://u:hunter2@elsewhere/d\r\n' +
+        `Content-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain('The Neon-Connection-String header is given more than once');
+    expect(answer).not.toContain('hunter2');
+  });
+
   it.each([
     ['[]', /must be a JSON object/],
     ['{"query": 1}', /query/],
@@ -314,7 +339,7 @@ describe('errors', () => {
         small.url,
       );
       expect(status).toBe(507);
-      expectNeonError(body, '', /response is too large/);
+      expectNeonError(body, 'RESULT_TOO_LARGE', /response is too large/);
     } finally {
       await small.close();
     }

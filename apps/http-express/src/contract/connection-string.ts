@@ -174,33 +174,54 @@ function queryParametersOf(query: string): UriParts {
       `The ${HEADER} header has a query parameter name that`,
       'which no name may hold',
     );
-    const shown = shownFieldName(name);
-    if (equals < 0) throw refused(`has a query parameter '${shown}' without '=' and a value`);
+    const shown = shownParameter(name);
+    if (equals < 0) throw refused(`has a query parameter ${shown} without '=' and a value`);
     if (pair.indexOf('=', equals + 1) >= 0) {
-      throw refused(
-        `has a query parameter '${shown}' with a second '=': write it in a value as %3D`,
-      );
+      throw refused(`has a query parameter ${shown} with a second '=': write it in a value as %3D`);
     }
     const known = knownParameter(name === 'ssl' ? 'sslmode' : name);
     if (Object.prototype.hasOwnProperty.call(parameters, known)) {
-      throw refused(`gives the query parameter '${shown}' more than once`);
+      throw refused(`gives the query parameter ${shown} more than once`);
     }
-    parameters[known] = decoded(pair.slice(equals + 1), `the value of '${shown}'`);
+    parameters[known] = decoded(pair.slice(equals + 1), `the value of ${shown}`);
     if (name === 'ssl') parameters[known] = sslModeOfJdbcSsl(parameters[known]);
   }
   return parameters;
 }
 
+/** libpq's connection keywords: the only parameter names a refusal shows. */
+const LIBPQ_KEYWORDS = new Set(
+  (
+    'host hostaddr port dbname user password passfile require_auth channel_binding connect_timeout ' +
+    'client_encoding options application_name fallback_application_name keepalives ' +
+    'keepalives_idle keepalives_interval keepalives_count tcp_user_timeout replication gssencmode ' +
+    'sslmode requiressl sslcompression sslcert sslkey sslpassword sslcertmode sslrootcert sslcrl ' +
+    'sslcrldir sslsni requirepeer ssl_min_protocol_version ssl_max_protocol_version krbsrvname ' +
+    'gsslib gssdelegation service target_session_attrs load_balance_hosts ssl'
+  ).split(' '),
+);
+
+/**
+ * A parameter's name as a refusal shows it: a libpq keyword by name, anything else not at all.
+ * An unknown "parameter" is often the end of a password whose `?`, `&` or `=` was not
+ * percent-encoded, and no refusal may show a password.
+ */
+function shownParameter(name: string): string {
+  return LIBPQ_KEYWORDS.has(name)
+    ? `'${shownFieldName(name)}'`
+    : "that is not a libpq keyword (its name is not shown: it may be the end of a password whose '?', '&' or '=' was not percent-encoded)";
+}
+
 /** `name` when sqlgate accepts it, or a refusal naming it. */
 function knownParameter(name: string): keyof UriParts {
   if (ACCEPTED_PARAMETERS.includes(name)) return name as keyof UriParts;
-  const shown = shownFieldName(name);
+  const shown = shownParameter(name);
   const reason = REFUSED_PARAMETERS[name];
   if (reason !== undefined) {
-    throw refused(`has the parameter '${shown}', which sqlgate cannot honour: ${reason}`);
+    throw refused(`has the parameter ${shown}, which sqlgate cannot honour: ${reason}`);
   }
   throw refused(
-    `has the parameter '${shown}', which sqlgate does not accept; it accepts ${ACCEPTED_PARAMETERS.join(', ')}`,
+    `has a parameter ${shown}, which sqlgate does not accept; it accepts ${ACCEPTED_PARAMETERS.join(', ')}`,
   );
 }
 

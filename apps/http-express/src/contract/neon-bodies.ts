@@ -4,7 +4,6 @@
  * `@neondatabase/serverless` driver, and the ORMs built on it, send these.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { IncomingHttpHeaders } from 'node:http';
 import type { BatchStatement, ConnectionTarget, IsolationLevel, QueryOptions } from '@sqlgate/core';
 import { compileShape } from './body-shape';
 import { connectionTargetOf } from './connection-string';
@@ -67,10 +66,24 @@ export interface NeonRequest {
   batchEcho?: BatchEcho;
 }
 
+/** The headers of a request, each with every value it was given (Node's `headersDistinct`). */
+export type DistinctHeaders = Record<string, string[] | undefined>;
+
+/**
+ * A header's value, or undefined; one given twice is refused: Node would join the two values with
+ * a comma, and a connection string joined to another is a database name holding a password.
+ */
+export function singleHeader(headers: DistinctHeaders, name: string): string | undefined {
+  const values = headers[name.toLowerCase()];
+  if (values === undefined) return undefined;
+  if (values.length > 1) throw invalid(`The ${name} header is given more than once`);
+  return values[0];
+}
+
 /** Where a request runs: a session named by Sqlgate-Session, or the Neon-Connection-String target. */
-function placeOf(headers: IncomingHttpHeaders): NeonRequest['place'] {
-  const connectionString = headers['neon-connection-string'];
-  const sessionId = headers['sqlgate-session'];
+function placeOf(headers: DistinctHeaders): NeonRequest['place'] {
+  const connectionString = singleHeader(headers, 'Neon-Connection-String');
+  const sessionId = singleHeader(headers, 'Sqlgate-Session');
   if (sessionId !== undefined) {
     if (connectionString !== undefined) {
       throw invalid(
@@ -89,8 +102,8 @@ function placeOf(headers: IncomingHttpHeaders): NeonRequest['place'] {
 }
 
 /** Neon reads its flag headers as on only when exactly `true`. */
-function flag(headers: IncomingHttpHeaders, name: string): boolean {
-  return headers[name] === 'true';
+function flag(headers: DistinctHeaders, name: string): boolean {
+  return singleHeader(headers, name) === 'true';
 }
 
 /** `value` as a JSON object; the refusal says `what` must hold. */
@@ -124,14 +137,14 @@ function refuseUnknownFields(fields: Record<string, unknown>, known: readonly st
  * The request of a POST /sql: the target from Neon-Connection-String, the statement or batch from
  * the body. Throws RequestError (400) for what it refuses.
  */
-export function readNeonRequest(headers: IncomingHttpHeaders, body: unknown): NeonRequest {
+export function readNeonRequest(headers: DistinctHeaders, body: unknown): NeonRequest {
   // Neon's JWT authentication is not sqlgate's: refused rather than run without it.
   if (headers.authorization !== undefined) {
     throw invalid(
       'POST /sql does not take an Authorization header: the password travels in Neon-Connection-String',
     );
   }
-  const levelName = headers['neon-batch-isolation-level'];
+  const levelName = singleHeader(headers, 'Neon-Batch-Isolation-Level');
   const isolationLevel =
     typeof levelName === 'string' && Object.hasOwn(ISOLATION_LEVELS, levelName)
       ? ISOLATION_LEVELS[levelName]
@@ -143,8 +156,8 @@ export function readNeonRequest(headers: IncomingHttpHeaders, body: unknown): Ne
   }
   const place = placeOf(headers);
   const fields = objectOf(body, 'Request body', '`query` or `queries`');
-  const rawText = flag(headers, 'neon-raw-text-output');
-  const arrayMode = flag(headers, 'neon-array-mode');
+  const rawText = flag(headers, 'Neon-Raw-Text-Output');
+  const arrayMode = flag(headers, 'Neon-Array-Mode');
   const options: QueryOptions = {
     // No row limit but the result's bytes (MAX_RESULT_BYTES): past it the answer is a 507, as
     // Neon's, never rows silently dropped.
@@ -178,8 +191,8 @@ export function readNeonRequest(headers: IncomingHttpHeaders, body: unknown): Ne
   const queries = fields.queries.map((item, index) =>
     queryOf(objectOf(item, `queries[${index}]`, '`query`')),
   );
-  const readOnly = flag(headers, 'neon-batch-read-only');
-  const deferrable = flag(headers, 'neon-batch-deferrable');
+  const readOnly = flag(headers, 'Neon-Batch-Read-Only');
+  const deferrable = flag(headers, 'Neon-Batch-Deferrable');
   const batchEcho: BatchEcho = {};
   if (isolationLevel !== undefined) {
     options.isolationLevel = isolationLevel;

@@ -337,8 +337,8 @@ export const ROUTES: readonly RouteSpec[] = [
         NeonErrorSchema,
       ),
       '403': json(
-        "The target is not allowed, or a browser's Origin or Host is refused.",
-        NeonErrorSchema,
+        "The target is not allowed (NeonError); a browser's Origin or Host refused ({error}, as on every path).",
+        [NeonErrorSchema, ErrorMessageSchema],
       ),
       '413': json('The body is larger than MAX_BODY_BYTES.', NeonErrorSchema),
       '500': json('An unexpected failure; never a stack trace.', NeonErrorSchema),
@@ -346,7 +346,7 @@ export const ROUTES: readonly RouteSpec[] = [
       '503': json('No pooled connection became free.', NeonErrorSchema, ['Retry-After']),
       '504': json('Connecting timed out.', NeonErrorSchema),
       '507': json(
-        'The result is larger than MAX_RESULT_BYTES: no rows are dropped silently.',
+        'The result is larger than MAX_RESULT_BYTES (code RESULT_TOO_LARGE): no rows are dropped silently.',
         NeonErrorSchema,
       ),
     },
