@@ -21,6 +21,9 @@ import { readNeonRequest, requestOrRefusal, type NeonRequest } from './contract'
 import { httpStatusFor } from './http-status';
 import { BodyError, readJsonText, type BodyLimits } from './json-body';
 import { executeOptionsOf, serverTiming, writeJson } from './query-endpoint';
+import { writeStream } from './stream-endpoint';
+import { streamFormatOf } from './stream-formats';
+import { observerOf } from './observability/request-observation';
 
 /** The error fields of Neon's answers, in its order; absent ones are null. */
 const ERROR_FIELDS = [
@@ -154,7 +157,7 @@ export function answerNeonQuery(
 ): Promise<void> {
   return readJsonText(req, limits)
     .then(
-      (body) => runNeonQuery(service, body, req, res, limits.answerStallMs),
+      (body) => runNeonQuery(service, logger, body, req, res, limits.answerStallMs),
       (error: unknown) => {
         const refused = error instanceof BodyError ? error : new BodyError(400, String(error));
         // The body's own refusals (413, 415, 408, 501) have no code of sqlgate's beyond their status.
@@ -175,6 +178,7 @@ export function answerNeonQuery(
 
 async function runNeonQuery(
   service: QueryService,
+  logger: Logger,
   body: unknown,
   req: IncomingMessage,
   res: ServerResponse,
@@ -199,14 +203,28 @@ async function runNeonQuery(
     textValues: read.rawText,
     oneStatement: read.batchEcho === undefined,
   };
-  const response =
-    'sessionId' in place
-      ? await service.executeInSession(
-          place.sessionId,
-          { sql: sql as string, options: read.options },
-          options,
-        )
-      : await service.execute({ target: place.target, sql, options: read.options }, options);
+  let response: QueryServiceResponse;
+  if ('sessionId' in place) {
+    response = await service.executeInSession(
+      place.sessionId,
+      { sql: sql as string, options: read.options },
+      options,
+    );
+  } else {
+    const request = { target: place.target, sql, options: read.options };
+    // A statement's rows as they arrive (sqlgate's NDJSON lines, values as text): the client's
+    // stream(). A request that fails before its first row is answered as any other.
+    if (typeof sql === 'string' && streamFormatOf(req.headers.accept) === 'ndjson') {
+      const answer = await service.stream(request, { ...options, rows: 'text' });
+      if (answer.streamed) {
+        await writeStream(res, logger, answer, 'ndjson', answerStallMs, observerOf(res));
+        return;
+      }
+      response = answer.response;
+    } else {
+      response = await service.execute(request, options);
+    }
+  }
   const started = performance.now();
   const rendered = renderNeonAnswer(response, read);
   const { poolWaitMs, executionMs } = response.timings;

@@ -7,12 +7,14 @@
  */
 import { prepareValue } from './parameters';
 import { readResult, type FullQueryResult, type ReadOptions } from './results';
+import { rowsOf } from './stream';
 import type { TypeOverrides } from './type-parsers';
 import {
   closeSession,
   openSession,
   runBatch,
   runStatement,
+  streamStatement,
   type BatchOptions,
   type Place,
   type Statement,
@@ -146,7 +148,12 @@ export interface Sql {
    * throws; the session ends either way.
    */
   begin<T>(work: (tx: Sql) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /** One statement's rows as they arrive; leaving the loop early cancels the statement. */
+  stream(text: string, params?: readonly unknown[], options?: QueryOptions): AsyncIterable<Row>;
 }
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Row = any;
 
 interface SqlContext {
   wire: Wire;
@@ -205,6 +212,19 @@ function makeSql(context: SqlContext): Sql {
     );
   };
   sql.begin = (work, options = {}) => begin(context, work, options);
+  sql.stream = (text, params = [], options = {}) => ({
+    async *[Symbol.asyncIterator]() {
+      if ('sessionId' in place) throw new TypeError('stream() cannot run inside begin()');
+      const { signal } = options;
+      const body = await streamStatement(
+        wire,
+        context.connectionString,
+        statementOf(text, params),
+        signal,
+      );
+      yield* rowsOf(body, readOptions(options, defaults));
+    },
+  });
   return sql;
 }
 

@@ -100,6 +100,48 @@ export async function runStatement(
   })) as TextResult;
 }
 
+/**
+ * Runs one statement with its rows streamed: the response, whose body is sqlgate's NDJSON lines
+ * (statement, row…, end, error?, done), read as the caller takes the rows.
+ */
+export async function streamStatement(
+  wire: Wire,
+  connectionString: string,
+  statement: Statement,
+  signal?: AbortSignal,
+): Promise<ReadableStream<Uint8Array>> {
+  let response: Response;
+  try {
+    response = await wire.fetch(`${wire.url}/sql`, {
+      method: 'POST',
+      headers: {
+        ...JSON_TEXT,
+        'Neon-Array-Mode': 'true',
+        'Neon-Connection-String': connectionString,
+        accept: 'application/x-ndjson',
+      },
+      body: JSON.stringify(statement),
+      ...(signal ? { signal } : {}),
+    });
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    throw new SqlgateError(`sqlgate could not be reached at ${wire.url}`, undefined, {
+      cause: error,
+    });
+  }
+  const type = response.headers.get('content-type') ?? '';
+  if (response.ok && type.startsWith('application/x-ndjson') && response.body) return response.body;
+  // Refused or failed before its first row: a JSON answer, as without streaming.
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // kept as text for the error
+  }
+  throw errorOfAnswer(response.status, body);
+}
+
 /** Runs statements in order in one transaction; their answers in text. */
 export async function runBatch(
   wire: Wire,
