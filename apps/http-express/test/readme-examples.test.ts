@@ -31,7 +31,7 @@ afterAll(() => redis?.stop());
 
 it('lists every README with code; only the Jest recipe is files, run from the packed packages', () => {
   const readmes = ['README.md', 'apps/http-express/README.md'].concat(
-    ['core', 'postgres-adapter', 'redis-cache', 'console', 'testing'].map(
+    ['core', 'postgres-adapter', 'redis-cache', 'console', 'testing', 'client'].map(
       (name) => `packages/${name}/README.md`,
     ),
   );

@@ -43,6 +43,9 @@ export const README_PROGRAMS: Record<string, ExpectedRun[]> = {
     { prints: [/Connection successful/, /multipleResults: true/, /totalConnections: 2/] },
   ],
   'packages/redis-cache/README.md': [{ prints: [/rows: \[ \{ one: 1 \} \]/], needs: ['redis'] }],
+  'packages/client/README.md': [
+    { prints: [/\[ \{ greeting: 'hello' \} \]/, /^10\.00$/m, /\[ \{ n: 42 \} \] 1/] },
+  ],
   'packages/console/README.md': [{ prints: [/'icon\.svg'/, /style-src 'self' 'nonce-n0nce'/] }],
   'packages/testing/README.md': [
     { prints: [/^(env|testcontainers|local-cluster) postgres:\/\//m] },
@@ -95,6 +98,10 @@ export function atTestDatabase(program: string, database: TestDatabaseSettings):
     .replaceAll('port: 5432,', `port: ${database.port},`)
     .replaceAll("user: 'postgres',", `user: ${JSON.stringify(database.user)},`)
     .replaceAll("database: 'postgres',", `database: ${JSON.stringify(database.database)},`)
+    .replaceAll(
+      '`postgresql://postgres:${password}@127.0.0.1:5432/postgres`',
+      `\`postgresql://${encodeURIComponent(database.user)}:\${password}@${database.host}:${database.port}/${encodeURIComponent(database.database)}\``,
+    )
     .replaceAll(
       'postgresql://postgres@127.0.0.1:5432/postgres',
       `postgresql://${encodeURIComponent(database.user)}@${database.host}:${database.port}/${encodeURIComponent(database.database)}`,

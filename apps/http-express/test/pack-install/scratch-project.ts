@@ -21,6 +21,7 @@ export const WORKSPACES: Workspace[] = [
   { name: '@sqlgate/redis-cache', directory: 'packages/redis-cache' },
   { name: '@sqlgate/testing', directory: 'packages/testing' },
   { name: '@sqlgate/console', directory: 'packages/console' },
+  { name: '@sqlgate/client', directory: 'packages/client' },
   { name: '@sqlgate/http-express', directory: 'apps/http-express' },
 ];
 
