@@ -6,7 +6,7 @@
  * the statement in PostgreSQL).
  */
 import { prepareValue } from './parameters';
-import { readResult, type FullQueryResult, type ReadOptions } from './results';
+import { readResult, type ReadOptions } from './results';
 import { rowsOf } from './stream';
 import type { TypeOverrides } from './type-parsers';
 import {
@@ -126,11 +126,13 @@ function beginText({ isolationLevel, readOnly, deferrable }: BatchOptions): stri
   return text;
 }
 
-// What a query resolves to depends on its options: rows, or the full result.
+/**
+ * What a query resolves to: its rows (objects, or arrays with `arrayMode`), or with `fullResults`
+ * a FullQueryResult. Which, its options decide at run time; typed loosely, as the Neon driver's
+ * default is.
+ */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Rows = any[];
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Result = Rows | FullQueryResult<any>;
+type Result = any;
 
 export interface Sql {
   (strings: TemplateStringsArray, ...values: unknown[]): SqlQuery<Result>;
@@ -140,7 +142,7 @@ export interface Sql {
   unsafe(text: string): UnsafeSql;
   /** Statements run in order in one transaction (one request); the first failure rolls back all. */
   transaction(
-    queries: readonly SqlQuery<unknown>[] | ((sql: Sql) => readonly SqlQuery<unknown>[]),
+    queries: readonly SqlQuery<Result>[] | ((sql: Sql) => readonly SqlQuery<Result>[]),
     options?: TransactionOptions,
   ): Promise<Result[]>;
   /**

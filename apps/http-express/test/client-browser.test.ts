@@ -1,0 +1,123 @@
+/// <reference lib="dom" />
+// The callbacks given to page.evaluate run in the browser, with its globals.
+/**
+ * @sqlgate/client in a real browser (Chromium), from the console's origin: its ES module bundle,
+ * loaded by a page of sqlgate's own origin (served here through the browser's request routing, so
+ * that only these two files are made up), runs a query, a batch, an interactive transaction and a
+ * stream against the built sqlgate server and the real PostgreSQL, and an abort that stops the
+ * statement in PostgreSQL.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { eventually } from '@sqlgate/testing';
+import { startChromium, type RunningChromium } from '@sqlgate/testing/chromium';
+import { watchProblems } from './browser';
+import { startSqlgateProcess, type SqlgateProcess } from './sqlgate-process';
+import { database, sql } from './support';
+
+const BUNDLE = path.join(__dirname, '..', '..', '..', 'packages', 'client', 'dist', 'index.mjs');
+
+let sqlgate: SqlgateProcess;
+let browser: RunningChromium;
+let page: Page;
+let problems: string[];
+
+const connectionString =
+  `postgresql://${encodeURIComponent(database.user)}:${encodeURIComponent(database.password ?? '')}` +
+  `@${database.host}:${database.port}/${encodeURIComponent(database.database)}`;
+
+beforeAll(async () => {
+  await sql('DROP TABLE IF EXISTS client_browser; CREATE TABLE client_browser (n int)');
+  [sqlgate, browser] = await Promise.all([startSqlgateProcess({}), startChromium()]);
+  page = await browser.context.newPage();
+  problems = watchProblems(page);
+  await page.route(`${sqlgate.url}/client-test.html`, (route) =>
+    route.fulfill({
+      contentType: 'text/html',
+      body: `<!doctype html><script type="module">
+        import * as client from '/client-test.mjs';
+        window.client = client;
+        document.body.dataset.ready = 'yes';
+      </script>`,
+    }),
+  );
+  await page.route(`${sqlgate.url}/client-test.mjs`, (route) =>
+    route.fulfill({ contentType: 'text/javascript', body: readFileSync(BUNDLE, 'utf8') }),
+  );
+  await page.goto(`${sqlgate.url}/client-test.html`);
+  await page.waitForSelector('body[data-ready="yes"]', { state: 'attached' });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await sqlgate?.stop();
+});
+
+afterEach(() => expect(problems).toEqual([]));
+
+interface Window {
+  client: typeof import('@sqlgate/client');
+}
+
+it('queries, batches, runs an interactive transaction and streams rows', async () => {
+  const seen = await page.evaluate(async (target) => {
+    const { sqlgate } = (window as unknown as Window).client;
+    const sql = sqlgate({ url: location.origin, connectionString: target });
+    const select = await sql`SELECT ${41}::int + 1 AS answer, now() AS at`;
+    await sql.transaction([
+      sql`INSERT INTO client_browser VALUES (1)`,
+      sql`INSERT INTO client_browser VALUES (2)`,
+    ]);
+    const committed = await sql.begin(async (tx) => {
+      await tx`INSERT INTO client_browser VALUES (3)`;
+      return tx`SELECT count(*)::int AS n FROM client_browser`;
+    });
+    const streamed: unknown[] = [];
+    for await (const row of sql.stream('SELECT n FROM client_browser ORDER BY n', [], {
+      arrayMode: true,
+    }))
+      streamed.push(row);
+    return {
+      answer: (select[0] as { answer: number }).answer,
+      atIsDate: (select[0] as { at: unknown }).at instanceof Date,
+      committed,
+      streamed,
+    };
+  }, connectionString);
+  expect(seen).toEqual({
+    answer: 42,
+    atIsDate: true,
+    committed: [{ n: 3 }],
+    streamed: [[1], [2], [3]],
+  });
+});
+
+it('stops a statement in PostgreSQL when the page aborts its call', async () => {
+  const aborted = page.evaluate(async (target) => {
+    const { sqlgate } = (window as unknown as Window).client;
+    const sql = sqlgate({ url: location.origin, connectionString: target });
+    const controller = new AbortController();
+    (window as unknown as { abortVictim: () => void }).abortVictim = () => controller.abort();
+    try {
+      await sql.query('SELECT pg_sleep(60) AS browser_abort_victim', [], {
+        signal: controller.signal,
+      });
+      return 'resolved';
+    } catch (error) {
+      return (error as Error).name;
+    }
+  }, connectionString);
+  const active = async (): Promise<number> =>
+    Number(
+      (
+        await sql(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query LIKE '%AS browser_abort_victim%'",
+        )
+      )[0]?.n,
+    );
+  await eventually(async () => expect(await active()).toBe(1));
+  await page.evaluate(() => (window as unknown as { abortVictim: () => void }).abortVictim());
+  expect(await aborted).toBe('AbortError');
+  await eventually(async () => expect(await active()).toBe(0));
+});
