@@ -1,9 +1,9 @@
 /**
- * The standalone server answers POST /api/query without Express's router and middleware chain:
- * it is the one hot path, and routing a request through a dozen layers costs more than sqlgate's
- * own parsing and planning. It does what the app's route does, through the same functions
- * (request id and log, body reader, answerQuery); every other request, a malformed target
- * included, goes to the app.
+ * The standalone server answers POST /api/query and POST /sql without Express's router and
+ * middleware chain: they are the hot paths, and routing a request through a dozen layers costs
+ * more than sqlgate's own parsing and planning (docs/decisions.md 11.2). It does what the app's
+ * routes do, through the same functions (request id and log, body reader, answerQuery,
+ * answerNeonQuery); every other request, a malformed target included, goes to the app.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { promiseFrom, type QueryService } from '@sqlgate/core';
@@ -12,6 +12,7 @@ import { keepHeadersAside } from './answer-headers';
 import { createBrowserGuard, type BrowserGuardOptions } from './browser-guard';
 import { answerBodyError, BodyError, readJsonBody, type BodyLimits } from './json-body';
 import { answerQuery, writeInternalError } from './query-endpoint';
+import { answerNeonQuery } from './neon-endpoint';
 import { DEFAULT_ANSWER_STALL_TIMEOUT_MS } from './answer-stall';
 import { logRequest } from './request-log';
 import type { Observability } from './observability/request-observation';
@@ -31,6 +32,7 @@ export interface DirectQueryPathOptions extends BrowserGuardOptions {
 }
 
 const QUERY_PATH = '/api/query';
+const NEON_PATH = '/sql';
 
 /** The path of a request target, without its query string (`/api/query?x=1` is `/api/query`). */
 function pathOf(url: string | undefined): string | undefined {
@@ -45,16 +47,18 @@ export function withDirectQueryPath(
   const { service, logger, bodyLimits, observability, configuredTargets } = options;
   const answerStallTimeoutMs = options.answerStallTimeoutMs ?? DEFAULT_ANSWER_STALL_TIMEOUT_MS;
   const admit = createBrowserGuard(options);
+  const neonLimits = { ...bodyLimits, answerStallMs: answerStallTimeoutMs };
   // Chained rather than awaited: each async function on a request's way costs it a turn of the
   // microtasks.
-  const answer = (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const answer = (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
     keepHeadersAside(res);
-    logRequest(logger, req, res, QUERY_PATH);
-    observability?.begin(req, res, QUERY_PATH);
+    logRequest(logger, req, res, path);
+    observability?.begin(req, res, path);
     if (!admit(req, res)) {
       req.resume();
       return Promise.resolve();
     }
+    if (path === NEON_PATH) return answerNeonQuery(service, logger, neonLimits, req, res);
     return readJsonBody(req, bodyLimits).then(
       (body) =>
         answerQuery(service, logger, { body, configuredTargets }, req, res, answerStallTimeoutMs),
@@ -66,9 +70,10 @@ export function withDirectQueryPath(
     );
   };
   return (req, res) => {
-    if (req.method === 'POST' && pathOf(req.url) === QUERY_PATH) {
+    const path = req.method === 'POST' ? pathOf(req.url) : undefined;
+    if (path === QUERY_PATH || path === NEON_PATH) {
       // A defect before the first promise is answered like one after it, never thrown at Node.
-      promiseFrom(() => answer(req, res)).catch((error: unknown) => {
+      promiseFrom(() => answer(req, res, path)).catch((error: unknown) => {
         if (!res.headersSent) writeInternalError(res, logger, error);
         else res.destroy();
       });
