@@ -1,0 +1,2 @@
+import * as c from '@sqlgate/client';
+console.log(Object.keys(c));
