@@ -7,17 +7,23 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const BROWSER_TESTS = 'apps/http-express/test/console-browser.test.ts';
+const BROWSER_TESTS = [
+  'apps/http-express/test/console-browser.test.ts',
+  'apps/http-express/test/client-browser.test.ts',
+];
 
 const STAGES = [
   { name: 'build', command: 'npm', args: ['run', 'build'] },
   {
     name: 'jest (every project but the browser tests)',
     command: 'npx',
-    args: ['jest', `--testPathIgnorePatterns=${path.basename(BROWSER_TESTS)}`],
+    args: [
+      'jest',
+      ...BROWSER_TESTS.map((test) => `--testPathIgnorePatterns=${path.basename(test)}`),
+    ],
   },
   // On their own, after the others: Chromium does not compete for the CPU with them.
-  { name: 'jest (browser tests)', command: 'npx', args: ['jest', BROWSER_TESTS] },
+  { name: 'jest (browser tests)', command: 'npx', args: ['jest', ...BROWSER_TESTS] },
   { name: 'corpus check', command: 'node', args: ['scripts/corpus.mjs'] },
 ];
 
