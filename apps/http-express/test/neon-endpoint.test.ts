@@ -8,6 +8,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTestApp, database, sql, target, type TestApp } from './support';
 import { rawExchange } from './raw-http';
+import { mulberry32 } from '@sqlgate/testing';
 import type { ServerConfig } from '../src/config';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -441,19 +442,8 @@ describe('in a session (Sqlgate-Session)', () => {
 });
 
 describe('a hostile caller', () => {
-  /** mulberry32: the same seed, the same bodies. */
-  function random(seed: number): () => number {
-    let state = seed;
-    return () => {
-      state = (state + 0x6d2b79f5) | 0;
-      let t = Math.imul(state ^ (state >>> 15), 1 | state);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
-
   it("always gets JSON, an error in Neon's shape when refused, and the service goes on (seed 4242)", async () => {
-    const next = random(4242);
+    const next = mulberry32(4242);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
     const queries = [
       'SELECT 1',
