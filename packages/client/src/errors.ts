@@ -72,6 +72,17 @@ export function errorOfAnswer(status: number, body: unknown): SqlgateError {
     }
     return error;
   }
+  // sqlgate's own answers outside POST /sql (opening a session): {error, code}.
+  if (
+    typeof body === 'object' &&
+    body !== null &&
+    typeof (body as { error?: unknown }).error === 'string'
+  ) {
+    const { error: message, code } = body as { error: string; code?: unknown };
+    const error = new SqlgateError(message, status);
+    if (typeof code === 'string') error.code = code;
+    return error;
+  }
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   return new SqlgateError(`sqlgate answered ${status}: ${text.slice(0, 500)}`, status);
 }

@@ -5,6 +5,7 @@
  * `connect()` gives a client pinned to a sqlgate session, opened at its first statement and
  * ended by `release()`: what runs on it shares one PostgreSQL connection, as with pg.
  */
+import { oneAtATime } from './one-at-a-time';
 import { prepareValue } from './parameters';
 import { parsedRows, rowObjects } from './results';
 import type { SqlgateOptions } from './sql';
@@ -39,6 +40,11 @@ type Callback = (error: Error | null, result?: QueryResult<unknown>) => void;
 export interface PoolOptions extends Omit<SqlgateOptions, 'arrayMode' | 'fullResults'> {
   /** Parsers for every query of the pool, as pg's `types` option. */
   types?: TypeOverrides;
+  /**
+   * Clients out at once (each a sqlgate session); `connect()` waits past it, as pg's pool does.
+   * Default 10, pg's.
+   */
+  max?: number;
 }
 
 function wireOf(options: PoolOptions): Wire {
@@ -103,6 +109,7 @@ function settle(
 export class PoolClient {
   private session: Promise<string> | undefined;
   private released = false;
+  private readonly inTurn = oneAtATime();
 
   /** @internal */
   constructor(
@@ -121,7 +128,7 @@ export class PoolClient {
       if (this.released) throw new Error('Client was released: it cannot run queries');
       this.session ??= openSession(this.wire, this.connectionString);
       const sessionId = await this.session;
-      return runQuery(this.wire, { sessionId }, config, this.types);
+      return this.inTurn(() => runQuery(this.wire, { sessionId }, config, this.types));
     })();
     return settle(work, callbackOf(rest));
   }
@@ -141,10 +148,29 @@ export class PoolClient {
 export class Pool {
   private readonly wire: Wire;
   private readonly clients = new Set<PoolClient>();
+  /** connect() calls waiting for a client to be released, first come first served. */
+  private readonly waiting: (() => void)[] = [];
+  private readonly max: number;
   private ended = false;
 
   constructor(private readonly options: PoolOptions) {
     this.wire = wireOf(options);
+    this.max = options.max ?? 10;
+  }
+
+  /** Clients out now (pg's totalCount; this pool keeps none idle). */
+  get totalCount(): number {
+    return this.clients.size;
+  }
+
+  /** Always 0: a released client's session is ended, not kept. */
+  get idleCount(): number {
+    return 0;
+  }
+
+  /** connect() calls waiting for a client. */
+  get waitingCount(): number {
+    return this.waiting.length;
   }
 
   query(textOrConfig: string | QueryConfig, ...rest: unknown[]): Promise<QueryResult<any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -164,22 +190,41 @@ export class Pool {
     return settle(work, callbackOf(rest));
   }
 
-  async connect(): Promise<PoolClient> {
+  /** A client pinned to one session; with a callback, pg's `(error, client, release)` style. */
+  connect(): Promise<PoolClient>;
+  connect(callback: (error: Error | null, client?: PoolClient, release?: () => void) => void): void;
+  connect(
+    callback?: (error: Error | null, client?: PoolClient, release?: () => void) => void,
+  ): Promise<PoolClient> | void {
+    const connecting = this.checkOut();
+    if (!callback) return connecting;
+    connecting.then(
+      (client) => callback(null, client, () => client.release()),
+      (error: Error) => callback(error),
+    );
+  }
+
+  private async checkOut(): Promise<PoolClient> {
     if (this.ended) throw new Error('Cannot use a pool after calling end on the pool');
+    while (this.clients.size >= this.max) {
+      await new Promise<void>((wake) => this.waiting.push(wake));
+      if (this.ended) throw new Error('Cannot use a pool after calling end on the pool');
+    }
     const client = new PoolClient(this.wire, this.options.connectionString, this.options.types);
     const release = client.release.bind(client);
     client.release = () => {
-      this.clients.delete(client);
+      if (this.clients.delete(client)) this.waiting.shift()?.();
       release();
     };
     this.clients.add(client);
     return client;
   }
 
-  /** Releases every client still out; no query runs afterwards. */
+  /** Releases every client still out and wakes every waiting connect(); no query runs afterwards. */
   async end(): Promise<void> {
     this.ended = true;
     for (const client of [...this.clients]) client.release();
+    for (const wake of this.waiting.splice(0)) wake();
   }
 
   /**

@@ -6,7 +6,9 @@
  * the statement in PostgreSQL).
  */
 import { prepareValue } from './parameters';
-import { readResult, type ReadOptions } from './results';
+import { SqlgateError } from './errors';
+import { oneAtATime, type InTurn } from './one-at-a-time';
+import { readResult, type FullQueryResult, type ReadOptions } from './results';
 import { rowsOf } from './stream';
 import type { TypeOverrides } from './type-parsers';
 import {
@@ -162,6 +164,19 @@ interface SqlContext {
   connectionString: string;
   place: Place;
   defaults: ReadOptions;
+  /** In begin(): its signal, for every statement of the transaction that names none. */
+  signal?: AbortSignal | undefined;
+  /** In begin(): the session's statements, one at a time. */
+  inTurn?: InTurn;
+}
+
+/** Options the Neon driver has that sqlgate cannot honour: refused rather than ignored. */
+function refuseUnknownOptions(options: object): void {
+  if ('authToken' in options) {
+    throw new TypeError(
+      'authToken is a Neon login sqlgate does not have: the connection string logs in',
+    );
+  }
 }
 
 /** The read options of a query: its own, then the call's, then the client's. */
@@ -178,11 +193,17 @@ function readOptions(own: ReadOptions, ...others: ReadOptions[]): ReadOptions {
 function makeSql(context: SqlContext): Sql {
   const { wire, place, defaults } = context;
   const send = async (query: SqlQuery<Result>): Promise<Result> => {
-    const { signal } = query.options;
-    const result = await runStatement(wire, place, query.statement(), signal);
+    const signal = query.options.signal ?? context.signal;
+    const run = () => runStatement(wire, place, query.statement(), signal);
+    const result = await (context.inTurn ? context.inTurn(run) : run());
     return readResult(result, readOptions(query.options, defaults));
   };
   const tagged = (strings: TemplateStringsArray, ...values: unknown[]): SqlQuery<Result> => {
+    if (!Array.isArray(strings) || !('raw' in strings)) {
+      throw new TypeError(
+        'The query function is a tagged template (sql`SELECT ${value}`); for text and values call sql.query(text, params)',
+      );
+    }
     const template = { strings, values };
     return new SqlQuery(
       () => {
@@ -195,14 +216,22 @@ function makeSql(context: SqlContext): Sql {
     );
   };
   const sql = tagged as Sql;
-  sql.query = (text, params = [], options = {}) =>
-    new SqlQuery(() => statementOf(text, params), options, send);
+  sql.query = (text, params = [], options = {}) => {
+    refuseUnknownOptions(options);
+    return new SqlQuery(() => statementOf(text, params), options, send);
+  };
   sql.unsafe = (text) => new UnsafeSql(text);
   sql.transaction = async (queries, options = {}) => {
     if ('sessionId' in place) {
       throw new TypeError('transaction() cannot run inside begin(): run the statements in turn');
     }
+    refuseUnknownOptions(options);
     const list = typeof queries === 'function' ? queries(sql) : queries;
+    if (!Array.isArray(list) || !list.every((query) => query instanceof SqlQuery)) {
+      throw new TypeError(
+        'transaction() takes a list of queries made by this function (sql`…` or sql.query(…)), or a function returning one',
+      );
+    }
     const results = await runBatch(
       wire,
       context.connectionString,
@@ -242,10 +271,26 @@ async function begin<T>(
   const onPageHide = (): void => void closeSession(wire, sessionId, true);
   globalThis.addEventListener?.('pagehide', onPageHide);
   try {
-    const tx = makeSql({ ...context, place: { sessionId } });
-    await tx.query(beginText(options), [], options.signal ? { signal: options.signal } : {});
+    const tx = makeSql({
+      ...context,
+      place: { sessionId },
+      signal: options.signal,
+      inTurn: oneAtATime(),
+    });
+    await tx.query(beginText(options));
     const result = await work(tx);
-    await tx.query('COMMIT');
+    // Aborted while the work ran between statements: nothing is committed.
+    options.signal?.throwIfAborted();
+    const end = (await tx.query('COMMIT', [], { fullResults: true })) as FullQueryResult<unknown>;
+    // A statement failed and the work went on: PostgreSQL answers COMMIT with ROLLBACK.
+    if (end.command !== 'COMMIT') {
+      const failed = new SqlgateError(
+        'The transaction had failed: COMMIT rolled it back, and nothing of it was kept',
+        200,
+      );
+      failed.code = '25P02';
+      throw failed;
+    }
     return result;
   } finally {
     globalThis.removeEventListener?.('pagehide', onPageHide);

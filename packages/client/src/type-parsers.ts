@@ -115,8 +115,9 @@ function parseTimestamp(text: string): Date | number | null {
 // --- Interval (postgres-interval's expression, verbatim) -----------------------------------------
 
 /**
- * The fields postgres-interval sets, only the non-zero ones. Its object also has toPostgres(),
- * toISO() and toISOString() on its prototype; this plain object leaves them out.
+ * The fields postgres-interval sets, only the non-zero ones, and its `toPostgres()` (not
+ * enumerable, as on its prototype), so that an interval read and sent back as a parameter is the
+ * same interval. Its toISO() and toISOString() are left out.
  */
 export type Interval = Partial<
   Record<'years' | 'months' | 'days' | 'hours' | 'minutes' | 'seconds' | 'milliseconds', number>
@@ -143,8 +144,28 @@ const INTERVAL_GROUPS = [
   ['milliseconds', 12],
 ] as const;
 
+/** The order postgres-interval writes the fields in. */
+const WRITTEN_FIELDS = ['seconds', 'minutes', 'hours', 'days', 'months', 'years'] as const;
+
+/** postgres-interval's toPostgres(): `1 days 2 hours`, fractions of seconds with the seconds. */
+function intervalText(this: Interval): string {
+  const fields: string[] = WRITTEN_FIELDS.filter((field) => Object.hasOwn(this, field));
+  if (this.milliseconds && !fields.includes('seconds')) fields.push('seconds');
+  if (fields.length === 0) return '0';
+  return fields
+    .map((field) => {
+      let value: number | string = this[field as keyof Interval] ?? 0;
+      if (field === 'seconds' && this.milliseconds) {
+        value = (value + this.milliseconds / 1000).toFixed(6).replace(/\.?0+$/, '');
+      }
+      return `${value} ${field}`;
+    })
+    .join(' ');
+}
+
 function parseInterval(text: string): Interval {
   const interval: Interval = {};
+  Object.defineProperty(interval, 'toPostgres', { value: intervalText });
   if (!text) return interval;
   // Every part of the expression is optional: it always matches, if only the empty string.
   const match = INTERVAL.exec(text) as RegExpExecArray;

@@ -73,6 +73,16 @@ describe('the query function', () => {
     expect(overridden).toEqual([{ big: 1n }]);
   });
 
+  it('sends an interval it read back as the same interval, as pg does', async () => {
+    const [read] = (await sql`SELECT '1 year 2 mons 3 days 04:05:06.789'::interval AS i`) as {
+      i: object;
+    }[];
+    const [back] = (await sql`SELECT ${(read as { i: object }).i}::interval::text AS i`) as {
+      i: string;
+    }[];
+    expect(back).toEqual({ i: '1 year 2 mons 3 days 04:05:06.789' });
+  });
+
   it('sends values as node-postgres sends them', async () => {
     const values = [
       new Date(Date.UTC(2024, 1, 29, 12, 30, 45, 123)),
@@ -176,6 +186,79 @@ describe('begin()', () => {
   });
 });
 
+describe('begin(), as a hostile caller would use it', () => {
+  it('rolls back what ran when its signal is aborted mid-way, and stops the running statement', async () => {
+    const controller = new AbortController();
+    const transaction = sql.begin(
+      async (tx) => {
+        await tx`INSERT INTO client_t VALUES (20, 'before the abort')`;
+        await tx`SELECT pg_sleep(60) AS client_begin_victim`;
+        await tx`INSERT INTO client_t VALUES (21, 'after the abort')`;
+      },
+      { signal: controller.signal },
+    );
+    const settled = transaction.then(
+      () => 'committed',
+      (error: unknown) => (error as Error).name,
+    );
+    await eventually(async () => expect(await running('client_begin_victim')).toBe(true));
+    controller.abort();
+    expect(await settled).toBe('AbortError');
+    await eventually(async () => expect(await running('client_begin_victim')).toBe(false));
+    expect((await direct.query('SELECT * FROM client_t WHERE id IN (20, 21)')).rows).toEqual([]);
+    await eventually(() => expect(service.sessionStatistics().open).toBe(0));
+  });
+
+  it('fails when a statement failed and the work went on: COMMIT rolled it all back', async () => {
+    await expect(
+      sql.begin(async (tx) => {
+        await tx`INSERT INTO client_t VALUES (22, 'kept?')`;
+        await tx`SELECT 1 / 0`.catch(() => 'caught and ignored');
+        return 'the work returned';
+      }),
+    ).rejects.toMatchObject({ code: '25P02', message: expect.stringMatching(/rolled it back/) });
+    expect((await direct.query('SELECT * FROM client_t WHERE id = 22')).rows).toEqual([]);
+  });
+
+  it('sends statements made together one after the other, in the order they were made', async () => {
+    const notes = await sql.begin(async (tx) => {
+      await Promise.all([
+        tx`INSERT INTO client_t VALUES (23, 'first')`,
+        tx`INSERT INTO client_t VALUES (24, 'second')`,
+        tx`UPDATE client_t SET note = note || ' then updated' WHERE id = 23`,
+      ]);
+      return tx`SELECT note FROM client_t WHERE id IN (23, 24) ORDER BY id`;
+    });
+    expect(notes).toEqual([{ note: 'first then updated' }, { note: 'second' }]);
+  });
+
+  it('refuses misuse with a clear error rather than broken SQL', () => {
+    expect(() => (sql as unknown as (text: string) => unknown)('SELECT 1')).toThrow(
+      /tagged template/,
+    );
+    expect(() => sql.query('SELECT 1', [], { authToken: 'x' } as object)).toThrow(/authToken/);
+    return expect(sql.transaction(['SELECT 1'] as never)).rejects.toThrow(/list of queries/);
+  });
+
+  it("says when the server's session limit is reached, with its code", async () => {
+    const limited = await startServer({ port: 0, hostname: '127.0.0.1', maxSessions: 1 });
+    try {
+      const tight = sqlgate({ url: limited.url, connectionString });
+      let release!: () => void;
+      const held = tight.begin(() => new Promise<void>((resolve) => (release = resolve)));
+      await eventually(() => expect(release).toBeDefined());
+      await expect(tight.begin(async () => 'second')).rejects.toMatchObject({
+        status: 503,
+        code: 'SESSION_LIMIT',
+      });
+      release();
+      await held;
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 describe('stream()', () => {
   it('yields rows as they arrive, and leaving early stops the statement', async () => {
     let taken = 0;
@@ -234,6 +317,25 @@ describe('the pg-compatible Pool', () => {
     expect(viaCallback).toEqual([{ one: 1 }]);
     await pool.end();
     await expect(pool.query('SELECT 1')).rejects.toThrow(/after calling end/);
+  });
+
+  it("waits past max for a client to be released, and answers pg's callback style", async () => {
+    const pool = new Pool({ url: server.url, connectionString, max: 1 });
+    const first = await pool.connect();
+    let second: unknown;
+    pool.connect((error, client, release) => {
+      second = error ?? client;
+      release?.();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect({ second, waiting: pool.waitingCount, total: pool.totalCount }).toEqual({
+      second: undefined,
+      waiting: 1,
+      total: 1,
+    });
+    first.release();
+    await eventually(() => expect(second).toBeDefined());
+    await pool.end();
   });
 
   it('pins a client to one session until release: its statements share one connection', async () => {

@@ -1,2 +1,0 @@
-import * as c from '@sqlgate/client';
-console.log(Object.keys(c));
