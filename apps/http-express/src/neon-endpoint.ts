@@ -1,5 +1,5 @@
 /**
- * POST /sql: the Neon-compatible door (docs/interface.md, "POST /sql"; docs/decisions.md 11.4).
+ * POST /sql: the Neon-compatible door (docs/interface.md, "POST /sql"; docs/decisions.md 11.1).
  * The same query service as POST /api/query runs the request; only the wire differs: the target
  * comes from the Neon-Connection-String header, values as PostgreSQL's text, and answers and
  * errors in the shapes the Neon driver reads.
@@ -142,9 +142,12 @@ function renderFailure(
   return { status, json: neonError(message, sqlgateCode, answer) };
 }
 
-/** A SQLSTATE: five digits or upper-case letters; a system code (ECONNREFUSED) is longer. */
+/**
+ * A SQLSTATE: five digits or upper-case letters, at least one a digit (every class has one); a
+ * system code has none (EPIPE) or is longer (ECONNREFUSED).
+ */
 function isSqlState(code: string): boolean {
-  return /^[0-9A-Z]{5}$/.test(code);
+  return /^(?=[A-Z]*\d)[0-9A-Z]{5}$/.test(code);
 }
 
 /** Answers a POST /sql whose body is still to be read. */

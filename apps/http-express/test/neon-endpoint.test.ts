@@ -6,7 +6,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createTestApp, database, sql, target, type TestApp } from './support';
+import { createTestApp, database, refusingPort, sql, target, type TestApp } from './support';
 import { rawExchange } from './raw-http';
 import { mulberry32 } from '@sqlgate/testing';
 import type { ServerConfig } from '../src/config';
@@ -258,6 +258,16 @@ describe('errors', () => {
     expectNeonError(body, '42P01', 'relation "neon_missing_table" does not exist');
     expect(body).toMatchObject({ position: '15', severity: 'ERROR', hint: null });
     expect(typeof body.routine).toBe('string');
+  });
+
+  it("keeps sqlgate's own status for a server that cannot be reached: 502, its system code", async () => {
+    const port = await refusingPort();
+    const { status, body } = await post(
+      { query: 'SELECT 1' },
+      { ...DRIVER_HEADERS, 'Neon-Connection-String': `postgresql://u:p@127.0.0.1:${port}/d` },
+    );
+    expect(status).toBe(502);
+    expectNeonError(body, 'ECONNREFUSED', /./);
   });
 
   it('answers a connection PostgreSQL refuses with its SQLSTATE', async () => {
