@@ -136,10 +136,13 @@ describe("@sqlgate/client's pg-compatible Pool under the node-postgres ORMs", ()
     expect(seen['error-sqlstate']).toMatchObject({ name: 'DrizzleQueryError', code: '23502' });
   });
 
-  it("Kysely's PostgresDialect: CRUD, and db.transaction() committing (unseen elsewhere before) and rolling back", async () => {
+  it("Kysely's PostgresDialect: CRUD, db.transaction() committing (unseen elsewhere before) and rolling back, .stream()", async () => {
     const seen = passed(await runWorkload('kysely-pool', 'sqlgate'));
     expect(seen.crud).toEqual({ updated: '1' });
     expect(seen['transaction-commits-isolated']).toEqual({ mine: 1, elsewhere: 0, afterCommit: 1 });
     expect(seen['transaction-rolls-back']).toEqual({ code: '23502', left: 0 });
+    // .stream() through the client's Cursor (Kysely's `cursor` option): every row, in chunks.
+    expect(seen.stream.streamed).toBe(seen.stream.rows);
+    expect(seen.stream.rows).toBeGreaterThan(2);
   });
 });

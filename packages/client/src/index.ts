@@ -8,4 +8,5 @@ export type { Field } from './wire';
 export { SqlgateError } from './errors';
 export { DATE_TIME_AS_TEXT, parserFor, type TypeOverrides, type ValueParser } from './type-parsers';
 export { Pool, PoolClient } from './pool';
+export { Cursor, type CursorConfig } from './cursor';
 export type { PoolOptions, QueryConfig, QueryResult, CustomTypes } from './pool';

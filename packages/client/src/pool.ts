@@ -8,7 +8,9 @@
 import { oneAtATime } from './one-at-a-time';
 import { prepareValue } from './parameters';
 import { parsedRows, rowObjects } from './results';
-import type { SqlgateOptions } from './sql';
+import { Cursor } from './cursor';
+import { SqlgateError } from './errors';
+import { sqlgate, type SqlgateOptions } from './sql';
 import { parserFor, type TypeOverrides, type ValueParser } from './type-parsers';
 import { closeSession, openSession, runStatement, type Field, type Place, type Wire } from './wire';
 
@@ -118,11 +120,13 @@ export class PoolClient {
     private readonly types: TypeOverrides | undefined,
   ) {}
 
+  query<C extends Cursor>(cursor: C): C;
   query(textOrConfig: string | QueryConfig, ...rest: unknown[]): Promise<QueryResult<any>>; // eslint-disable-line @typescript-eslint/no-explicit-any
   query(
-    textOrConfig: string | QueryConfig,
+    textOrConfig: string | QueryConfig | Cursor,
     ...rest: unknown[]
-  ): Promise<QueryResult<unknown>> | undefined {
+  ): Promise<QueryResult<unknown>> | Cursor | undefined {
+    if (textOrConfig instanceof Cursor) return this.openCursor(textOrConfig);
     const config = configOf(textOrConfig, rest[0] as readonly unknown[] | Callback | undefined);
     const work = (async () => {
       if (this.released) throw new Error('Client was released: it cannot run queries');
@@ -131,6 +135,31 @@ export class PoolClient {
       return this.inTurn(() => runQuery(this.wire, { sessionId }, config, this.types));
     })();
     return settle(work, callbackOf(rest));
+  }
+
+  /**
+   * A cursor's rows, streamed from the target. Only before the client's first statement: after
+   * it, the client is a session, and rows read beside it would not see its transaction.
+   */
+  private openCursor(cursor: Cursor): Cursor {
+    if (this.released)
+      return cursor.refuse(new Error('Client was released: it cannot run queries'));
+    if (this.session) {
+      return cursor.refuse(
+        new SqlgateError(
+          'A Pool client that has run a statement is a session, which cannot stream: use another client (pool.connect())',
+          undefined,
+        ),
+      );
+    }
+    const { text, values, config } = cursor;
+    const sql = sqlgate({
+      url: this.wire.url,
+      connectionString: this.connectionString,
+      fetch: this.wire.fetch,
+      ...(this.types ? { types: this.types } : {}),
+    });
+    return cursor.open(sql.stream(text, values, { arrayMode: config.rowMode === 'array' }));
   }
 
   /** Ends the session: a transaction left open is rolled back (pg would destroy the connection). */

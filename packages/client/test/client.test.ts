@@ -10,7 +10,7 @@ import { Client } from 'pg';
 import { eventually, testDatabaseFromEnvironment } from '@sqlgate/testing';
 import { createServiceFromConfig, loadConfig, startServer } from '@sqlgate/http-express';
 import type { QueryService } from '@sqlgate/core';
-import { Pool, sqlgate, SqlgateError, type Sql } from '@sqlgate/client';
+import { Cursor, Pool, sqlgate, SqlgateError, type Sql } from '@sqlgate/client';
 
 const database = testDatabaseFromEnvironment();
 const connectionString =
@@ -335,6 +335,29 @@ describe('the pg-compatible Pool', () => {
     });
     first.release();
     await eventually(() => expect(second).toBeDefined());
+    await pool.end();
+  });
+
+  it("reads a Cursor's rows n at a time, stops its statement on close, and refuses one in a session", async () => {
+    const pool = new Pool({ url: server.url, connectionString });
+    const client = await pool.connect();
+    const cursor = client.query(
+      new Cursor('SELECT g AS client_cursor_victim FROM generate_series(1, 100000000) g'),
+    );
+    expect(await cursor.read(2)).toEqual([
+      { client_cursor_victim: 1 },
+      { client_cursor_victim: 2 },
+    ]);
+    expect(await cursor.read(1)).toEqual([{ client_cursor_victim: 3 }]);
+    expect(await running('client_cursor_victim')).toBe(true);
+    await cursor.close();
+    await eventually(async () => expect(await running('client_cursor_victim')).toBe(false));
+    const small = client.query(new Cursor('SELECT 1 AS one', [], { rowMode: 'array' }));
+    expect([await small.read(5), await small.read(5)]).toEqual([[[1]], []]);
+    await client.query('SELECT 1');
+    const refused = client.query(new Cursor('SELECT 1'));
+    await expect(refused.read(1)).rejects.toThrow(/session, which cannot stream/);
+    client.release();
     await pool.end();
   });
 

@@ -7,7 +7,7 @@
 // made by the test before it runs.
 import { Buffer } from 'node:buffer';
 import { neon as neonDriver, neonConfig, NeonDbError } from '@neondatabase/serverless';
-import { DATE_TIME_AS_TEXT, Pool, sqlgate, SqlgateError } from '@sqlgate/client';
+import { Cursor, DATE_TIME_AS_TEXT, Pool, sqlgate, SqlgateError } from '@sqlgate/client';
 import pg from 'pg';
 
 const [client, driver = 'neon'] = process.argv.slice(2);
@@ -338,7 +338,7 @@ async function drizzlePoolWorkload() {
 async function kyselyPoolWorkload() {
   const { Kysely, PostgresDialect } = await import('kysely');
   const pool = new Pool({ url: SQLGATE_URL, connectionString: DATABASE_URL });
-  const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
   await check('crud', async () => {
     const created = await db
       .insertInto('neon_item')
@@ -375,6 +375,14 @@ async function kyselyPoolWorkload() {
       code = error.code;
     }
     return { code, left: await seenElsewhere('kysely-rollback') };
+  });
+  await check('stream', async () => {
+    const names = [];
+    for await (const row of db.selectFrom('neon_item').select('name').orderBy('id').stream(2)) {
+      names.push(row.name);
+    }
+    const [{ n }] = await viaPg('SELECT count(*)::int AS n FROM neon_item');
+    return { streamed: names.length, rows: n };
   });
   await db.destroy();
 }
