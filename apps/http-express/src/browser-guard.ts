@@ -30,8 +30,14 @@ export interface BrowserGuardOptions {
 export type BrowserGuard = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 const ALLOWED_METHODS = 'GET, POST, DELETE';
-const ALLOWED_HEADERS = 'Content-Type, Authorization, X-Request-Id';
-const EXPOSED_HEADERS = 'X-Request-Id, Server-Timing, Retry-After';
+/** POST /sql's headers too: a page of a listed origin may use @sqlgate/client (docs/interface.md). */
+const NEON_HEADERS =
+  'Neon-Connection-String, Neon-Raw-Text-Output, Neon-Array-Mode, Neon-Batch-Isolation-Level, ' +
+  'Neon-Batch-Read-Only, Neon-Batch-Deferrable, Sqlgate-Session';
+const ALLOWED_HEADERS = `Content-Type, Authorization, X-Request-Id, ${NEON_HEADERS}`;
+const EXPOSED_HEADERS =
+  'X-Request-Id, Server-Timing, Retry-After, Neon-Batch-Isolation-Level, Neon-Batch-Read-Only, ' +
+  'Neon-Batch-Deferrable';
 const PREFLIGHT_MAX_AGE_SECONDS = '600';
 
 /**

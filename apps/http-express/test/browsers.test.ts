@@ -208,7 +208,9 @@ describe('Origin: foreign pages are refused unless listed in CORS_ORIGINS', () =
     expect(listed.headers['access-control-allow-origin']).toBe(LISTED);
     expect(listed.headers['access-control-allow-methods']).toBe('GET, POST, DELETE');
     expect(listed.headers['access-control-allow-headers']).toBe(
-      'Content-Type, Authorization, X-Request-Id',
+      'Content-Type, Authorization, X-Request-Id, Neon-Connection-String, Neon-Raw-Text-Output, ' +
+        'Neon-Array-Mode, Neon-Batch-Isolation-Level, Neon-Batch-Read-Only, Neon-Batch-Deferrable, ' +
+        'Sqlgate-Session',
     );
     expect(Number(listed.headers['access-control-max-age'])).toBeGreaterThan(0);
     expect(listed.headers.vary).toBe('Origin');

@@ -8,6 +8,8 @@
  * statement in PostgreSQL.
  */
 import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { eventually } from '@sqlgate/testing';
@@ -120,4 +122,54 @@ it('stops a statement in PostgreSQL when the page aborts its call', async () => 
   await page.evaluate(() => (window as unknown as { abortVictim: () => void }).abortVictim());
   expect(await aborted).toBe('AbortError');
   await eventually(async () => expect(await active()).toBe(0));
+});
+
+describe('from a page of another origin listed in CORS_ORIGINS (a real preflight)', () => {
+  let app: Server;
+  let listed: SqlgateProcess;
+  let appPage: Page;
+
+  beforeAll(async () => {
+    // The page's own server, on another loopback port: another origin of the same address space.
+    app = createServer((req, res) => {
+      if (req.url === '/client.mjs') {
+        res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(BUNDLE));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><script type="module">
+        import * as client from '/client.mjs';
+        window.client = client;
+        document.body.dataset.ready = 'yes';
+      </script>`);
+    });
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
+    listed = await startSqlgateProcess({ CORS_ORIGINS: origin });
+    appPage = await browser.context.newPage();
+    problems.push(...watchProblems(appPage));
+    await appPage.goto(`${origin}/app.html`);
+    await appPage.waitForSelector('body[data-ready="yes"]', { state: 'attached' });
+  }, 60_000);
+
+  afterAll(async () => {
+    await listed?.stop();
+    // The browser keeps its connections open: closed here, or close() would wait for them.
+    app?.closeAllConnections();
+    await new Promise((resolve) => app?.close(resolve));
+  });
+
+  it('queries, batches and runs an interactive transaction through CORS', async () => {
+    const seen = await appPage.evaluate(
+      async ({ url, target }) => {
+        const { sqlgate } = (window as unknown as Window).client;
+        const sql = sqlgate({ url, connectionString: target });
+        const [row] = await sql`SELECT ${1}::int AS one`;
+        const batch = await sql.transaction([sql`SELECT 2 AS two`], { readOnly: true });
+        const inTransaction = await sql.begin((tx) => tx`SELECT 3 AS three`);
+        return { row, batch, inTransaction };
+      },
+      { url: listed.url, target: connectionString },
+    );
+    expect(seen).toEqual({ row: { one: 1 }, batch: [[{ two: 2 }]], inTransaction: [{ three: 3 }] });
+  });
 });
