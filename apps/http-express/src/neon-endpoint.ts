@@ -108,7 +108,8 @@ function renderNeonAnswer(
   if (failure?.internal !== undefined) throw failure.internal;
   const answer = body as Record<string, unknown>;
   if (failure) return renderFailure(answer, httpStatusFor(failure), failure.code);
-  const results = neon.batchEcho
+  const batch = Array.isArray(neon.sql);
+  const results = batch
     ? (answer.results as QueryExecutionResult[])
     : [answer as unknown as QueryExecutionResult];
   if (wasCut(results)) return { status: 507, json: neonError(TOO_LARGE, 'RESULT_TOO_LARGE') };
@@ -117,7 +118,7 @@ function renderNeonAnswer(
   );
   return {
     status: 200,
-    json: serializeResponse(neon.batchEcho ? { results: shaped } : shaped[0]),
+    json: serializeResponse(batch ? { results: shaped } : shaped[0]),
   };
 }
 
@@ -204,7 +205,7 @@ async function runNeonQuery(
   const options = {
     ...executeOptionsOf(res),
     textValues: read.rawText,
-    oneStatement: read.batchEcho === undefined,
+    oneStatement: !Array.isArray(read.sql),
   };
   let response: QueryServiceResponse;
   if ('sessionId' in place) {

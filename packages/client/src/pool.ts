@@ -12,7 +12,15 @@ import { Cursor } from './cursor';
 import { SqlgateError } from './errors';
 import { sqlgate, type SqlgateOptions } from './sql';
 import { parserFor, type TypeOverrides, type ValueParser } from './type-parsers';
-import { closeSession, openSession, runStatement, type Field, type Place, type Wire } from './wire';
+import {
+  closeSession,
+  openSession,
+  runStatement,
+  wireTo,
+  type Field,
+  type Place,
+  type Wire,
+} from './wire';
 
 /** pg's custom type parsers (a query's or the pool's `types`). */
 export interface CustomTypes {
@@ -47,13 +55,6 @@ export interface PoolOptions extends Omit<SqlgateOptions, 'arrayMode' | 'fullRes
    * Default 10, pg's.
    */
   max?: number;
-}
-
-function wireOf(options: PoolOptions): Wire {
-  return {
-    url: options.url.replace(/\/+$/, ''),
-    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
-  };
 }
 
 /** pg's `query(text, values)`, `query(config)` and `query(config, values)`, callback or not. */
@@ -183,7 +184,7 @@ export class Pool {
   private ended = false;
 
   constructor(private readonly options: PoolOptions) {
-    this.wire = wireOf(options);
+    this.wire = wireTo(options.url, options.fetch);
     this.max = options.max ?? 10;
   }
 

@@ -20,6 +20,7 @@ import {
   type BatchOptions,
   type Place,
   type Statement,
+  wireTo,
   type Wire,
 } from './wire';
 
@@ -302,10 +303,7 @@ async function begin<T>(
 /** A query function on `connectionString`'s server, through sqlgate at `url`. */
 export function sqlgate(options: SqlgateOptions): Sql {
   const { url, connectionString, fetch: givenFetch, ...defaults } = options;
-  const wire: Wire = {
-    url: url.replace(/\/+$/, ''),
-    fetch: givenFetch ?? ((input, init) => globalThis.fetch(input, init)),
-  };
+  const wire = wireTo(url, givenFetch);
   return makeSql({ wire, connectionString, place: { connectionString }, defaults });
 }
 

@@ -33,6 +33,14 @@ export interface Wire {
   fetch: typeof fetch;
 }
 
+/** The wire to sqlgate at `url` (a trailing slash dropped), through `fetch` or the global one. */
+export function wireTo(url: string, givenFetch?: typeof fetch): Wire {
+  return {
+    url: url.replace(/\/+$/, ''),
+    fetch: givenFetch ?? ((input, init) => globalThis.fetch(input, init)),
+  };
+}
+
 /** A statement as POST /sql takes it: its values already text (parameters.ts). */
 export interface Statement {
   query: string;

@@ -62,7 +62,7 @@ export interface NeonRequest {
   rawText: boolean;
   /** Per query: rows as arrays. */
   arrayModes: boolean[];
-  /** Set for a batch (`queries`): its answer is `{results}` and carries these headers. */
+  /** A batch's headers its answer echoes (a batch is a list `sql`: its answer is `{results}`). */
   batchEcho?: BatchEcho;
 }
 
@@ -90,12 +90,12 @@ function placeOf(headers: DistinctHeaders): NeonRequest['place'] {
         'A request in a session (Sqlgate-Session) names no Neon-Connection-String: the session decides the target',
       );
     }
-    if (typeof sessionId !== 'string' || sessionId === '') {
+    if (sessionId === '') {
       throw invalid('The Sqlgate-Session header names a session id');
     }
     return { sessionId };
   }
-  if (typeof connectionString !== 'string' || connectionString === '') {
+  if (connectionString === undefined || connectionString === '') {
     throw invalid('The Neon-Connection-String header is required');
   }
   return { target: connectionTargetOf(connectionString) };
