@@ -54,6 +54,10 @@ const STATUS_BY_CODE = {
   // Understood, but not servable through this target: retrying never helps, the SQL or the
   // target must change; neither sqlgate nor the server failed (docs/decisions.md 10.33).
   [ErrorCodes.TRANSACTION_POOLING]: 422,
+  // docs/decisions.md 12: unknown or missing credentials, rules that refuse, a limit reached.
+  [ErrorCodes.UNAUTHORIZED]: 401,
+  [ErrorCodes.FORBIDDEN]: 403,
+  [ErrorCodes.RATE_LIMITED]: 429,
 } as const satisfies Record<ErrorCode, number>;
 
 /** 200 when nothing failed. */

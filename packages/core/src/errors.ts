@@ -60,6 +60,18 @@ export const ErrorCodes = {
    * pooler): a session, or a statement whose state outlives its transaction, cannot work there.
    */
   TRANSACTION_POOLING: 'TRANSACTION_POOLING',
+  /**
+   * The request sent no credentials, or ones the server does not know, where it needs them: an
+   * API key or a JWT (docs/decisions.md 12).
+   */
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  /**
+   * The credentials are known but may not do this: a connection, statement or query their rules
+   * do not allow (docs/decisions.md 12). Nothing ran.
+   */
+  FORBIDDEN: 'FORBIDDEN',
+  /** The key or token used its rate or its concurrency; the answer says when to retry (12). */
+  RATE_LIMITED: 'RATE_LIMITED',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
