@@ -28,6 +28,19 @@ export interface QueryOptions {
   deferrable?: boolean;
 }
 
+/**
+ * Who a request runs as when the server holds the credentials (docs/decisions.md 12): the role and
+ * rules of an API key or a JWT. Absent: the statements run as the target's login, as sent.
+ */
+export interface RequestIdentity {
+  /** The role the statements run as (SET LOCAL ROLE); absent: the login's own. */
+  role?: string;
+  /** JSON text set as `request.jwt.claims` for the statements (a JWT's claims). */
+  claims?: string;
+  /** The statements the credentials may run: reads, reads and data changes, or any. */
+  may: 'read' | 'write' | 'all';
+}
+
 /** One statement of a batch and the values bound to its $1, $2, …. */
 export interface BatchStatement {
   sql: string;
@@ -44,6 +57,8 @@ export interface QueryRequest {
    */
   sql: string | readonly BatchStatement[];
   options: QueryOptions;
+  /** Who the statements run as; absent: the target's login. */
+  identity?: RequestIdentity;
   /**
    * What the caller should know of how the request was read (a body's unknown fields); every
    * answer carries them. Absent when there is none.
@@ -52,11 +67,13 @@ export interface QueryRequest {
 }
 
 /** A request run in a session (POST /api/sessions/{id}/query): the session decides the target. */
-export type SessionQuery = Omit<QueryRequest, 'target' | 'sql'> & { sql: string };
+export type SessionQuery = Omit<QueryRequest, 'target' | 'sql' | 'identity'> & { sql: string };
 
 /** A session to open (POST /api/sessions): where it connects, and for how long it may stay idle. */
 export interface SessionOpenRequest {
   target: ConnectionTarget;
+  /** Who the session's statements run as, set when it opens; absent: the target's login. */
+  identity?: RequestIdentity;
   /** At most the service's `sessionLimits.idleTimeoutMs`, which also applies when absent. */
   idleTimeoutMs?: number;
   warnings?: string[];

@@ -208,6 +208,7 @@ export class PoolRegistry {
     const password = target.password === undefined ? '-' : `+${this.digests.of(target.password)}`;
     // The address too: a pool connects to the address it was created with.
     const key = [
+      target.name ?? '',
       target.host,
       target.address ?? '',
       target.port,
@@ -404,13 +405,14 @@ export class PoolRegistry {
 
 /** The fields of a target that its pool key depends on, copied. */
 function targetFields(target: ConnectionTarget): ConnectionTarget {
-  const { host, address, port, user, password, database, sslMode } = target;
-  return { host, address, port, user, password, database, sslMode };
+  const { name, host, address, port, user, password, database, sslMode } = target;
+  return { name, host, address, port, user, password, database, sslMode };
 }
 
 /** Whether two targets have the same pool key (the same fields). */
 function sameTarget(a: ConnectionTarget, b: ConnectionTarget): boolean {
   return (
+    a.name === b.name &&
     a.host === b.host &&
     a.address === b.address &&
     a.port === b.port &&

@@ -4,7 +4,7 @@
  */
 import { ErrorCodes, RequestError } from '../errors';
 import type { ParsedStatement } from '../parser/types';
-import type { IsolationLevel, QueryOptions } from '../request';
+import type { IsolationLevel, QueryOptions, RequestIdentity } from '../request';
 import { withFields } from '../with-fields';
 
 export type StrategyName =
@@ -17,6 +17,8 @@ export interface TransactionMode {
   /** dryRun: roll back instead of committing. */
   rollbackAtEnd: boolean;
   deferrable?: boolean;
+  /** The statements run as this role, with these claims (SET LOCAL after BEGIN). */
+  identity?: RequestIdentity;
 }
 
 export interface ExecutionPlan {
@@ -46,6 +48,11 @@ function rejectUnsupported(
 export interface PlanChoices {
   allowed?: (statement: ParsedStatement) => boolean;
   batch?: boolean;
+  /**
+   * Who the statements run as (docs/decisions.md 12): always in one transaction of the service's
+   * own, where SET LOCAL makes them run as the role; READ ONLY for reads-only credentials.
+   */
+  identity?: RequestIdentity;
 }
 
 /** Refuses what must run outside the transaction sqlgate opens; `refusal` begins the message. */
@@ -103,19 +110,25 @@ function rejectIncompatibleOptions(
 export function planExecution(
   statements: readonly ParsedStatement[],
   options: QueryOptions,
-  { allowed = () => false, batch = false }: PlanChoices = {},
+  { allowed = () => false, batch = false, identity }: PlanChoices = {},
 ): ExecutionPlan {
   rejectUnsupported(statements, allowed);
   rejectIncompatibleOptions(statements, options);
   const transaction: TransactionMode = {
-    readOnly: options.readOnly,
+    readOnly: options.readOnly || identity?.may === 'read',
     rollbackAtEnd: options.dryRun,
     ...(options.isolationLevel ? { isolationLevel: options.isolationLevel } : {}),
     ...(options.deferrable ? { deferrable: true } : {}),
+    ...(identity ? { identity } : {}),
   };
   if (batch) {
     rejectOutsideTransaction(statements, 'A batch cannot hold');
     return { strategy: 'transaction', shape: 'multiple', transaction };
+  }
+  if (identity) {
+    rejectOutsideTransaction(statements, 'A request with server-side credentials cannot hold');
+    const shape = statements.length === 1 ? 'single' : 'multiple';
+    return { strategy: 'transaction', shape, transaction };
   }
   const wrapped = options.dryRun || options.readOnly;
 

@@ -4,6 +4,8 @@
  * and 10.7). One that cannot write (READ ONLY, dryRun) ends in the same round trip.
  */
 import { ConnectionError, DatabaseError } from '../errors';
+import { identitySetup, identitySetupFailure } from '../identity';
+import type { RequestIdentity } from '../request';
 import type { ParsedStatement } from '../parser/types';
 import type { PortFailure } from '../ports/settled';
 import { ABORTED_BEFORE_START, type ExecutionContext, type StartFailure } from './context';
@@ -43,6 +45,7 @@ export async function runInTransaction(
   statements: readonly ParsedStatement[],
 ): Promise<TransactionRun> {
   const begin = [beginStatement(mode)];
+  if (mode.identity) begin.push(...identitySetup(mode.identity, 'transaction'));
   const { timeoutMs } = context.options;
   // SET LOCAL: the timeout ends with the transaction, nothing to clean afterwards.
   if (timeoutMs !== undefined) begin.push(`SET LOCAL statement_timeout = ${timeoutMs}`);
@@ -59,7 +62,7 @@ export async function runInTransaction(
   // of what COMMIT did, and the answer must say the transaction committed (10.5).
   const abandoned = !error && !endsInBatch && context.aborted;
   const failure = error
-    ? batchFailure(error, outcomes, statements.length, end)
+    ? batchFailure(error, outcomes, statements.length, end, mode.identity)
     : !endsInBatch && !abandoned
       ? await commit(context, lent, statements.length)
       : undefined;
@@ -78,11 +81,12 @@ function batchFailure(
   outcomes: StatementOutcome[],
   statementCount: number,
   end: 'COMMIT' | 'ROLLBACK',
+  identity: RequestIdentity | undefined,
 ): TransactionFailure | StartFailure {
   // A lost connection, parameters that could not be sent, or a failed BEGIN / SET LOCAL: nothing
   // ran that could be kept, and no statement's outcome says more than the error itself.
   if (!(error instanceof DatabaseError) || error.failedStep === 'before') {
-    return { kind: 'request', error };
+    return { kind: 'request', error: identity ? identitySetupFailure(error) : error };
   }
   if (error.failedStep === 'after') {
     return { kind: 'transaction', index: statementCount, error, executionTime: 0, end };

@@ -5,3 +5,4 @@ export type { ParseOptions } from './splitter';
 export { UnterminatedTextError } from './unterminated';
 export type { ParsedStatement, SourcePosition, StatementClass, StatementRelations } from './types';
 export { withLiteralsAsParameters } from './literals-as-parameters';
+export { roleChangeIn } from './role-guard';

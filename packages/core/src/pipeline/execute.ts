@@ -28,7 +28,12 @@ export async function executeRequest(
   try {
     outcome =
       mode.kind === 'copy-from'
-        ? await runCopyFrom(context, statements[0] as ParsedStatement, mode.source)
+        ? await runCopyFrom(
+            context,
+            statements[0] as ParsedStatement,
+            mode.source,
+            prepared.request.identity,
+          )
         : await executePlan(context, plan, statements);
     run.outcome = outcome;
   } finally {

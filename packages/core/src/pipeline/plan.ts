@@ -6,6 +6,7 @@ import { requestMayUseCache, writeExtentOf } from '../cache';
 import { lazyCacheScope } from '../execution/cache-attempt';
 import { ExecutionContext } from '../execution/context';
 import { isCopyFromStdin } from '../execution/copy-from';
+import { scopeAsIdentity } from '../identity';
 import { planExecution, planSessionRequest, type ExecutionPlan } from '../execution/plan';
 import type { ParsedStatement } from '../parser';
 import { poolIdOf, type CacheScope } from '../ports/connections';
@@ -37,6 +38,7 @@ export function planRequest(run: RequestRun, prepared: PreparedRequest): Planned
     : planExecution(statements, request.options, {
         allowed: mode.kind === 'copy-from' ? isCopyFromStdin : copyOut ? isCopyToStdout : undefined,
         batch: prepared.batchParams !== undefined,
+        ...(request.identity ? { identity: request.identity } : {}),
       });
   run.strategy = plan.strategy;
   const rowStream = openRowStream(run, prepared, copyOut);
@@ -52,7 +54,17 @@ export function planRequest(run: RequestRun, prepared: PreparedRequest): Planned
       !session && !textValues && cache !== undefined && cache.isCacheRequested(request.options),
     streamed: rowStream !== undefined || mode.kind === 'copy-from',
   };
-  const scope = lazyCacheScope(() => parts.connections.scopeOf(target));
+  const identity = session ? session.identity : request.identity;
+  const scope = lazyCacheScope(
+    identity
+      ? async () => {
+          const settled = await parts.connections.scopeOf(target);
+          return settled.ok
+            ? { ok: true, value: scopeAsIdentity(settled.value, identity) }
+            : settled;
+        }
+      : () => parts.connections.scopeOf(target),
+  );
   if (rowStream && cache) holdStreamedWriteEnds(rowStream, cache, scope, writeExtentOf(statements));
   const context = contextFor(run, prepared, textValues, scope);
   run.context = context;

@@ -5,6 +5,7 @@
  */
 import { ErrorCodes, RequestError, SqlgateError } from '../errors';
 import { isCopyFromStdin } from '../execution/copy-from';
+import { refuseBeyondIdentity, refuseUnusableRole } from '../identity';
 import { ABORTED_BEFORE_START_MESSAGE } from '../execution/response';
 import { loadParser, parserLoaded, type ParsedStatement } from '../parser';
 import type { ConnectionTarget } from '../ports/connections';
@@ -30,6 +31,7 @@ export async function prepareRequest(
 ): Promise<PreparedRequest> {
   const { parts, mode } = run;
   if (request instanceof RequestError) throw request;
+  if (request.identity) refuseUnusableRole(request.identity);
   const session = mode.kind === 'session' ? mode.inSession.session : undefined;
   run.warnings = request.warnings;
   if (run.registered) run.registered.target = request.target;
@@ -133,6 +135,9 @@ function checkStatements(
     );
   }
   if (run.mode.kind === 'copy-from') refuseAsCopyFrom(statements, request);
+  const identity =
+    run.mode.kind === 'session' ? run.mode.inSession.session.identity : request.identity;
+  if (identity) refuseBeyondIdentity(statements, identity);
 }
 
 /** POST /api/copy runs one COPY ... FROM STDIN, and no option a COPY would silently ignore. */

@@ -13,6 +13,11 @@ export const SSL_MODES: readonly SslMode[] = ['disable', 'require', 'prefer', 'v
 
 /** Where to connect and as whom. Built from the documented request fields only. */
 export interface ConnectionTarget {
+  /**
+   * The name of a connection the server holds (CONFIG_FILE, docs/decisions.md 12): its pool is its
+   * own, and stats, logs and metrics name it by this, never by its host and login.
+   */
+  name?: string;
   /** The server's name as the caller gave it: TLS checks the certificate against it; `poolId` shows it. */
   host: string;
   /** The address a `TargetPolicy` resolved and checked: connected to instead of resolving `host`. */
@@ -214,14 +219,16 @@ export type SessionStateVerdict =
 
 /** How GET /api/stats/pools, metrics and logs name the pool of a target. */
 export function poolIdOf(
-  target: Pick<ConnectionTarget, 'host' | 'port' | 'user' | 'database'>,
+  target: Pick<ConnectionTarget, 'name' | 'host' | 'port' | 'user' | 'database'>,
 ): string {
+  // A name holds no ':', so it is never taken for another target's id.
+  if (target.name !== undefined) return target.name;
   return `${target.host}:${target.port}:${target.user}:${target.database}`;
 }
 
 /** One entry of GET /api/stats/pools (PoolStat in docs/interface.md). */
 export interface PoolStat {
-  /** `host:port:user:database`. */
+  /** `host:port:user:database`, or the name of a connection the server holds. */
   poolId: string;
   totalConnections: number;
   idleConnections: number;

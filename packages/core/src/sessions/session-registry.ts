@@ -11,6 +11,8 @@ import { sessionRefusal } from '../execution/transaction-pooling';
 import type { Clock } from '../ports/clock';
 import { poolIdOf, type ConnectionProvider, type ConnectionTarget } from '../ports/connections';
 import type { Settled } from '../ports/settled';
+import { runAsIdentity } from '../identity';
+import type { RequestIdentity } from '../request';
 import { PinnedConnection } from './pinned-connection';
 import { Session, type SessionEnd } from './session';
 
@@ -108,6 +110,8 @@ export class SessionRegistry {
     signal?: AbortSignalLike,
     /** A cancel by request id (docs/decisions.md 10.26) gives up the wait as well. */
     cancel?: CancelHandle,
+    /** Who the session's statements run as, set on its connection before it is handed out. */
+    identity?: RequestIdentity,
   ): Promise<Settled<Session>> {
     const poolId = poolIdOf(target);
     const refusal = this.limitRefusal(poolId);
@@ -135,12 +139,18 @@ export class SessionRegistry {
         acquired.value.release();
         return { ok: false, error: refusal };
       }
+      const setupFailure = identity ? await runAsIdentity(acquired.value, identity) : undefined;
+      if (setupFailure) {
+        acquired.value.release({ resetSession: true });
+        return { ok: false, error: setupFailure };
+      }
       const id = this.newId();
       const pinned = new PinnedConnection(acquired.value, () => void this.end(id, 'broken'));
       session = new Session({
         id,
         target,
         requested,
+        ...(identity ? { identity } : {}),
         connection: pinned,
         idleTimeoutMs,
         openedAt: this.clock.date().getTime(),

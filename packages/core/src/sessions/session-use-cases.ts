@@ -83,6 +83,7 @@ async function openSession(
       request.idleTimeoutMs,
       openOptions.signal,
       registered?.request,
+      request.identity,
     );
     if (!opened.ok) {
       const failure = registered?.request.cancelled

@@ -7,6 +7,7 @@ import type { ParsedStatement } from '../parser/types';
 import { CancelHandle } from '../execution/cancel-handle';
 import type { ExecutionContext } from '../execution/context';
 import type { ConnectionTarget, TransactionStatus } from '../ports/connections';
+import type { RequestIdentity } from '../request';
 import type { PinnedConnection } from './pinned-connection';
 
 /** Why a session ended: the caller closed it, a clock did, its connection broke, or shutdown. */
@@ -26,6 +27,8 @@ export interface SessionOpening {
   target: ConnectionTarget;
   /** The target as the caller sent it, to recognise the same credentials (cancel). */
   requested: ConnectionTarget;
+  /** Who its statements run as, set when it opened (docs/decisions.md 12). */
+  identity?: RequestIdentity;
   connection: PinnedConnection;
   idleTimeoutMs: number;
   /** Wall-clock milliseconds. */
@@ -50,6 +53,8 @@ export class Session {
   readonly target: ConnectionTarget;
   /** The target as the caller sent it, to recognise the same credentials (cancel). */
   readonly requested: ConnectionTarget;
+  /** Who its statements run as: every request of the session is held to it. */
+  readonly identity: RequestIdentity | undefined;
   readonly connection: PinnedConnection;
   readonly idleTimeoutMs: number;
   readonly openedAt: number;
@@ -59,6 +64,7 @@ export class Session {
     this.id = opened.id;
     this.target = opened.target;
     this.requested = opened.requested;
+    this.identity = opened.identity;
     this.connection = opened.connection;
     this.idleTimeoutMs = opened.idleTimeoutMs;
     this.openedAt = opened.openedAt;

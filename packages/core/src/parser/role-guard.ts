@@ -1,0 +1,101 @@
+/**
+ * What a request that runs as a role (docs/decisions.md 12) may not hold: anything that would
+ * leave that role, or change the claims it runs with, for the rest of the request or for later
+ * requests on its connection. PostgreSQL lets any statement go back to the login (the session
+ * user), so sqlgate refuses these before anything runs:
+ * - `SET`/`RESET` of `role`, `session_authorization` or a `request.` setting (the claims), in
+ *   any spelling, also as a function's or a role's `SET` clause; `RESET ALL`; `DISCARD ALL`;
+ * - `set_config()` of those settings, or of a name that is not a plain string literal;
+ * - an `UPDATE` of `pg_settings` (its rule calls set_config());
+ * - code whose body the parser cannot see into: `DO` blocks, `CREATE FUNCTION` / `PROCEDURE`.
+ * A statement PostgreSQL's grammar cannot read is refused too: its reach is unknown.
+ */
+import { fieldsOf, listOf, stringOf, unwrapNode, walkTree } from './tree';
+import { StatementContext } from './statement-context';
+import { updatesSettingsView } from './settings-view';
+import type { ParsedStatement } from './types';
+
+/** Words without which a statement can do none of the above (a prefilter: no syntax tree needed). */
+const RISKY_NAMES = new Set([
+  'set',
+  'reset',
+  'set_config',
+  'discard',
+  'do',
+  'function',
+  'procedure',
+  'pg_settings',
+]);
+
+/** Settings that decide who the statements run as, and the claims they see. */
+function isProtectedSetting(name: string): boolean {
+  const lower = name.toLowerCase();
+  return lower === 'role' || lower === 'session_authorization' || lower.startsWith('request.');
+}
+
+/** Code kept as text, run later: what it does cannot be read from the statement. */
+const OPAQUE_CODE: Readonly<Record<string, string>> = {
+  DoStmt: 'a DO block',
+  CreateFunctionStmt: 'CREATE FUNCTION or PROCEDURE',
+};
+
+/**
+ * Why `statement` could leave the request's role or change its claims, or undefined when it
+ * cannot be seen to.
+ */
+export function roleChangeIn(statement: ParsedStatement): string | undefined {
+  const context = new StatementContext(statement.text);
+  if (!mentionsRiskyName(context)) return undefined;
+  const tree = context.syntaxTree();
+  if (tree === null) return 'a statement the parser cannot read';
+  if (updatesSettingsView(context)) return 'an UPDATE of pg_settings';
+  let found: string | undefined;
+  walkTree(tree, (key, fields) => {
+    if (found !== undefined) return false;
+    found = OPAQUE_CODE[key] ?? roleChangeOfNode(key, fields);
+    return found === undefined;
+  });
+  return found;
+}
+
+function mentionsRiskyName(context: StatementContext): boolean {
+  for (let i = 0; i < context.length; i++) {
+    const kind = context.kind(i);
+    // U&"..." names any word in escapes; take it as risky rather than decode it here.
+    if (kind === 'quoted-ident' && context.letterAt(i) === 'u') return true;
+    const name = context.identifierName(i);
+    if (name !== undefined && RISKY_NAMES.has(name.toLowerCase())) return true;
+  }
+  return false;
+}
+
+function roleChangeOfNode(
+  key: string,
+  fields: Readonly<Record<string, unknown>>,
+): string | undefined {
+  // ALTER ROLE / DATABASE ... SET holds its SET as the field `setstmt`, not as a node.
+  if (key === 'VariableSetStmt' || key === 'setstmt') {
+    const kind = stringOf(fields, 'kind');
+    if (kind === 'VAR_RESET_ALL') return 'RESET ALL';
+    const name = stringOf(fields, 'name') ?? '';
+    return isProtectedSetting(name) ? `SET or RESET of ${name}` : undefined;
+  }
+  if (key === 'DiscardStmt') {
+    return stringOf(fields, 'target') === 'DISCARD_ALL' ? 'DISCARD ALL' : undefined;
+  }
+  if (key === 'FuncCall') return setConfigChange(fields);
+  return undefined;
+}
+
+/** set_config(name, ...) naming a protected setting, or naming it other than by a plain literal. */
+function setConfigChange(fields: Readonly<Record<string, unknown>>): string | undefined {
+  const nameParts = listOf(fields, 'funcname').map((part) =>
+    stringOf(fieldsOf(part, 'String'), 'sval'),
+  );
+  if (nameParts[nameParts.length - 1]?.toLowerCase() !== 'set_config') return undefined;
+  const first = unwrapNode(listOf(fields, 'args')[0]);
+  const literal =
+    first?.kind === 'A_Const' ? stringOf(fieldsOf(first.fields, 'sval'), 'sval') : undefined;
+  if (literal === undefined) return 'set_config() of a setting not named by a string literal';
+  return isProtectedSetting(literal) ? `set_config() of ${literal}` : undefined;
+}

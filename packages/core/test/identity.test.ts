@@ -1,0 +1,191 @@
+/**
+ * Requests that run as a role (docs/decisions.md 12): what they may not hold, and how their
+ * transaction or session is made to run as the role.
+ */
+import { RequestError } from '../src/errors';
+import {
+  identitySetup,
+  refuseBeyondIdentity,
+  refuseUnusableRole,
+  scopeAsIdentity,
+} from '../src/identity';
+import { planExecution } from '../src/execution/plan';
+import { loadParser, parseSql, roleChangeIn } from '../src/parser';
+import type { RequestIdentity } from '../src/request';
+import { defaults } from './execution/fixtures';
+
+beforeAll(async () => {
+  await loadParser();
+});
+
+function changeIn(sql: string): string | undefined {
+  return roleChangeIn(parseSql(sql)[0]!);
+}
+
+function refusal(sql: string, identity: RequestIdentity): RequestError | undefined {
+  try {
+    refuseBeyondIdentity(parseSql(sql), identity);
+    return undefined;
+  } catch (error) {
+    if (error instanceof RequestError) return error;
+    throw error;
+  }
+}
+
+describe('roleChangeIn', () => {
+  it.each([
+    'SET ROLE app_login',
+    'set local role x',
+    'SET SESSION ROLE x',
+    'SET role TO x',
+    'SET "ROLE" = x',
+    'RESET ROLE',
+    'RESET ALL',
+    'SET SESSION AUTHORIZATION app_login',
+    'RESET SESSION AUTHORIZATION',
+    "SET request.jwt.claims = '{}'",
+    "SET LOCAL request.jwt.claims TO '{}'",
+    "SELECT set_config('role', 'app_login', false)",
+    "SELECT pg_catalog.set_config('ROLE', 'x', true)",
+    "SELECT set_config('session_authorization', 'x', true)",
+    'SELECT set_config(\'request.jwt.claims\', \'{"sub":"b"}\', true)',
+    "SELECT set_config($1, 'x', true)",
+    "SELECT set_config('ro' || 'le', 'x', true)",
+    "SELECT U&\"set_config\"('role', 'x', true)",
+    "WITH a AS (SELECT set_config('role', 'x', false)) SELECT * FROM a",
+    "SELECT * FROM t WHERE set_config('role', 'x', true) IS NOT NULL",
+    "UPDATE pg_settings SET setting = 'x' WHERE name = 'role'",
+    'DISCARD ALL',
+    'DO $$ BEGIN EXECUTE $x$RESET ROLE$x$; END $$',
+    "CREATE FUNCTION f() RETURNS text LANGUAGE sql AS $$ SELECT set_config('role', 'x', false) $$",
+    'CREATE PROCEDURE p() LANGUAGE sql AS $$ SELECT 1 $$',
+    'ALTER FUNCTION f() SET role = x',
+    'ALTER ROLE web_anon SET role = app_login',
+    'SET ROLE', // unreadable: the grammar refuses it, and its reach is unknown
+  ])('refuses %s', (sql) => {
+    expect(changeIn(sql)).toEqual(expect.any(String));
+  });
+
+  it.each([
+    'SELECT 1',
+    "SELECT 'set role x', 'reset all'",
+    'SELECT "set" FROM t',
+    "SELECT set_config('app.tenant', '7', true)",
+    "SELECT current_setting('request.jwt.claims', true)",
+    'UPDATE t SET a = 1',
+    'SET search_path = app',
+    'SET LOCAL statement_timeout = 0',
+    'DISCARD PLANS',
+    'INSERT INTO t VALUES (1)',
+  ])('lets %s run', (sql) => {
+    expect(changeIn(sql)).toBeUndefined();
+  });
+});
+
+describe('refuseBeyondIdentity', () => {
+  const read: RequestIdentity = { role: 'web_anon', may: 'read' };
+  const write: RequestIdentity = { role: 'web_anon', may: 'write' };
+  const all: RequestIdentity = { role: 'web_anon', may: 'all' };
+
+  it('lets reads-only credentials read, and refuses anything else as FORBIDDEN', () => {
+    expect(refusal('SELECT * FROM t', read)).toBeUndefined();
+    for (const sql of [
+      'INSERT INTO t VALUES (1)',
+      'CREATE TABLE x (a int)',
+      'SET search_path = x',
+    ]) {
+      expect(refusal(sql, read)).toMatchObject({ code: 'FORBIDDEN' });
+    }
+    expect(refusal('BEGIN READ ONLY', read)).toBeUndefined();
+    expect(refusal('BEGIN READ WRITE', read)).toMatchObject({ code: 'FORBIDDEN' });
+  });
+
+  it('lets row-changing credentials change rows, and refuses DDL', () => {
+    for (const sql of [
+      'INSERT INTO t VALUES (1)',
+      'UPDATE t SET a = 2',
+      'DELETE FROM t',
+      'SELECT 1',
+    ]) {
+      expect(refusal(sql, write)).toBeUndefined();
+    }
+    for (const sql of [
+      'CREATE TABLE x (a int)',
+      'DROP TABLE t',
+      'TRUNCATE t',
+      'GRANT ALL ON t TO x',
+    ]) {
+      expect(refusal(sql, write)).toMatchObject({ code: 'FORBIDDEN' });
+    }
+  });
+
+  it('refuses a way out of the role whatever the credentials may run, naming the statement', () => {
+    const error = refusal('SELECT 1; RESET ROLE', all);
+    expect(error).toMatchObject({ code: 'FORBIDDEN', body: { statementIndex: 1 } });
+    expect(error?.message).toMatch(/^Statement 1: /);
+    expect(refusal('CREATE TABLE x (a int)', all)).toBeUndefined();
+  });
+
+  it('refuses a role PostgreSQL cannot hold', () => {
+    for (const role of ['', 'a\0b', 'x'.repeat(64), 'é'.repeat(32)]) {
+      expect(() => refuseUnusableRole({ role, may: 'all' })).toThrow(RequestError);
+    }
+    expect(() => refuseUnusableRole({ role: 'x'.repeat(63), may: 'all' })).not.toThrow();
+  });
+});
+
+describe('identitySetup', () => {
+  it('quotes the role as an identifier and the claims as a literal that reads alike with any setting', () => {
+    const setup = identitySetup(
+      { role: 'we"ird', claims: '{"sub":"o\'neil\\\\x"}', may: 'all' },
+      'transaction',
+    );
+    expect(setup).toEqual([
+      'SET LOCAL ROLE "we""ird"',
+      `SET LOCAL request.jwt.claims = E'{"sub":"o''neil\\\\\\\\x"}'`,
+    ]);
+    for (const statement of setup) expect(parseSql(statement)).toHaveLength(1);
+  });
+
+  it('sets a session for good, READ ONLY by default for reads-only credentials', () => {
+    expect(identitySetup({ role: 'r', may: 'read' }, 'session')).toEqual([
+      'SET ROLE "r"',
+      'SET default_transaction_read_only = on',
+    ]);
+    expect(identitySetup({ may: 'all' }, 'session')).toEqual([]);
+  });
+});
+
+describe('planning a request with an identity', () => {
+  it('runs everything in one transaction of its own, READ ONLY for reads-only credentials', () => {
+    const identity: RequestIdentity = { role: 'r', may: 'read' };
+    const one = planExecution(parseSql('SELECT 1'), defaults, { identity });
+    expect(one).toMatchObject({
+      strategy: 'transaction',
+      shape: 'single',
+      transaction: { readOnly: true, identity },
+    });
+    const reads = planExecution(parseSql('SELECT 1; SELECT 2'), defaults, {
+      identity: { may: 'all' },
+    });
+    expect(reads).toMatchObject({ strategy: 'transaction', shape: 'multiple' });
+    expect(reads.transaction.readOnly).toBe(false);
+  });
+
+  it('refuses transaction control: the transaction is the service own', () => {
+    expect(() =>
+      planExecution(parseSql('BEGIN; SELECT 1; COMMIT'), defaults, { identity: { may: 'all' } }),
+    ).toThrow(RequestError);
+  });
+});
+
+it('scopes cached results by role and claims', () => {
+  const scope = { server: 's', database: 'd', credentials: 'c' };
+  const a = scopeAsIdentity(scope, { role: 'web', claims: '{"sub":"a"}', may: 'read' });
+  const b = scopeAsIdentity(scope, { role: 'web', claims: '{"sub":"b"}', may: 'read' });
+  const other = scopeAsIdentity(scope, { role: 'admin', claims: '{"sub":"a"}', may: 'read' });
+  expect(new Set([a.credentials, b.credentials, other.credentials, scope.credentials]).size).toBe(
+    4,
+  );
+  expect(a).toMatchObject({ server: 's', database: 'd' });
+});
