@@ -4,7 +4,8 @@
  * devDependencies) and each a child process. One script, client-runtimes/checks.mjs, runs in all
  * three against the built sqlgate server and the real PostgreSQL: typed values, a batch,
  * interactive transactions that commit and roll back, a stream, an abort that stops the statement
- * in PostgreSQL, and a failure's SQLSTATE.
+ * in PostgreSQL, and a failure's SQLSTATE. And in Node, Bun and Deno, a process that runs out of
+ * work inside begin() ends its session first, rolling the transaction back.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -24,6 +25,7 @@ const connectionString =
 
 /** How each runtime runs a script with one argument (Deno with the permissions the script needs). */
 const COMMANDS: Record<string, (script: string, argument: string) => [string, string[]]> = {
+  node: (script, argument) => [process.execPath, [script, argument]],
   bun: (script, argument) => [binary('bun'), ['run', script, argument]],
   deno: (script, argument) => [
     binary('deno'),
@@ -156,5 +158,34 @@ describe('in workerd', () => {
     } finally {
       await workerd.stop();
     }
+  });
+});
+
+/** The value of sqlgate's metric `name` (its line without labels, or with exactly `labels`). */
+async function metric(name: string, labels = ''): Promise<number> {
+  const text = await (await fetch(`${sqlgate.url}/metrics`)).text();
+  const line = text.split('\n').find((each) => each.startsWith(`${name}${labels} `));
+  return Number(line?.split(' ')[1] ?? 0);
+}
+
+describe.each(['node', 'bun', 'deno'])('a %s process about to exit inside begin()', (runtime) => {
+  it('ends the session first, rolling the transaction back', async () => {
+    const table = await freshTable(`client_exit_${runtime}`);
+    const openBefore = await metric('sqlgate_sessions_open');
+    const closedBefore = await metric('sqlgate_sessions_ended_total', '{reason="closed"}');
+    const settings = {
+      bundle: pathToFileURL(BUNDLE).href,
+      url: sqlgate.url,
+      connectionString,
+      table,
+    };
+    const finished = await runScript(runtime, 'open-at-exit.mjs', settings);
+    expect(finished).toMatchObject({ code: 0, stdout: 'inserted\n', stderr: '' });
+    // Ended by the client's DELETE before the process went, not by the idle timeout.
+    expect(await metric('sqlgate_sessions_open')).toBe(openBefore);
+    expect(await metric('sqlgate_sessions_ended_total', '{reason="closed"}')).toBe(
+      closedBefore + 1,
+    );
+    expect(await sql(`SELECT n FROM ${table}`)).toEqual([]);
   });
 });
