@@ -32,9 +32,15 @@ const connectionString =
 beforeAll(async () => {
   await sql('DROP TABLE IF EXISTS client_browser; CREATE TABLE client_browser (n int)');
   [sqlgate, browser] = await Promise.all([startSqlgateProcess({}), startChromium()]);
-  page = await browser.context.newPage();
-  problems = watchProblems(page);
-  await page.route(`${sqlgate.url}/client-test.html`, (route) =>
+  problems = [];
+  page = await openClientPage();
+}, 60_000);
+
+/** A page of sqlgate's origin that has loaded the bundle as `window.client`. */
+async function openClientPage(): Promise<Page> {
+  const opened = await browser.context.newPage();
+  problems.push(...watchProblems(opened));
+  await opened.route(`${sqlgate.url}/client-test.html`, (route) =>
     route.fulfill({
       contentType: 'text/html',
       body: `<!doctype html><script type="module">
@@ -44,12 +50,13 @@ beforeAll(async () => {
       </script>`,
     }),
   );
-  await page.route(`${sqlgate.url}/client-test.mjs`, (route) =>
+  await opened.route(`${sqlgate.url}/client-test.mjs`, (route) =>
     route.fulfill({ contentType: 'text/javascript', body: readFileSync(BUNDLE, 'utf8') }),
   );
-  await page.goto(`${sqlgate.url}/client-test.html`);
-  await page.waitForSelector('body[data-ready="yes"]', { state: 'attached' });
-}, 60_000);
+  await opened.goto(`${sqlgate.url}/client-test.html`);
+  await opened.waitForSelector('body[data-ready="yes"]', { state: 'attached' });
+  return opened;
+}
 
 afterAll(async () => {
   await browser?.close();
@@ -123,6 +130,33 @@ it('stops a statement in PostgreSQL when the page aborts its call', async () => 
   expect(await aborted).toBe('AbortError');
   await eventually(async () => expect(await active()).toBe(0));
 });
+
+it('ends a begin() still open when its page goes away, rolling the transaction back', async () => {
+  const leaving = await openClientPage();
+  await leaving.evaluate(async (target) => {
+    const { sqlgate } = (window as unknown as Window).client;
+    const sql = sqlgate({ url: location.origin, connectionString: target });
+    await new Promise<void>((inserted) => {
+      void sql.begin(async (tx) => {
+        await tx`INSERT INTO client_browser VALUES (100)`;
+        inserted();
+        // The page goes away before the work ends.
+        await new Promise(() => {});
+      });
+    });
+  }, connectionString);
+  await leaving.goto('about:blank');
+  await leaving.close();
+  await eventually(async () => expect(await sessionsOpen()).toBe(0));
+  expect(await sql('SELECT n FROM client_browser WHERE n = 100')).toEqual([]);
+});
+
+/** Sessions open now in sqlgate (its GET /metrics). */
+async function sessionsOpen(): Promise<number> {
+  const text = await (await fetch(`${sqlgate.url}/metrics`)).text();
+  const line = text.split('\n').find((each) => each.startsWith('sqlgate_sessions_open '));
+  return Number(line?.split(' ')[1]);
+}
 
 describe('from a page of another origin listed in CORS_ORIGINS (a real preflight)', () => {
   let app: Server;

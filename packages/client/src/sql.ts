@@ -8,6 +8,7 @@
 import { prepareValue } from './parameters';
 import { SqlgateError } from './errors';
 import { oneAtATime, type InTurn } from './one-at-a-time';
+import { endAtExit } from './open-sessions';
 import { readResult, type FullQueryResult, type ReadOptions } from './results';
 import { rowsOf } from './stream';
 import type { TypeOverrides } from './type-parsers';
@@ -268,9 +269,8 @@ async function begin<T>(
   if ('sessionId' in context.place) throw new TypeError('begin() cannot nest: use SAVEPOINT');
   const { wire } = context;
   const sessionId = await openSession(wire, context.connectionString, options.signal);
-  // A page that goes away ends its session at once; elsewhere the session's idle timeout does.
-  const onPageHide = (): void => void closeSession(wire, sessionId, true);
-  globalThis.addEventListener?.('pagehide', onPageHide);
+  // A page or process that goes away first ends the session then, not at the idle timeout.
+  const forget = endAtExit(wire, sessionId);
   try {
     const tx = makeSql({
       ...context,
@@ -294,7 +294,7 @@ async function begin<T>(
     }
     return result;
   } finally {
-    globalThis.removeEventListener?.('pagehide', onPageHide);
+    forget();
     // Ending the session rolls back a transaction still open: the work threw, or COMMIT failed.
     await closeSession(wire, sessionId);
   }

@@ -32,6 +32,8 @@ export {
 } from './environment';
 export { TEST_DATABASE_URL_VARIABLE } from './from-url';
 export { eventually, EVENTUALLY_WITHIN_MS, type EventuallyOptions } from './eventually';
+export { findFreePort } from './free-port';
+export { untilServing } from './until-serving';
 export {
   startFakePostgres,
   mutatingBehaviour,
