@@ -79,6 +79,8 @@ export type {
   WriteMark,
 } from './ports/cache-store';
 export type { TargetPolicy } from './ports/target-policy';
+export type { ConcurrencySlot, LimitDecision, LimitStore, RateRule } from './ports/limit-store';
+export * from './limits';
 export * from './json';
 export type {
   ParseEvent,

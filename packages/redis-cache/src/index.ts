@@ -5,3 +5,9 @@
 export { createRedisCache, type RedisCache } from './create-redis-cache';
 export type { RedisCacheOptions } from './options';
 export { RedisCacheUnavailableError } from './redis-connection';
+export {
+  createRedisLimitStore,
+  DEFAULT_LEASE_MS,
+  DEFAULT_RETRY_REDIS_AFTER_MS,
+  type RedisLimitStoreOptions,
+} from './redis-limit-store';

@@ -19,6 +19,8 @@
  * | `P i:servers`       | zset   | srv hash → latest expiry: every indexed server                | none |
  * | `P stats`           | hash   | the shared counters (`hits`, `misses`, `executed`, `executionMs`) | none |
  * | `P stats:applied:<instance>` | string | the last counter batch applied for one process   | 24 h |
+ * | `P l:r:<key hash>`  | hash   | a limit's token bucket: `t` tokens left at `u` (Redis time, ms) | until full again |
+ * | `P l:c:<key hash>`  | zset   | a limit's slots held: slot id → lease expiry (Redis time, ms) | its last lease's |
  *
  * A database or server is named by the SHA-256 of its `scope` or `server` string: fixed length,
  * and free of the glob characters SCAN would read in a pattern. Indexes have no TTL because Redis
@@ -43,4 +45,16 @@ export function entriesAndIndexesPattern(prefix: string): string {
 /** `text` with the characters a Redis glob pattern gives a meaning to escaped. */
 function escapeGlob(text: string): string {
   return text.replace(/[*?[\]\\]/g, (character) => `\\${character}`);
+}
+
+/**
+ * The limit store's keys (redis-limit-store.ts), named by the SHA-256 of the limited key: an API
+ * key's id is not readable in Redis, and the name's length is fixed.
+ */
+export function rateBucketKey(prefix: string, key: string): string {
+  return `${prefix}l:r:${placeHash(key)}`;
+}
+
+export function concurrencyKey(prefix: string, key: string): string {
+  return `${prefix}l:c:${placeHash(key)}`;
 }
