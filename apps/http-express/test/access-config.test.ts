@@ -1,5 +1,5 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../src/config';
@@ -47,7 +47,20 @@ function mistakesOf(
 }
 
 describe('a valid configuration', () => {
-  it('reads the example of docs/access.md into typed, frozen rules', () => {
+  it('reads the example of docs/access.md', () => {
+    const docs = readFileSync(join(__dirname, '../../../docs/access.md'), 'utf8');
+    const example = /```json\n([\s\S]*?)```/.exec(docs)![1]!;
+    const config = parseAccessConfig(
+      JSON.parse(example),
+      { APP_DATABASE_URL: 'postgresql://app_login:pw@db:5432/app?sslmode=verify-full' },
+      () => `${KEY_SECRET}\n`,
+    );
+    expect([...config.connections.keys()]).toEqual(['app', 'reports']);
+    expect(config.keys.map((key) => key.id)).toEqual(['web', 'nightly-report']);
+    expect(config.jwt).toMatchObject({ algorithms: ['RS256'], roleClaim: 'app_metadata.role' });
+  });
+
+  it('reads every field into typed rules', () => {
     const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
     const config = parseAccessConfig(
