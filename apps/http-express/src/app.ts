@@ -3,6 +3,7 @@
  * `createApp` builds the app without listening, so it can be mounted under any path of another app.
  */
 import {
+  RequestError,
   serializeResponse,
   ZERO_CACHE_STATS,
   type PoolStat,
@@ -25,6 +26,7 @@ import express, {
 } from 'express';
 import pino, { type Logger } from 'pino';
 import { closeWhenAnsweredEarly } from './answer-headers';
+import { directAccess, type Access } from './access/admission';
 import { createBrowserGuard } from './browser-guard';
 import { consoleRouter } from './console-route';
 import { httpStatusFor } from './http-status';
@@ -105,6 +107,11 @@ export interface AppOptions {
    * opens on the default one.
    */
   configuredTargets?: ConfiguredTargets;
+  /**
+   * Who may run what: API keys, tokens and named connections (CONFIG_FILE, docs/decisions.md 12).
+   * Default: requests name their own targets (or use the default one), as SPEC says.
+   */
+  access?: Access;
 }
 
 /** Sends a JSON body with its status; a 503 also says when to come back. */
@@ -193,8 +200,9 @@ function operationHandlers(
   observability: AppObservability,
 ): Record<string, RequestHandler> {
   const { service, configuredTargets } = options;
+  const access = options.access ?? directAccess(configuredTargets);
   const answerStallMs = options.answerStallTimeoutMs ?? DEFAULT_ANSWER_STALL_TIMEOUT_MS;
-  const cancelDesk = options.cancelDesk ?? localCancelDesk(service, configuredTargets);
+  const cancelDesk = options.cancelDesk ?? localCancelDesk(service, access.targets);
   const copyLimits = {
     maxCopyBytes: options.maxCopyBytes ?? DEFAULT_MAX_COPY_BYTES,
     idleTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
@@ -206,17 +214,20 @@ function operationHandlers(
   };
   return {
     executeQuery: (req, res) =>
-      answerQuery(service, logger, { body: req.body, configuredTargets }, req, res, answerStallMs),
-    neonQuery: (req, res) => answerNeonQuery(service, logger, neonLimits, req, res),
+      answerQuery(service, logger, { body: req.body, access }, req, res, answerStallMs),
+    neonQuery: (req, res) => answerNeonQuery(service, logger, neonLimits, access, req, res),
     ...sessionHandlers(service, logger, answerStallMs, {
       elsewhere: options.sessionsElsewhere,
-      configuredTargets,
+      access,
     }),
-    cancelRequest: (req, res) => answerCancel(cancelDesk, logger, req, res, configuredTargets),
-    copyFrom: (req, res) => answerCopy(service, logger, copyLimits, req, res, configuredTargets),
+    cancelRequest: (req, res) => answerCancel(cancelDesk, logger, req, res, access),
+    copyFrom: (req, res) => answerCopy(service, logger, copyLimits, req, res, access),
     testConnection: async (req, res) => {
+      const admission = await access.admit(req, res, req.body);
       const result = await service.checkConnection(
-        requestOrRefusal(() => readConnectionCheckBody(req.body, configuredTargets)),
+        admission instanceof RequestError
+          ? admission
+          : requestOrRefusal(() => readConnectionCheckBody(admission.body, admission.targets)),
       );
       sendJson(res, 'failure' in result ? httpStatusFor(result.failure) : 200, result.body);
     },

@@ -20,6 +20,7 @@ import { LimitedCancels, type CancelVerdict } from './cancel-limit';
 import { httpStatusFor } from './http-status';
 import { writeInternalError, writeJson } from './query-endpoint';
 import { readCancelBody, requestOrRefusal, type ConfiguredTargets } from './contract';
+import type { Access } from './access/admission';
 
 /**
  * A cancel that cancels nothing is answered this long after its body was read, however long
@@ -60,10 +61,14 @@ export async function answerCancel(
   logger: Logger,
   req: Request,
   res: Response,
-  targets?: ConfiguredTargets,
+  access: Access,
 ): Promise<void> {
   const started = performance.now();
-  const read = requestOrRefusal(() => readCancelBody(req.body, targets));
+  const admission = await access.admit(req, res, req.body);
+  const read =
+    admission instanceof RequestError
+      ? admission
+      : requestOrRefusal(() => readCancelBody(admission.body, admission.targets));
   if (read instanceof RequestError) {
     const refused = errorResponse(read, 0);
     writeJson(res, httpStatusFor(refused.failure), serializeResponse(refused.body));

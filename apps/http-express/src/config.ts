@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { getHeapStatistics } from 'node:v8';
+import { readAccessConfig, type AccessConfig } from './access/config-file';
 import { createAllowedTargets } from './allowed-targets';
 import { DEFAULT_ANSWER_STALL_TIMEOUT_MS } from './answer-stall';
 import { TIMER_MAX_MS } from './timer-limit';
@@ -89,6 +90,13 @@ export interface ServerConfig {
   sslRootCertificate?: string;
   /** ALLOWED_TARGETS as given; unset: any target. */
   allowedTargets?: string;
+  /**
+   * Named connections, API keys and JWT verification (CONFIG_FILE, docs/decisions.md 12); unset:
+   * every request names its own target.
+   */
+  access?: AccessConfig;
+  /** Requests may name a target with its own credentials, as SPEC does (ALLOW_DIRECT_CONNECTIONS). */
+  allowDirectConnections: boolean;
   /** STATS_TOKEN; unset: statistics need no token. */
   statsToken?: string;
   /** GET /metrics and the metrics behind it (METRICS=on|off). */
@@ -157,6 +165,8 @@ const VARIABLE_OF: Record<keyof ServerConfig, string> = {
   queryCacheSecret: 'QUERY_CACHE_SECRET',
   sslRootCertificate: 'SSL_ROOT_CERT',
   allowedTargets: 'ALLOWED_TARGETS',
+  access: 'CONFIG_FILE',
+  allowDirectConnections: 'ALLOW_DIRECT_CONNECTIONS',
   statsToken: 'STATS_TOKEN',
   metrics: 'METRICS',
   metricsToken: 'METRICS_TOKEN',
@@ -302,7 +312,16 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     ),
     // A bound, so that a typo cannot fork thousands of processes.
     workers: integer(env, 'WORKERS', 1, 1, MAX_WORKERS),
+    allowDirectConnections: ['true', 'on'].includes(
+      oneOf(env, 'ALLOW_DIRECT_CONNECTIONS', ['true', 'false', 'on', 'off'] as const, 'true'),
+    ),
   };
+  if (env.CONFIG_FILE) config.access = readAccessConfig(env.CONFIG_FILE, env);
+  if (!config.allowDirectConnections && !config.access) {
+    throw new ConfigError(
+      'ALLOW_DIRECT_CONNECTIONS=false needs CONFIG_FILE: without named connections no request could run',
+    );
+  }
   if (env.ALLOWED_TARGETS) {
     try {
       createAllowedTargets(env.ALLOWED_TARGETS);

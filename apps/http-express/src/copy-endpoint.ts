@@ -18,7 +18,8 @@ import { streamOpened } from './server-v8-settings';
 import { codingError, parsingLossRefusal } from './json-body';
 import { continueIfAsked } from './continue-on-read';
 import { abortOnDisconnect } from './disconnect-signal';
-import { readQueryBody, requestOrRefusal, type ConfiguredTargets } from './contract';
+import { readQueryBody } from './contract';
+import { readAdmittedQuery, type Access } from './access/admission';
 
 /** Largest `request` part (and `data` sent as a plain field): a query body, as on POST /api/query. */
 const MAX_FIELD_BYTES = 1024 * 1024;
@@ -101,7 +102,7 @@ export function answerCopy(
   limits: CopyLimits,
   req: IncomingMessage,
   res: ServerResponse,
-  configuredTargets?: ConfiguredTargets,
+  access: Access,
 ): void {
   const parts = multipartParserFor(req, res);
   if (!parts) return;
@@ -120,7 +121,7 @@ export function answerCopy(
     stopCopy,
     watched,
     parts,
-    configuredTargets,
+    access,
   });
   upload.listen();
   continueIfAsked(req);
@@ -159,7 +160,8 @@ interface UploadContext {
   logger: Logger;
   limits: CopyLimits;
   /** Where a `request` part naming no target runs (docs/decisions.md 10.48). */
-  configuredTargets: ConfiguredTargets | undefined;
+  /** Who may run what (docs/decisions.md 12): the request part is admitted before the COPY starts. */
+  access: Access;
   req: IncomingMessage;
   res: ServerResponse;
   /** Stops the COPY: the client went away or the upload was given up. */
@@ -274,16 +276,14 @@ class CopyUpload {
       return false;
     }
     this.started = true;
-    const { service, logger, limits, req, res, parts, watched, configuredTargets } = this.context;
+    const { service, logger, limits, req, res, parts, watched, access } = this.context;
     const source = checkedData(chunks, limits.maxCopyBytes, this.bodyRead, (error) => {
       this.failure ??= error;
     });
     const body = this.body;
-    service
-      .copyFrom(
-        requestOrRefusal(() => readQueryBody(body, configuredTargets)),
-        source,
-        watched,
+    Promise.resolve(access.admit(req, res, body))
+      .then((admission) =>
+        service.copyFrom(readAdmittedQuery(admission, readQueryBody), source, watched),
       )
       .then((response) => {
         this.stopIdleTimer();

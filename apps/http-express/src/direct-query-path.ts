@@ -16,7 +16,7 @@ import { answerNeonQuery } from './neon-endpoint';
 import { DEFAULT_ANSWER_STALL_TIMEOUT_MS } from './answer-stall';
 import { logRequest } from './request-log';
 import type { Observability } from './observability/request-observation';
-import type { ConfiguredTargets } from './contract';
+import { directAccess, type Access } from './access/admission';
 
 export interface DirectQueryPathOptions extends BrowserGuardOptions {
   service: QueryService;
@@ -27,8 +27,8 @@ export interface DirectQueryPathOptions extends BrowserGuardOptions {
   answerStallTimeoutMs?: number;
   /** The app's metrics, spans and slow-query log (`createObservability`); absent: none. */
   observability?: Observability;
-  /** Targets a request may use without naming one, as for the app (docs/decisions.md 10.48). */
-  configuredTargets?: ConfiguredTargets;
+  /** Who may run what (docs/decisions.md 12), as for the app; default: the SPEC form only. */
+  access?: Access;
 }
 
 const QUERY_PATH = '/api/query';
@@ -44,7 +44,8 @@ export function withDirectQueryPath(
   app: RequestListener,
   options: DirectQueryPathOptions,
 ): RequestListener {
-  const { service, logger, bodyLimits, observability, configuredTargets } = options;
+  const { service, logger, bodyLimits, observability } = options;
+  const access = options.access ?? directAccess();
   const answerStallTimeoutMs = options.answerStallTimeoutMs ?? DEFAULT_ANSWER_STALL_TIMEOUT_MS;
   const admit = createBrowserGuard(options);
   const neonLimits = { ...bodyLimits, answerStallMs: answerStallTimeoutMs };
@@ -58,10 +59,9 @@ export function withDirectQueryPath(
       req.resume();
       return Promise.resolve();
     }
-    if (path === NEON_PATH) return answerNeonQuery(service, logger, neonLimits, req, res);
+    if (path === NEON_PATH) return answerNeonQuery(service, logger, neonLimits, access, req, res);
     return readJsonBody(req, bodyLimits).then(
-      (body) =>
-        answerQuery(service, logger, { body, configuredTargets }, req, res, answerStallTimeoutMs),
+      (body) => answerQuery(service, logger, { body, access }, req, res, answerStallTimeoutMs),
       (error: unknown) =>
         answerBodyError(
           res,

@@ -7,9 +7,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   INTERNAL_ERROR_MESSAGE,
+  errorResponse,
   RequestError,
   serializeResponse,
+  type ConnectionTarget,
   type FieldDescription,
+  type QueryRequest,
+  type RequestOrRefusal,
   type QueryExecutionResult,
   type QueryService,
   type QueryServiceResponse,
@@ -17,7 +21,13 @@ import {
 import type { Logger } from 'pino';
 import { answerHeader, setAnswerHeader } from './answer-headers';
 import { giveUpWhenStalled } from './answer-stall';
-import { readNeonRequest, requestOrRefusal, type NeonRequest } from './contract';
+import {
+  neonConnectionNameOf,
+  readNeonRequest,
+  requestOrRefusal,
+  type NeonRequest,
+} from './contract';
+import type { Access, Admission } from './access/admission';
 import { httpStatusFor } from './http-status';
 import { BodyError, readJsonText, type BodyLimits } from './json-body';
 import { executeOptionsOf, serverTiming, writeJson } from './query-endpoint';
@@ -151,17 +161,41 @@ function isSqlState(code: string): boolean {
   return /^(?=[A-Z]*\d)[0-9A-Z]{5}$/.test(code);
 }
 
-/** Answers a POST /sql whose body is still to be read. */
+/**
+ * Admits a POST /sql (docs/decisions.md 12): with Authorization, on the connection its
+ * Neon-Connection-String names by its database; without, in the SPEC form, as before keys.
+ */
+async function admitNeonQuery(
+  access: Access,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+): Promise<RequestOrRefusal<{ admission: Admission; target?: ConnectionTarget }>> {
+  if (req.headers.authorization === undefined) {
+    const admission = await access.admit(req, res, {});
+    return admission instanceof RequestError ? admission : { admission };
+  }
+  const name = requestOrRefusal(() => neonConnectionNameOf(req.headersDistinct));
+  if (name instanceof RequestError) return name;
+  const query = (body as { query?: unknown } | null)?.query;
+  const admission = await access.admit(req, res, { connection: name, sql: query });
+  if (admission instanceof RequestError) return admission;
+  const target = name === undefined ? undefined : admission.targets?.connections?.get(name);
+  return target ? { admission, target } : { admission };
+}
+
+/** Answers a POST /sql whose body is still to be read, once `access` admitted it. */
 export function answerNeonQuery(
   service: QueryService,
   logger: Logger,
   limits: BodyLimits & { answerStallMs: number },
+  access: Access,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
   return readJsonText(req, limits)
     .then(
-      (body) => runNeonQuery(service, logger, body, req, res, limits.answerStallMs),
+      (body) => runNeonQuery(service, logger, access, body, req, res, limits.answerStallMs),
       (error: unknown) => {
         const refused = error instanceof BodyError ? error : new BodyError(400, String(error));
         // The body's own refusals (413, 415, 408, 501) have no code of sqlgate's beyond their status.
@@ -183,12 +217,20 @@ export function answerNeonQuery(
 async function runNeonQuery(
   service: QueryService,
   logger: Logger,
+  access: Access,
   body: unknown,
   req: IncomingMessage,
   res: ServerResponse,
   answerStallMs: number,
 ): Promise<void> {
-  const read = requestOrRefusal(() => readNeonRequest(req.headersDistinct, body));
+  const admitted = await admitNeonQuery(access, req, res, body);
+  if (admitted instanceof RequestError) {
+    const status = httpStatusFor(errorResponse(admitted, 0).failure);
+    writeJson(res, status, neonError(admitted.message, admitted.code));
+    return;
+  }
+  const { admission, target } = admitted;
+  const read = requestOrRefusal(() => readNeonRequest(req.headersDistinct, body, target));
   if (read instanceof RequestError) {
     writeJson(res, 400, neonError(read.message, read.code));
     return;
@@ -215,7 +257,14 @@ async function runNeonQuery(
       options,
     );
   } else {
-    const request = { target: place.target, sql, options: read.options };
+    const request: QueryRequest = { target: place.target, sql, options: read.options };
+    if (admission.identity) {
+      request.identity = admission.identity;
+      // No row limit is asked for here: the credentials' is the limit, past which the answer is a 507.
+      if (admission.rules?.maxRows !== undefined) request.options.maxRows = admission.rules.maxRows;
+      if (admission.rules?.timeoutMs !== undefined)
+        request.options.timeoutMs = admission.rules.timeoutMs;
+    }
     // A statement's rows as they arrive (sqlgate's NDJSON lines, values as text): the client's
     // stream(). A request that fails before its first row is answered as any other.
     if (typeof sql === 'string' && streamFormatOf(req.headers.accept) === 'ndjson') {

@@ -11,6 +11,7 @@ import {
   type ExecuteOptions,
   type QueryService,
   type QueryServiceResponse,
+  type RequestOrRefusal,
 } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { httpStatusFor, RETRY_AFTER_SECONDS } from './http-status';
@@ -21,7 +22,8 @@ import { observerOf } from './observability/request-observation';
 import { abortOnDisconnect } from './disconnect-signal';
 import { holdAsWritten, holdUntilClosed } from './held-answers';
 import { answerHeader, setAnswerHeader, writeAnswerHead } from './answer-headers';
-import { readQueryBody, requestOrRefusal, type ConfiguredTargets } from './contract';
+import { readQueryBody } from './contract';
+import { readAdmittedQuery, type Access, type Admission } from './access/admission';
 
 /** The Server-Timing value of an answer (docs/interface.md). */
 export function serverTiming(
@@ -91,14 +93,14 @@ export function writeJson(res: ServerResponse, status: number, json: string | Bu
 const WRITTEN_AS_BYTES_FROM = 64 * 1024;
 
 /**
- * Answers a POST /api/query body, whole or streamed; a body naming no target runs on the default
- * one of `configuredTargets`. A client that takes none of the answer for `answerStallMs`
+ * Answers a POST /api/query body, whole or streamed, once `access` admitted it (a body naming no
+ * target runs on the server's default one, if it has one). A client that takes none of the answer for `answerStallMs`
  * (ANSWER_STALL_TIMEOUT_MS) is given up, a stream's after its own limit (answer-stall.ts).
  */
 export function answerQuery(
   service: QueryService,
   logger: Logger,
-  { body, configuredTargets }: { body: unknown; configuredTargets: ConfiguredTargets | undefined },
+  { body, access }: { body: unknown; access: Access },
   req: IncomingMessage,
   res: ServerResponse,
   answerStallMs: number,
@@ -117,17 +119,15 @@ export function answerQuery(
   varyOn(res, 'Accept');
   const format = streamFormatOf(req.headers.accept);
   const watched = executeOptionsOf(res);
+  const executeOptions =
+    format === 'csv'
+      ? withFields(watched, { oneStatement: true, rows: 'text' as const })
+      : format === 'ndjson'
+        ? withFields(watched, { rows: 'parsed' as const })
+        : watched;
   // Chained rather than awaited: one turn of the microtasks fewer per request.
-  return service
-    .stream(
-      requestOrRefusal(() => readQueryBody(body, configuredTargets)),
-      format === 'csv'
-        ? withFields(watched, { oneStatement: true, rows: 'text' as const })
-        : format === 'ndjson'
-          ? withFields(watched, { rows: 'parsed' as const })
-          : watched,
-    )
-    .then((answer) => {
+  const run = (admission: RequestOrRefusal<Admission>): Promise<void> =>
+    service.stream(readAdmittedQuery(admission, readQueryBody), executeOptions).then((answer) => {
       if (answer.streamed) {
         const stallLimitMs = streamStallLimit(body, answerStallMs);
         return writeStream(res, logger, answer, format, stallLimitMs, observerOf(res));
@@ -136,6 +136,8 @@ export function answerQuery(
       giveUpWhenStalled(res, answerStallMs);
       return undefined;
     });
+  const admission = access.admit(req, res, body);
+  return admission instanceof Promise ? admission.then(run) : run(admission);
 }
 
 /**

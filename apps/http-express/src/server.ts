@@ -20,6 +20,7 @@ import { createApp, type ClusterStatistics } from './app';
 import type { CancelDesk } from './cancel-endpoint';
 import type { SessionsElsewhere } from './session-endpoints';
 import { withDirectQueryPath } from './direct-query-path';
+import { accessFromConfig } from './access/access-from-config';
 import { inConnectionOrder } from './pipelined-requests';
 import { withUnroutableTargetsAnswered } from './request-target';
 import type { ConfiguredTargets } from './contract';
@@ -177,7 +178,14 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     ...(config.allowedHosts ? { allowedHosts: config.allowedHosts } : {}),
   };
   const observability = givenObservability ?? createObservability(service, logger, config);
+  const { access, close: closeAccess } = accessFromConfig(
+    config,
+    configuredTargets,
+    logger,
+    observability.metrics,
+  );
   const app = createApp({
+    access,
     service,
     observability,
     ...(clusterStatistics ? { clusterStatistics } : {}),
@@ -212,7 +220,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
           bodyLimits: { maxBytes: config.maxBodyBytes, timeoutMs: config.bodyTimeoutMs },
           answerStallTimeoutMs: config.answerStallTimeoutMs,
           ...browsers,
-          ...(configuredTargets ? { configuredTargets } : {}),
+          access,
         }),
       ),
     ),
@@ -235,7 +243,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     stopCacheReport();
-    return (closing ??= shutDown(server, service, inFlight));
+    return (closing ??= shutDown(server, service, inFlight).finally(closeAccess));
   };
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,

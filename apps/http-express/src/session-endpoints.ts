@@ -13,6 +13,7 @@ import {
 } from '@sqlgate/core';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
+import { readAdmittedSession, type Access } from './access/admission';
 import { giveUpWhenStalled } from './answer-stall';
 import { httpStatusFor } from './http-status';
 import {
@@ -20,7 +21,6 @@ import {
   readSessionQueryBody,
   requestOrRefusal,
   singleHeader,
-  type ConfiguredTargets,
 } from './contract';
 import {
   executeOptionsOf,
@@ -99,20 +99,14 @@ export async function runForwardedSessionRoute(
 }
 
 /**
- * The session routes. `elsewhere` are the other workers of WORKERS=n; a session opened with a body
- * naming no target opens on the default one of `configuredTargets` (docs/decisions.md 10.48).
+ * The session routes. `elsewhere` are the other workers of WORKERS=n; a session opens once `access`
+ * admitted it (a body naming no target opens on the server's default one, docs/decisions.md 10.48).
  */
 export function sessionHandlers(
   service: QueryService,
   logger: Logger,
   answerStallMs: number,
-  {
-    elsewhere,
-    configuredTargets,
-  }: {
-    elsewhere: SessionsElsewhere | undefined;
-    configuredTargets: ConfiguredTargets | undefined;
-  },
+  { elsewhere, access }: { elsewhere: SessionsElsewhere | undefined; access: Access },
 ): Record<
   'openSession' | 'executeSessionQuery' | 'cancelSessionQuery' | 'closeSession',
   RequestHandler
@@ -150,11 +144,11 @@ export function sessionHandlers(
 
   return {
     openSession: async (req, res) => {
-      const request = requestOrRefusal(() =>
+      const request = readAdmittedSession(await access.admit(req, res, req.body), (body, targets) =>
         readSessionOpenBody(
-          req.body,
+          body,
           service.sessionLimits.idleTimeoutMs,
-          configuredTargets,
+          targets,
           singleHeader(req.headersDistinct, 'Neon-Connection-String'),
         ),
       );

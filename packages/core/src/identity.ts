@@ -2,7 +2,7 @@
  * A request that runs as a role (docs/decisions.md 12): which statements it may hold, and the
  * settings that make its transaction, or its session, run as that role with its claims.
  */
-import { DatabaseError, ErrorCodes, RequestError } from './errors';
+import { codedError, DatabaseError, ErrorCodes, RequestError } from './errors';
 import { roleChangeIn } from './parser/role-guard';
 import type { ParsedStatement } from './parser/types';
 import type { CacheScope, Connection } from './ports/connections';
@@ -38,6 +38,7 @@ export function refuseBeyondIdentity(
     const why = refusalOf(statement, identity);
     if (why !== undefined) {
       throw new RequestError(ErrorCodes.FORBIDDEN, `Statement ${statement.index}: ${why}`, {
+        code: ErrorCodes.FORBIDDEN,
         statementIndex: statement.index,
       });
     }
@@ -81,10 +82,7 @@ export function refuseUnusableRole(identity: RequestIdentity): void {
     role.includes('\0') ||
     new TextEncoder().encode(role).length > MAX_ROLE_BYTES
   ) {
-    throw new RequestError(
-      ErrorCodes.FORBIDDEN,
-      'The credentials name a role PostgreSQL cannot hold',
-    );
+    throw codedError(ErrorCodes.FORBIDDEN, 'The credentials name a role PostgreSQL cannot hold');
   }
 }
 
@@ -128,7 +126,7 @@ const ROLE_REFUSED = new Set(['42501', '22023', '42704']);
  */
 export function identitySetupFailure(error: PortFailure): PortFailure {
   if (!(error instanceof DatabaseError) || !ROLE_REFUSED.has(error.sqlState)) return error;
-  return new RequestError(
+  return codedError(
     ErrorCodes.FORBIDDEN,
     `The connection's login cannot run as the credentials' role: ${error.message}`,
   );

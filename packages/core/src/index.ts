@@ -45,6 +45,7 @@ export type {
   QueryOptions,
   QueryRequest,
   BatchStatement,
+  RequestIdentity,
   RequestOrRefusal,
   SessionOpenRequest,
   SessionQuery,

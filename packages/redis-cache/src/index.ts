@@ -6,6 +6,7 @@ export { createRedisCache, type RedisCache } from './create-redis-cache';
 export type { RedisCacheOptions } from './options';
 export { RedisCacheUnavailableError } from './redis-connection';
 export {
+  connectRedisLimitStore,
   createRedisLimitStore,
   DEFAULT_LEASE_MS,
   DEFAULT_RETRY_REDIS_AFTER_MS,

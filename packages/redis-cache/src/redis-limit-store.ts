@@ -21,6 +21,7 @@ import {
   type MemoryLimitStore,
   type RateRule,
 } from '@sqlgate/core';
+import { RedisConnection } from './redis-connection';
 import { concurrencyKey, rateBucketKey } from './key-layout';
 import { LIMIT_SCRIPTS, type LimitScriptName } from './limit-scripts';
 
@@ -240,4 +241,24 @@ function positive(value: number, name: string): number {
 function nonNegative(value: number, name: string): number {
   if (!(Number.isFinite(value) && value >= 0)) throw new RangeError(`${name} must not be negative`);
   return value;
+}
+
+/**
+ * A limit store on the Redis at `url`, over a connection of its own (set up as the cache's are),
+ * which `close()` ends: for a server that holds no ioredis client of its own.
+ */
+export function connectRedisLimitStore(
+  options: Omit<RedisLimitStoreOptions, 'redis'> & { url: string },
+): LimitStore & { close(): Promise<void> } {
+  const { url, ...rest } = options;
+  const connection = new RedisConnection(url, rest.timeoutMs);
+  const store = createRedisLimitStore({ ...rest, redis: connection.client });
+  return {
+    take: (key, rule) => store.take(key, rule),
+    enter: (key, cap) => store.enter(key, cap),
+    close: async () => {
+      await store.close();
+      await connection.close();
+    },
+  };
 }

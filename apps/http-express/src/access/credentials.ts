@@ -4,18 +4,9 @@
  * message that names no token or secret and does not tell which part of a guess was right.
  */
 import { createHash, createPublicKey, timingSafeEqual, type KeyObject } from 'node:crypto';
-import type { JWTPayload, JWTVerifyGetKey } from 'jose' with { 'resolution-mode': 'import' };
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { ErrorCodes, SqlgateError } from '@sqlgate/core';
 import type { AccessConfig, ApiKey, JwtRules } from './config-file';
-
-// jose is an ES module only: the CommonJS build loads it with require(esm), Node 20.19 or later.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { createRemoteJWKSet, customFetch, errors, jwtVerify } = require('jose') as typeof import(
-  'jose',
-  {
-    with: { 'resolution-mode': 'import' },
-  }
-);
 
 export type Caller =
   | {
@@ -41,8 +32,6 @@ export type Caller =
 export interface AuthenticatorOptions {
   /** The clock JWTs' exp and nbf are checked against, in milliseconds. */
   now?: () => number;
-  /** How a JWKS is fetched. */
-  fetch?: typeof fetch;
 }
 
 export type Authenticate = (authorization: string | undefined) => Promise<Caller>;
@@ -63,7 +52,7 @@ export function createAuthenticator(
 ): Authenticate {
   const now = options.now ?? Date.now;
   const jwt = config.jwt;
-  const jwtKey = jwt === undefined ? undefined : verificationKeyOf(jwt, options.fetch);
+  const jwtKey = jwt === undefined ? undefined : verificationKeyOf(jwt);
   return async (authorization) => {
     const token = bearerToken(authorization);
     if (looksLikeJwt(token)) {
@@ -118,15 +107,12 @@ function keyCaller(token: string, keys: readonly ApiKey[]): Caller {
 
 type VerificationKey = Uint8Array | KeyObject | JWTVerifyGetKey;
 
-function verificationKeyOf(jwt: JwtRules, fetchJwks: typeof fetch | undefined): VerificationKey {
+function verificationKeyOf(jwt: JwtRules): VerificationKey {
   const key = jwt.key;
   if (key.kind === 'secret') return key.secret;
   if (key.kind === 'publicKey') return createPublicKey(key.pem);
   // jose keeps the fetched set and refetches it when a token names a key it does not hold.
-  const remote =
-    fetchJwks === undefined
-      ? createRemoteJWKSet(key.url)
-      : createRemoteJWKSet(key.url, { [customFetch]: fetchJwks });
+  const remote = createRemoteJWKSet(key.url);
   return async (header, token) => {
     try {
       return await remote(header, token);

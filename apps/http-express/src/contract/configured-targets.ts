@@ -1,14 +1,20 @@
 /**
  * Targets the server itself is configured with, which a request may use instead of naming a
- * target in its own fields (docs/decisions.md 10.48). There is one kind today: the default
- * target, where a body that names none of host, port, user and database runs (the embedded
- * database of `sqlgate --demo`).
+ * target in its own fields: the default target, where a body that names none of host, port, user
+ * and database runs (the embedded database of `sqlgate --demo`, docs/decisions.md 10.48); and a
+ * named connection of CONFIG_FILE, which a body names with `connection` once its credentials were
+ * admitted to it (docs/decisions.md 12).
  */
-import { ErrorCodes, RequestError, type ConnectionTarget } from '@sqlgate/core';
+import { codedError, ErrorCodes, RequestError, type ConnectionTarget } from '@sqlgate/core';
 
 export interface ConfiguredTargets {
   /** Where a body that names none of host, port, user and database runs. */
   default?: ConnectionTarget;
+  /**
+   * The connections of CONFIG_FILE by name; present only once the request's credentials were
+   * admitted to the one it names (access/admission.ts).
+   */
+  connections?: ReadonlyMap<string, ConnectionTarget>;
 }
 
 /** The fields that name a target: a body with none of them uses the default target. */
@@ -30,6 +36,7 @@ export function configuredTargetOf(
   fields: Record<string, unknown>,
   targets: ConfiguredTargets | undefined,
 ): ConnectionTarget | undefined {
+  if (!isAbsent(fields['connection'])) return namedTargetOf(fields, targets?.connections);
   const target = targets?.default;
   if (target === undefined || NAMING_FIELDS.some((name) => !isAbsent(fields[name]))) {
     return undefined;
@@ -41,6 +48,36 @@ export function configuredTargetOf(
       ErrorCodes.INVALID_REQUEST,
       `${named} ${stray.length === 1 ? 'belongs' : 'belong'} to a target the request names: send host, port, user and database with ${stray.length === 1 ? 'it' : 'them'}, or none of these fields to use the server's default target`,
     );
+  }
+  return target;
+}
+
+/**
+ * The named connection a body with `connection` runs on. Admission resolved it, so without one
+ * the request sent no credentials; a body that also names a target of its own is refused, as
+ * neither could be silently ignored.
+ */
+function namedTargetOf(
+  fields: Record<string, unknown>,
+  connections: ReadonlyMap<string, ConnectionTarget> | undefined,
+): ConnectionTarget {
+  const stray = [...NAMING_FIELDS, ...TARGET_ONLY_FIELDS].filter((name) => !isAbsent(fields[name]));
+  if (stray.length > 0) {
+    throw new RequestError(
+      ErrorCodes.INVALID_REQUEST,
+      `'connection' names the target: send it or ${stray.map((name) => `'${name}'`).join(', ')}, not both`,
+    );
+  }
+  if (connections === undefined) {
+    throw codedError(
+      ErrorCodes.UNAUTHORIZED,
+      "A named connection needs an API key or a token: send 'Authorization: Bearer <key or token>'",
+    );
+  }
+  const name = fields['connection'];
+  const target = typeof name === 'string' ? connections.get(name) : undefined;
+  if (target === undefined) {
+    throw codedError(ErrorCodes.FORBIDDEN, 'These credentials may not use this connection');
   }
   return target;
 }

@@ -101,6 +101,29 @@ function placeOf(headers: DistinctHeaders): NeonRequest['place'] {
   return { target: connectionTargetOf(connectionString) };
 }
 
+/**
+ * The connection a POST /sql with a key or token runs on: the database its Neon-Connection-String
+ * names (`postgresql://app.example/app` is the connection `app`), as the Neon driver sends a
+ * connection string with every request. One with a password names a target of its own: both
+ * forms at once are refused (docs/decisions.md 12).
+ */
+export function neonConnectionNameOf(headers: DistinctHeaders): string | undefined {
+  if (singleHeader(headers, 'Sqlgate-Session') !== undefined) {
+    throw invalid(
+      'A request in a session (Sqlgate-Session) sends no Authorization: the session id is its credential',
+    );
+  }
+  const connectionString = singleHeader(headers, 'Neon-Connection-String');
+  if (connectionString === undefined || connectionString === '') return undefined;
+  const target = connectionTargetOf(connectionString);
+  if (target.password !== undefined) {
+    throw invalid(
+      'With an Authorization header, Neon-Connection-String names a connection by its database and carries no password',
+    );
+  }
+  return target.database;
+}
+
 /** Neon reads its flag headers as on only when exactly `true`. */
 function flag(headers: DistinctHeaders, name: string): boolean {
   return singleHeader(headers, name) === 'true';
@@ -137,11 +160,16 @@ function refuseUnknownFields(fields: Record<string, unknown>, known: readonly st
  * The request of a POST /sql: the target from Neon-Connection-String, the statement or batch from
  * the body. Throws RequestError (400) for what it refuses.
  */
-export function readNeonRequest(headers: DistinctHeaders, body: unknown): NeonRequest {
-  // Neon's JWT authentication is not sqlgate's: refused rather than run without it.
-  if (headers.authorization !== undefined) {
+export function readNeonRequest(
+  headers: DistinctHeaders,
+  body: unknown,
+  admitted?: ConnectionTarget,
+): NeonRequest {
+  // Without a key or token the server knows (CONFIG_FILE), an Authorization header would be
+  // ignored: refused rather than run without it.
+  if (headers.authorization !== undefined && admitted === undefined) {
     throw invalid(
-      'POST /sql does not take an Authorization header: the password travels in Neon-Connection-String',
+      'POST /sql takes an Authorization header only where the server holds named connections (CONFIG_FILE): the password travels in Neon-Connection-String',
     );
   }
   const levelName = singleHeader(headers, 'Neon-Batch-Isolation-Level');
@@ -154,7 +182,7 @@ export function readNeonRequest(headers: DistinctHeaders, body: unknown): NeonRe
       `Neon-Batch-Isolation-Level must be one of ${Object.keys(ISOLATION_LEVELS).join(', ')}`,
     );
   }
-  const place = placeOf(headers);
+  const place = admitted ? { target: admitted } : placeOf(headers);
   const fields = objectOf(body, 'Request body', '`query` or `queries`');
   const rawText = flag(headers, 'Neon-Raw-Text-Output');
   const arrayMode = flag(headers, 'Neon-Array-Mode');

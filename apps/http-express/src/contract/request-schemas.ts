@@ -34,8 +34,17 @@ export const SslModeSchema = StringEnum(['disable', 'require', 'prefer', 'verify
     'plain when the server refuses TLS. verify-full: TLS with certificate and host name verification.',
 });
 
+/** A connection the server holds (CONFIG_FILE), named in place of the target's fields. */
+export const ConnectionNameSchema = Type.String({
+  pattern: '^[A-Za-z0-9_.-]{1,63}$',
+  description:
+    'A connection the server holds (CONFIG_FILE), in place of host, port, user, password, database and sslMode; ' +
+    'the request must send an API key or a token that may use it (Authorization: Bearer).',
+});
+
 /** Where to connect and as whom: the same fields in both request bodies. */
 const targetFields = {
+  connection: Type.Optional(ConnectionNameSchema),
   host: Type.String({
     minLength: 1,
     maxLength: 255,

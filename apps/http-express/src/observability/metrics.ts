@@ -128,6 +128,12 @@ export class ServiceMetrics {
     'Bytes written in streamed answers, by format (ndjson, csv, copy).',
     ['format'],
   );
+  private readonly accessRefusals = new SeriesCounter(
+    'sqlgate_access_refusals_total',
+    'Requests refused by server-side access (docs/decisions.md 12), by reason: unauthorized ' +
+      '(no, unknown or invalid credentials), forbidden, rate_limited, concurrency_limited.',
+    ['reason'],
+  );
   /** Series by a key of their labels, so that a request's counts cost one lookup each. */
   private readonly httpSeries = new Map<string, CountedAndTimed>();
   private readonly statementSeries = new Map<string, CountedAndTimed>();
@@ -152,6 +158,7 @@ export class ServiceMetrics {
       this.cacheBypasses,
       this.streamedRows,
       this.streamedBytes,
+      this.accessRefusals,
     ]) {
       this.registry.registerMetric(metric as never);
     }
@@ -226,6 +233,10 @@ export class ServiceMetrics {
   streamed(format: string, rows: number, bytes: number): void {
     if (rows > 0) this.streamedRows.series(format).value += rows;
     if (bytes > 0) this.streamedBytes.series(format).value += bytes;
+  }
+
+  accessRefused(reason: string): void {
+    this.accessRefusals.series(reason).value += 1;
   }
 
   /** Gauges read from the service at each scrape: pools as they are now, the cache's usage. */

@@ -3,6 +3,7 @@
  * everything back (docs/decisions.md 2.5); dryRun rolls back at the end.
  */
 import type { ParsedStatement } from '../../parser/types';
+import type { CacheAttempt } from '../cache-attempt';
 import { notStarted, type ExecutionContext } from '../context';
 import { LentConnection } from '../lent-connection';
 import type { ExecutionOutcome } from '../outcome';
@@ -14,6 +15,35 @@ export async function runTransactional(
   statements: readonly ParsedStatement[],
   mode: TransactionMode,
 ): Promise<ExecutionOutcome> {
+  // A request run as a role reads in a transaction of its own (docs/decisions.md 12); a lone read
+  // still goes through the result cache, whose scope names the role and the claims.
+  const [only] = statements;
+  const attempt =
+    mode.identity !== undefined && statements.length === 1 && only
+      ? await context.cacheAttempt(only)
+      : undefined;
+  if (attempt?.hit) {
+    attempt.settle();
+    return {
+      strategy: 'transaction',
+      outcomes: [attempt.hit],
+      transactionUsed: false,
+      rolledBack: false,
+    };
+  }
+  try {
+    return await runInOneTransaction(context, statements, mode, attempt);
+  } finally {
+    attempt?.settle();
+  }
+}
+
+async function runInOneTransaction(
+  context: ExecutionContext,
+  statements: readonly ParsedStatement[],
+  mode: TransactionMode,
+  attempt: CacheAttempt | undefined,
+): Promise<ExecutionOutcome> {
   const lent = await context.acquire();
   if (!(lent instanceof LentConnection)) return notStarted('transaction', lent);
   try {
@@ -24,6 +54,8 @@ export async function runTransactional(
       statements,
     );
     if (failure && failure.kind !== 'transaction') return notStarted('transaction', failure);
+    const [outcome] = outcomes;
+    if (attempt && outcome && !failure && !abandoned) await attempt.keep(outcome);
     return {
       strategy: 'transaction',
       outcomes,
