@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import pino from 'pino';
 import { neon, neonConfig } from '@neondatabase/serverless';
+import { startLocalRedis } from '@sqlgate/testing';
 import { loadConfig } from '../src/config';
 import { startServer, type RunningServer } from '../src/server';
 import { captureLogs, database, sql, target } from './support';
@@ -20,6 +21,7 @@ const WEB = 'sg_access_web';
 const ADMIN = 'sg_access_admin';
 const NOTES = 'sg_access_notes';
 const SECRET_TABLE = 'sg_access_secret';
+const LOG = 'sg_access_log';
 const LOGIN_PASSWORD = 'login-pw-Uu7rTq';
 const JWT_SECRET = 'jwt-secret-of-at-least-32-bytes-xxxxxxxx';
 const READ_KEY = 'read-key-0123456789abcdef';
@@ -27,6 +29,7 @@ const WRITE_KEY = 'write-key-0123456789abcdef';
 const LIST_KEY = 'list-key-0123456789abcdef';
 const RATE_KEY = 'rate-key-0123456789abcdef';
 const SLOW_KEY = 'slow-key-0123456789abcdef';
+const FAST_KEY = 'fast-key-0123456789abcdef';
 const LISTED_SQL = `SELECT count(*)::int AS n FROM ${NOTES}`;
 
 function loginUrl(name = LOGIN): string {
@@ -59,6 +62,7 @@ function configFile(): string {
         },
         { id: 'rated', secret: RATE_KEY, ...rules, allow: 'read', rate: { rate: '10/h' } },
         { id: 'slow', secret: SLOW_KEY, ...rules, allow: 'read', concurrency: 1 },
+        { id: 'fast', secret: FAST_KEY, ...rules, allow: 'read', rate: '10/s' },
       ],
       jwt: { secret: JWT_SECRET, roleClaim: 'role', connections: ['app'], allow: 'all' },
     }),
@@ -93,7 +97,7 @@ async function startInstance(extra: Record<string, unknown> = {}): Promise<Runni
 
 beforeAll(async () => {
   await sql(`
-    DROP TABLE IF EXISTS ${NOTES}, ${SECRET_TABLE};
+    DROP TABLE IF EXISTS ${NOTES}, ${SECRET_TABLE}, ${LOG};
     DROP ROLE IF EXISTS ${LOGIN};
     DROP ROLE IF EXISTS ${WEB};
     DROP ROLE IF EXISTS ${ADMIN};
@@ -111,6 +115,8 @@ beforeAll(async () => {
     CREATE TABLE ${SECRET_TABLE} (v text);
     INSERT INTO ${SECRET_TABLE} VALUES ('the login alone reads this');
     GRANT SELECT ON ${SECRET_TABLE} TO ${LOGIN};
+    CREATE TABLE ${LOG} (body text, by_user text DEFAULT current_user);
+    GRANT INSERT ON ${LOG} TO ${WEB};
     INSERT INTO ${NOTES} (owner, body) VALUES ('alice', 'a1'), ('alice', 'a2'), ('bob', 'b1');
   `);
   accessConfig = loadConfig({
@@ -307,6 +313,97 @@ describe("the credentials' rules", () => {
   });
 });
 
+describe('every endpoint that takes a target', () => {
+  it('streams NDJSON rows as the role', async () => {
+    const response = await fetch(`${server.url}/api/query`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/x-ndjson',
+        authorization: `Bearer ${await token({ sub: 'bob', role: WEB })}`,
+      },
+      body: JSON.stringify({ connection: 'app', sql: `SELECT body FROM ${NOTES} ORDER BY id` }),
+    });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).toContain('"b1"');
+    expect(text).not.toMatch(/"a[12]"/);
+  });
+
+  it('copies as the role', async () => {
+    const copy = async (bearer: string, table: string) => {
+      const form = new FormData();
+      form.append(
+        'request',
+        JSON.stringify({ connection: 'app', sql: `COPY ${table} FROM STDIN` }),
+      );
+      form.append('data', new Blob(['copied\n']));
+      const response = await fetch(`${server.url}/api/copy`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${bearer}` },
+        body: form,
+      });
+      return { status: response.status, body: (await response.json()) as Json };
+    };
+    expect(await copy(WRITE_KEY, `${LOG} (body)`)).toMatchObject({ status: 200 });
+    expect(await sql(`SELECT body, by_user FROM ${LOG}`)).toEqual([
+      { body: 'copied', by_user: WEB },
+    ]);
+    // PostgreSQL refuses COPY FROM under row-level security: the role's, not the login's.
+    const underPolicy = await copy(WRITE_KEY, `${NOTES} (body)`);
+    expect(underPolicy.status).toBe(400);
+    expect(underPolicy.body.error.message).toMatch(/row-level security/);
+    expect((await copy(READ_KEY, `${LOG} (body)`)).status).toBe(403);
+    expect(await sql(`SELECT count(*)::int AS n FROM ${LOG}`)).toEqual([{ n: 1 }]);
+  });
+
+  it('checks a named connection, with credentials only', async () => {
+    const check = async (bearer?: string) => {
+      const response = await fetch(`${server.url}/api/test-connection`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
+        },
+        body: JSON.stringify({ connection: 'app' }),
+      });
+      return { status: response.status, body: (await response.json()) as Json };
+    };
+    expect(await check(READ_KEY)).toMatchObject({ status: 200, body: { user: LOGIN } });
+    expect((await check()).status).toBe(401);
+  });
+
+  it("cancels a key's request by its id with the same credentials", async () => {
+    const requestId = `access-cancel-${Date.now()}`;
+    const running = fetch(`${server.url}/api/query`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${WRITE_KEY}`,
+        'x-request-id': requestId,
+      },
+      body: JSON.stringify({ connection: 'app', sql: 'SELECT pg_sleep(30)' }),
+    });
+    const cancel = (bearer?: string) =>
+      fetch(`${server.url}/api/requests/${requestId}/cancel`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          ...(bearer ? { authorization: `Bearer ${bearer}` } : {}),
+        },
+        body: JSON.stringify({ connection: 'app' }),
+      });
+    expect((await cancel()).status).toBe(401);
+    let cancelled = await cancel(WRITE_KEY);
+    for (let i = 0; i < 50 && cancelled.status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      cancelled = await cancel(WRITE_KEY);
+    }
+    expect(cancelled.status).toBe(200);
+    expect((await running).status).toBe(409);
+  });
+});
+
 describe('limits', () => {
   it('answers 429 with Retry-After once the rate is used, and only then', async () => {
     const answers = [];
@@ -319,6 +416,41 @@ describe('limits', () => {
     for (const answer of refused) {
       expect(answer.body).toMatchObject({ code: 'RATE_LIMITED' });
       expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  it('lets 100 requests at 10/s through no faster than the bucket refills', async () => {
+    const started = performance.now();
+    const statuses: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      statuses.push((await query({ connection: 'app', sql: 'SELECT 1' }, FAST_KEY)).status);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const admitted = statuses.filter((status) => status === 200).length;
+    // The burst of 10, and at most what refilled while the requests were sent.
+    expect(admitted).toBeGreaterThanOrEqual(10);
+    expect(admitted).toBeLessThanOrEqual(10 + Math.ceil(seconds * 10) + 1);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(100 - admitted);
+  });
+
+  it('shares one bucket between two instances on one Redis', async () => {
+    const redis = await startLocalRedis();
+    const shared = {
+      queryCacheRedisUrl: redis.url,
+      queryCacheSecret: 'a-secret-shared-by-both-instances-0123456789',
+    };
+    const [first, second] = await Promise.all([startInstance(shared), startInstance(shared)]);
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const base = (i % 2 === 0 ? first : second).url;
+        statuses.push((await query({ connection: 'app', sql: 'SELECT 1' }, RATE_KEY, base)).status);
+      }
+      expect(statuses.filter((status) => status === 200)).toHaveLength(10);
+      expect(statuses.filter((status) => status === 429)).toHaveLength(10);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+      await redis.stop();
     }
   });
 

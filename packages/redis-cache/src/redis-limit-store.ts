@@ -53,6 +53,9 @@ type EnterAnswer = Awaited<ReturnType<LimitStore['enter']>>;
 /** Client statuses in which a command would only be queued: Redis is known to be away. */
 const DISCONNECTED = new Set(['close', 'reconnecting', 'end']);
 
+/** Longest wait for a connection being made, as the cache's calls wait (redis-connection.ts). */
+const CONNECT_BOUND_MS = 2000;
+
 /** Why a call went to memory: Redis refused, failed, or did not answer in time. */
 class RedisUnavailable extends Error {}
 
@@ -79,6 +82,7 @@ class RedisLimitStore implements LimitStore {
   private readonly fallback: MemoryLimitStore;
   private readonly onDegraded: (reason: string) => void;
   private readonly shas = new Map<LimitScriptName, string>();
+  private ready: Promise<void> | undefined;
   /** Stops the renewal of each slot held in Redis. */
   private readonly renewals = new Set<() => void>();
   private skipRedisUntil = Number.NEGATIVE_INFINITY;
@@ -202,10 +206,25 @@ class RedisLimitStore implements LimitStore {
     }
   }
 
+  /**
+   * Settles once the client is connected. Commands sent while it connects would be refused at
+   * once (no offline queue): the first requests after a start would be limited per instance.
+   */
+  private whenReady(): Promise<void> {
+    if (this.redis.status === 'ready') return Promise.resolve();
+    return (this.ready ??= new Promise<void>((resolve) => {
+      this.redis.once('ready', () => {
+        this.ready = undefined;
+        resolve();
+      });
+    }));
+  }
+
   /** Runs a script of limit-scripts.ts by its SHA-1, sending its text when Redis lacks it. */
   private async script(name: LimitScriptName, key: string, args: (string | number)[]) {
     const status = this.redis.status;
     if (DISCONNECTED.has(status)) throw new RedisUnavailable(`Redis is not connected (${status})`);
+    if (status !== 'ready') await this.whenReady();
     try {
       return await this.redis.evalsha(this.shas.get(name) as string, 1, key, ...args);
     } catch (error) {
@@ -214,13 +233,18 @@ class RedisLimitStore implements LimitStore {
     }
   }
 
-  /** `pending`, or a rejection once `timeoutMs` passed without its answer. */
+  /**
+   * `pending`, or a rejection once `timeoutMs` passed without its answer; a call made while the
+   * client still connects may wait for the connection as long as the cache's calls do.
+   */
   private async bounded<T>(pending: Promise<T>): Promise<T> {
+    const boundMs =
+      this.redis.status === 'ready' ? this.timeoutMs : Math.max(this.timeoutMs, CONNECT_BOUND_MS);
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(
-        () => reject(new RedisUnavailable(`Redis did not answer within ${this.timeoutMs} ms`)),
-        this.timeoutMs,
+        () => reject(new RedisUnavailable(`Redis did not answer within ${boundMs} ms`)),
+        boundMs,
       );
     });
     try {
