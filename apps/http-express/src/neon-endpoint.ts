@@ -171,7 +171,8 @@ async function admitNeonQuery(
   res: ServerResponse,
   body: unknown,
 ): Promise<RequestOrRefusal<{ admission: Admission; target?: ConnectionTarget }>> {
-  if (req.headers.authorization === undefined) {
+  // Without named connections (CONFIG_FILE), Authorization is refused where the body is read.
+  if (req.headers.authorization === undefined || access.targets?.connections === undefined) {
     const admission = await access.admit(req, res, {});
     return admission instanceof RequestError ? admission : { admission };
   }

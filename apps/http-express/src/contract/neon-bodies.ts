@@ -169,7 +169,7 @@ export function readNeonRequest(
   // ignored: refused rather than run without it.
   if (headers.authorization !== undefined && admitted === undefined) {
     throw invalid(
-      'POST /sql takes an Authorization header only where the server holds named connections (CONFIG_FILE): the password travels in Neon-Connection-String',
+      'Without named connections (CONFIG_FILE), POST /sql does not take an Authorization header: the password travels in Neon-Connection-String',
     );
   }
   const levelName = singleHeader(headers, 'Neon-Batch-Isolation-Level');
