@@ -19,7 +19,7 @@ import { codingError, parsingLossRefusal } from './json-body';
 import { continueIfAsked } from './continue-on-read';
 import { abortOnDisconnect } from './disconnect-signal';
 import { readQueryBody } from './contract';
-import { readAdmittedQuery, type Access } from './access/admission';
+import { readAdmitted, type Access } from './access/admission';
 
 /** Largest `request` part (and `data` sent as a plain field): a query body, as on POST /api/query. */
 const MAX_FIELD_BYTES = 1024 * 1024;
@@ -283,7 +283,7 @@ class CopyUpload {
     const body = this.body;
     Promise.resolve(access.admit(req, res, body))
       .then((admission) =>
-        service.copyFrom(readAdmittedQuery(admission, readQueryBody), source, watched),
+        service.copyFrom(readAdmitted(admission, readQueryBody), source, watched),
       )
       .then((response) => {
         this.stopIdleTimer();

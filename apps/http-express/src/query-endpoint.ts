@@ -23,7 +23,7 @@ import { abortOnDisconnect } from './disconnect-signal';
 import { holdAsWritten, holdUntilClosed } from './held-answers';
 import { answerHeader, setAnswerHeader, writeAnswerHead } from './answer-headers';
 import { readQueryBody } from './contract';
-import { readAdmittedQuery, type Access, type Admission } from './access/admission';
+import { readAdmitted, type Access, type Admission } from './access/admission';
 
 /** The Server-Timing value of an answer (docs/interface.md). */
 export function serverTiming(
@@ -127,7 +127,7 @@ export function answerQuery(
         : watched;
   // Chained rather than awaited: one turn of the microtasks fewer per request.
   const run = (admission: RequestOrRefusal<Admission>): Promise<void> =>
-    service.stream(readAdmittedQuery(admission, readQueryBody), executeOptions).then((answer) => {
+    service.stream(readAdmitted(admission, readQueryBody), executeOptions).then((answer) => {
       if (answer.streamed) {
         const stallLimitMs = streamStallLimit(body, answerStallMs);
         return writeStream(res, logger, answer, format, stallLimitMs, observerOf(res));

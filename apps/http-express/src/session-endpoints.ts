@@ -13,7 +13,7 @@ import {
 } from '@sqlgate/core';
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { readAdmittedSession, type Access } from './access/admission';
+import { readAdmitted, type Access } from './access/admission';
 import { giveUpWhenStalled } from './answer-stall';
 import { httpStatusFor } from './http-status';
 import {
@@ -144,7 +144,7 @@ export function sessionHandlers(
 
   return {
     openSession: async (req, res) => {
-      const request = readAdmittedSession(await access.admit(req, res, req.body), (body, targets) =>
+      const request = readAdmitted(await access.admit(req, res, req.body), (body, targets) =>
         readSessionOpenBody(
           body,
           service.sessionLimits.idleTimeoutMs,

@@ -106,33 +106,20 @@ export function directAccess(defaultTargets?: ConfiguredTargets): Access {
 }
 
 /**
- * A query body read as admitted: on the admitted target, as the credentials' identity, within
- * their caps. A request asking for more rows or time than the caps allow is refused, never
+ * A body read as admitted: on the admitted target, as the credentials' identity, and a query
+ * within their caps. A query asking for more rows or time than the caps allow is refused, never
  * silently given less.
  */
-export function readAdmittedQuery(
+export function readAdmitted<T extends QueryRequest | SessionOpenRequest>(
   admission: RequestOrRefusal<Admission>,
-  read: (body: unknown, targets: ConfiguredTargets | undefined) => QueryRequest,
-): RequestOrRefusal<QueryRequest> {
+  read: (body: unknown, targets: ConfiguredTargets | undefined) => T,
+): RequestOrRefusal<T> {
   if (admission instanceof RequestError) return admission;
   return requestOrRefusal(() => {
     const request = read(admission.body, admission.targets);
     if (admission.identity === undefined) return request;
     request.identity = admission.identity;
-    if (admission.rules) capOptions(request.options, admission.rules);
-    return request;
-  });
-}
-
-/** A session's opening read as admitted: the session runs as the credentials' identity. */
-export function readAdmittedSession(
-  admission: RequestOrRefusal<Admission>,
-  read: (body: unknown, targets: ConfiguredTargets | undefined) => SessionOpenRequest,
-): RequestOrRefusal<SessionOpenRequest> {
-  if (admission instanceof RequestError) return admission;
-  return requestOrRefusal(() => {
-    const request = read(admission.body, admission.targets);
-    if (admission.identity !== undefined) request.identity = admission.identity;
+    if ('options' in request && admission.rules) capOptions(request.options, admission.rules);
     return request;
   });
 }
