@@ -3,6 +3,7 @@ import {
   CONSOLE_DEFAULT_MAX_ROWS,
   connectionFields,
   connectionLabel,
+  credentialHeaders,
   savedName,
   FormError,
   queryBody,
@@ -86,5 +87,51 @@ describe('the request a form makes', () => {
     );
     expect(savedName({ ...blankForm(), name: ' prod ' })).toBe('prod');
     expect(savedName(blankForm())).toBe('postgres@127.0.0.1:5432/postgres');
+  });
+});
+
+describe('the request of a form that logs in with a key or token', () => {
+  const keyForm = {
+    ...blankForm(),
+    login: 'key',
+    connection: ' app ',
+    token: ' the-key-0123456789 ',
+    password: 'never-sent',
+  };
+
+  it('names the connection in the body and carries the token in Authorization only', () => {
+    expect(queryBody(keyForm, 'SELECT 1')).toEqual({
+      connection: 'app',
+      sql: 'SELECT 1',
+      rowMode: 'array',
+    });
+    expect(connectionFields(keyForm)).toEqual({ connection: 'app' });
+    expect(credentialHeaders(keyForm)).toEqual({ authorization: 'Bearer the-key-0123456789' });
+    expect(credentialHeaders(blankForm())).toEqual({});
+  });
+
+  it("sends the form's own maxRows, and none when it is empty (a key may cap it)", () => {
+    expect(queryBody({ ...keyForm, maxRows: '50' }, 'SELECT 1').maxRows).toBe(50);
+    expect(queryBody(keyForm, 'SELECT 1')).not.toHaveProperty('maxRows');
+  });
+
+  it('asks for the connection name and the token', () => {
+    for (const [form, field] of [
+      [{ ...keyForm, connection: ' ' }, 'connection'],
+      [{ ...keyForm, token: '' }, 'token'],
+    ] as const) {
+      expect(() => queryBody(form, 'SELECT 1')).toThrow(FormError);
+      try {
+        queryBody(form, 'SELECT 1');
+      } catch (error) {
+        expect((error as FormError).field).toBe(field);
+      }
+    }
+  });
+
+  it('labels the connection by its name, never by the token', () => {
+    expect(connectionLabel(keyForm)).toBe('connection app');
+    expect(connectionLabel({ ...keyForm, name: 'reports' })).toBe('reports (connection app)');
+    expect(savedName(keyForm)).not.toContain('the-key');
   });
 });

@@ -6,8 +6,10 @@ import {
   RowBudget,
   emptyRun,
   errorInfoOf,
+  retryAfterSeconds,
   runOfJsonAnswer,
   transactionOutcome,
+  withRetryAfter,
   type RunResult,
 } from '../src/browser/results';
 
@@ -186,6 +188,21 @@ describe('a run built from a JSON answer', () => {
     });
   });
 
+  it("keeps a refusal's code and its Retry-After", () => {
+    const limited = withRetryAfter(
+      runOfJsonAnswer(429, { error: 'Too many requests', code: 'RATE_LIMITED' }),
+      '7',
+    );
+    expect(limited.outcome.error).toEqual({
+      message: 'Too many requests',
+      code: 'RATE_LIMITED',
+      retryAfterSeconds: 7,
+    });
+    expect(retryAfterSeconds(null)).toBeUndefined();
+    expect(retryAfterSeconds('Wed, 21 Oct 2015 07:28:00 GMT')).toBeUndefined();
+    expect(withRetryAfter(runOfJsonAnswer(200, { rows: [] }), '3').outcome.error).toBeUndefined();
+  });
+
   it('says why a body that is not JSON failed', () => {
     expect(runOfJsonAnswer(502, undefined).outcome).toEqual({
       state: 'failed',
@@ -249,6 +266,7 @@ describe('what a run says it kept', () => {
 describe('the CSV export of a statement', () => {
   const request = (body: Record<string, unknown> = {}) => ({
     body: { database: 'test', ...body },
+    headers: {},
     sql: '/*+ hint */ SELECT 1 -- as sent',
   });
   const done = (index: number, text: string) => ({

@@ -26,6 +26,9 @@ class MapStorage implements Storage {
   }
 }
 
+/** Where the console keeps the form as the page left it (storage.ts). */
+const CURRENT_KEY_FOR_TEST = 'sqlgate.console.current';
+
 function entry(n: number): HistoryEntry {
   return {
     at: new Date(n).toISOString(),
@@ -58,6 +61,27 @@ describe('ConsoleStorage', () => {
       ['forget', ''],
       ['keep', 'p2'],
     ]);
+  });
+
+  it('never keeps a key or token, whatever is ticked', () => {
+    const backing = new MapStorage();
+    const storage = new ConsoleStorage(backing);
+    const form = {
+      ...blankForm(),
+      login: 'key',
+      connection: 'app',
+      token: 'secret-token-0123456789',
+      rememberPassword: true,
+    };
+    storage.saveConnection({ ...form, name: 'by-key' });
+    storage.saveCurrentForm(form);
+    expect([...backing.items.values()].join('\n')).not.toContain('secret-token');
+    backing.items.set(CURRENT_KEY_FOR_TEST, JSON.stringify(form));
+    expect(new ConsoleStorage(backing).currentForm()).toMatchObject({
+      login: 'key',
+      connection: 'app',
+      token: '',
+    });
   });
 
   it('replaces a connection saved under the same label, and deletes by label', () => {

@@ -1,6 +1,8 @@
 /**
  * The console's calls to sqlgate: same origin, JSON bodies sent as application/json, paths relative
- * to the page so the console works wherever the service is mounted.
+ * to the page so the console works wherever the service is mounted. Each call takes the headers of
+ * the form's credentials (request-fields.ts `credentialHeaders`): a key or token goes in
+ * `Authorization`, never in a body or a URL.
  */
 import { NdjsonLines } from './ndjson';
 import {
@@ -11,6 +13,7 @@ import {
   MAX_KEPT_ROW_CHARACTERS,
   RowBudget,
   runOfJsonAnswer,
+  withRetryAfter,
   type RunResult,
 } from './results';
 
@@ -23,6 +26,8 @@ export interface RunHandle {
 
 export interface RunOptions {
   body: Record<string, unknown>;
+  /** The credentials' headers, sent with the run and with its cancel. */
+  headers: Record<string, string>;
   /** Streams NDJSON (any size, row by row) unless the run uses the cache (JSON only). */
   stream: boolean;
   /** Called as rows arrive, at most once per animation frame. */
@@ -65,10 +70,13 @@ export function runQuery(options: RunOptions): RunHandle {
     done,
     async cancel() {
       control.cancelled = true;
-      const { host, port, user, database, password } = options.body;
+      // The login that ran the request (or the connection and key that did) names whose request
+      // it is; undefined fields are left out of the JSON.
+      const { host, port, user, database, password, connection } = options.body;
       const cancelRequest = postJson(
         `api/requests/${encodeURIComponent(control.requestId)}/cancel`,
-        { host, port, user, database, ...(password !== undefined ? { password } : {}) },
+        { host, port, user, database, password, connection },
+        options.headers,
       ).catch(() => undefined);
       const answer = await Promise.race([cancelRequest, delay(CANCEL_WAIT_MS)]);
       // The cancelled request answers by itself and says what ran and what became of the
@@ -86,6 +94,7 @@ async function readRun(options: RunOptions, control: RunControl): Promise<RunRes
   const response = await fetch('api/query', {
     method: 'POST',
     headers: {
+      ...options.headers,
       ...JSON_HEADERS,
       accept: options.stream ? 'application/x-ndjson' : 'application/json',
       'x-request-id': control.requestId,
@@ -102,7 +111,10 @@ async function readRun(options: RunOptions, control: RunControl): Promise<RunRes
     return await copyDataRun(response);
   }
   if (!type.startsWith('application/x-ndjson') || !response.body) {
-    return runOfJsonAnswer(response.status, await response.json().catch(() => undefined));
+    return withRetryAfter(
+      runOfJsonAnswer(response.status, await response.json().catch(() => undefined)),
+      response.headers.get('retry-after'),
+    );
   }
   const run = emptyRun();
   run.streamed = true;
@@ -162,15 +174,30 @@ async function copyDataRun(response: Response): Promise<RunResult> {
 export interface JsonAnswer {
   status: number;
   body: Record<string, unknown>;
+  /** The answer's Retry-After header, if any. */
+  retryAfter?: string;
 }
 
-export async function postJson(path: string, body: unknown): Promise<JsonAnswer> {
+export async function postJson(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<JsonAnswer> {
   const response = await fetch(path, {
     method: 'POST',
-    headers: JSON_HEADERS,
+    headers: { ...headers, ...JSON_HEADERS },
     body: JSON.stringify(body),
   });
-  return { status: response.status, body: await jsonOf(response) };
+  return jsonAnswerOf(response);
+}
+
+async function jsonAnswerOf(response: Response): Promise<JsonAnswer> {
+  const retryAfter = response.headers.get('retry-after');
+  return {
+    status: response.status,
+    body: await jsonOf(response),
+    ...(retryAfter === null ? {} : { retryAfter }),
+  };
 }
 
 /** GET or DELETE of a statistics endpoint; `token` answers STATS_TOKEN. */
@@ -192,16 +219,17 @@ export async function statsCall(
  */
 export async function exportCsv(
   body: Record<string, unknown>,
+  headers: Record<string, string>,
   signal: AbortSignal,
 ): Promise<Blob | JsonAnswer> {
   const response = await fetch('api/query', {
     signal,
     method: 'POST',
-    headers: { ...JSON_HEADERS, accept: 'text/csv' },
+    headers: { ...headers, ...JSON_HEADERS, accept: 'text/csv' },
     body: JSON.stringify({ ...body, readOnly: true, dryRun: undefined, cache: undefined }),
   });
   if (!response.ok || !(response.headers.get('content-type') ?? '').startsWith('text/csv')) {
-    return { status: response.status, body: await jsonOf(response) };
+    return jsonAnswerOf(response);
   }
   return await response.blob();
 }

@@ -1,19 +1,24 @@
 /**
  * The connection form: every field of a query request but the SQL, saved connections, and a "Test
- * connection" button (POST /api/test-connection).
+ * connection" button (POST /api/test-connection). Two ways in, as tabs: the database's own
+ * credentials, or a key or JWT with the name of a connection the server holds (docs/access.md).
  */
 import {
   connectionFields,
+  credentialHeaders,
   savedName,
   FormError,
   ISOLATION_LEVELS,
   ROW_MODES,
   SSL_MODES,
+  usesKey,
   type ConnectionForm,
+  type LoginMethod,
 } from './request-fields';
 import { postJson } from './api';
 import { pageConnection, withPageConnection } from './page-connection';
-import { button, h } from './dom';
+import { retryAfterSeconds, retryAfterText } from './results';
+import { button, h, tabList } from './dom';
 import type { ConsoleStorage } from './storage';
 
 type TextField = {
@@ -32,8 +37,13 @@ interface FieldSpec {
   autocomplete?: string;
 }
 
-const CONNECTION_FIELDS: FieldSpec[] = [
-  { field: 'name', label: 'Name', hint: 'how this connection is saved' },
+const NAME_FIELD: FieldSpec = {
+  field: 'name',
+  label: 'Name',
+  hint: 'how this connection is saved',
+};
+
+const CREDENTIAL_FIELDS: FieldSpec[] = [
   { field: 'host', label: 'Host', autocomplete: 'off' },
   { field: 'port', label: 'Port', type: 'number' },
   { field: 'database', label: 'Database' },
@@ -42,6 +52,23 @@ const CONNECTION_FIELDS: FieldSpec[] = [
   { field: 'sslMode', label: 'SSL mode', choices: SSL_MODES },
 ];
 
+const KEY_FIELDS: FieldSpec[] = [
+  { field: 'connection', label: 'Connection name', hint: "a connection in the server's config" },
+  // A password input, so that it is not shown on screen; kept only in the page (storage.ts).
+  { field: 'token', label: 'Key or token', type: 'password', hint: 'API key or JWT' },
+];
+
+const LOGIN_TABS: { id: string; method: LoginMethod; title: string }[] = [
+  { id: 'login-credentials', method: 'credentials', title: 'Database credentials' },
+  { id: 'login-key', method: 'key', title: 'Key or token' },
+];
+
+/** "Max rows" when left empty: with a key, the credentials' cap or the server's default. */
+const MAX_ROWS_HINTS: Record<LoginMethod, string> = {
+  credentials: 'per statement; empty: 100000',
+  key: "empty: the key's or server's limit",
+};
+
 const RUN_FIELDS: FieldSpec[] = [
   {
     field: 'timeoutMs',
@@ -49,7 +76,7 @@ const RUN_FIELDS: FieldSpec[] = [
     type: 'number',
     hint: 'statement timeout; empty: none',
   },
-  { field: 'maxRows', label: 'Max rows', type: 'number', hint: 'per statement; empty: 100000' },
+  { field: 'maxRows', label: 'Max rows', type: 'number', hint: MAX_ROWS_HINTS.credentials },
   { field: 'isolationLevel', label: 'Isolation level', choices: ISOLATION_LEVELS },
   { field: 'rowMode', label: 'JSON export rows as', choices: ROW_MODES },
   { field: 'cache', label: 'Cache', hint: "empty: off; 'on'; or a time to live in ms" },
@@ -75,6 +102,11 @@ export class ConnectionView {
     className: 'form-status',
     attrs: { role: 'status', 'data-testid': 'connection-status' },
   });
+  private login: LoginMethod = 'credentials';
+  private readonly loginTabs = tabList('Log in with', LOGIN_TABS, (id) =>
+    this.chooseLogin(LOGIN_TABS.find((tab) => tab.id === id)?.method ?? 'credentials'),
+  );
+  private readonly loginPanels = new Map<LoginMethod, HTMLElement>();
 
   constructor(
     private readonly storage: ConsoleStorage,
@@ -86,7 +118,10 @@ export class ConnectionView {
       [
         h('fieldset', {}, [
           h('legend', { text: 'Connection' }),
-          ...CONNECTION_FIELDS.map((spec) => this.input(spec)),
+          this.input(NAME_FIELD),
+          this.loginTabs.element,
+          this.loginPanel('credentials', CREDENTIAL_FIELDS),
+          this.loginPanel('key', KEY_FIELDS),
         ]),
         h('fieldset', {}, [
           h('legend', { text: 'Each run' }),
@@ -123,7 +158,7 @@ export class ConnectionView {
 
   /** The form's values now. */
   value(): ConnectionForm {
-    const form = {} as Record<string, unknown>;
+    const form: Record<string, unknown> = { login: this.login };
     for (const [field, input] of this.inputs) {
       form[field] =
         input instanceof HTMLInputElement && input.type === 'checkbox'
@@ -145,6 +180,7 @@ export class ConnectionView {
   }
 
   private fill(form: ConnectionForm): void {
+    this.showLogin(form.login === 'key' ? 'key' : 'credentials');
     for (const [field, input] of this.inputs) {
       const value = form[field];
       if (input instanceof HTMLInputElement && input.type === 'checkbox')
@@ -152,6 +188,33 @@ export class ConnectionView {
       else input.value = String(value);
     }
     this.onChange(form);
+  }
+
+  private chooseLogin(method: LoginMethod): void {
+    this.showLogin(method);
+    this.changed();
+  }
+
+  private showLogin(method: LoginMethod): void {
+    this.login = method;
+    this.loginTabs.setSelected(LOGIN_TABS.find((tab) => tab.method === method)?.id ?? '');
+    for (const [panelMethod, panel] of this.loginPanels) panel.hidden = panelMethod !== method;
+    this.inputs.get('maxRows')?.setAttribute('placeholder', MAX_ROWS_HINTS[method]);
+  }
+
+  /** The fields of one way in, shown while its tab is chosen. */
+  private loginPanel(method: LoginMethod, fields: FieldSpec[]): HTMLElement {
+    const id = LOGIN_TABS.find((tab) => tab.method === method)?.id ?? method;
+    const panel = h(
+      'div',
+      {
+        className: 'login-panel',
+        attrs: { role: 'tabpanel', id: `panel-${id}`, 'aria-labelledby': `tab-${id}` },
+      },
+      fields.map((spec) => this.input(spec)),
+    );
+    this.loginPanels.set(method, panel);
+    return panel;
   }
 
   private changed(): void {
@@ -197,15 +260,17 @@ export class ConnectionView {
 
   private async test(): Promise<void> {
     let fields: Record<string, unknown>;
+    let headers: Record<string, string>;
     try {
       fields = connectionFields(this.value(), this.offered);
+      headers = credentialHeaders(this.value());
     } catch (error) {
       if (error instanceof FormError) this.showError(error);
       return;
     }
     this.status.textContent = 'Testing…';
     try {
-      const { status, body } = await postJson('api/test-connection', fields);
+      const { status, body, retryAfter } = await postJson('api/test-connection', fields, headers);
       if (status === 200 && body.success === true) {
         this.status.textContent = `Connected: PostgreSQL ${String(body.serverVersion)}, ${body.ssl ? 'TLS' : 'no TLS'}, ${String(body.latencyMs)} ms`;
       } else {
@@ -214,7 +279,9 @@ export class ConnectionView {
           typeof error === 'string'
             ? error
             : `${error?.code ? `${error.code}: ` : ''}${error?.message ?? `HTTP ${status}`}`;
-        this.status.textContent = `Connection failed: ${message}`;
+        const seconds = retryAfterSeconds(retryAfter ?? null);
+        const wait = seconds === undefined ? '' : ` (${retryAfterText(seconds)})`;
+        this.status.textContent = `Connection failed: ${message}${wait}`;
       }
     } catch (error) {
       this.status.textContent = `sqlgate could not be reached: ${String(error)}`;
@@ -224,7 +291,12 @@ export class ConnectionView {
   private save(): void {
     const form = this.value();
     this.showSaved(this.storage.saveConnection(form));
-    this.status.textContent = `Saved ${savedName(form)}${form.rememberPassword ? ' with its password' : ' without its password'}`;
+    const secret = usesKey(form)
+      ? ' without its key or token'
+      : form.rememberPassword
+        ? ' with its password'
+        : ' without its password';
+    this.status.textContent = `Saved ${savedName(form)}${secret}`;
   }
 
   private showSaved(connections: ConnectionForm[]): void {

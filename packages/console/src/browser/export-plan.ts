@@ -1,9 +1,10 @@
 /** Whether and how a statement's rows may be exported as CSV. Pure. */
 import type { RunResult, StatementResult } from './results';
 
-/** What a run sent: the settings of its connection and the text it ran. */
+/** What a run sent: the settings of its connection, its credentials' headers and the text it ran. */
 export interface RunRequest {
   body: Record<string, unknown>;
+  headers: Record<string, string>;
   sql: string;
 }
 

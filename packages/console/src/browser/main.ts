@@ -9,12 +9,19 @@ import { SqlEditor, type RunText } from './editor';
 import { HistoryView } from './history-view';
 import {
   connectionLabel,
+  credentialHeaders,
   FormError,
   queryBody,
   usesCache,
   type ConnectionForm,
 } from './request-fields';
-import { runOfJsonAnswer, type RunResult, type StatementResult } from './results';
+import {
+  retryAfterText,
+  runOfJsonAnswer,
+  withRetryAfter,
+  type RunResult,
+  type StatementResult,
+} from './results';
 import type { RunRequest } from './export-plan';
 import { ResultsView } from './results-view';
 import { StatsView } from './stats-view';
@@ -147,8 +154,10 @@ class ConsolePage {
     const text = this.editor.textToRun();
     const form = this.connection.value();
     let body: Record<string, unknown>;
+    let headers: Record<string, string>;
     try {
       body = queryBody(form, text.sql, this.connection.offered);
+      headers = credentialHeaders(form);
     } catch (error) {
       if (!(error instanceof FormError)) throw error;
       this.showView('connection');
@@ -157,10 +166,11 @@ class ConsolePage {
     }
     this.connection.clearStatus();
     this.editor.clearErrors();
-    this.results.reset({ body, sql: text.sql });
+    this.results.reset({ body, headers, sql: text.sql });
     const started = performance.now();
     const handle = runQuery({
       body,
+      headers,
       stream: !usesCache(form),
       onProgress: (run) => this.results.show(run),
     });
@@ -212,13 +222,21 @@ class ConsolePage {
     signal: AbortSignal,
   ): Promise<void> {
     try {
-      const answer = await exportCsv({ ...request.body, sql }, signal);
+      const answer = await exportCsv({ ...request.body, sql }, request.headers, signal);
       if (answer instanceof Blob) {
         download(answer, `statement-${statement.index + 1}.csv`);
         return;
       }
-      const failed = runOfJsonAnswer(answer.status, answer.body);
-      toast(`Export failed: ${failed.outcome.error?.message ?? `HTTP ${answer.status}`}`);
+      const failed = withRetryAfter(
+        runOfJsonAnswer(answer.status, answer.body),
+        answer.retryAfter ?? null,
+      );
+      const error = failed.outcome.error;
+      const wait =
+        error?.retryAfterSeconds === undefined
+          ? ''
+          : ` (${retryAfterText(error.retryAfterSeconds)})`;
+      toast(`Export failed: ${error?.message ?? `HTTP ${answer.status}`}${wait}`);
     } catch (error) {
       toast(
         signal.aborted ? 'Export stopped' : `Export failed: the answer was cut (${String(error)})`,

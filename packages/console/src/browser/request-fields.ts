@@ -5,6 +5,12 @@
 export const SSL_MODES = ['prefer', 'disable', 'require', 'verify-full'] as const;
 export const ISOLATION_LEVELS = ['read committed', 'repeatable read', 'serializable'] as const;
 export const ROW_MODES = ['object', 'array'] as const;
+/**
+ * How the console gets in: the database's own credentials in each request, or a key or JWT with
+ * the name of a connection the server holds (docs/access.md).
+ */
+export const LOGIN_METHODS = ['credentials', 'key'] as const;
+export type LoginMethod = (typeof LOGIN_METHODS)[number];
 
 /** Rows a statement may return in the console when the form leaves `maxRows` empty. */
 export const CONSOLE_DEFAULT_MAX_ROWS = 100_000;
@@ -12,6 +18,8 @@ export const CONSOLE_DEFAULT_MAX_ROWS = 100_000;
 /** The form as text, as the inputs hold it. */
 export interface ConnectionForm {
   name: string;
+  /** A LoginMethod: which of the two groups below the requests use. */
+  login: string;
   host: string;
   port: string;
   user: string;
@@ -19,6 +27,10 @@ export interface ConnectionForm {
   rememberPassword: boolean;
   database: string;
   sslMode: string;
+  /** A connection named in the server's CONFIG_FILE, for `login: 'key'`. */
+  connection: string;
+  /** The API key or JWT sent as `Authorization: Bearer`; never stored (storage.ts). */
+  token: string;
   timeoutMs: string;
   maxRows: string;
   /** The shape of rows in a JSON export; the grid always reads arrays. */
@@ -35,6 +47,7 @@ export interface ConnectionForm {
 export function blankForm(): ConnectionForm {
   return {
     name: '',
+    login: 'credentials',
     host: '127.0.0.1',
     port: '5432',
     user: 'postgres',
@@ -42,6 +55,8 @@ export function blankForm(): ConnectionForm {
     rememberPassword: false,
     database: 'postgres',
     sslMode: 'prefer',
+    connection: '',
+    token: '',
     timeoutMs: '',
     maxRows: '',
     rowMode: 'object',
@@ -77,15 +92,26 @@ function onOffered(form: ConnectionForm, offered: OfferedConnection | undefined)
   );
 }
 
+/** Whether the form gets in with a key or token and a connection name. */
+export function usesKey(form: ConnectionForm): boolean {
+  return form.login === 'key';
+}
+
 /**
- * The connection part of a request: what /api/test-connection and the cancel endpoint take. A form
- * still on the connection the server offers names no target: the server runs the request on its
- * default target, with the credentials it was configured with.
+ * The connection part of a request: what /api/test-connection and the cancel endpoint take. With a
+ * key or token, only the connection's name: the server holds its credentials, and a request naming
+ * both a connection and a target is refused. A form still on the connection the server offers
+ * names no target: the server runs the request on its default target, with the credentials it was
+ * configured with.
  */
 export function connectionFields(
   form: ConnectionForm,
   offered?: OfferedConnection,
 ): Record<string, unknown> {
+  if (usesKey(form)) {
+    tokenOf(form);
+    return { connection: required(form, 'connection') };
+  }
   if (onOffered(form, offered)) return {};
   const body: Record<string, unknown> = {
     host: required(form, 'host'),
@@ -98,7 +124,24 @@ export function connectionFields(
   return body;
 }
 
-/** A POST /api/query body for `sql`. */
+/**
+ * The headers that carry the form's credentials: `Authorization: Bearer` with a key or token,
+ * nothing with database credentials (they are in the body).
+ */
+export function credentialHeaders(form: ConnectionForm): Record<string, string> {
+  return usesKey(form) ? { authorization: `Bearer ${tokenOf(form)}` } : {};
+}
+
+function tokenOf(form: ConnectionForm): string {
+  const token = form.token.trim();
+  if (token === '') throw new FormError('token', 'A key or token is required');
+  return token;
+}
+
+/**
+ * A POST /api/query body for `sql`. With a key or token, an empty "Max rows" sends none: the
+ * credentials may cap maxRows, and asking for more than the cap is refused (docs/access.md).
+ */
 export function queryBody(
   form: ConnectionForm,
   sql: string,
@@ -111,7 +154,10 @@ export function queryBody(
   };
   const timeoutMs = integerOf(form, 'timeoutMs', 1, 2_147_483_647);
   if (timeoutMs !== undefined) body.timeoutMs = timeoutMs;
-  body.maxRows = integerOf(form, 'maxRows', 1, 1_000_000) ?? CONSOLE_DEFAULT_MAX_ROWS;
+  const maxRows =
+    integerOf(form, 'maxRows', 1, 1_000_000) ??
+    (usesKey(form) ? undefined : CONSOLE_DEFAULT_MAX_ROWS);
+  if (maxRows !== undefined) body.maxRows = maxRows;
   if (form.readOnly) body.readOnly = true;
   if (form.dryRun) body.dryRun = true;
   if (form.isolationLevel !== 'read committed') body.isolationLevel = form.isolationLevel;
@@ -127,7 +173,10 @@ export function usesCache(form: ConnectionForm): boolean {
   return form.cache.trim() !== '';
 }
 
-function required(form: ConnectionForm, field: 'host' | 'user' | 'database'): string {
+function required(
+  form: ConnectionForm,
+  field: 'host' | 'user' | 'database' | 'connection',
+): string {
   const value = form[field].trim();
   if (value === '') throw new FormError(field, `'${field}' is required`);
   return value;
@@ -182,8 +231,9 @@ function paramsOf(form: ConnectionForm): unknown[] | undefined {
   return params;
 }
 
-/** `user@host:port/database`: where a form's runs go. */
+/** `user@host:port/database`, or `connection <name>` with a key or token: where a form's runs go. */
 export function connectionTarget(form: ConnectionForm): string {
+  if (usesKey(form)) return `connection ${form.connection.trim()}`;
   return `${form.user}@${form.host}:${form.port}/${form.database}`;
 }
 

@@ -9,6 +9,7 @@ import { ResultGrid } from './grid';
 import { csvExportOf, type RunRequest } from './export-plan';
 import {
   MAX_KEPT_ROW_CHARACTERS,
+  retryAfterText,
   transactionOutcome,
   type ErrorInfo,
   type RunResult,
@@ -18,7 +19,7 @@ import {
 export class ResultsView {
   readonly element = h('section', { className: 'results', attrs: { 'aria-label': 'Results' } });
   private run: RunResult | undefined;
-  private request: RunRequest = { body: {}, sql: '' };
+  private request: RunRequest = { body: {}, headers: {}, sql: '' };
   private selected = 0;
   private grids = new Map<number, ResultGrid>();
   private tabs: ReturnType<typeof tabList> | undefined;
@@ -308,6 +309,7 @@ function errorParts(error: ErrorInfo): string[] {
   if (error.location && !mentionsPlace) {
     parts.push(`line ${error.location.line}, column ${error.location.column}`);
   }
+  if (error.retryAfterSeconds !== undefined) parts.push(retryAfterText(error.retryAfterSeconds));
   return parts;
 }
 

@@ -29,6 +29,8 @@ export interface ErrorInfo {
   where?: string;
   statementIndex?: number;
   location?: TextLocation;
+  /** A refusal's Retry-After (429, 503): seconds before the request may be sent again. */
+  retryAfterSeconds?: number;
 }
 
 export interface StatementResult {
@@ -250,6 +252,27 @@ export function runOfJsonAnswer(status: number, body: unknown): RunResult {
       status >= 400 ? status : undefined,
     );
   }
+  return run;
+}
+
+/**
+ * The seconds of a Retry-After header, which sqlgate sends as a whole number of seconds; undefined
+ * without one (or with a date, which sqlgate never sends).
+ */
+export function retryAfterSeconds(header: string | null): number | undefined {
+  const text = header?.trim() ?? '';
+  return /^\d+$/.test(text) ? Number(text) : undefined;
+}
+
+/** A refusal's Retry-After in words. */
+export function retryAfterText(seconds: number): string {
+  return `Retry after ${seconds} s`;
+}
+
+/** The run with the answer's Retry-After on its error, when it failed and the answer had one. */
+export function withRetryAfter(run: RunResult, header: string | null): RunResult {
+  const seconds = retryAfterSeconds(header);
+  if (seconds !== undefined && run.outcome.error) run.outcome.error.retryAfterSeconds = seconds;
   return run;
 }
 

@@ -1,6 +1,7 @@
 /**
  * What the console keeps in the browser's localStorage: saved connections (a password only when
- * its "remember password" box was ticked), the history of the last runs, and the theme. Each entry
+ * its "remember password" box was ticked, a key or token never), the history of the last runs, and
+ * the theme. Each entry
  * is read defensively: another version of the console, or a person with the developer tools, may
  * have written anything there.
  */
@@ -25,9 +26,12 @@ export interface HistoryEntry {
   durationMs: number;
 }
 
-/** The form as it may be stored: no password unless the user asked for it. */
+/**
+ * The form as it may be stored: no password unless the user asked for it, and never the key or
+ * token, which lives only in the page (a reload asks for it again).
+ */
 export function storable(form: ConnectionForm): ConnectionForm {
-  return form.rememberPassword ? { ...form } : { ...form, password: '' };
+  return { ...form, token: '', password: form.rememberPassword ? form.password : '' };
 }
 
 export class ConsoleStorage {
@@ -139,6 +143,7 @@ function formOf(saved: unknown): ConnectionForm {
     if (typeof value === typeof blank) (form as unknown as Record<string, unknown>)[key] = value;
   }
   if (!form.rememberPassword) form.password = '';
+  form.token = '';
   return form;
 }
 
