@@ -10,6 +10,7 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
 const BROWSER_TESTS = [
   'apps/http-express/test/console-browser.test.ts',
   'apps/http-express/test/client-browser.test.ts',
+  'apps/http-express/test/console-keys-browser.test.ts',
 ];
 
 const STAGES = [
