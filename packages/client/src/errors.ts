@@ -27,12 +27,14 @@ type ErrorField = (typeof ERROR_FIELDS)[number];
 
 /**
  * A failure sqlgate answered: a PostgreSQL error (400, `code` its SQLSTATE), a request sqlgate
- * refused (`code` sqlgate's own, such as `INVALID_REQUEST`), or sqlgate's own failure (`status`
- * 403, 503…).
+ * refused (`code` sqlgate's own, such as `INVALID_REQUEST`, or with a key or token `UNAUTHORIZED`
+ * 401, `FORBIDDEN` 403, `RATE_LIMITED` 429), or sqlgate's own failure (`status` 503…).
  */
 export class SqlgateError extends Error implements Partial<Record<ErrorField, string>> {
   /** The HTTP status of sqlgate's answer; undefined when no answer came (`cause` says why). */
   status: number | undefined;
+  /** The seconds to wait before trying again, from the answer's Retry-After (429, 503). */
+  retryAfterSeconds?: number;
   severity?: string;
   code?: string;
   detail?: string;
@@ -57,8 +59,21 @@ export class SqlgateError extends Error implements Partial<Record<ErrorField, st
   }
 }
 
-/** The error of an answer with status `status` and body `body` (JSON, or text when it is not). */
-export function errorOfAnswer(status: number, body: unknown): SqlgateError {
+/**
+ * The error of an answer with status `status`, body `body` (JSON, or text when it is not) and
+ * Retry-After `retryAfter` (sqlgate sends it in seconds).
+ */
+export function errorOfAnswer(
+  status: number,
+  body: unknown,
+  retryAfter?: string | null,
+): SqlgateError {
+  const error = errorOfBody(status, body);
+  if (retryAfter && /^\d+$/.test(retryAfter)) error.retryAfterSeconds = Number(retryAfter);
+  return error;
+}
+
+function errorOfBody(status: number, body: unknown): SqlgateError {
   if (
     typeof body === 'object' &&
     body !== null &&

@@ -2,7 +2,8 @@
  * @sqlgate/client: sqlgate from any runtime that has fetch (README.md). No Node built-ins.
  */
 export { sqlgate, SqlQuery, UnsafeSql } from './sql';
-export type { Sql, SqlgateOptions, QueryOptions, TransactionOptions } from './sql';
+export type { Sql, SqlgateOptions, ClientOptions, QueryOptions, TransactionOptions } from './sql';
+export type { AuthToken, TargetOptions } from './target';
 export type { FullQueryResult, ReadOptions } from './results';
 export type { Field } from './wire';
 export { SqlgateError } from './errors';

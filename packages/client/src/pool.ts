@@ -1,7 +1,7 @@
 /**
  * A pg-compatible `Pool` over sqlgate, so that code written for node-postgres (drizzle-orm's
  * node-postgres driver, Kysely's PostgresDialect) runs over HTTP unchanged, interactive
- * transactions included. `query` runs one statement on the connection string's target;
+ * transactions included. `query` runs one statement on the pool's target (target.ts);
  * `connect()` gives a client pinned to a sqlgate session, opened at its first statement and
  * ended by `release()`: what runs on it shares one PostgreSQL connection, as with pg.
  */
@@ -10,7 +10,8 @@ import { prepareValue } from './parameters';
 import { parsedRows, rowObjects } from './results';
 import { Cursor } from './cursor';
 import { SqlgateError } from './errors';
-import { sqlgate, type SqlgateOptions } from './sql';
+import { sqlOn, type ClientOptions } from './sql';
+import { targetOf, type Target, type TargetOptions } from './target';
 import { parserFor, type TypeOverrides, type ValueParser } from './type-parsers';
 import {
   closeSession,
@@ -47,15 +48,17 @@ export interface QueryResult<Row = Record<string, unknown>> {
 
 type Callback = (error: Error | null, result?: QueryResult<unknown>) => void;
 
-export interface PoolOptions extends Omit<SqlgateOptions, 'arrayMode' | 'fullResults'> {
-  /** Parsers for every query of the pool, as pg's `types` option. */
-  types?: TypeOverrides;
-  /**
-   * Clients out at once (each a sqlgate session); `connect()` waits past it, as pg's pool does.
-   * Default 10, pg's.
-   */
-  max?: number;
-}
+/** sqlgate's URL, exactly one target (as `sqlgate()` takes them), and the pool's own options. */
+export type PoolOptions = Omit<ClientOptions, 'arrayMode' | 'fullResults'> &
+  TargetOptions & {
+    /** Parsers for every query of the pool, as pg's `types` option. */
+    types?: TypeOverrides;
+    /**
+     * Clients out at once (each a sqlgate session); `connect()` waits past it, as pg's pool does.
+     * Default 10, pg's.
+     */
+    max?: number;
+  };
 
 /** pg's `query(text, values)`, `query(config)` and `query(config, values)`, callback or not. */
 function configOf(
@@ -117,7 +120,7 @@ export class PoolClient {
   /** @internal */
   constructor(
     private readonly wire: Wire,
-    private readonly connectionString: string,
+    private readonly target: Target,
     private readonly types: TypeOverrides | undefined,
   ) {}
 
@@ -131,7 +134,7 @@ export class PoolClient {
     const config = configOf(textOrConfig, rest[0] as readonly unknown[] | Callback | undefined);
     const work = (async () => {
       if (this.released) throw new Error('Client was released: it cannot run queries');
-      this.session ??= openSession(this.wire, this.connectionString);
+      this.session ??= openSession(this.wire, this.target);
       const sessionId = await this.session;
       return this.inTurn(() => runQuery(this.wire, { sessionId }, config, this.types));
     })();
@@ -154,12 +157,7 @@ export class PoolClient {
       );
     }
     const { text, values, config } = cursor;
-    const sql = sqlgate({
-      url: this.wire.url,
-      connectionString: this.connectionString,
-      fetch: this.wire.fetch,
-      ...(this.types ? { types: this.types } : {}),
-    });
+    const sql = sqlOn(this.wire, this.target, this.types ? { types: this.types } : {});
     return cursor.open(sql.stream(text, values, { arrayMode: config.rowMode === 'array' }));
   }
 
@@ -177,6 +175,7 @@ export class PoolClient {
 /** pg's Pool, over sqlgate. */
 export class Pool {
   private readonly wire: Wire;
+  private readonly target: Target;
   private readonly clients = new Set<PoolClient>();
   /** connect() calls waiting for a client to be released, first come first served. */
   private readonly waiting: (() => void)[] = [];
@@ -185,6 +184,7 @@ export class Pool {
 
   constructor(private readonly options: PoolOptions) {
     this.wire = wireTo(options.url, options.fetch);
+    this.target = targetOf(options);
     this.max = options.max ?? 10;
   }
 
@@ -211,12 +211,7 @@ export class Pool {
     const config = configOf(textOrConfig, rest[0] as readonly unknown[] | Callback | undefined);
     const work = this.ended
       ? Promise.reject(new Error('Cannot use a pool after calling end on the pool'))
-      : runQuery(
-          this.wire,
-          { connectionString: this.options.connectionString },
-          config,
-          this.options.types,
-        );
+      : runQuery(this.wire, this.target, config, this.options.types);
     return settle(work, callbackOf(rest));
   }
 
@@ -240,7 +235,7 @@ export class Pool {
       await new Promise<void>((wake) => this.waiting.push(wake));
       if (this.ended) throw new Error('Cannot use a pool after calling end on the pool');
     }
-    const client = new PoolClient(this.wire, this.options.connectionString, this.options.types);
+    const client = new PoolClient(this.wire, this.target, this.options.types);
     const release = client.release.bind(client);
     client.release = () => {
       if (this.clients.delete(client)) this.waiting.shift()?.();

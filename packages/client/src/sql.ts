@@ -1,5 +1,6 @@
 /**
- * `sqlgate({ url, connectionString })`: a query function that is a drop-in for the Neon driver's
+ * `sqlgate({ url, connectionString })`, or `sqlgate({ url, connection, authToken })` without a
+ * database password (target.ts): a query function that is a drop-in for the Neon driver's
  * `neon()` (a tagged template, `.query`, `.transaction`, `.unsafe`), so the ORMs built on it run
  * unchanged, and that goes beyond it: `.begin` for an interactive transaction on a sqlgate
  * session, and an AbortSignal on every call (aborting it ends the request, and sqlgate cancels
@@ -11,6 +12,7 @@ import { oneAtATime, type InTurn } from './one-at-a-time';
 import { endAtExit } from './open-sessions';
 import { readResult, type FullQueryResult, type ReadOptions } from './results';
 import { rowsOf } from './stream';
+import { targetOf, withToken, type AuthToken, type Target, type TargetOptions } from './target';
 import type { TypeOverrides } from './type-parsers';
 import {
   closeSession,
@@ -25,18 +27,26 @@ import {
   type Wire,
 } from './wire';
 
-export interface SqlgateOptions extends ReadOptions {
+export interface ClientOptions extends ReadOptions {
   /** sqlgate's base URL: its POST /sql and sessions are used. */
   url: string;
-  /** The PostgreSQL server as a libpq URI, `postgresql://user:password@host:port/db?sslmode=…`. */
-  connectionString: string;
   /** The fetch to use; default `globalThis.fetch`. */
   fetch?: typeof fetch;
 }
 
+/**
+ * sqlgate's URL and exactly one target: `connectionString`, the PostgreSQL server as a libpq URI
+ * (`postgresql://user:password@host:port/db?sslmode=…`); or `connection`, the name of one of the
+ * server's connections (its CONFIG_FILE), with `authToken`, an API key or a JWT, or a function
+ * giving one for each request.
+ */
+export type SqlgateOptions = ClientOptions & TargetOptions;
+
 export interface QueryOptions extends ReadOptions {
   /** Aborting it ends the request: sqlgate cancels the statement in PostgreSQL. */
   signal?: AbortSignal;
+  /** For this call, in place of the client's (a client made with `connection` only). */
+  authToken?: AuthToken;
 }
 
 export type TransactionOptions = QueryOptions & BatchOptions;
@@ -163,7 +173,7 @@ type Row = any;
 
 interface SqlContext {
   wire: Wire;
-  connectionString: string;
+  target: Target;
   place: Place;
   defaults: ReadOptions;
   /** In begin(): its signal, for every statement of the transaction that names none. */
@@ -172,13 +182,22 @@ interface SqlContext {
   inTurn?: InTurn;
 }
 
-/** Options the Neon driver has that sqlgate cannot honour: refused rather than ignored. */
-function refuseUnknownOptions(options: object): void {
-  if ('authToken' in options) {
-    throw new TypeError(
-      'authToken is a Neon login sqlgate does not have: the connection string logs in',
-    );
+/**
+ * Where a call with `options` runs: the context's place, with the call's authToken if it gives
+ * one; refused (never ignored) where it cannot be used.
+ */
+function placeOf(context: SqlContext, options: QueryOptions): Place {
+  if (options.authToken === undefined) return context.place;
+  if ('sessionId' in context.place) {
+    throw new TypeError('A statement in begin() runs on its session, which takes no authToken');
   }
+  return withToken(context.place, options.authToken);
+}
+
+/** The target of a call with `options` that cannot run in a session (`refusal` says so). */
+function targetOfCall(context: SqlContext, options: QueryOptions, refusal: string): Target {
+  if ('sessionId' in context.place) throw new TypeError(refusal);
+  return withToken(context.target, options.authToken);
 }
 
 /** The read options of a query: its own, then the call's, then the client's. */
@@ -193,9 +212,10 @@ function readOptions(own: ReadOptions, ...others: ReadOptions[]): ReadOptions {
 }
 
 function makeSql(context: SqlContext): Sql {
-  const { wire, place, defaults } = context;
+  const { wire, defaults } = context;
   const send = async (query: SqlQuery<Result>): Promise<Result> => {
     const signal = query.options.signal ?? context.signal;
+    const place = placeOf(context, query.options);
     const run = () => runStatement(wire, place, query.statement(), signal);
     const result = await (context.inTurn ? context.inTurn(run) : run());
     return readResult(result, readOptions(query.options, defaults));
@@ -219,15 +239,16 @@ function makeSql(context: SqlContext): Sql {
   };
   const sql = tagged as Sql;
   sql.query = (text, params = [], options = {}) => {
-    refuseUnknownOptions(options);
+    placeOf(context, options);
     return new SqlQuery(() => statementOf(text, params), options, send);
   };
   sql.unsafe = (text) => new UnsafeSql(text);
   sql.transaction = async (queries, options = {}) => {
-    if ('sessionId' in place) {
-      throw new TypeError('transaction() cannot run inside begin(): run the statements in turn');
-    }
-    refuseUnknownOptions(options);
+    const target = targetOfCall(
+      context,
+      options,
+      'transaction() cannot run inside begin(): run the statements in turn',
+    );
     const list = typeof queries === 'function' ? queries(sql) : queries;
     if (!Array.isArray(list) || !list.every((query) => query instanceof SqlQuery)) {
       throw new TypeError(
@@ -236,7 +257,7 @@ function makeSql(context: SqlContext): Sql {
     }
     const results = await runBatch(
       wire,
-      context.connectionString,
+      target,
       list.map((query) => query.statement()),
       options,
     );
@@ -247,14 +268,8 @@ function makeSql(context: SqlContext): Sql {
   sql.begin = (work, options = {}) => begin(context, work, options);
   sql.stream = (text, params = [], options = {}) => ({
     async *[Symbol.asyncIterator]() {
-      if ('sessionId' in place) throw new TypeError('stream() cannot run inside begin()');
-      const { signal } = options;
-      const body = await streamStatement(
-        wire,
-        context.connectionString,
-        statementOf(text, params),
-        signal,
-      );
+      const target = targetOfCall(context, options, 'stream() cannot run inside begin()');
+      const body = await streamStatement(wire, target, statementOf(text, params), options.signal);
       yield* rowsOf(body, readOptions(options, defaults));
     },
   });
@@ -266,9 +281,9 @@ async function begin<T>(
   work: (tx: Sql) => Promise<T>,
   options: TransactionOptions,
 ): Promise<T> {
-  if ('sessionId' in context.place) throw new TypeError('begin() cannot nest: use SAVEPOINT');
+  const target = targetOfCall(context, options, 'begin() cannot nest: use SAVEPOINT');
   const { wire } = context;
-  const sessionId = await openSession(wire, context.connectionString, options.signal);
+  const sessionId = await openSession(wire, target, options.signal);
   // A page or process that goes away first ends the session then, not at the idle timeout.
   const forget = endAtExit(wire, sessionId);
   try {
@@ -300,11 +315,16 @@ async function begin<T>(
   }
 }
 
-/** A query function on `connectionString`'s server, through sqlgate at `url`. */
+/** A query function on `target`, through `wire`. @internal */
+export function sqlOn(wire: Wire, target: Target, defaults: ReadOptions): Sql {
+  return makeSql({ wire, target, place: target, defaults });
+}
+
+/** A query function on the options' target, through sqlgate at `url`. */
 export function sqlgate(options: SqlgateOptions): Sql {
-  const { url, connectionString, fetch: givenFetch, ...defaults } = options;
-  const wire = wireTo(url, givenFetch);
-  return makeSql({ wire, connectionString, place: { connectionString }, defaults });
+  const { url, fetch: givenFetch, connectionString, connection, authToken, ...defaults } = options;
+  const target = targetOf({ connectionString, connection, authToken });
+  return sqlOn(wireTo(url, givenFetch), target, defaults);
 }
 
 export type { TypeOverrides };

@@ -1,9 +1,10 @@
 /**
  * The requests the client sends to sqlgate (its docs/interface.md, "POST /sql" and "Sessions"):
- * one statement or a batch to POST /sql, in PostgreSQL's text, on the target of a connection
- * string or in a session; and the session's opening and end.
+ * one statement or a batch to POST /sql, in PostgreSQL's text, on a target (target.ts) or in a
+ * session; and the session's opening and end.
  */
 import { errorOfAnswer, SqlgateError } from './errors';
+import { sessionOpening, sqlHeaders, type Target } from './target';
 
 /** A column as sqlgate describes it: its name and its type's OID, by which its values are read. */
 export interface Field {
@@ -24,8 +25,8 @@ export interface TextResult {
   rowCount: number | null;
 }
 
-/** Where statements run: the connection string's target, or a session on it. */
-export type Place = { connectionString: string } | { sessionId: string };
+/** Where statements run: a target, or a session on it. */
+export type Place = Target | { sessionId: string };
 
 export interface Wire {
   /** sqlgate's base URL, without a trailing slash. */
@@ -54,10 +55,27 @@ export interface BatchOptions {
   deferrable?: boolean;
 }
 
-function placeHeaders(place: Place): Record<string, string> {
-  return 'sessionId' in place
-    ? { 'Sqlgate-Session': place.sessionId }
-    : { 'Neon-Connection-String': place.connectionString };
+function placeHeaders(place: Place): Promise<Record<string, string>> | Record<string, string> {
+  return 'sessionId' in place ? { 'Sqlgate-Session': place.sessionId } : sqlHeaders(place);
+}
+
+async function bodyOf(response: Response): Promise<unknown> {
+  const text = await response.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    // Not JSON (a proxy's error page): kept as text for the error.
+    return text;
+  }
+}
+
+/** The error of a refused answer; a 429's Retry-After kept, for the caller to wait that long. */
+async function refusal(response: Response): Promise<SqlgateError> {
+  return errorOfAnswer(
+    response.status,
+    await bodyOf(response),
+    response.headers.get('retry-after'),
+  );
 }
 
 async function send(
@@ -80,15 +98,8 @@ async function send(
       cause: error,
     });
   }
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // Not JSON (a proxy's error page): kept as text for the error.
-  }
-  if (!response.ok) throw errorOfAnswer(response.status, body);
-  return body;
+  if (!response.ok) throw await refusal(response);
+  return bodyOf(response);
 }
 
 const JSON_TEXT = { 'content-type': 'application/json', 'Neon-Raw-Text-Output': 'true' };
@@ -102,7 +113,7 @@ export async function runStatement(
 ): Promise<TextResult> {
   return (await send(wire, '/sql', {
     method: 'POST',
-    headers: { ...JSON_TEXT, 'Neon-Array-Mode': 'true', ...placeHeaders(place) },
+    headers: { ...JSON_TEXT, 'Neon-Array-Mode': 'true', ...(await placeHeaders(place)) },
     body: JSON.stringify(statement),
     ...(signal ? { signal } : {}),
   })) as TextResult;
@@ -114,10 +125,11 @@ export async function runStatement(
  */
 export async function streamStatement(
   wire: Wire,
-  connectionString: string,
+  target: Target,
   statement: Statement,
   signal?: AbortSignal,
 ): Promise<ReadableStream<Uint8Array>> {
+  const targetHeaders = await sqlHeaders(target);
   let response: Response;
   try {
     response = await wire.fetch(`${wire.url}/sql`, {
@@ -125,7 +137,7 @@ export async function streamStatement(
       headers: {
         ...JSON_TEXT,
         'Neon-Array-Mode': 'true',
-        'Neon-Connection-String': connectionString,
+        ...targetHeaders,
         accept: 'application/x-ndjson',
       },
       body: JSON.stringify(statement),
@@ -140,27 +152,20 @@ export async function streamStatement(
   const type = response.headers.get('content-type') ?? '';
   if (response.ok && type.startsWith('application/x-ndjson') && response.body) return response.body;
   // Refused or failed before its first row: a JSON answer, as without streaming.
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // kept as text for the error
-  }
-  throw errorOfAnswer(response.status, body);
+  throw await refusal(response);
 }
 
 /** Runs statements in order in one transaction; their answers in text. */
 export async function runBatch(
   wire: Wire,
-  connectionString: string,
+  target: Target,
   statements: Statement[],
   options: BatchOptions & { signal?: AbortSignal },
 ): Promise<TextResult[]> {
   const headers: Record<string, string> = {
     ...JSON_TEXT,
     'Neon-Array-Mode': 'true',
-    'Neon-Connection-String': connectionString,
+    ...(await sqlHeaders(target)),
   };
   if (options.isolationLevel) headers['Neon-Batch-Isolation-Level'] = options.isolationLevel;
   if (options.readOnly) headers['Neon-Batch-Read-Only'] = 'true';
@@ -174,16 +179,17 @@ export async function runBatch(
   return body.results;
 }
 
-/** Opens a session on the connection string's target; its id. */
+/** Opens a session on `target`; its id. */
 export async function openSession(
   wire: Wire,
-  connectionString: string,
+  target: Target,
   signal?: AbortSignal,
 ): Promise<string> {
+  const { headers, body: opening } = await sessionOpening(target);
   const body = (await send(wire, '/api/sessions', {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'Neon-Connection-String': connectionString },
-    body: '{}',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: opening,
     ...(signal ? { signal } : {}),
   })) as { sessionId: string };
   return body.sessionId;
