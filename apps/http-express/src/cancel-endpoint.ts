@@ -50,10 +50,29 @@ export function cancelsHere(
   body: unknown,
   targets?: ConfiguredTargets,
 ): boolean {
-  const read = requestOrRefusal(() => readCancelBody(body, targets));
+  const { sent, owner } = ownerOf(body);
+  const read = requestOrRefusal(() => readCancelBody(sent, targets));
   // A refused body cancels nothing (the process that received it answered the refusal).
   if (read instanceof RequestError) return false;
-  return service.cancelRequest(requestId, read.target).failure === undefined;
+  const login = owner === undefined ? read.target : { ...read.target, owner };
+  return service.cancelRequest(requestId, login).failure === undefined;
+}
+
+/**
+ * Who an admitted cancel is for (docs/decisions.md 12), carried with its body to every worker
+ * under a name no caller's body can hold (a NUL in a field's name is refused).
+ */
+const OWNER_FIELD = '\u0000owner';
+
+function withOwner(body: unknown, owner: string | undefined): unknown {
+  if (owner === undefined || typeof body !== 'object' || body === null) return body;
+  return { ...body, [OWNER_FIELD]: owner };
+}
+
+function ownerOf(body: unknown): { sent: unknown; owner?: string } {
+  if (typeof body !== 'object' || body === null || !(OWNER_FIELD in body)) return { sent: body };
+  const { [OWNER_FIELD]: owner, ...sent } = body as Record<string, unknown>;
+  return typeof owner === 'string' ? { sent, owner } : { sent };
 }
 
 export async function answerCancel(
@@ -76,7 +95,12 @@ export async function answerCancel(
   }
   let verdict: CancelVerdict;
   try {
-    verdict = await desk.cancel(String(req.params.requestId ?? ''), req.body, clientOf(req));
+    const owner = admission instanceof RequestError ? undefined : admission.owner;
+    verdict = await desk.cancel(
+      String(req.params.requestId ?? ''),
+      withOwner(req.body, owner),
+      clientOf(req),
+    );
   } catch (error) {
     writeInternalError(res, logger, error);
     return;

@@ -27,7 +27,7 @@ import {
   requestOrRefusal,
   type NeonRequest,
 } from './contract';
-import type { Access, Admission } from './access/admission';
+import { ownedTarget, type Access, type Admission } from './access/admission';
 import { httpStatusFor } from './http-status';
 import { BodyError, readJsonText, type BodyLimits } from './json-body';
 import { executeOptionsOf, serverTiming, writeJson } from './query-endpoint';
@@ -102,12 +102,17 @@ function rowObject(fields: readonly FieldDescription[], row: readonly unknown[])
   return object;
 }
 
-/** A statement's rows were cut by MAX_RESULT_BYTES: Neon answers 507 where rows would be lost. */
-function wasCut(results: readonly QueryExecutionResult[]): boolean {
-  return results.some((result) => result.truncated === true);
+/**
+ * Why a statement's rows were cut, if one's were: Neon answers 507 where rows would be lost, by
+ * MAX_RESULT_BYTES or by the credentials' maxRows (docs/decisions.md 12).
+ */
+function cutMessage(results: readonly QueryExecutionResult[]): string | undefined {
+  const cut = results.find((result) => result.truncated === true);
+  if (cut === undefined) return undefined;
+  return cut.truncatedBy === 'rows'
+    ? "response is too large (more rows than these credentials' maxRows)"
+    : 'response is too large (max is MAX_RESULT_BYTES)';
 }
-
-const TOO_LARGE = 'response is too large (max is MAX_RESULT_BYTES)';
 
 /** The status and JSON of a POST /sql answer. */
 function renderNeonAnswer(
@@ -122,7 +127,8 @@ function renderNeonAnswer(
   const results = batch
     ? (answer.results as QueryExecutionResult[])
     : [answer as unknown as QueryExecutionResult];
-  if (wasCut(results)) return { status: 507, json: neonError(TOO_LARGE, 'RESULT_TOO_LARGE') };
+  const cut = cutMessage(results);
+  if (cut !== undefined) return { status: 507, json: neonError(cut, 'RESULT_TOO_LARGE') };
   const shaped = results.map((result, index) =>
     neonResult(result, neon.arrayModes[index] ?? false),
   );
@@ -178,11 +184,18 @@ async function admitNeonQuery(
   }
   const name = requestOrRefusal(() => neonConnectionNameOf(req.headersDistinct));
   if (name instanceof RequestError) return name;
-  const query = (body as { query?: unknown } | null)?.query;
-  const admission = await access.admit(req, res, { connection: name, sql: query });
+  const admission = await access.admit(req, res, { connection: name, sql: neonTextsOf(body) });
   if (admission instanceof RequestError) return admission;
   const target = name === undefined ? undefined : admission.targets?.connections?.get(name);
   return target ? { admission, target } : { admission };
+}
+
+/** The SQL of a POST /sql body, for an allowlist: its query, or its batch's queries. */
+function neonTextsOf(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const { query, queries } = body as { query?: unknown; queries?: unknown };
+  if (!Array.isArray(queries)) return query;
+  return queries.map((item) => (item as { query?: unknown } | null)?.query);
 }
 
 /** Answers a POST /sql whose body is still to be read, once `access` admitted it. */
@@ -258,14 +271,14 @@ async function runNeonQuery(
       options,
     );
   } else {
-    const request: QueryRequest = { target: place.target, sql, options: read.options };
-    if (admission.identity) {
-      request.identity = admission.identity;
-      // No row limit is asked for here: the credentials' is the limit, past which the answer is a 507.
-      if (admission.rules?.maxRows !== undefined) request.options.maxRows = admission.rules.maxRows;
-      if (admission.rules?.timeoutMs !== undefined)
-        request.options.timeoutMs = admission.rules.timeoutMs;
-    }
+    const request: QueryRequest = {
+      target: ownedTarget(place.target, admission),
+      sql,
+      options: read.options,
+    };
+    // No row limit is asked for here: the credentials' is the limit (core), past which the
+    // answer is a 507.
+    if (admission.identity) request.identity = admission.identity;
     // A statement's rows as they arrive (sqlgate's NDJSON lines, values as text): the client's
     // stream(). A request that fails before its first row is answered as any other.
     if (typeof sql === 'string' && streamFormatOf(req.headers.accept) === 'ndjson') {

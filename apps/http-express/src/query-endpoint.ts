@@ -146,7 +146,8 @@ export function answerQuery(
  * received (docs/decisions.md 10.35).
  */
 export type RenderedAnswer =
-  { status: number; json: string; serverTiming?: string } | { internal: unknown };
+  | { status: number; json: string; serverTiming?: string; retryAfterSeconds?: number }
+  | { internal: unknown };
 
 /** A query's answer as JSON, with its status and Server-Timing. */
 export function renderAnswer(response: QueryServiceResponse): RenderedAnswer {
@@ -160,7 +161,13 @@ export function renderAnswer(response: QueryServiceResponse): RenderedAnswer {
       timings.executionMs,
       performance.now() - started,
     );
-    return { status: httpStatusFor(failure), json, serverTiming: timing };
+    const status = httpStatusFor(failure);
+    // A session's request refused by its credentials' rate (docs/decisions.md 12) says when to retry.
+    const retryAfter =
+      status === 429 ? (answer as { retryAfterSeconds?: unknown }).retryAfterSeconds : undefined;
+    return typeof retryAfter === 'number'
+      ? { status, json, serverTiming: timing, retryAfterSeconds: retryAfter }
+      : { status, json, serverTiming: timing };
   } catch (error) {
     // A body too large for one string, say: a defect of the bounds, never the caller's fault.
     return { internal: error };
@@ -183,6 +190,9 @@ export function writeRendered(res: ServerResponse, logger: Logger, rendered: Ren
   }
   if (rendered.serverTiming !== undefined) {
     setAnswerHeader(res, 'Server-Timing', rendered.serverTiming);
+  }
+  if (rendered.retryAfterSeconds !== undefined) {
+    setAnswerHeader(res, 'Retry-After', String(rendered.retryAfterSeconds));
   }
   if (rendered.json.length < WRITTEN_AS_BYTES_FROM) {
     writeJson(res, rendered.status, rendered.json);

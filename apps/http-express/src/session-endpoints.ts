@@ -144,13 +144,15 @@ export function sessionHandlers(
 
   return {
     openSession: async (req, res) => {
-      const request = readAdmitted(await access.admit(req, res, req.body), (body, targets) =>
-        readSessionOpenBody(
-          body,
-          service.sessionLimits.idleTimeoutMs,
-          targets,
-          singleHeader(req.headersDistinct, 'Neon-Connection-String'),
-        ),
+      const request = readAdmitted(
+        await access.admit(req, res, req.body, 'session'),
+        (body, targets) =>
+          readSessionOpenBody(
+            body,
+            service.sessionLimits.idleTimeoutMs,
+            targets,
+            singleHeader(req.headersDistinct, 'Neon-Connection-String'),
+          ),
       );
       const opened = await service.openSession(request, executeOptionsOf(res));
       writeRendered(res, logger, renderServiceAnswer(opened, 201));

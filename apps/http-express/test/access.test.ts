@@ -4,6 +4,7 @@
  * credentials' rules and limits, and what never leaks.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
@@ -30,6 +31,7 @@ const LIST_KEY = 'list-key-0123456789abcdef';
 const RATE_KEY = 'rate-key-0123456789abcdef';
 const SLOW_KEY = 'slow-key-0123456789abcdef';
 const FAST_KEY = 'fast-key-0123456789abcdef';
+const CAPPED_KEY = 'capped-key-0123456789abcdef';
 const LISTED_SQL = `SELECT count(*)::int AS n FROM ${NOTES}`;
 
 function loginUrl(name = LOGIN): string {
@@ -63,6 +65,7 @@ function configFile(): string {
         { id: 'rated', secret: RATE_KEY, ...rules, allow: 'read', rate: { rate: '10/h' } },
         { id: 'slow', secret: SLOW_KEY, ...rules, allow: 'read', concurrency: 1 },
         { id: 'fast', secret: FAST_KEY, ...rules, allow: 'read', rate: '10/s' },
+        { id: 'capped', secret: CAPPED_KEY, ...rules, allow: 'read', maxRows: 5 },
       ],
       jwt: { secret: JWT_SECRET, roleClaim: 'role', connections: ['app'], allow: 'all' },
     }),
@@ -310,6 +313,122 @@ describe("the credentials' rules", () => {
     });
     const rows = await alice.query(`SELECT body FROM ${NOTES} ORDER BY id`);
     expect(rows).toEqual([{ body: 'a1' }, { body: 'a2' }]);
+  });
+});
+
+describe('ways around the rules, found by a hostile pass, refused', () => {
+  it('refuses built-ins that run SQL text, which could leave the role inside them', async () => {
+    for (const text of [
+      `select query_to_xml('select set_config(''role'',''${LOGIN}'',true)', true, false, ''); select * from ${SECRET_TABLE}`,
+      `create aggregate pg_temp.esc(text, boolean) (sfunc = pg_catalog.set_config, stype = text, initcond = 'role'); select pg_temp.esc('${LOGIN}', true)`,
+    ]) {
+      const answer = await query({ connection: 'app', sql: text }, WRITE_KEY);
+      expect(answer.status).toBe(403);
+      expect(JSON.stringify(answer.body)).not.toContain('the login alone');
+    }
+  });
+
+  it('holds a /sql batch to the allowlist, and opens no session for it', async () => {
+    const batch = await fetch(`${server.url}/sql`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${LIST_KEY}`,
+        'Neon-Connection-String': 'postgresql://x@sqlgate.invalid/app',
+      },
+      body: JSON.stringify({ queries: [{ query: LISTED_SQL }, { query: 'SELECT 1' }] }),
+    });
+    expect(batch.status).toBe(403);
+    const session = await fetch(`${server.url}/api/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${LIST_KEY}` },
+      body: JSON.stringify({ connection: 'app' }),
+    });
+    expect(session.status).toBe(403);
+  });
+
+  it("holds a session to the credentials' maxRows, and its concurrency while it is open", async () => {
+    const open = (bearer: string) =>
+      fetch(`${server.url}/api/sessions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
+        body: JSON.stringify({ connection: 'app' }),
+      });
+    const capped = (await (await open(CAPPED_KEY)).json()) as Json;
+    const inSession = async (body: Record<string, unknown>) => {
+      const response = await fetch(`${server.url}/api/sessions/${capped.sessionId}/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, body: (await response.json()) as Json };
+    };
+    const rows = await inSession({ sql: 'SELECT generate_series(1, 50) AS n' });
+    expect(rows.body.rows).toHaveLength(5);
+    expect(rows.body.truncated).toBe(true);
+    expect((await inSession({ sql: 'SELECT 1', maxRows: 50 })).status).toBe(403);
+    await fetch(`${server.url}/api/sessions/${capped.sessionId}`, { method: 'DELETE' });
+
+    const held = (await (await open(SLOW_KEY)).json()) as Json;
+    expect((await query({ connection: 'app', sql: 'SELECT 1' }, SLOW_KEY)).status).toBe(429);
+    expect((await open(SLOW_KEY)).status).toBe(429);
+    await fetch(`${server.url}/api/sessions/${held.sessionId}`, { method: 'DELETE' });
+    expect((await query({ connection: 'app', sql: 'SELECT 1' }, SLOW_KEY)).status).toBe(200);
+  });
+
+  it("cancels only the same credentials' requests", async () => {
+    const requestId = `access-owner-${Date.now()}`;
+    const running = fetch(`${server.url}/api/query`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${WRITE_KEY}`,
+        'x-request-id': requestId,
+      },
+      body: JSON.stringify({ connection: 'app', sql: 'SELECT pg_sleep(0.5)' }),
+    });
+    // Until the request is answered: another key's cancel never reaches it.
+    const cancels: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const cancel = await fetch(`${server.url}/api/requests/${requestId}/cancel`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${READ_KEY}` },
+        body: JSON.stringify({ connection: 'app' }),
+      });
+      cancels.push(cancel.status);
+    }
+    expect(cancels.every((status) => status === 404)).toBe(true);
+    expect((await running).status).toBe(200);
+  });
+
+  it('refuses two Authorization headers, and a JWT whose signature is spelt otherwise', async () => {
+    const twice = await new Promise<number>((resolve, reject) => {
+      const request = httpRequest(
+        `${server.url}/api/query`,
+        {
+          method: 'POST',
+          headers: [
+            ['content-type', 'application/json'],
+            ['authorization', `Bearer ${READ_KEY}`],
+            ['authorization', `Bearer ${WRITE_KEY}`],
+          ].flat(),
+        },
+        (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        },
+      );
+      request.on('error', reject);
+      request.end(JSON.stringify({ connection: 'app', sql: 'SELECT 1' }));
+    });
+    expect(twice).toBe(400);
+    const good = await token({ sub: 'alice', role: WEB });
+    const last = good.at(-1) as string;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const index = alphabet.indexOf(last);
+    // A 32-byte signature leaves 2 spare bits in its last character: the next one decodes alike.
+    const respelt = good.slice(0, -1) + alphabet[(index & ~3) + ((index + 1) & 3)];
+    expect((await query({ connection: 'app', sql: 'SELECT 1' }, good)).status).toBe(200);
+    expect((await query({ connection: 'app', sql: 'SELECT 1' }, respelt)).status).toBe(401);
   });
 });
 

@@ -7,7 +7,9 @@ import { roleChangeIn } from './parser/role-guard';
 import type { ParsedStatement } from './parser/types';
 import type { CacheScope, Connection } from './ports/connections';
 import type { PortFailure } from './ports/settled';
-import type { RequestIdentity } from './request';
+import { UNLIMITED_ROWS, type QueryOptions, type RequestIdentity } from './request';
+import { StatementContext } from './parser/statement-context';
+import { fieldsOf, walkTree } from './parser/tree';
 
 /** What `may: 'write'` runs besides reads: statements that read or change rows, never DDL. */
 const DATA_STATEMENTS = new Set([
@@ -70,7 +72,37 @@ function isRead(statement: ParsedStatement): boolean {
 function changesRowsOnly(statement: ParsedStatement): boolean {
   const { statementClass, keyword } = statement;
   if (statementClass === 'transaction-control') return true;
-  return statementClass === 'write' && DATA_STATEMENTS.has(keyword);
+  return statementClass === 'write' && DATA_STATEMENTS.has(keyword) && !createsTable(statement);
+}
+
+/** `SELECT ... INTO`, anywhere in the statement (a CTE, EXPLAIN ANALYZE): it creates a table. */
+function createsTable(statement: ParsedStatement): boolean {
+  const tree = new StatementContext(statement.text).syntaxTree();
+  if (tree === null) return true;
+  let found = false;
+  walkTree(tree, (key, fields) => {
+    if (key === 'SelectStmt' && fieldsOf(fields, 'intoClause') !== null) found = true;
+    return !found;
+  });
+  return found;
+}
+
+/**
+ * The identity's maxRows and timeoutMs: a request's defaults, and the most it may ask for; more is
+ * refused, never silently lowered. A request asking for no row limit (UNLIMITED_ROWS) gets the
+ * identity's.
+ */
+export function capToIdentity(options: QueryOptions, identity: RequestIdentity): void {
+  for (const name of ['maxRows', 'timeoutMs'] as const) {
+    const cap = identity[name];
+    if (cap === undefined) continue;
+    const asked = options[name];
+    if (asked === undefined || (name === 'maxRows' && asked === UNLIMITED_ROWS)) {
+      options[name] = cap;
+    } else if (asked > cap) {
+      throw codedError(ErrorCodes.FORBIDDEN, `'${name}' is at most ${cap} for these credentials`);
+    }
+  }
 }
 
 /** A role name PostgreSQL can hold; FORBIDDEN otherwise (a JWT's claim may be anything). */

@@ -46,6 +46,7 @@ export type {
   QueryRequest,
   BatchStatement,
   RequestIdentity,
+  SessionAdmission,
   RequestOrRefusal,
   SessionOpenRequest,
   SessionQuery,
@@ -90,3 +91,4 @@ export type {
   RequestObserver,
   StatementEvent,
 } from './ports/request-observer';
+export { UNLIMITED_ROWS } from './request';

@@ -39,6 +39,25 @@ export interface RequestIdentity {
   claims?: string;
   /** The statements the credentials may run: reads, reads and data changes, or any. */
   may: 'read' | 'write' | 'all';
+  /** Rows per statement: the default, and the most a request may ask for. */
+  maxRows?: number;
+  /** Milliseconds a request may run: the default, and the most a request may ask for. */
+  timeoutMs?: number;
+}
+
+/** `maxRows` of a request that asks for no row limit (POST /sql): an identity's still applies. */
+export const UNLIMITED_ROWS = Number.MAX_SAFE_INTEGER;
+
+/**
+ * How a session opened with credentials lets its requests in (docs/decisions.md 12): the session
+ * id is their credential, but the credentials' rate still counts them, and the session holds one
+ * of their concurrency slots until it ends.
+ */
+export interface SessionAdmission {
+  /** Refuses a request of the session (its rate used up), or lets it in. */
+  eachRequest(): Promise<RequestError | undefined>;
+  /** The session ended: what it held is given back. */
+  ended(): void;
 }
 
 /** One statement of a batch and the values bound to its $1, $2, …. */
@@ -74,6 +93,8 @@ export interface SessionOpenRequest {
   target: ConnectionTarget;
   /** Who the session's statements run as, set when it opens; absent: the target's login. */
   identity?: RequestIdentity;
+  /** How its requests are let in, when credentials opened it. */
+  admission?: SessionAdmission;
   /** At most the service's `sessionLimits.idleTimeoutMs`, which also applies when absent. */
   idleTimeoutMs?: number;
   warnings?: string[];

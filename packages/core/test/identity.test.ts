@@ -4,6 +4,7 @@
  */
 import { RequestError } from '../src/errors';
 import {
+  capToIdentity,
   identitySetup,
   refuseBeyondIdentity,
   refuseUnusableRole,
@@ -11,7 +12,7 @@ import {
 } from '../src/identity';
 import { planExecution } from '../src/execution/plan';
 import { loadParser, parseSql, roleChangeIn } from '../src/parser';
-import type { RequestIdentity } from '../src/request';
+import { UNLIMITED_ROWS, type QueryOptions, type RequestIdentity } from '../src/request';
 import { defaults } from './execution/fixtures';
 
 beforeAll(async () => {
@@ -62,6 +63,16 @@ describe('roleChangeIn', () => {
     'ALTER FUNCTION f() SET role = x',
     'ALTER ROLE web_anon SET role = app_login',
     'SET ROLE', // unreadable: the grammar refuses it, and its reach is unknown
+    "SELECT query_to_xml('select set_config(''role'', ''x'', true)', true, false, '')",
+    "SELECT pg_catalog.query_to_xmlschema('select 1', true, false, '')",
+    "SELECT * FROM ts_stat('select to_tsvector(set_config(''role'', ''x'', true))')",
+    "SELECT ts_rewrite('a'::tsquery, 'select 1')",
+    "SELECT \"query_to_xml\"('select 1', true, false, '')",
+    "CREATE AGGREGATE pg_temp.esc(text, boolean) (sfunc = pg_catalog.set_config, stype = text, initcond = 'role')",
+    'CREATE OPERATOR pg_temp.### (function = set_config, leftarg = text, rightarg = text)',
+    "SELECT set_config('app.x', '1', true), 'set_config'::regproc, set_config",
+    "SELECT U&\"\\0071uery_to_xml\"('select 1', true, false, '')",
+    'SELECT 1 FROM U&"t"',
   ])('refuses %s', (sql) => {
     expect(changeIn(sql)).toEqual(expect.any(String));
   });
@@ -114,9 +125,13 @@ describe('refuseBeyondIdentity', () => {
       'DROP TABLE t',
       'TRUNCATE t',
       'GRANT ALL ON t TO x',
+      'SELECT * INTO TABLE pg_temp.x FROM t',
+      'WITH a AS (SELECT 1) SELECT * INTO y FROM a',
+      'EXPLAIN ANALYZE SELECT * INTO z FROM t',
     ]) {
       expect(refusal(sql, write)).toMatchObject({ code: 'FORBIDDEN' });
     }
+    expect(refusal('SELECT * FROM t FOR UPDATE', write)).toBeUndefined();
   });
 
   it('refuses a way out of the role whatever the credentials may run, naming the statement', () => {
@@ -188,4 +203,29 @@ it('scopes cached results by role and claims', () => {
     4,
   );
   expect(a).toMatchObject({ server: 's', database: 'd' });
+});
+
+describe('capToIdentity', () => {
+  const identity: RequestIdentity = { may: 'all', maxRows: 100, timeoutMs: 5000 };
+  const options = (more: Partial<QueryOptions> = {}): QueryOptions => ({
+    rowMode: 'object',
+    readOnly: false,
+    dryRun: false,
+    ...more,
+  });
+
+  it("gives a request the identity's caps when it asks for none, or for no row limit", () => {
+    for (const asked of [options(), options({ maxRows: UNLIMITED_ROWS })]) {
+      capToIdentity(asked, identity);
+      expect(asked).toMatchObject({ maxRows: 100, timeoutMs: 5000 });
+    }
+  });
+
+  it('keeps what a request asks for within the caps, and refuses more', () => {
+    const within = options({ maxRows: 10, timeoutMs: 10 });
+    capToIdentity(within, identity);
+    expect(within).toMatchObject({ maxRows: 10, timeoutMs: 10 });
+    expect(() => capToIdentity(options({ maxRows: 101 }), identity)).toThrow(/at most 100/);
+    expect(() => capToIdentity(options({ timeoutMs: 5001 }), identity)).toThrow(/at most 5000/);
+  });
 });

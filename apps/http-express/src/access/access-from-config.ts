@@ -46,7 +46,7 @@ export function accessFromConfig(
 }
 
 /** Each connection's target carries its name: its pool, stats and logs show that name. */
-function connectionTargetsOf(config: AccessConfig): ReadonlyMap<string, ConnectionTarget> {
+export function connectionTargetsOf(config: AccessConfig): ReadonlyMap<string, ConnectionTarget> {
   return new Map(
     [...config.connections].map(([name, connection]) => [name, { ...connection.target, name }]),
   );

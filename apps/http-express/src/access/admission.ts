@@ -7,6 +7,8 @@
  * 3. the connection must be one its rules name, and an allowlisted key's SQL one of its queries
  *    (403 FORBIDDEN);
  * 4. its rate and concurrency (429 RATE_LIMITED, with Retry-After).
+ * A session opened so holds one concurrency slot until it ends, and each of its requests takes a
+ * token of the rate; an allowlist cannot hold a session to its queries, so it opens none.
  * A refusal is a RequestError that the endpoint hands its use case, which answers it as any
  * refused request.
  */
@@ -15,31 +17,38 @@ import {
   codedError,
   ErrorCodes,
   RequestError,
+  retryAfterSeconds,
   SqlgateError,
+  type ConcurrencySlot,
   type ConnectionTarget,
   type LimitStore,
-  type QueryOptions,
   type QueryRequest,
+  type RateRule,
   type RequestIdentity,
   type RequestOrRefusal,
+  type SessionAdmission,
   type SessionOpenRequest,
 } from '@sqlgate/core';
 import { answerHeader } from '../answer-headers';
 import { requestOrRefusal, type ConfiguredTargets } from '../contract';
-import type { AccessRules } from './config-file';
 import type { Caller } from './credentials';
 
 /** What an admitted request runs with. */
 export interface Admission {
-  /** The targets its body may use: the server's default, or the named connection admitted. */
+  /** The targets its body may use: the server's default, or the named connections. */
   targets: ConfiguredTargets | undefined;
-  /** Who its statements run as; absent for the SPEC form. */
+  /** Who its statements run as, within which caps; absent for the SPEC form. */
   identity?: RequestIdentity;
-  /** Its credentials' caps on maxRows and timeoutMs; absent for the SPEC form. */
-  rules?: AccessRules;
+  /** Who it runs for (`key:<id>`, `jwt:<sub>`): only the same may cancel it by id. */
+  owner?: string;
+  /** How a session it opens lets its requests in (`admit(..., 'session')`). */
+  session?: SessionAdmission;
   /** The body, with the SQL text of an allowlisted `queryId` in place of the id. */
   body: unknown;
 }
+
+/** What is admitted: one request, or a session whose requests come later. */
+export type AdmissionPurpose = 'request' | 'session';
 
 /** Why a request was refused, for the metrics and the log (never a secret). */
 export type RefusalReason = 'unauthorized' | 'forbidden' | 'rate_limited' | 'concurrency_limited';
@@ -74,6 +83,7 @@ export interface Access {
     req: IncomingMessage,
     res: ServerResponse,
     body: unknown,
+    purpose?: AdmissionPurpose,
   ): RequestOrRefusal<Admission> | Promise<RequestOrRefusal<Admission>>;
   /**
    * Every target an admitted body may name, to read such a body again where admission already
@@ -86,8 +96,8 @@ export interface Access {
 export function createAccess(options: AccessOptions): Access {
   return {
     targets: { ...options.defaultTargets, connections: options.connectionTargets },
-    admit: (req, res, body) =>
-      admit(options, req, res, body).catch((error: unknown) => {
+    admit: (req, res, body, purpose = 'request') =>
+      admit(options, req, res, body, purpose).catch((error: unknown) => {
         if (error instanceof RequestError) return error;
         throw error;
       }),
@@ -106,35 +116,30 @@ export function directAccess(defaultTargets?: ConfiguredTargets): Access {
 }
 
 /**
- * A body read as admitted: on the admitted target, as the credentials' identity, and a query
- * within their caps. A query asking for more rows or time than the caps allow is refused, never
- * silently given less.
+ * A body read as admitted: on the admitted target, for its owner, as the credentials' identity
+ * (core holds it to their caps), and a session with its admission.
  */
 export function readAdmitted<T extends QueryRequest | SessionOpenRequest>(
   admission: RequestOrRefusal<Admission>,
   read: (body: unknown, targets: ConfiguredTargets | undefined) => T,
 ): RequestOrRefusal<T> {
   if (admission instanceof RequestError) return admission;
-  return requestOrRefusal(() => {
+  const read_ = requestOrRefusal(() => {
     const request = read(admission.body, admission.targets);
     if (admission.identity === undefined) return request;
     request.identity = admission.identity;
-    if ('options' in request && admission.rules) capOptions(request.options, admission.rules);
+    request.target = ownedTarget(request.target, admission);
+    if (admission.session && !('options' in request)) request.admission = admission.session;
     return request;
   });
+  // A session refused while its body was read holds nothing.
+  if (read_ instanceof RequestError) admission.session?.ended();
+  return read_;
 }
 
-/** The credentials' maxRows and timeoutMs: the request's defaults, and the most it may ask. */
-function capOptions(options: QueryOptions, rules: AccessRules): void {
-  for (const name of ['maxRows', 'timeoutMs'] as const) {
-    const cap = rules[name];
-    if (cap === undefined) continue;
-    const asked = options[name];
-    if (asked === undefined) options[name] = cap;
-    else if (asked > cap) {
-      throw forbidden(`'${name}' is at most ${cap} for these credentials`);
-    }
-  }
+/** The target with its owner, when credentials admitted it. */
+export function ownedTarget(target: ConnectionTarget, admission: Admission): ConnectionTarget {
+  return admission.owner === undefined ? target : { ...target, owner: admission.owner };
 }
 
 async function admit(
@@ -142,7 +147,12 @@ async function admit(
   req: IncomingMessage,
   res: ServerResponse,
   body: unknown,
+  purpose: AdmissionPurpose,
 ): Promise<Admission> {
+  // Node keeps the first of two; a proxy may check the last. Neither is guessed.
+  if ((req.headersDistinct.authorization?.length ?? 0) > 1) {
+    throw new RequestError(ErrorCodes.INVALID_REQUEST, 'Send one Authorization header');
+  }
   const authorization = req.headers.authorization;
   const fields = fieldsOf(body);
   if (authorization === undefined && fields.connection === undefined) {
@@ -161,13 +171,60 @@ async function admit(
   }
   const caller = await authenticated(options, res, authorization);
   refuseForeignConnection(options, res, caller, fields.connection);
-  const admittedBody = allowedBody(options, res, caller, body, fields);
-  await takeLimits(options, res, caller);
-  return {
+  const admitted: Admission = {
     targets: { connections: options.connectionTargets },
     identity: identityOf(caller),
-    rules: caller.rules,
-    body: admittedBody,
+    owner: caller.limitKey,
+    body,
+  };
+  if (purpose === 'session') {
+    refuseAllowlistedSession(options, res, caller);
+    admitted.session = await sessionAdmission(options, res, caller);
+    return admitted;
+  }
+  admitted.body = allowedBody(options, res, caller, body, fields);
+  await takeLimits(options, res, caller);
+  return admitted;
+}
+
+/** An allowlist holds requests to its queries; a session's requests could run anything. */
+function refuseAllowlistedSession(
+  options: AccessOptions,
+  res: ServerResponse,
+  caller: Caller,
+): void {
+  if (typeof caller.rules.allow === 'string') return;
+  throw refusal(
+    options,
+    res,
+    'forbidden',
+    caller.id,
+    forbidden('These credentials run only the queries of their allowlist, which opens no session'),
+  );
+}
+
+/**
+ * A session's share of the caller's limits: a token of the rate now and one for each of its
+ * requests, and one concurrency slot while it is open.
+ */
+async function sessionAdmission(
+  options: AccessOptions,
+  res: ServerResponse,
+  caller: Caller,
+): Promise<SessionAdmission> {
+  const { rate, concurrency } = caller.rules;
+  if (rate) await takeRate(options, res, caller);
+  let slot: ConcurrencySlot | undefined;
+  if (concurrency !== undefined) slot = await enterSlot(options, res, caller, concurrency);
+  return {
+    eachRequest: async () => {
+      if (!rate) return undefined;
+      const taken = await options.limits.take(`rate:${caller.limitKey}`, rate);
+      if (taken.ok) return undefined;
+      options.refused?.('rate_limited', caller.id);
+      return rateLimited('rate_limited', taken.retryAfterMs);
+    },
+    ended: () => slot?.release(),
   };
 }
 
@@ -284,8 +341,12 @@ function allowedBody(
     const { queryId: _id, ...rest } = body as Record<string, unknown>;
     return { ...rest, sql: text };
   }
-  // A missing sql is the reader's to refuse (MISSING_FIELDS), with the body's other mistakes.
-  if (sql !== undefined && sql !== '' && !(typeof sql === 'string' && allow.queries.has(sql))) {
+  // A missing sql is the reader's to refuse (MISSING_FIELDS), with the body's other mistakes. A
+  // list is a batch of POST /sql: each of its texts must be one of the queries.
+  const texts = Array.isArray(sql) ? sql : [sql];
+  const allowed = (text: unknown) =>
+    text === undefined || text === '' || (typeof text === 'string' && allow.queries.has(text));
+  if (!texts.every(allowed)) {
     throw refusal(
       options,
       res,
@@ -299,29 +360,44 @@ function allowedBody(
   return body;
 }
 
-/** Retry-After in whole seconds, at least one (docs/decisions.md 12). */
-function retryAfterSeconds(ms: number): number {
-  return Math.max(1, Math.ceil(ms / 1000));
-}
-
-/** Takes a token of the caller's rate and a slot of its concurrency, given back when `res` closes. */
+/**
+ * Takes a token of the caller's rate and a slot of its concurrency, the slot given back when `res`
+ * closes.
+ */
 async function takeLimits(
   options: AccessOptions,
   res: ServerResponse,
   caller: Caller,
 ): Promise<void> {
   const { rate, concurrency } = caller.rules;
-  if (rate) {
-    const taken = await options.limits.take(`rate:${caller.limitKey}`, rate);
-    if (!taken.ok) throw limited(options, res, caller, 'rate_limited', taken.retryAfterMs);
+  if (rate) await takeRate(options, res, caller);
+  if (concurrency === undefined) return;
+  const slot = await enterSlot(options, res, caller, concurrency);
+  if (res.closed) slot.release();
+  else res.once('close', () => slot.release());
+}
+
+async function takeRate(
+  options: AccessOptions,
+  res: ServerResponse,
+  caller: Caller,
+): Promise<void> {
+  const rate = caller.rules.rate as RateRule;
+  const taken = await options.limits.take(`rate:${caller.limitKey}`, rate);
+  if (!taken.ok) throw limited(options, res, caller, 'rate_limited', taken.retryAfterMs);
+}
+
+async function enterSlot(
+  options: AccessOptions,
+  res: ServerResponse,
+  caller: Caller,
+  concurrency: number,
+): Promise<ConcurrencySlot> {
+  const entered = await options.limits.enter(`concurrency:${caller.limitKey}`, concurrency);
+  if (!entered.ok) {
+    throw limited(options, res, caller, 'concurrency_limited', entered.retryAfterMs);
   }
-  if (concurrency !== undefined) {
-    const entered = await options.limits.enter(`concurrency:${caller.limitKey}`, concurrency);
-    if (!entered.ok)
-      throw limited(options, res, caller, 'concurrency_limited', entered.retryAfterMs);
-    if (res.closed) entered.slot.release();
-    else res.once('close', () => entered.slot.release());
-  }
+  return entered.slot;
 }
 
 function limited(
@@ -331,19 +407,22 @@ function limited(
   reason: 'rate_limited' | 'concurrency_limited',
   retryAfterMs: number,
 ): RequestError {
+  const refused = rateLimited(reason, retryAfterMs);
+  res.setHeader('Retry-After', String(refused.body['retryAfterSeconds']));
+  return refusal(options, res, reason, caller.id, refused);
+}
+
+/** RATE_LIMITED, saying when to retry: whole seconds, at least one (docs/decisions.md 12). */
+function rateLimited(
+  reason: 'rate_limited' | 'concurrency_limited',
+  retryAfterMs: number,
+): RequestError {
   const seconds = retryAfterSeconds(retryAfterMs);
-  res.setHeader('Retry-After', String(seconds));
   const what = reason === 'rate_limited' ? 'rate' : 'number of requests at once';
-  return refusal(
-    options,
-    res,
-    reason,
-    caller.id,
-    new RequestError(
-      ErrorCodes.RATE_LIMITED,
-      `These credentials reached their ${what}; retry in ${seconds} s`,
-      { code: ErrorCodes.RATE_LIMITED, retryAfterSeconds: seconds },
-    ),
+  return new RequestError(
+    ErrorCodes.RATE_LIMITED,
+    `These credentials reached their ${what}; retry in ${seconds} s`,
+    { code: ErrorCodes.RATE_LIMITED, retryAfterSeconds: seconds },
   );
 }
 
@@ -352,6 +431,9 @@ function identityOf(caller: Caller): RequestIdentity {
   const may = typeof allow === 'string' ? allow : 'all';
   const identity: RequestIdentity = { may };
   if (caller.role !== undefined) identity.role = caller.role;
+  const { maxRows, timeoutMs } = caller.rules;
+  if (maxRows !== undefined) identity.maxRows = maxRows;
+  if (timeoutMs !== undefined) identity.timeoutMs = timeoutMs;
   // A key's requests get claims too, `{"key": id, "role": ...}`: a policy reading
   // request.jwt.claims as JSON must never meet the empty text an earlier transaction left.
   identity.claims = JSON.stringify(

@@ -8,6 +8,7 @@ import type { ServerResponse } from 'node:http';
 import type { QueryService } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { cancelsHere, type CancelDesk } from '../cancel-endpoint';
+import type { ConfiguredTargets } from '../contract';
 import type { CancelVerdict } from '../cancel-limit';
 import { DisconnectSignal } from '../disconnect-signal';
 import type { Observability } from '../observability/request-observation';
@@ -34,6 +35,8 @@ export interface WorkerRoutingOptions {
   observability: Observability | undefined;
   /** The primary's wait for a forwarded session request (sessionRequestTimeoutMs). */
   sessionRequestTimeoutMs: number;
+  /** The targets a cancel's body may name: CONFIG_FILE's connections (docs/decisions.md 12). */
+  cancelTargets?: ConfiguredTargets;
 }
 
 export class WorkerRouting implements CancelDesk, SessionsElsewhere {
@@ -45,8 +48,10 @@ export class WorkerRouting implements CancelDesk, SessionsElsewhere {
   private readonly logger: Logger;
   private readonly observability: Observability | undefined;
   private readonly sessionRequestTimeoutMs: number;
+  private readonly cancelTargets: ConfiguredTargets | undefined;
 
   constructor(options: WorkerRoutingOptions) {
+    this.cancelTargets = options.cancelTargets;
     this.primary = options.primary;
     this.service = options.service;
     this.logger = options.logger;
@@ -90,7 +95,7 @@ export class WorkerRouting implements CancelDesk, SessionsElsewhere {
       holdsSession: ({ sessionId }) => ({ holds: this.service.knowsSession(sessionId) }),
       runSessionRequest: (request) => this.run(request),
       cancelLocal: ({ requestId, body }) => ({
-        cancelled: cancelsHere(this.service, requestId, body),
+        cancelled: cancelsHere(this.service, requestId, body, this.cancelTargets),
       }),
     };
   }

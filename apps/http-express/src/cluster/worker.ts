@@ -7,6 +7,7 @@
 import { MemoryCacheStore } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import type { ServerConfig } from '../config';
+import { connectionTargetsOf } from '../access/access-from-config';
 import { createObservability } from '../observability';
 import { createServiceFromConfig, startServer, type RunningServer } from '../server';
 import { ClusterCounters } from './cluster-counters';
@@ -90,6 +91,9 @@ export async function runWorker(config: ServerConfig, logger: Logger): Promise<R
     logger,
     observability: observability.watcher,
     sessionRequestTimeoutMs: sessionRequestTimeoutMs(config.sessionMaxLifetimeMs),
+    ...(config.access
+      ? { cancelTargets: { connections: connectionTargetsOf(config.access) } }
+      : {}),
   });
 
   await channel.request('join', {}, JOIN_TIMEOUT_MS);

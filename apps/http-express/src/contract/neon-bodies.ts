@@ -4,7 +4,13 @@
  * `@neondatabase/serverless` driver, and the ORMs built on it, send these.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import type { BatchStatement, ConnectionTarget, IsolationLevel, QueryOptions } from '@sqlgate/core';
+import {
+  UNLIMITED_ROWS,
+  type BatchStatement,
+  type ConnectionTarget,
+  type IsolationLevel,
+  type QueryOptions,
+} from '@sqlgate/core';
 import { compileShape } from './body-shape';
 import { connectionTargetOf } from './connection-string';
 import { invalid, refuseUnsendableParams } from './sendable-values';
@@ -189,7 +195,7 @@ export function readNeonRequest(
   const options: QueryOptions = {
     // No row limit but the result's bytes (MAX_RESULT_BYTES): past it the answer is a 507, as
     // Neon's, never rows silently dropped.
-    maxRows: Number.MAX_SAFE_INTEGER,
+    maxRows: UNLIMITED_ROWS,
     rowMode: 'array',
     readOnly: false,
     dryRun: false,

@@ -90,8 +90,8 @@ export class RunningRequests {
  * One digest of the whole login (not sslMode), compared in constant time; an absent password
  * differs from an empty one.
  */
-function loginDigestOf({ host, port, user, database, password }: ConnectionTarget): Buffer {
+function loginDigestOf({ host, port, user, database, password, owner }: ConnectionTarget): Buffer {
   return createHash('sha256')
-    .update(JSON.stringify([host, port, user, database, password ?? null]))
+    .update(JSON.stringify([host, port, user, database, password ?? null, owner ?? null]))
     .digest();
 }

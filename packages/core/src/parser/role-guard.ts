@@ -7,13 +7,36 @@
  *   any spelling, also as a function's or a role's `SET` clause; `RESET ALL`; `DISCARD ALL`;
  * - `set_config()` of those settings, or of a name that is not a plain string literal;
  * - an `UPDATE` of `pg_settings` (its rule calls set_config());
- * - code whose body the parser cannot see into: `DO` blocks, `CREATE FUNCTION` / `PROCEDURE`.
+ * - `set_config` named anywhere but in a call checked above (an aggregate's or operator's
+ *   function, a cast's);
+ * - built-ins that run SQL text given as a value (`query_to_xml()`, `ts_stat()`...): the guard
+ *   cannot read that text;
+ * - code whose body the parser cannot see into: `DO` blocks, `CREATE FUNCTION` / `PROCEDURE`;
+ * - a `U&"..."` name, which may spell any of the above in escapes.
  * A statement PostgreSQL's grammar cannot read is refused too: its reach is unknown.
  */
 import { fieldsOf, listOf, stringOf, unwrapNode, walkTree } from './tree';
 import { StatementContext } from './statement-context';
 import { updatesSettingsView } from './settings-view';
 import type { ParsedStatement } from './types';
+
+/**
+ * Built-ins that run SQL text they are given (PostgreSQL 15's catalog, and dblink's): a statement
+ * naming one is refused, whatever the text holds.
+ */
+const SQL_TEXT_RUNNERS = new Set([
+  'query_to_xml',
+  'query_to_xmlschema',
+  'query_to_xml_and_xmlschema',
+  'cursor_to_xml',
+  'cursor_to_xmlschema',
+  'ts_stat',
+  'ts_rewrite',
+  'dblink',
+  'dblink_exec',
+  'dblink_open',
+  'dblink_send_query',
+]);
 
 /** Words without which a statement can do none of the above (a prefilter: no syntax tree needed). */
 const RISKY_NAMES = new Set([
@@ -45,28 +68,56 @@ const OPAQUE_CODE: Readonly<Record<string, string>> = {
  */
 export function roleChangeIn(statement: ParsedStatement): string | undefined {
   const context = new StatementContext(statement.text);
-  if (!mentionsRiskyName(context)) return undefined;
+  const names = namesOf(context);
+  if (names.escaped) return 'a U&"..." name';
+  if (names.runsSqlText !== undefined) return `${names.runsSqlText}(), which runs SQL text`;
+  if (!names.risky) return undefined;
   const tree = context.syntaxTree();
   if (tree === null) return 'a statement the parser cannot read';
   if (updatesSettingsView(context)) return 'an UPDATE of pg_settings';
   let found: string | undefined;
+  let setConfigCalls = 0;
   walkTree(tree, (key, fields) => {
     if (found !== undefined) return false;
+    if (key === 'FuncCall' && isSetConfigCall(fields)) setConfigCalls += 1;
     found = OPAQUE_CODE[key] ?? roleChangeOfNode(key, fields);
     return found === undefined;
   });
+  if (found === undefined && setConfigCalls < names.setConfig) {
+    return 'set_config named other than in a call';
+  }
   return found;
 }
 
-function mentionsRiskyName(context: StatementContext): boolean {
+/** What the statement's names show before its tree is read. */
+function namesOf(context: StatementContext): {
+  risky: boolean;
+  escaped: boolean;
+  runsSqlText: string | undefined;
+  setConfig: number;
+} {
+  const names = {
+    risky: false,
+    escaped: false,
+    runsSqlText: undefined as string | undefined,
+    setConfig: 0,
+  };
   for (let i = 0; i < context.length; i++) {
-    const kind = context.kind(i);
-    // U&"..." names any word in escapes; take it as risky rather than decode it here.
-    if (kind === 'quoted-ident' && context.letterAt(i) === 'u') return true;
-    const name = context.identifierName(i);
-    if (name !== undefined && RISKY_NAMES.has(name.toLowerCase())) return true;
+    // U&"..." names any word in escapes: refused rather than decoded here.
+    if (context.kind(i) === 'quoted-ident' && context.letterAt(i) === 'u') names.escaped = true;
+    const name = context.identifierName(i)?.toLowerCase();
+    if (name === undefined) continue;
+    if (RISKY_NAMES.has(name)) names.risky = true;
+    if (name === 'set_config') names.setConfig += 1;
+    if (SQL_TEXT_RUNNERS.has(name)) names.runsSqlText ??= name;
   }
-  return false;
+  return names;
+}
+
+function isSetConfigCall(fields: Readonly<Record<string, unknown>>): boolean {
+  const parts = listOf(fields, 'funcname');
+  const last = stringOf(fieldsOf(parts[parts.length - 1], 'String'), 'sval');
+  return last?.toLowerCase() === 'set_config';
 }
 
 function roleChangeOfNode(
@@ -89,10 +140,7 @@ function roleChangeOfNode(
 
 /** set_config(name, ...) naming a protected setting, or naming it other than by a plain literal. */
 function setConfigChange(fields: Readonly<Record<string, unknown>>): string | undefined {
-  const nameParts = listOf(fields, 'funcname').map((part) =>
-    stringOf(fieldsOf(part, 'String'), 'sval'),
-  );
-  if (nameParts[nameParts.length - 1]?.toLowerCase() !== 'set_config') return undefined;
+  if (!isSetConfigCall(fields)) return undefined;
   const first = unwrapNode(listOf(fields, 'args')[0]);
   const literal =
     first?.kind === 'A_Const' ? stringOf(fieldsOf(first.fields, 'sval'), 'sval') : undefined;

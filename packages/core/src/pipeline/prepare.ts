@@ -5,7 +5,7 @@
  */
 import { ErrorCodes, RequestError, SqlgateError } from '../errors';
 import { isCopyFromStdin } from '../execution/copy-from';
-import { refuseBeyondIdentity, refuseUnusableRole } from '../identity';
+import { capToIdentity, refuseBeyondIdentity, refuseUnusableRole } from '../identity';
 import { ABORTED_BEFORE_START_MESSAGE } from '../execution/response';
 import { loadParser, parserLoaded, type ParsedStatement } from '../parser';
 import type { ConnectionTarget } from '../ports/connections';
@@ -137,7 +137,10 @@ function checkStatements(
   if (run.mode.kind === 'copy-from') refuseAsCopyFrom(statements, request);
   const identity =
     run.mode.kind === 'session' ? run.mode.inSession.session.identity : request.identity;
-  if (identity) refuseBeyondIdentity(statements, identity);
+  if (identity) {
+    refuseBeyondIdentity(statements, identity);
+    capToIdentity(request.options, identity);
+  }
 }
 
 /** POST /api/copy runs one COPY ... FROM STDIN, and no option a COPY would silently ignore. */

@@ -18,6 +18,11 @@ export interface ConnectionTarget {
    * own, and stats, logs and metrics name it by this, never by its host and login.
    */
   name?: string;
+  /**
+   * Who a request on a named connection runs for (an API key's id, a JWT's subject): only the same
+   * may cancel it by its id. Not part of its pool.
+   */
+  owner?: string;
   /** The server's name as the caller gave it: TLS checks the certificate against it; `poolId` shows it. */
   host: string;
   /** The address a `TargetPolicy` resolved and checked: connected to instead of resolving `host`. */

@@ -12,7 +12,7 @@ import type { Clock } from '../ports/clock';
 import { poolIdOf, type ConnectionProvider, type ConnectionTarget } from '../ports/connections';
 import type { Settled } from '../ports/settled';
 import { runAsIdentity } from '../identity';
-import type { RequestIdentity } from '../request';
+import type { SessionOpenRequest } from '../request';
 import { PinnedConnection } from './pinned-connection';
 import { Session, type SessionEnd } from './session';
 
@@ -110,9 +110,13 @@ export class SessionRegistry {
     signal?: AbortSignalLike,
     /** A cancel by request id (docs/decisions.md 10.26) gives up the wait as well. */
     cancel?: CancelHandle,
-    /** Who the session's statements run as, set on its connection before it is handed out. */
-    identity?: RequestIdentity,
+    /**
+     * Who the session's statements run as, set on its connection before it is handed out, and how
+     * its requests are let in.
+     */
+    credentials: Pick<SessionOpenRequest, 'identity' | 'admission'> = {},
   ): Promise<Settled<Session>> {
+    const { identity, admission } = credentials;
     const poolId = poolIdOf(target);
     const refusal = this.limitRefusal(poolId);
     if (refusal) return { ok: false, error: refusal };
@@ -151,6 +155,7 @@ export class SessionRegistry {
         target,
         requested,
         ...(identity ? { identity } : {}),
+        ...(admission ? { admission } : {}),
         connection: pinned,
         idleTimeoutMs,
         openedAt: this.clock.date().getTime(),
@@ -219,6 +224,7 @@ export class SessionRegistry {
   }
 
   private async finish(session: Session, reason: SessionEnd): Promise<SessionClosed> {
+    session.admission?.ended();
     clearTimeout(this.timers.get(session.id));
     this.timers.delete(session.id);
     // A broken connection ends the session from inside its request, whose own failure says why.

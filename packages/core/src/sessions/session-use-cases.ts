@@ -83,9 +83,10 @@ async function openSession(
       request.idleTimeoutMs,
       openOptions.signal,
       registered?.request,
-      request.identity,
+      request,
     );
     if (!opened.ok) {
+      request.admission?.ended();
       const failure = registered?.request.cancelled
         ? codedError(
             ErrorCodes.REQUEST_CANCELLED,
@@ -103,6 +104,7 @@ async function openSession(
     if (request.warnings) answer.warnings = request.warnings;
     return { body: answer };
   } catch (error) {
+    if (!(request instanceof RequestError)) request.admission?.ended();
     return errorResponse(error, 0);
   } finally {
     registered?.done();
@@ -121,6 +123,8 @@ async function executeInSession(
       ...sessionNotFound(deps.sessions.endReasonOf(sessionId)),
       timings: { poolWaitMs: 0, executionMs: 0 },
     };
+  const refused = await session.admission?.eachRequest();
+  if (refused) return { ...errorResponse(refused, 0), timings: { poolWaitMs: 0, executionMs: 0 } };
   // The statements run where the session is: its target is the request's.
   const request = query instanceof RequestError ? query : { ...query, target: session.requested };
   const ran = await deps.sessions.run(session, (attach) =>

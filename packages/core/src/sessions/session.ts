@@ -7,7 +7,7 @@ import type { ParsedStatement } from '../parser/types';
 import { CancelHandle } from '../execution/cancel-handle';
 import type { ExecutionContext } from '../execution/context';
 import type { ConnectionTarget, TransactionStatus } from '../ports/connections';
-import type { RequestIdentity } from '../request';
+import type { RequestIdentity, SessionAdmission } from '../request';
 import type { PinnedConnection } from './pinned-connection';
 
 /** Why a session ended: the caller closed it, a clock did, its connection broke, or shutdown. */
@@ -29,6 +29,8 @@ export interface SessionOpening {
   requested: ConnectionTarget;
   /** Who its statements run as, set when it opened (docs/decisions.md 12). */
   identity?: RequestIdentity;
+  /** How its requests are let in, when credentials opened it. */
+  admission?: SessionAdmission;
   connection: PinnedConnection;
   idleTimeoutMs: number;
   /** Wall-clock milliseconds. */
@@ -55,6 +57,7 @@ export class Session {
   readonly requested: ConnectionTarget;
   /** Who its statements run as: every request of the session is held to it. */
   readonly identity: RequestIdentity | undefined;
+  readonly admission: SessionAdmission | undefined;
   readonly connection: PinnedConnection;
   readonly idleTimeoutMs: number;
   readonly openedAt: number;
@@ -65,6 +68,7 @@ export class Session {
     this.target = opened.target;
     this.requested = opened.requested;
     this.identity = opened.identity;
+    this.admission = opened.admission;
     this.connection = opened.connection;
     this.idleTimeoutMs = opened.idleTimeoutMs;
     this.openedAt = opened.openedAt;
