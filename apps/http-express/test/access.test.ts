@@ -321,6 +321,9 @@ describe('ways around the rules, found by a hostile pass, refused', () => {
     for (const text of [
       `select query_to_xml('select set_config(''role'',''${LOGIN}'',true)', true, false, ''); select * from ${SECRET_TABLE}`,
       `create aggregate pg_temp.esc(text, boolean) (sfunc = pg_catalog.set_config, stype = text, initcond = 'role'); select pg_temp.esc('${LOGIN}', true)`,
+      `create aggregate pg_temp.agg(text, boolean) (sfunc = E'\\163et_config', stype = text, initcond = 'role'); select pg_temp.agg('${LOGIN}', true)`,
+      `create operator pg_temp.### (leftarg = tsquery, rightarg = text, procedure = 'ts_rewrite')`,
+      `select set_config('statement_timeout', '0', true); select pg_sleep(0)`,
     ]) {
       const answer = await query({ connection: 'app', sql: text }, WRITE_KEY);
       expect(answer.status).toBe(403);
@@ -594,6 +597,14 @@ describe('nothing leaks', () => {
     expect(pools.stats.map((pool: Json) => pool.poolId)).toContain('app');
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     expect(metrics).toMatch(/sqlgate_access_refusals_total\{reason="unauthorized"\} [1-9]/);
+    // A tenant's literals stay out of the cache statistics.
+    await query(
+      { connection: 'app', sql: "SELECT 'alice private term' AS t", cache: true },
+      await token({ sub: 'alice', role: WEB }),
+    );
+    const cacheStats = JSON.stringify(await (await fetch(`${server.url}/api/stats/cache`)).json());
+    expect(cacheStats).toContain('SELECT $1 AS t');
+    expect(cacheStats).not.toContain('alice private term');
     const everything = JSON.stringify(pools) + metrics + JSON.stringify(logs.lines());
     for (const secret of [
       LOGIN_PASSWORD,

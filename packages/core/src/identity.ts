@@ -80,10 +80,16 @@ function createsTable(statement: ParsedStatement): boolean {
   const tree = new StatementContext(statement.text).syntaxTree();
   if (tree === null) return true;
   let found = false;
-  walkTree(tree, (key, fields) => {
-    if (key === 'SelectStmt' && fieldsOf(fields, 'intoClause') !== null) found = true;
-    return !found;
-  });
+  try {
+    walkTree(tree, (key, fields) => {
+      if (key === 'SelectStmt' && fieldsOf(fields, 'intoClause') !== null) found = true;
+      return !found;
+    });
+  } catch (error) {
+    // A tree nested deeper than the stack is taken to create one: its reach is unknown.
+    if (error instanceof RangeError) return true;
+    throw error;
+  }
   return found;
 }
 
@@ -181,5 +187,9 @@ export async function runAsIdentity(
  */
 export function scopeAsIdentity(scope: CacheScope, identity: RequestIdentity): CacheScope {
   const { role = null, claims = null } = identity;
-  return { ...scope, credentials: JSON.stringify([scope.credentials, role, claims]) };
+  return {
+    ...scope,
+    credentials: JSON.stringify([scope.credentials, role, claims]),
+    shared: true,
+  };
 }

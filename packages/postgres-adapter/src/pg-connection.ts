@@ -296,7 +296,12 @@ export class PgConnection implements Connection {
     silenceLimitMs: number,
     totalLimitMs: ReturnType<typeof totalTimeLimit>,
   ): Promise<StatementResult[]> {
-    const watchdog = new SilenceWatchdog(this.client.serverSocket, silenceLimitMs, totalLimitMs);
+    const watchdog = new SilenceWatchdog(
+      this.client.serverSocket,
+      silenceLimitMs,
+      totalLimitMs,
+      () => void this.cancel().catch(() => undefined),
+    );
     try {
       query.start();
       return await this.withCustomTypes(await query.done, query);

@@ -19,6 +19,12 @@ export class SilenceWatchdog {
     private readonly socket: ServerSocket,
     private readonly limitMs: number,
     private readonly totalLimitMs = Number.POSITIVE_INFINITY,
+    /**
+     * Asks the server to stop the statement, as the connection is closed: a closed socket alone
+     * leaves the backend running its statement to the end, holding a server connection no pool
+     * counts any more.
+     */
+    private readonly cancel?: () => void,
   ) {
     this.pausedAtStart = socket.pausedMs;
     this.timer = this.schedule(Math.min(limitMs, totalLimitMs));
@@ -54,6 +60,7 @@ export class SilenceWatchdog {
       silentFor >= this.limitMs
         ? `The server sent nothing for ${Math.round(silentFor)} ms; the connection was closed`
         : `The server did not finish within ${Math.round(runningFor)} ms; the connection was closed`;
+    this.cancel?.();
     this.socket.abort(Object.assign(new Error(message), { code: 'SERVER_TIMEOUT' }));
   }
 }

@@ -29,6 +29,11 @@ export function accessFromConfig(
   if (accessConfig === undefined) {
     return { access: directAccess(defaultTargets), close: () => Promise.resolve() };
   }
+  if (config.statsToken === undefined) {
+    logger.warn(
+      'CONFIG_FILE without STATS_TOKEN: anyone may read the statistics and clear the result cache of every caller',
+    );
+  }
   const limits = limitStoreOf(config, logger);
   const access = createAccess({
     connectionTargets: connectionTargetsOf(accessConfig),

@@ -1,3 +1,4 @@
+import { withLiteralsAsParameters } from '../parser/literals-as-parameters';
 import type { Clock } from '../ports/clock';
 import { systemClock } from '../ports/clock';
 import type {
@@ -178,7 +179,10 @@ export class ResultCache {
       key: args.key,
       scope: args.scope.database,
       server: args.scope.server,
-      query: args.statement.text,
+      // A tenant's literals (a search term, an id) are not another's to read in the statistics.
+      query: args.scope.shared
+        ? withLiteralsAsParameters(args.statement.text)
+        : args.statement.text,
       reads: args.statement.relations.reads === null ? null : [...args.statement.relations.reads],
       result,
       sizeBytes,

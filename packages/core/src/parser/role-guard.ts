@@ -3,8 +3,9 @@
  * leave that role, or change the claims it runs with, for the rest of the request or for later
  * requests on its connection. PostgreSQL lets any statement go back to the login (the session
  * user), so sqlgate refuses these before anything runs:
- * - `SET`/`RESET` of `role`, `session_authorization` or a `request.` setting (the claims), in
- *   any spelling, also as a function's or a role's `SET` clause; `RESET ALL`; `DISCARD ALL`;
+ * - `SET`/`RESET` of `role`, `session_authorization`, a `request.` setting (the claims) or
+ *   `statement_timeout` (the credentials' timeoutMs), in any spelling, also as a function's or a
+ *   role's `SET` clause; `RESET ALL`; `DISCARD ALL`;
  * - `set_config()` of those settings, or of a name that is not a plain string literal;
  * - an `UPDATE` of `pg_settings` (its rule calls set_config());
  * - `set_config` named anywhere but in a call checked above (an aggregate's or operator's
@@ -12,6 +13,8 @@
  * - built-ins that run SQL text given as a value (`query_to_xml()`, `ts_stat()`...): the guard
  *   cannot read that text;
  * - code whose body the parser cannot see into: `DO` blocks, `CREATE FUNCTION` / `PROCEDURE`;
+ *   and statements that bind a function into the catalog (`CREATE AGGREGATE`, `OPERATOR`,
+ *   `CAST`...), which may name it by a string constant the guard cannot match;
  * - a `U&"..."` name, which may spell any of the above in escapes.
  * A statement PostgreSQL's grammar cannot read is refused too: its reach is unknown.
  */
@@ -50,16 +53,40 @@ const RISKY_NAMES = new Set([
   'pg_settings',
 ]);
 
-/** Settings that decide who the statements run as, and the claims they see. */
+/**
+ * Settings that decide who the statements run as and the claims they see, and the time they may
+ * take, which is the credentials' to set (their timeoutMs).
+ */
 function isProtectedSetting(name: string): boolean {
   const lower = name.toLowerCase();
-  return lower === 'role' || lower === 'session_authorization' || lower.startsWith('request.');
+  return (
+    lower === 'role' ||
+    lower === 'session_authorization' ||
+    lower === 'statement_timeout' ||
+    lower.startsWith('request.')
+  );
 }
 
-/** Code kept as text, run later: what it does cannot be read from the statement. */
+/**
+ * Code kept as text, run later, and statements that bind a function into the catalog by a name
+ * that may be a string constant in any spelling (`sfunc = E'\\163et_config'`): what they run
+ * cannot be read from the statement.
+ */
 const OPAQUE_CODE: Readonly<Record<string, string>> = {
   DoStmt: 'a DO block',
   CreateFunctionStmt: 'CREATE FUNCTION or PROCEDURE',
+  DefineStmt: 'CREATE AGGREGATE, OPERATOR, TYPE or COLLATION',
+  AlterOperatorStmt: 'ALTER OPERATOR',
+  AlterTypeStmt: 'ALTER TYPE ... SET',
+  CreateRangeStmt: 'CREATE TYPE ... AS RANGE',
+  CreateCastStmt: 'CREATE CAST',
+  CreateConversionStmt: 'CREATE CONVERSION',
+  CreateOpClassStmt: 'CREATE OPERATOR CLASS',
+  CreateTransformStmt: 'CREATE TRANSFORM',
+  CreatePLangStmt: 'CREATE LANGUAGE',
+  CreateFdwStmt: 'CREATE FOREIGN DATA WRAPPER',
+  CreateAmStmt: 'CREATE ACCESS METHOD',
+  CreateEventTrigStmt: 'CREATE EVENT TRIGGER',
 };
 
 /**
@@ -71,18 +98,26 @@ export function roleChangeIn(statement: ParsedStatement): string | undefined {
   const names = namesOf(context);
   if (names.escaped) return 'a U&"..." name';
   if (names.runsSqlText !== undefined) return `${names.runsSqlText}(), which runs SQL text`;
-  if (!names.risky) return undefined;
+  // DDL may name a function by a string constant (`sfunc = 'set_config'`): its tree is read.
+  const ddl = statement.keyword === 'CREATE' || statement.keyword === 'ALTER';
+  if (!names.risky && !ddl) return undefined;
   const tree = context.syntaxTree();
   if (tree === null) return 'a statement the parser cannot read';
   if (updatesSettingsView(context)) return 'an UPDATE of pg_settings';
   let found: string | undefined;
   let setConfigCalls = 0;
-  walkTree(tree, (key, fields) => {
-    if (found !== undefined) return false;
-    if (key === 'FuncCall' && isSetConfigCall(fields)) setConfigCalls += 1;
-    found = OPAQUE_CODE[key] ?? roleChangeOfNode(key, fields);
-    return found === undefined;
-  });
+  try {
+    walkTree(tree, (key, fields) => {
+      if (found !== undefined) return false;
+      if (key === 'FuncCall' && isSetConfigCall(fields)) setConfigCalls += 1;
+      found = OPAQUE_CODE[key] ?? roleChangeOfNode(key, fields);
+      return found === undefined;
+    });
+  } catch (error) {
+    // A tree nested deeper than the stack: as unreadable as one the grammar refuses.
+    if (error instanceof RangeError) return 'a statement nested too deeply to read';
+    throw error;
+  }
   if (found === undefined && setConfigCalls < names.setConfig) {
     return 'set_config named other than in a call';
   }

@@ -52,6 +52,11 @@ export interface CacheScope {
   endpoint?: string;
   /** The user and a keyed hash of the password; never the password itself. */
   credentials: string;
+  /**
+   * Reached by credentials the server holds, on a server tenants share (docs/decisions.md 12):
+   * the statistics show its statements with their literals replaced by `$n`.
+   */
+  shared?: boolean;
 }
 
 /** `object`: rows keyed by column name (docs/interface.md). `array`: rows as arrays, no loss on duplicate names. */
