@@ -83,8 +83,13 @@ it('cancels the running request as written: the cancel answers cancelled, the re
   expect(code).toBe(0);
   expect(stdout).toContain('{"cancelled":true}');
   const answer = /\{"error".*\}/.exec(stdout)?.[0];
-  expect(JSON.parse(answer ?? '{}')).toMatchObject({
-    cancelled: true,
-    error: { code: '57014' },
-  });
+  // Cancelled in PostgreSQL (57014), or, on a machine too busy to start it within the example's
+  // one second, before its statement ran: both as the README says.
+  const parsed = JSON.parse(answer ?? '{}') as { cancelled?: boolean; error?: unknown };
+  expect(parsed.cancelled).toBe(true);
+  expect(parsed.error).toEqual(
+    typeof parsed.error === 'string'
+      ? 'The request was cancelled before any statement ran'
+      : expect.objectContaining({ code: '57014' }),
+  );
 }, 60_000);
