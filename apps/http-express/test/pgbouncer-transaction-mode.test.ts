@@ -16,6 +16,7 @@ import {
   type LocalPgBouncer,
   type LocalPgBouncerOptions,
 } from '@sqlgate/testing';
+import { Client } from 'pg';
 import { startServer, type RunningServer } from '../src/server';
 import { database, directClient, sql } from './support';
 
@@ -26,10 +27,13 @@ const TABLE = 'pooler_mode_items';
 const WRITES = 'pooler_mode_writes';
 /** Server connections PgBouncer opens: fewer than the client connections sqlgate's pools hold. */
 const POOL_SIZE = 2;
+const ADMIN = 'pooler_admin';
 const BOUNCER_OPTIONS = {
   server: database,
   poolMode: 'transaction',
   poolSize: POOL_SIZE,
+  // The admin console, for KILL and RESUME (test 6).
+  settings: { admin_users: ADMIN },
 } satisfies LocalPgBouncerOptions;
 const installedVersion = /PgBouncer (\d+)\.(\d+)\.(\d+)/.exec(
   execFileSync('pgbouncer', ['--version'], { encoding: 'utf8' }),
@@ -128,6 +132,9 @@ const untilRunning = (marker: string) =>
   eventually(async () => (await activeWith(marker)) === 1, { withinMs: 30_000 });
 const untilEnded = (marker: string) =>
   eventually(async () => (await activeWith(marker)) === 0, { withinMs: 30_000 });
+
+const writeCount = async (id: number) =>
+  (await sql(`SELECT count(*)::int AS n FROM ${WRITES} WHERE id = $1`, [id]))[0]?.['n'] as number;
 
 const statusAndCode = (answer: Answer): string => {
   const code = answer.body['code'] ?? answer.body['error']?.code;
@@ -359,7 +366,7 @@ describe('3. named prepared statements', () => {
     }
     const tracking = await startLocalPgBouncer({
       ...BOUNCER_OPTIONS,
-      settings: { max_prepared_statements: '100' },
+      settings: { ...BOUNCER_OPTIONS.settings, max_prepared_statements: '100' },
     });
     const own = await startServer({ port: 0, hostname: '127.0.0.1', logLevel: 'silent' });
     try {
@@ -424,7 +431,102 @@ describe('5. cancel through the pooler', () => {
   });
 });
 
-describe('6. the pooler dropping a connection mid-statement', () => {
+describe("6a. PgBouncer's KILL of the database mid-statement (a FATAL report, then RESUME)", () => {
+  /** PgBouncer's admin console, as its admin user (auth_type = any asks no password). */
+  async function admin(command: string): Promise<void> {
+    const console = new Client({
+      host: bouncer.host,
+      port: bouncer.port,
+      database: 'pgbouncer',
+      user: ADMIN,
+      ssl: false,
+    });
+    await console.connect();
+    try {
+      await console.query(command);
+    } finally {
+      await console.end();
+    }
+  }
+
+  /**
+   * Runs `text` (holding `marker`) and KILLs the database in PgBouncer while it runs: PgBouncer
+   * sends its clients FATAL 08P01 "database removed", closes their server connections, and holds
+   * new logins until RESUME.
+   */
+  async function killDuring(
+    marker: string,
+    text: string,
+  ): Promise<{ answer: Answer; afterResume: string }> {
+    const running = query(text);
+    await untilRunning(marker);
+    await admin(`KILL ${bouncer.database}`);
+    const answer = await running;
+    await admin(`RESUME ${bouncer.database}`);
+    return { answer, afterResume: await servedAgain() };
+  }
+
+  /**
+   * Waits until sqlgate serves through PgBouncer again. PgBouncer 1.18 holds new logins a while
+   * after RESUME (any client's, not only sqlgate's): those requests answer 504 ETIMEDOUT after
+   * CONNECT_TIMEOUT_MS.
+   */
+  async function servedAgain(): Promise<string> {
+    const statuses: string[] = [];
+    await eventually(
+      async () => {
+        const answer = await query(`SELECT k FROM ${TABLE} WHERE k = 3`);
+        if (!statuses.includes(statusAndCode(answer))) statuses.push(statusAndCode(answer));
+        expect(answer.status).toBe(200);
+        expect(answer.body['rows']).toEqual([{ k: 3 }]);
+      },
+      { withinMs: 60_000 },
+    );
+    return statuses.join(', then ');
+  }
+
+  it('a lone write: 502 08P01 saying its outcome is unknown', async () => {
+    const marker = 'pooler_kill_write';
+    const { answer, afterResume } = await killDuring(
+      marker,
+      `INSERT INTO ${WRITES} SELECT 20, '${marker}' FROM pg_sleep(2)`,
+    );
+    expect(answer.status).toBe(502);
+    expect(answer.body['error']).toMatchObject({ code: '08P01', outcomeUnknown: true });
+    await untilEnded(marker);
+    const rows = await writeCount(20);
+    expect(rows).toBeLessThanOrEqual(1);
+    record(
+      'KILL db during a lone INSERT',
+      `${statusAndCode(answer)}, outcomeUnknown; PostgreSQL then ${rows === 1 ? 'committed it' : 'did not commit it'}`,
+    );
+    record('requests after RESUME', afterResume);
+  });
+
+  it("a caller's transaction: nothing committed, and not said to be unknown", async () => {
+    const marker = 'pooler_kill_transaction';
+    const { answer, afterResume } = await killDuring(
+      marker,
+      `BEGIN; INSERT INTO ${WRITES} VALUES (21, '${marker}'); SELECT pg_sleep(2) AS ${marker}; COMMIT`,
+    );
+    // Its status is not asserted: see docs/behind-a-pooler.md, "When the pooler drops a connection".
+    expect(answer.status).not.toBe(200);
+    expect(JSON.stringify(answer.body)).not.toMatch(/whether it committed is unknown/);
+    await untilEnded(marker);
+    expect(await writeCount(21)).toBe(0);
+    const failed = (answer.body['results'] as Json[] | undefined)?.find(
+      (result) => result['error'],
+    );
+    const cause = failed?.['cause'] as Json | undefined;
+    record(
+      'KILL db inside BEGIN ... COMMIT',
+      `${answer.status}${cause ? ` (${String(cause['severity'])} ${String(cause['code'])} ${String(cause['message'])})` : ''}; rolled back`,
+    );
+    record('requests after RESUME', afterResume);
+  });
+});
+
+describe('6b. PgBouncer ending abruptly mid-statement, and coming back', () => {
   /** Brings PgBouncer back at the address sqlgate's pools know. */
   async function restartPgBouncer(): Promise<void> {
     bouncer = await startLocalPgBouncer({ ...BOUNCER_OPTIONS, port: bouncer.port });
@@ -448,9 +550,6 @@ describe('6. the pooler dropping a connection mid-statement', () => {
     return answer;
   }
 
-  const writeCount = async (id: number) =>
-    (await sql(`SELECT count(*)::int AS n FROM ${WRITES} WHERE id = $1`, [id]))[0]?.['n'] as number;
-
   it('a lone write: 502 saying its outcome is unknown', async () => {
     const marker = 'pooler_drop_write';
     const answer = await cutBy(
@@ -464,7 +563,7 @@ describe('6. the pooler dropping a connection mid-statement', () => {
     const rows = await writeCount(10);
     expect(rows).toBeLessThanOrEqual(1);
     record(
-      'PgBouncer killed during a lone INSERT',
+      'PgBouncer process SIGKILLed during a lone INSERT',
       `${statusAndCode(answer)}, outcomeUnknown; PostgreSQL then ${rows === 1 ? 'committed it' : 'did not commit it'}`,
     );
   });
@@ -484,7 +583,10 @@ describe('6. the pooler dropping a connection mid-statement', () => {
     expect(answer.status).toBe(502);
     expect(answer.body['error'].outcomeUnknown).toBeUndefined();
     expect(answer.body['error'].message).not.toMatch(/whether it committed is unknown/);
-    record('PgBouncer killed during a read', `${statusAndCode(answer)}, failed, no outcomeUnknown`);
+    record(
+      'PgBouncer process SIGKILLed during a read',
+      `${statusAndCode(answer)}, failed, no outcomeUnknown`,
+    );
   });
 
   it('a read calling a volatile function: 502 whose outcome is unknown, since it may write', async () => {
@@ -494,7 +596,7 @@ describe('6. the pooler dropping a connection mid-statement', () => {
     expect(answer.body['error']).toMatchObject({ outcomeUnknown: true });
     await untilEnded(marker);
     record(
-      'PgBouncer killed during a read calling pg_sleep',
+      'PgBouncer process SIGKILLed during a read calling pg_sleep',
       `${statusAndCode(answer)}, outcomeUnknown`,
     );
   });
@@ -509,7 +611,10 @@ describe('6. the pooler dropping a connection mid-statement', () => {
     expect(JSON.stringify(answer.body)).not.toMatch(/whether it committed is unknown/);
     await untilEnded(marker);
     expect(await writeCount(11)).toBe(0);
-    record('PgBouncer killed inside BEGIN ... COMMIT', `${statusAndCode(answer)}; rolled back`);
+    record(
+      'PgBouncer process SIGKILLed inside BEGIN ... COMMIT',
+      `${statusAndCode(answer)}; rolled back`,
+    );
   });
 
   it('answers 502 while PgBouncer is gone, and serves again once it is back', async () => {
