@@ -31,6 +31,11 @@ export interface LocalPgBouncerOptions {
   poolSize?: number;
   /** More `[pgbouncer]` settings, by name, e.g. `{ server_round_robin: '1' }`. */
   settings?: Record<string, string>;
+  /**
+   * The port to listen on, e.g. that of a PgBouncer stopped before, to bring a pooler back at the
+   * address its clients know; a free one when omitted.
+   */
+  port?: number;
   /** The pgbouncer program; `pgbouncer` from PATH when omitted. */
   binary?: string;
   /** Receives progress lines. */
@@ -81,7 +86,7 @@ export async function startLocalPgBouncer(options: LocalPgBouncerOptions): Promi
   try {
     if (owner) await chown(directory, owner.uid, owner.gid);
     for (let attempt = 1; ; attempt++) {
-      port = await findFreePort(HOST);
+      port = options.port ?? (await findFreePort(HOST));
       const configFile = path.join(directory, 'pgbouncer.ini');
       await writeFile(configFile, configuration(options, poolMode, port, directory, logFile), {
         mode: 0o600,
