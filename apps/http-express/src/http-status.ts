@@ -63,6 +63,9 @@ const STATUS_BY_CODE = {
 /** 200 when nothing failed. */
 export function httpStatusFor(failure: ResponseFailure | undefined): number {
   if (!failure) return 200;
+  // A report that ended the connection (FATAL) is a lost connection whatever its SQLSTATE: a
+  // pooler's 08P01 "database removed" is not the caller's protocol mistake.
+  if (failure.connectionEnded) return 502;
   if (failure.code === ErrorCodes.DATABASE_ERROR && failure.sqlState) {
     return statusForSqlState(failure.sqlState);
   }

@@ -78,6 +78,11 @@ describe('roleChangeIn', () => {
     "CREATE OPERATOR pg_temp.### (leftarg = tsquery, rightarg = text, procedure = 'ts_rewrite')",
     'CREATE CAST (text AS int) WITH FUNCTION f(text)',
     'SET LOCAL statement_timeout = 0',
+    'SET standard_conforming_strings = off',
+    "SELECT set_config('standard_conforming_strings', 'off', true)",
+    'SET LOCAL backslash_quote TO on',
+    "SET NAMES 'SJIS'",
+    "SET client_encoding = 'BIG5'",
     "SELECT set_config('statement_timeout', '0', true)",
     `SELECT ${'('.repeat(3000)}set_config('role', 'x', true)${')'.repeat(3000)}`,
   ])('refuses %s', (sql) => {

@@ -18,6 +18,7 @@ import type { FieldDescription, StatementResult } from '../ports/connections';
 import type { PortFailure } from '../ports/settled';
 import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from './outcome';
 import type { ExecutionPlan } from './plan';
+import { isFatal } from './unknown-outcome';
 
 /** QueryErrorObject (docs/interface.md), with every field the server gave and where it points in the submitted text. */
 export interface QueryErrorObject extends Omit<DatabaseErrorFields, 'file' | 'line'> {
@@ -89,6 +90,11 @@ export interface ResponseFailure {
   code: ErrorCode;
   /** The SQLSTATE that decides the status, when one does. */
   sqlState?: string;
+  /**
+   * The server (or a pooler speaking for it) ended the connection with that report (FATAL, PANIC):
+   * the connection was lost, whatever the SQLSTATE says.
+   */
+  connectionEnded?: true;
   /** For INTERNAL_ERROR: what went wrong, to be logged and never sent. */
   internal?: unknown;
 }
@@ -151,9 +157,14 @@ function keepsOwnStatus(sqlState: string): boolean {
 
 /** What decides the status of a failed statement's response. */
 function failureOf(error: PortFailure): ResponseFailure {
-  return error instanceof DatabaseError
-    ? { code: error.code, sqlState: error.sqlState }
-    : { code: error.code };
+  return error instanceof DatabaseError ? databaseFailure(error) : { code: error.code };
+}
+
+/** What decides the status of a database error's response. */
+function databaseFailure(error: DatabaseError): ResponseFailure {
+  const failure: ResponseFailure = { code: error.code, sqlState: error.sqlState };
+  if (isFatal(error as PortFailure)) failure.connectionEnded = true;
+  return failure;
 }
 
 /** docs/interface.md: the executed statement text, with a terminating semicolon as in the submitted text. */
@@ -247,7 +258,7 @@ function singleResponse(outcome: ExecutionOutcome, totalExecutionTime: number): 
   if (failure?.kind === 'transaction') {
     return {
       body: { error: queryErrorObject(failure.error, failure.executionTime, failure.statement) },
-      failure: { code: ErrorCodes.DATABASE_ERROR, sqlState: failure.error.sqlState },
+      failure: databaseFailure(failure.error),
     };
   }
   const only = outcome.outcomes[0];
@@ -280,7 +291,7 @@ function transactionFailure(
     cause: queryErrorObject(failure.error, failure.executionTime, failure.statement),
     totalExecutionTime,
   };
-  return { body, failure: { code: ErrorCodes.DATABASE_ERROR, sqlState: failure.error.sqlState } };
+  return { body, failure: databaseFailure(failure.error) };
 }
 
 function multipleResponse(outcome: ExecutionOutcome, totalExecutionTime: number): QueryResponse {
@@ -304,6 +315,10 @@ function multipleResponse(outcome: ExecutionOutcome, totalExecutionTime: number)
     // a lost connection answers by its own code everywhere, as do parameters that could not be sent.
     if (failed && !failed.ok && !(failed.error instanceof DatabaseError)) {
       return { body, failure: failureOf(failed.error) };
+    }
+    // A report that ended the connection (FATAL) is a lost connection, whatever its SQLSTATE.
+    if (failed && !failed.ok && isFatal(failed.error)) {
+      return { body, failure: databaseFailure(failed.error) };
     }
     const failedState =
       failed && !failed.ok && failed.error instanceof DatabaseError
@@ -353,7 +368,7 @@ export function errorResponse(error: unknown, executionTime: number): QueryRespo
   if (error instanceof DatabaseError) {
     return {
       body: { error: queryErrorObject(error, executionTime) },
-      failure: { code: error.code, sqlState: error.sqlState },
+      failure: databaseFailure(error),
     };
   }
   if (error instanceof ConnectionError) {

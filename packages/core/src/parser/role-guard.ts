@@ -3,9 +3,10 @@
  * leave that role, or change the claims it runs with, for the rest of the request or for later
  * requests on its connection. PostgreSQL lets any statement go back to the login (the session
  * user), so sqlgate refuses these before anything runs:
- * - `SET`/`RESET` of `role`, `session_authorization`, a `request.` setting (the claims) or
- *   `statement_timeout` (the credentials' timeoutMs), in any spelling, also as a function's or a
- *   role's `SET` clause; `RESET ALL`; `DISCARD ALL`;
+ * - `SET`/`RESET` of `role`, `session_authorization`, a `request.` setting (the claims),
+ *   `statement_timeout` (the credentials' timeoutMs) or a setting that changes how later text is
+ *   read (`standard_conforming_strings`, `backslash_quote`, `client_encoding`), in any spelling,
+ *   also as a function's or a role's `SET` clause; `RESET ALL`; `DISCARD ALL`;
  * - `set_config()` of those settings, or of a name that is not a plain string literal;
  * - an `UPDATE` of `pg_settings` (its rule calls set_config());
  * - `set_config` named anywhere but in a call checked above (an aggregate's or operator's
@@ -54,17 +55,24 @@ const RISKY_NAMES = new Set([
 ]);
 
 /**
- * Settings that decide who the statements run as and the claims they see, and the time they may
- * take, which is the credentials' to set (their timeoutMs).
+ * Settings that decide who the statements run as and the claims they see; the time they may take,
+ * which is the credentials' to set (their timeoutMs); and how the server reads the text of the
+ * statements after them. This guard reads a request's statements before any runs: a later
+ * statement read with backslash escapes, or in another encoding, than the guard read it with could
+ * hide a call in what the guard took for a string.
  */
+const PROTECTED_SETTINGS = new Set([
+  'role',
+  'session_authorization',
+  'statement_timeout',
+  'standard_conforming_strings',
+  'backslash_quote',
+  'client_encoding',
+]);
+
 function isProtectedSetting(name: string): boolean {
   const lower = name.toLowerCase();
-  return (
-    lower === 'role' ||
-    lower === 'session_authorization' ||
-    lower === 'statement_timeout' ||
-    lower.startsWith('request.')
-  );
+  return PROTECTED_SETTINGS.has(lower) || lower.startsWith('request.');
 }
 
 /**
