@@ -91,8 +91,8 @@ export interface ResponseFailure {
   /** The SQLSTATE that decides the status, when one does. */
   sqlState?: string;
   /**
-   * The server (or a pooler speaking for it) ended the connection with that report (FATAL, PANIC):
-   * the connection was lost, whatever the SQLSTATE says.
+   * The server (or a pooler speaking for it) ended the connection with a connection exception
+   * reported FATAL: the connection was lost, whatever the SQLSTATE alone would say.
    */
   connectionEnded?: true;
   /** For INTERNAL_ERROR: what went wrong, to be logged and never sent. */
@@ -163,8 +163,17 @@ function failureOf(error: PortFailure): ResponseFailure {
 /** What decides the status of a database error's response. */
 function databaseFailure(error: DatabaseError): ResponseFailure {
   const failure: ResponseFailure = { code: error.code, sqlState: error.sqlState };
-  if (isFatal(error as PortFailure)) failure.connectionEnded = true;
+  if (endsConnection(error)) failure.connectionEnded = true;
   return failure;
+}
+
+/**
+ * A connection exception (class 08) reported FATAL: the connection is gone. Its 08P01 is then a
+ * pooler's or server's ending ("database removed"), not the caller's protocol mistake that an
+ * ERROR 08P01 is. A refused login (28xxx, 3D000), FATAL too, stays the caller's.
+ */
+function endsConnection(error: PortFailure): error is DatabaseError {
+  return isFatal(error) && error.sqlState.startsWith('08');
 }
 
 /** docs/interface.md: the executed statement text, with a terminating semicolon as in the submitted text. */
@@ -316,8 +325,8 @@ function multipleResponse(outcome: ExecutionOutcome, totalExecutionTime: number)
     if (failed && !failed.ok && !(failed.error instanceof DatabaseError)) {
       return { body, failure: failureOf(failed.error) };
     }
-    // A report that ended the connection (FATAL) is a lost connection, whatever its SQLSTATE.
-    if (failed && !failed.ok && isFatal(failed.error)) {
+    // A report that ended the connection is a lost connection, as everywhere.
+    if (failed && !failed.ok && endsConnection(failed.error)) {
       return { body, failure: databaseFailure(failed.error) };
     }
     const failedState =
