@@ -18,6 +18,7 @@ import type { FieldDescription, StatementResult } from '../ports/connections';
 import type { PortFailure } from '../ports/settled';
 import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from './outcome';
 import type { ExecutionPlan } from './plan';
+import type { ServedBy } from '../routing/replica-choice';
 
 /** QueryErrorObject (docs/interface.md), with every field the server gave and where it points in the submitted text. */
 export interface QueryErrorObject extends Omit<DatabaseErrorFields, 'file' | 'line'> {
@@ -51,6 +52,8 @@ export interface QueryExecutionResult {
   error?: string;
   /** The failure in full, when `error` is set. */
   cause?: QueryErrorObject;
+  /** On a named connection with replicas: where it ran (docs/decisions.md 13). */
+  servedBy?: ServedBy;
 }
 
 /** MultipleStatementsResponse (docs/interface.md). */
@@ -62,6 +65,8 @@ export interface MultipleStatementsResponse {
   rolledBack?: boolean;
   error?: string;
   failedStatementIndex?: number;
+  /** On a named connection with replicas: where it ran (docs/decisions.md 13). */
+  servedBy?: ServedBy;
 }
 
 /** Body after the service's transaction failed and was rolled back (docs/interface.md, docs/decisions.md 2.5). */

@@ -18,6 +18,7 @@ import { planRequest } from './plan';
 import { prepareRequest } from './prepare';
 import { reportRequest } from './report';
 import type { RequestMode } from './request-mode';
+import { tokenOfWrite, type RequestRoute } from './route';
 import type { ServiceParts } from './service-parts';
 import { failedAnswer, shapeAnswer } from './shape';
 
@@ -45,6 +46,8 @@ export interface RequestRun {
   cacheUse?: RequestCacheUse;
   outcome?: ExecutionOutcome;
   warnings?: string[] | undefined;
+  /** How a request of a named connection with replicas was routed (docs/decisions.md 13). */
+  route?: RequestRoute;
 }
 
 /** Runs a request: expected failures are answers, never rejections. */
@@ -95,7 +98,9 @@ async function runSteps(
     const prepared = await prepareRequest(run, request);
     const planned = planRequest(run, prepared);
     const outcome = await executeRequest(run, prepared, planned);
-    return shapeAnswer(run, planned, outcome);
+    const token = await tokenOfWrite(run, planned.context.connected);
+    const answer = shapeAnswer(run, planned, outcome);
+    return token === undefined ? answer : { ...answer, consistencyToken: token };
   } catch (error) {
     // A refusal, or a defect (docs/decisions.md 10.21).
     return failedAnswer(run, error);

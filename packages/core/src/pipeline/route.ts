@@ -1,0 +1,63 @@
+/**
+ * Between prepare and plan, for a named connection with replicas (docs/decisions.md 13): a request
+ * that may run on a standby goes to a replica the routing chooses, anything else to the primary;
+ * after a request that may have written, the primary's position becomes its consistency token.
+ */
+import type { ConnectionTarget } from '../ports/connections';
+import { requestRunsOnStandby, type ServedBy } from '../routing/replica-choice';
+import type { PreparedRequest } from './prepare';
+import type { RequestRun } from './request-run';
+
+export interface RequestRoute {
+  servedBy: ServedBy;
+  /** The connection's own target: its primary. */
+  primary: ConnectionTarget;
+  /** The request may have written: its answer carries a consistency token. */
+  mayHaveWritten: boolean;
+  /** The caller sent a consistency token: the result cache is not read. */
+  tokenBearing: boolean;
+}
+
+export async function routeRequest(
+  run: RequestRun,
+  prepared: PreparedRequest,
+): Promise<PreparedRequest> {
+  const routing = run.parts.options.readRouting;
+  const { target, session, statements, request } = prepared;
+  if (!routing || session || target.name === undefined) return prepared;
+  const runsOnStandby = requestRunsOnStandby(statements, {
+    inSession: false,
+    copyFrom: run.mode.kind === 'copy-from',
+  });
+  const { consistencyToken, signal } = run.executeOptions;
+  const routed = routing.route(target, {
+    runsOnStandby,
+    ...(consistencyToken === undefined ? {} : { consistencyToken }),
+    ...(signal === undefined ? {} : { signal }),
+  });
+  if (routed === undefined) return prepared;
+  const route = routed instanceof Promise ? await routed : routed;
+  const { options, identity } = request;
+  // A READ ONLY transaction (readOnly, dryRun, reads-only credentials) writes nothing.
+  const readOnly = options.readOnly || options.dryRun || identity?.may === 'read';
+  run.route = {
+    servedBy: route.servedBy,
+    primary: target,
+    mayHaveWritten: !runsOnStandby && !readOnly,
+    tokenBearing: consistencyToken !== undefined,
+  };
+  if (route.servedBy === 'primary') return prepared;
+  run.target = route.target;
+  return { ...prepared, target: route.target, scopeTarget: target };
+}
+
+/** The consistency token of a request that may have written and reached its primary. */
+export async function tokenOfWrite(
+  run: RequestRun,
+  connected: boolean,
+): Promise<string | undefined> {
+  const { route } = run;
+  const routing = run.parts.options.readRouting;
+  if (!route?.mayHaveWritten || !connected || !routing) return undefined;
+  return routing.tokenAfterWrite(route.primary);
+}
