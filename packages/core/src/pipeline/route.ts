@@ -3,6 +3,8 @@
  * that may run on a standby goes to a replica the routing chooses, anything else to the primary;
  * after a request that may have written, the primary's position becomes its consistency token.
  */
+import { ConnectionError } from '../errors';
+import type { ExecutionOutcome } from '../execution/outcome';
 import type { ConnectionTarget } from '../ports/connections';
 import { requestRunsOnStandby, type ServedBy } from '../routing/replica-choice';
 import type { PreparedRequest } from './prepare';
@@ -60,4 +62,32 @@ export async function tokenOfWrite(
   const routing = run.parts.options.readRouting;
   if (!route?.mayHaveWritten || !connected || !routing) return undefined;
   return routing.tokenAfterWrite(route.primary);
+}
+
+/**
+ * A whole answer's request that a replica could not serve for want of a connection (a replica
+ * just stopped, which the lag check has not seen yet): it wrote nothing and sent no row, so it runs
+ * again on the primary, and the replica is left out.
+ */
+export function rerunOnPrimary(
+  run: RequestRun,
+  prepared: PreparedRequest,
+  outcome: ExecutionOutcome,
+): PreparedRequest | undefined {
+  const { route } = run;
+  if (route?.servedBy !== 'replica' || run.rowStream !== undefined) return undefined;
+  if (!lostConnection(outcome)) return undefined;
+  run.parts.options.readRouting?.replicaFailed?.(prepared.target);
+  route.servedBy = 'primary';
+  run.target = route.primary;
+  const { scopeTarget: _replicaScope, ...rest } = prepared;
+  return { ...rest, target: route.primary };
+}
+
+function lostConnection(outcome: ExecutionOutcome): boolean {
+  const { failure } = outcome;
+  if (failure?.kind === 'request') return failure.error instanceof ConnectionError;
+  return outcome.outcomes.some(
+    (statement) => !statement.ok && statement.error instanceof ConnectionError,
+  );
 }

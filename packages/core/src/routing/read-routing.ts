@@ -32,6 +32,11 @@ export interface ReadRouting {
    * could not be read (the answer then carries none).
    */
   tokenAfterWrite(target: ConnectionTarget): Promise<string | undefined>;
+  /**
+   * A request on this replica's target lost or could not get its connection: it is left out until
+   * a check finds it well again. The request is run again on the primary.
+   */
+  replicaFailed?(target: ConnectionTarget): void;
   /** Stops the lag checks. */
   close(): void;
 }
