@@ -186,11 +186,13 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const config: ServerConfig = { ...loadConfig(environmentWithout(process.env, given)), ...given };
   const logger = givenLogger ?? pino({ level: config.logLevel });
   // Metrics exist once the service does: the routing's events reach them from then on.
-  let replicaMetrics: ServiceMetrics | undefined;
+  const replicaMetrics: { current?: ServiceMetrics } = {};
   const replicaEvents: ReplicaEvents = {
-    routed: (connection, servedBy) => replicaMetrics?.replicaRouted(connection, servedBy),
-    lag: (connection, replica, lagMs) => replicaMetrics?.replicaLag(connection, replica, lagMs),
-    consistencyWait: (connection, outcome) => replicaMetrics?.consistencyWait(connection, outcome),
+    routed: (connection, servedBy) => replicaMetrics.current?.replicaRouted(connection, servedBy),
+    lag: (connection, replica, lagMs) =>
+      replicaMetrics.current?.replicaLag(connection, replica, lagMs),
+    consistencyWait: (connection, outcome) =>
+      replicaMetrics.current?.consistencyWait(connection, outcome),
   };
   const service = givenService ?? createServiceFromConfig(config, logger, {}, replicaEvents);
   const browsers = {
@@ -198,7 +200,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     ...(config.allowedHosts ? { allowedHosts: config.allowedHosts } : {}),
   };
   const observability = givenObservability ?? createObservability(service, logger, config);
-  replicaMetrics = observability.metrics;
+  if (observability.metrics) replicaMetrics.current = observability.metrics;
   const { access, close: closeAccess } = accessFromConfig(
     config,
     configuredTargets,
