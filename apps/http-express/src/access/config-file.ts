@@ -66,10 +66,10 @@ export interface JwtRules extends AccessRules {
 export interface NamedConnection {
   name: string;
   target: ConnectionTarget;
-  /** Hot standbys of `target` that its reads may go to (docs/decisions.md 13); often none. */
-  replicas: readonly ConnectionTarget[];
-  /** A replica further behind than this is left out (maxReplicaLagMs). */
-  maxReplicaLagMs: number;
+  /** Hot standbys of `target` that its reads may go to (docs/decisions.md 13); absent: none. */
+  replicas?: readonly ConnectionTarget[];
+  /** With `replicas`: a replica further behind than this is left out (maxReplicaLagMs). */
+  maxReplicaLagMs?: number;
 }
 
 /** maxReplicaLagMs when a connection with replicas names none. */
@@ -289,10 +289,9 @@ class Reader {
       const replicas = this.replicas(entry.replicas, `${entryPath}.replicas`);
       const maxReplicaLagMs = this.maxReplicaLagMs(entry.maxReplicaLagMs, entryPath);
       if (target !== undefined && replicas !== undefined) {
-        named.push([
-          name,
-          Object.freeze({ name, target: Object.freeze(target), replicas, maxReplicaLagMs }),
-        ]);
+        // A connection without replicas keeps its shape.
+        const standbys = entry.replicas === undefined ? {} : { replicas, maxReplicaLagMs };
+        named.push([name, Object.freeze({ name, target: Object.freeze(target), ...standbys })]);
       }
     }
     return frozenMap(named);

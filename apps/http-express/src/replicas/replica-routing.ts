@@ -19,7 +19,7 @@ import {
   type RouteRequest,
   type ServedBy,
 } from '@sqlgate/core';
-import type { AccessConfig } from '../access/config-file';
+import { DEFAULT_MAX_REPLICA_LAG_MS, type AccessConfig } from '../access/config-file';
 import { firstRow, ReplicaChecks, type LagListener } from './replica-checks';
 
 /** How a consistency wait ended: a replica at once, one after waiting, or the primary. */
@@ -59,14 +59,15 @@ export function replicaRoutingOf(
 ): ReadRouting | undefined {
   const sets = new Map<string, ReplicaChecks>();
   for (const [name, connection] of access?.connections ?? []) {
-    if (connection.replicas.length === 0) continue;
+    const { replicas = [], maxReplicaLagMs = DEFAULT_MAX_REPLICA_LAG_MS } = connection;
+    if (replicas.length === 0) continue;
     sets.set(
       name,
       new ReplicaChecks(
         name,
         { ...connection.target, name },
-        connection.replicas,
-        connection.maxReplicaLagMs,
+        replicas,
+        maxReplicaLagMs,
         connections,
         (...lag) => options.events?.lag(...lag),
       ),
