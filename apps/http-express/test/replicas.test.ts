@@ -4,6 +4,7 @@
  * read sees its write, a stopped replica is left out and used again once it is back.
  */
 import pino from 'pino';
+import { sqlgate } from '@sqlgate/client';
 import {
   eventually,
   startLocalCluster,
@@ -154,6 +155,23 @@ test('read-your-writes: with replay paused, a token-bearing read sees its write,
       );
       expect(caughtUp.body).toMatchObject({ rows: [{ n: 1 }], servedBy: 'replica' });
     });
+  } finally {
+    await replica.resumeReplay();
+  }
+});
+
+test('@sqlgate/client carries the last token: with replay paused, its read after its write sees the write; another client reads the replica', async () => {
+  const writer = sqlgate({ url: server.url, connection: 'app', authToken: KEY });
+  const other = sqlgate({ url: server.url, connection: 'app', authToken: KEY });
+  await replica.pauseReplay();
+  try {
+    await writer.query(`INSERT INTO ${TABLE} VALUES (2)`);
+    const seen = await writer.query(`SELECT count(*)::int AS n FROM ${TABLE} WHERE id = 2`);
+    expect(seen).toEqual([{ n: 1 }]);
+    const unseen = await other.query(
+      `SELECT pg_is_in_recovery() AS standby, (SELECT count(*)::int FROM ${TABLE} WHERE id = 2) AS n`,
+    );
+    expect(unseen).toEqual([{ standby: true, n: 0 }]);
   } finally {
     await replica.resumeReplay();
   }
