@@ -27,10 +27,13 @@ export async function routeRequest(
   const routing = run.parts.options.readRouting;
   const { target, session, statements, request } = prepared;
   if (!routing || session || target.name === undefined) return prepared;
-  const runsOnStandby = requestRunsOnStandby(statements, {
-    inSession: false,
-    copyFrom: run.mode.kind === 'copy-from',
-  });
+  const runsOnStandby =
+    // A standby refuses SERIALIZABLE transactions.
+    request.options.isolationLevel !== 'serializable' &&
+    requestRunsOnStandby(statements, {
+      inSession: false,
+      copyFrom: run.mode.kind === 'copy-from',
+    });
   const { consistencyToken, signal } = run.executeOptions;
   const routed = routing.route(target, {
     runsOnStandby,

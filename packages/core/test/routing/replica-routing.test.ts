@@ -189,6 +189,16 @@ describe('the service with a read routing', () => {
     expect(answer.consistencyToken).toBe(undefined);
   });
 
+  test('a SERIALIZABLE read stays on the primary: a standby refuses it', async () => {
+    const { service } = serviceWithRouting();
+    const answer = await service.execute({
+      target: primary,
+      sql: 'SELECT 1',
+      options: { ...options, isolationLevel: 'serializable' },
+    });
+    expect(answer.servedBy).toBe('primary');
+  });
+
   test("the caller's token reaches the routing", async () => {
     const { routes, service } = serviceWithRouting();
     await service.execute(
