@@ -34,10 +34,10 @@ const ALLOWED_METHODS = 'GET, POST, DELETE';
 const NEON_HEADERS =
   'Neon-Connection-String, Neon-Raw-Text-Output, Neon-Array-Mode, Neon-Batch-Isolation-Level, ' +
   'Neon-Batch-Read-Only, Neon-Batch-Deferrable, Sqlgate-Session';
-const ALLOWED_HEADERS = `Content-Type, Authorization, X-Request-Id, ${NEON_HEADERS}`;
+const ALLOWED_HEADERS = `Content-Type, Authorization, X-Request-Id, Sqlgate-Consistency-Token, ${NEON_HEADERS}`;
 const EXPOSED_HEADERS =
   'X-Request-Id, Server-Timing, Retry-After, Neon-Batch-Isolation-Level, Neon-Batch-Read-Only, ' +
-  'Neon-Batch-Deferrable';
+  'Neon-Batch-Deferrable, Sqlgate-Consistency-Token';
 const PREFLIGHT_MAX_AGE_SECONDS = '600';
 
 /**

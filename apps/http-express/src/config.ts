@@ -63,6 +63,11 @@ export interface ServerConfig {
   /** Cache reads of requests that do not say (QUERY_CACHE_DEFAULT=on). */
   queryCacheDefault: boolean;
   queryCacheTtlMs: number;
+  /**
+   * How long a read bearing a consistency token may wait for a replica to replay its write
+   * (CONSISTENCY_WAIT_MS), docs/decisions.md 13; then the primary serves it.
+   */
+  consistencyWaitMs: number;
   queryCacheMaxEntries: number;
   queryCacheMaxBytes: number;
   /**
@@ -155,6 +160,7 @@ const VARIABLE_OF: Record<keyof ServerConfig, string> = {
   sessionMaxLifetimeMs: 'SESSION_MAX_LIFETIME_MS',
   queryCacheDefault: 'QUERY_CACHE_DEFAULT',
   queryCacheTtlMs: 'QUERY_CACHE_TTL_MS',
+  consistencyWaitMs: 'CONSISTENCY_WAIT_MS',
   queryCacheMaxEntries: 'QUERY_CACHE_MAX_ENTRIES',
   queryCacheMaxBytes: 'QUERY_CACHE_MAX_BYTES',
   queryCacheRedisUrl: 'QUERY_CACHE_REDIS_URL',
@@ -281,6 +287,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     sessionMaxLifetimeMs: integer(env, 'SESSION_MAX_LIFETIME_MS', 15 * 60_000, 1, TIMER_MAX_MS),
     queryCacheDefault: oneOf(env, 'QUERY_CACHE_DEFAULT', ['on', 'off'] as const, 'off') === 'on',
     queryCacheTtlMs: integer(env, 'QUERY_CACHE_TTL_MS', 60_000, 1),
+    consistencyWaitMs: integer(env, 'CONSISTENCY_WAIT_MS', 500, 0, 60_000),
     queryCacheMaxEntries: integer(env, 'QUERY_CACHE_MAX_ENTRIES', 1000, 1),
     queryCacheMaxBytes: integer(env, 'QUERY_CACHE_MAX_BYTES', 64 * 1024 * 1024, 1),
     queryCacheRedisTimeoutMs: integer(env, 'QUERY_CACHE_REDIS_TIMEOUT_MS', 50, 1, 60_000),

@@ -295,11 +295,16 @@ async function runNeonQuery(
   const started = performance.now();
   const rendered = renderNeonAnswer(response, read);
   const { poolWaitMs, executionMs } = response.timings;
+  const timing = serverTiming(poolWaitMs, executionMs, performance.now() - started);
+  // docs/decisions.md 13: where it ran and, after a write, its token; Neon's bodies are unchanged.
   setAnswerHeader(
     res,
     'Server-Timing',
-    serverTiming(poolWaitMs, executionMs, performance.now() - started),
+    response.servedBy === undefined ? timing : `${timing}, served;desc=${response.servedBy}`,
   );
+  if (response.consistencyToken !== undefined) {
+    setAnswerHeader(res, 'Sqlgate-Consistency-Token', response.consistencyToken);
+  }
   writeJson(res, rendered.status, rendered.json);
   giveUpWhenStalled(res, answerStallMs);
 }

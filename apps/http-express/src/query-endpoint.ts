@@ -45,10 +45,17 @@ export function executeOptionsOf(res: ServerResponse): ExecuteOptions {
   const requestId = answerHeader(res, 'X-Request-Id');
   const requestIdKnown = requestIdKnownOf(res, requestId);
   const holdResult = holdUntilClosed(res);
-  return observer
+  const options: ExecuteOptions = observer
     ? { signal, observer, requestId, requestIdKnown, holdResult }
     : { signal, requestId, requestIdKnown, holdResult };
+  // docs/decisions.md 13: read-your-writes on a connection with replicas.
+  const token = res.req.headers[CONSISTENCY_TOKEN_HEADER];
+  if (typeof token === 'string' && token !== '') options.consistencyToken = token;
+  return options;
 }
+
+/** The request and answer header carrying a consistency token (docs/interface.md), lower-cased. */
+export const CONSISTENCY_TOKEN_HEADER = 'sqlgate-consistency-token';
 
 /** Whether the caller chose the request's id, and so may cancel it by that id from the start. */
 function requestIdKnownOf(
@@ -146,7 +153,14 @@ export function answerQuery(
  * received (docs/decisions.md 10.35).
  */
 export type RenderedAnswer =
-  | { status: number; json: string; serverTiming?: string; retryAfterSeconds?: number }
+  | {
+      status: number;
+      json: string;
+      serverTiming?: string;
+      retryAfterSeconds?: number;
+      /** Sqlgate-Consistency-Token of an answer that may have written (docs/decisions.md 13). */
+      consistencyToken?: string;
+    }
   | { internal: unknown };
 
 /** A query's answer as JSON, with its status and Server-Timing. */
@@ -161,13 +175,21 @@ export function renderAnswer(response: QueryServiceResponse): RenderedAnswer {
       timings.executionMs,
       performance.now() - started,
     );
+    // Where it ran, after the existing entries, only on a connection with replicas.
+    const served =
+      response.servedBy === undefined ? timing : `${timing}, served;desc=${response.servedBy}`;
     const status = httpStatusFor(failure);
     // A session's request refused by its credentials' rate (docs/decisions.md 12) says when to retry.
     const retryAfter =
       status === 429 ? (answer as { retryAfterSeconds?: unknown }).retryAfterSeconds : undefined;
-    return typeof retryAfter === 'number'
-      ? { status, json, serverTiming: timing, retryAfterSeconds: retryAfter }
-      : { status, json, serverTiming: timing };
+    const rendered: RenderedAnswer =
+      typeof retryAfter === 'number'
+        ? { status, json, serverTiming: served, retryAfterSeconds: retryAfter }
+        : { status, json, serverTiming: served };
+    if (response.consistencyToken !== undefined) {
+      rendered.consistencyToken = response.consistencyToken;
+    }
+    return rendered;
   } catch (error) {
     // A body too large for one string, say: a defect of the bounds, never the caller's fault.
     return { internal: error };
@@ -193,6 +215,9 @@ export function writeRendered(res: ServerResponse, logger: Logger, rendered: Ren
   }
   if (rendered.retryAfterSeconds !== undefined) {
     setAnswerHeader(res, 'Retry-After', String(rendered.retryAfterSeconds));
+  }
+  if (rendered.consistencyToken !== undefined) {
+    setAnswerHeader(res, 'Sqlgate-Consistency-Token', rendered.consistencyToken);
   }
   if (rendered.json.length < WRITTEN_AS_BYTES_FROM) {
     writeJson(res, rendered.status, rendered.json);

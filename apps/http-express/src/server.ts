@@ -21,6 +21,11 @@ import type { CancelDesk } from './cancel-endpoint';
 import type { SessionsElsewhere } from './session-endpoints';
 import { withDirectQueryPath } from './direct-query-path';
 import { accessFromConfig } from './access/access-from-config';
+import {
+  DEFAULT_REPLICA_CHECK_INTERVAL_MS,
+  replicaRoutingOf,
+  type ReplicaEvents,
+} from './replicas/replica-routing';
 import { inConnectionOrder } from './pipelined-requests';
 import { withUnroutableTargetsAnswered } from './request-target';
 import type { ConfiguredTargets } from './contract';
@@ -31,7 +36,7 @@ import {
   loadConfig,
   type ServerConfig,
 } from './config';
-import { createObservability, type AppObservability } from './observability';
+import { createObservability, type AppObservability, type ServiceMetrics } from './observability';
 import { InFlightRequests, shutDown } from './graceful-shutdown';
 
 export interface StartServerOptions extends Partial<ServerConfig> {
@@ -67,6 +72,7 @@ export function createServiceFromConfig(
   config: ServerConfig,
   logger?: Logger,
   shared: Pick<QueryServiceOptions, 'cacheStore' | 'counters'> = {},
+  replicaEvents?: ReplicaEvents,
 ): QueryService {
   const connections = createPostgresConnections({
     // Connections that fail outside any request (an idle one dropped by the server) are only noted.
@@ -85,8 +91,15 @@ export function createServiceFromConfig(
     preparedStatements: config.preparedStatements,
     ...(config.queryCacheSecret ? { credentialKey: config.queryCacheSecret } : {}),
   });
+  // docs/decisions.md 13: reads of connections with replicas go to them.
+  const readRouting = replicaRoutingOf(config.access, connections, {
+    checkIntervalMs: DEFAULT_REPLICA_CHECK_INTERVAL_MS,
+    consistencyWaitMs: config.consistencyWaitMs,
+    ...(replicaEvents ? { events: replicaEvents } : {}),
+  });
   return createQueryService({
     connections,
+    ...(readRouting ? { readRouting } : {}),
     ...(config.allowedTargets ? { targetPolicy: createAllowedTargets(config.allowedTargets) } : {}),
     defaultMaxRows: config.maxRows,
     maxResultBytes: config.maxResultBytes,
@@ -172,12 +185,22 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const given = definedOnly(overrides);
   const config: ServerConfig = { ...loadConfig(environmentWithout(process.env, given)), ...given };
   const logger = givenLogger ?? pino({ level: config.logLevel });
-  const service = givenService ?? createServiceFromConfig(config, logger);
+  // Metrics exist once the service does: the routing's events reach them from then on.
+  const replicaMetrics: { current?: ServiceMetrics } = {};
+  const replicaEvents: ReplicaEvents = {
+    routed: (connection, servedBy) => replicaMetrics.current?.replicaRouted(connection, servedBy),
+    lag: (connection, replica, lagMs) =>
+      replicaMetrics.current?.replicaLag(connection, replica, lagMs),
+    consistencyWait: (connection, outcome) =>
+      replicaMetrics.current?.consistencyWait(connection, outcome),
+  };
+  const service = givenService ?? createServiceFromConfig(config, logger, {}, replicaEvents);
   const browsers = {
     ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
     ...(config.allowedHosts ? { allowedHosts: config.allowedHosts } : {}),
   };
   const observability = givenObservability ?? createObservability(service, logger, config);
+  if (observability.metrics) replicaMetrics.current = observability.metrics;
   const { access, close: closeAccess } = accessFromConfig(
     config,
     configuredTargets,

@@ -208,7 +208,8 @@ describe('Origin: foreign pages are refused unless listed in CORS_ORIGINS', () =
     expect(listed.headers['access-control-allow-origin']).toBe(LISTED);
     expect(listed.headers['access-control-allow-methods']).toBe('GET, POST, DELETE');
     expect(listed.headers['access-control-allow-headers']).toBe(
-      'Content-Type, Authorization, X-Request-Id, Neon-Connection-String, Neon-Raw-Text-Output, ' +
+      'Content-Type, Authorization, X-Request-Id, Sqlgate-Consistency-Token, ' +
+        'Neon-Connection-String, Neon-Raw-Text-Output, ' +
         'Neon-Array-Mode, Neon-Batch-Isolation-Level, Neon-Batch-Read-Only, Neon-Batch-Deferrable, ' +
         'Sqlgate-Session',
     );

@@ -32,6 +32,26 @@ export interface Wire {
   /** sqlgate's base URL, without a trailing slash. */
   url: string;
   fetch: typeof fetch;
+  /**
+   * The last Sqlgate-Consistency-Token sqlgate answered with (a write on a connection with
+   * replicas): sent with every later request, so that its reads see that write.
+   */
+  consistencyToken?: string;
+}
+
+const CONSISTENCY_TOKEN = 'Sqlgate-Consistency-Token';
+
+/** `headers` with the wire's last consistency token, if it has one. */
+function withToken(wire: Wire, headers: Record<string, string>): Record<string, string> {
+  return wire.consistencyToken === undefined
+    ? headers
+    : { ...headers, [CONSISTENCY_TOKEN]: wire.consistencyToken };
+}
+
+/** Keeps the answer's consistency token, the newest write's, for the requests after it. */
+function keepToken(wire: Wire, response: Response): void {
+  const token = response.headers.get(CONSISTENCY_TOKEN);
+  if (token) wire.consistencyToken = token;
 }
 
 /** The wire to sqlgate at `url` (a trailing slash dropped), through `fetch` or the global one. */
@@ -91,13 +111,17 @@ async function send(
 ): Promise<unknown> {
   let response: Response;
   try {
-    response = await wire.fetch(`${wire.url}${path}`, init);
+    response = await wire.fetch(`${wire.url}${path}`, {
+      ...init,
+      headers: withToken(wire, init.headers),
+    });
   } catch (error) {
     if (init.signal?.aborted) throw init.signal.reason;
     throw new SqlgateError(`sqlgate could not be reached at ${wire.url}`, undefined, {
       cause: error,
     });
   }
+  keepToken(wire, response);
   if (!response.ok) throw await refusal(response);
   return bodyOf(response);
 }
@@ -134,12 +158,12 @@ export async function streamStatement(
   try {
     response = await wire.fetch(`${wire.url}/sql`, {
       method: 'POST',
-      headers: {
+      headers: withToken(wire, {
         ...JSON_TEXT,
         'Neon-Array-Mode': 'true',
         ...targetHeaders,
         accept: 'application/x-ndjson',
-      },
+      }),
       body: JSON.stringify(statement),
       ...(signal ? { signal } : {}),
     });
@@ -149,6 +173,7 @@ export async function streamStatement(
       cause: error,
     });
   }
+  keepToken(wire, response);
   const type = response.headers.get('content-type') ?? '';
   if (response.ok && type.startsWith('application/x-ndjson') && response.body) return response.body;
   // Refused or failed before its first row: a JSON answer, as without streaming.

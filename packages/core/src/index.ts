@@ -92,3 +92,4 @@ export type {
   StatementEvent,
 } from './ports/request-observer';
 export { UNLIMITED_ROWS } from './request';
+export * from './routing';

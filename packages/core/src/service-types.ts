@@ -1,5 +1,7 @@
 /** The query service's options, per-request options and answer shapes (built in service.ts). */
 import type { CacheEntry } from './cache';
+import type { ReadRouting } from './routing/read-routing';
+import type { ServedBy } from './routing/replica-choice';
 import type { HeldResult, SharedLimit } from './execution/result-budget';
 import type { QueryResponse, ServiceAnswer } from './execution/response';
 import type { AbortSignalLike } from './ports/abort-signal';
@@ -39,6 +41,8 @@ export interface QueryServiceOptions {
   maxParallelReads?: number;
   /** Decides which targets callers may reach; without one, any. */
   targetPolicy?: TargetPolicy;
+  /** Sends a named connection's reads to its replicas (docs/decisions.md 13); without it, none. */
+  readRouting?: ReadRouting;
   /** Where cached results live. Without one, nothing is cached. */
   cacheStore?: CacheStore;
   /** TTL of a cached result when the request names none (QUERY_CACHE_TTL_MS). Default 60 s. */
@@ -96,6 +100,11 @@ export interface ExecuteOptions {
   textValues?: boolean;
   /** The text must hold exactly one statement (a CSV answer has room for one, a Neon query one). */
   oneStatement?: boolean;
+  /**
+   * The caller's consistency token (Sqlgate-Consistency-Token): on a connection with replicas, a
+   * replica serves only once it has replayed that write, and the result cache is not read.
+   */
+  consistencyToken?: string;
 }
 
 export interface StreamOptions extends ExecuteOptions {
@@ -127,6 +136,10 @@ export interface QueryTimings {
 
 export interface QueryServiceResponse extends QueryResponse {
   timings: QueryTimings;
+  /** On a named connection with replicas: where the request ran (docs/decisions.md 13). */
+  servedBy?: ServedBy;
+  /** On a named connection with replicas, after a request that may have written: its token. */
+  consistencyToken?: string;
 }
 
 /** Outcome of a connection check (docs/interface.md; status rules: docs/decisions.md 5). */

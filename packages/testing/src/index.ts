@@ -18,6 +18,7 @@ export {
   type TestDatabaseAttempts,
 } from './start-test-database';
 export { startLocalCluster, type LocalCluster, type LocalClusterOptions } from './local-cluster';
+export { startLocalReplica, type LocalReplica, type LocalReplicaOptions } from './local-replica';
 export { startLocalRedis, type LocalRedis, type LocalRedisOptions } from './local-redis';
 export {
   startLocalPgBouncer,

@@ -28,6 +28,11 @@ export interface LocalClusterOptions {
    * quoted number too), e.g. `{ shared_preload_libraries: 'pg_stat_statements' }`.
    */
   settings?: Record<string, string>;
+  /**
+   * Let the superuser connect for streaming replication over loopback (a replication line in
+   * pg_hba.conf), so that {@link startLocalReplica} can copy and follow the cluster; default false.
+   */
+  replication?: boolean;
 }
 
 /** A throwaway PostgreSQL cluster run from the local server programs. */
@@ -58,6 +63,8 @@ interface ClusterLayout {
   owner: ProcessOwner | undefined;
   /** LocalClusterOptions.settings. */
   settings: Record<string, string>;
+  /** LocalClusterOptions.replication. */
+  replication: boolean;
 }
 
 async function initialiseDataDirectory(layout: ClusterLayout, password: string): Promise<void> {
@@ -121,6 +128,7 @@ async function writeAccessRules(layout: ClusterLayout): Promise<void> {
     'local all all scram-sha-256',
     'host all all 127.0.0.1/32 scram-sha-256',
     'host all all ::1/128 scram-sha-256',
+    ...(layout.replication ? ['host replication all 127.0.0.1/32 scram-sha-256'] : []),
   ];
   await writeFile(path.join(layout.dataDirectory, 'pg_hba.conf'), `${rules.join('\n')}\n`);
   const mainConfig = path.join(layout.dataDirectory, 'postgresql.conf');
@@ -216,6 +224,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     binaries,
     owner,
     settings: options.settings ?? {},
+    replication: options.replication ?? false,
   };
   let forgetExitCleanUp = (): void => undefined;
   try {

@@ -66,7 +66,14 @@ export interface JwtRules extends AccessRules {
 export interface NamedConnection {
   name: string;
   target: ConnectionTarget;
+  /** Hot standbys of `target` that its reads may go to (docs/decisions.md 13); absent: none. */
+  replicas?: readonly ConnectionTarget[];
+  /** With `replicas`: a replica further behind than this is left out (maxReplicaLagMs). */
+  maxReplicaLagMs?: number;
 }
+
+/** maxReplicaLagMs when a connection with replicas names none. */
+export const DEFAULT_MAX_REPLICA_LAG_MS = 1000;
 
 export interface AccessConfig {
   connections: ReadonlyMap<string, NamedConnection>;
@@ -104,7 +111,7 @@ const ASYMMETRIC_ALGORITHMS = [
 const JWKS_DEFAULT_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'];
 
 const TOP_FIELDS = ['connections', 'keys', 'jwt'];
-const CONNECTION_FIELDS = ['url'];
+const CONNECTION_FIELDS = ['url', 'replicas', 'maxReplicaLagMs'];
 const RULE_FIELDS = ['connections', 'allow', 'rate', 'concurrency', 'maxRows', 'timeoutMs'];
 const KEY_FIELDS = ['id', 'secret', 'secretHash', 'role', ...RULE_FIELDS];
 const JWT_FIELDS = [
@@ -279,10 +286,46 @@ class Reader {
       const url = this.secret(entry.url, urlPath);
       if (url === undefined) continue;
       const target = this.target(url, urlPath);
-      if (target !== undefined)
-        named.push([name, Object.freeze({ name, target: Object.freeze(target) })]);
+      const replicas = this.replicas(entry.replicas, `${entryPath}.replicas`);
+      const maxReplicaLagMs = this.maxReplicaLagMs(entry.maxReplicaLagMs, entryPath);
+      if (target !== undefined && replicas !== undefined) {
+        // A connection without replicas keeps its shape.
+        const standbys = entry.replicas === undefined ? {} : { replicas, maxReplicaLagMs };
+        named.push([name, Object.freeze({ name, target: Object.freeze(target), ...standbys })]);
+      }
     }
     return frozenMap(named);
+  }
+
+  /** A connection's replicas: URLs (or secrets holding one), as `url` is read. */
+  private replicas(value: unknown, path: string): readonly ConnectionTarget[] | undefined {
+    if (value === undefined) return Object.freeze([]);
+    if (!Array.isArray(value)) {
+      this.mistake(path, `must be a list of connection URLs, not ${describe(value)}`);
+      return undefined;
+    }
+    const targets: ConnectionTarget[] = [];
+    let mistaken = false;
+    for (const [index, entry] of value.entries()) {
+      const entryPath = `${path}[${index}]`;
+      const url = this.secret(entry, entryPath);
+      const target = url === undefined ? undefined : this.target(url, entryPath);
+      if (target === undefined) mistaken = true;
+      else targets.push(Object.freeze(target));
+    }
+    return mistaken ? undefined : Object.freeze(targets);
+  }
+
+  private maxReplicaLagMs(value: unknown, entryPath: string): number {
+    if (value === undefined) return DEFAULT_MAX_REPLICA_LAG_MS;
+    if (!isPositiveInteger(value) || value > TIMER_MAX_MS) {
+      this.mistake(
+        `${entryPath}.maxReplicaLagMs`,
+        `must be a whole number of milliseconds from 1 to ${TIMER_MAX_MS}, not ${describe(value)}`,
+      );
+      return DEFAULT_MAX_REPLICA_LAG_MS;
+    }
+    return value;
   }
 
   /** The target `url` names, read as the Neon-Connection-String header is (docs/interface.md). */

@@ -76,6 +76,14 @@ export const SessionStateSchema = Type.Union(
   },
 );
 const session = Type.Optional(SessionStateSchema);
+
+/** docs/decisions.md 13: only on a named connection with replicas. */
+const servedBy = Type.Optional(
+  Type.Union([Type.Literal('primary'), Type.Literal('replica')], {
+    description:
+      'Only on a named connection with replicas: where the request ran, its primary or one of its replicas.',
+  }),
+);
 /** On the answer of a request stopped by a cancel (docs/decisions.md 10.26). */
 const cancelled = Type.Optional(
   Type.Literal(true, {
@@ -218,6 +226,7 @@ export const QueryExecutionResultSchema = Type.Object(
     ),
     warnings,
     session,
+    servedBy,
   },
   { $id: 'QueryExecutionResult', description: 'The result of one statement that succeeded.' },
 );
@@ -327,6 +336,7 @@ export const MultipleStatementsResponseSchema = Type.Object(
     ),
     warnings,
     session,
+    servedBy,
     cancelled,
   },
   {
@@ -372,6 +382,7 @@ export const TransactionFailureResponseSchema = Type.Object(
     totalExecutionTime: NonNegativeNumber('Total milliseconds of the request.'),
     warnings,
     session,
+    servedBy,
     cancelled,
   },
   {
@@ -382,7 +393,7 @@ export const TransactionFailureResponseSchema = Type.Object(
 );
 
 export const QueryErrorResponseSchema = Type.Object(
-  { error: QueryErrorObjectSchema, warnings, session, cancelled },
+  { error: QueryErrorObjectSchema, warnings, session, cancelled, servedBy },
   {
     $id: 'QueryErrorResponse',
     description:
@@ -406,7 +417,7 @@ export const ConnectionErrorObjectSchema = Type.Object(
 );
 
 export const ConnectionFailureResponseSchema = Type.Object(
-  { error: ConnectionErrorObjectSchema, warnings, session, cancelled },
+  { error: ConnectionErrorObjectSchema, warnings, session, cancelled, servedBy },
   {
     $id: 'ConnectionFailureResponse',
     description: 'The target was refused, unreachable, timed out or had no free pooled connection.',

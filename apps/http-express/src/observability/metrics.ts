@@ -134,6 +134,26 @@ export class ServiceMetrics {
       '(no, unknown or invalid credentials), forbidden, rate_limited, concurrency_limited.',
     ['reason'],
   );
+  private readonly replicaReads = new SeriesCounter(
+    'sqlgate_replica_reads_total',
+    'Reads of a named connection with replicas (docs/decisions.md 13), by connection and where ' +
+      'they ran (primary, replica).',
+    ['connection', 'served_by'],
+  );
+  private readonly consistencyWaits = new SeriesCounter(
+    'sqlgate_consistency_waits_total',
+    'Reads bearing a consistency token, by connection and outcome: replica (caught up already), ' +
+      'replica_after_wait, primary (none caught up within CONSISTENCY_WAIT_MS).',
+    ['connection', 'outcome'],
+  );
+  private readonly replicaLagGauge = new Gauge({
+    name: 'sqlgate_replica_lag_seconds',
+    help:
+      "A replica's lag as the last check saw it, by connection and replica (its place in the " +
+      "connection's replicas); absent while not known (unreachable, promoted).",
+    labelNames: ['connection', 'replica'],
+    registers: [],
+  });
   /** Series by a key of their labels, so that a request's counts cost one lookup each. */
   private readonly httpSeries = new Map<string, CountedAndTimed>();
   private readonly statementSeries = new Map<string, CountedAndTimed>();
@@ -159,6 +179,9 @@ export class ServiceMetrics {
       this.streamedRows,
       this.streamedBytes,
       this.accessRefusals,
+      this.replicaReads,
+      this.consistencyWaits,
+      this.replicaLagGauge,
     ]) {
       this.registry.registerMetric(metric as never);
     }
@@ -237,6 +260,20 @@ export class ServiceMetrics {
 
   accessRefused(reason: string): void {
     this.accessRefusals.series(reason).value += 1;
+  }
+
+  replicaRouted(connection: string, servedBy: string): void {
+    this.replicaReads.series(connection, servedBy).value += 1;
+  }
+
+  consistencyWait(connection: string, outcome: string): void {
+    this.consistencyWaits.series(connection, outcome).value += 1;
+  }
+
+  replicaLag(connection: string, replica: number, lagMs: number | undefined): void {
+    const labels = { connection, replica: String(replica) };
+    if (lagMs === undefined) this.replicaLagGauge.remove(labels);
+    else this.replicaLagGauge.set(labels, lagMs / 1000);
   }
 
   /** Gauges read from the service at each scrape: pools as they are now, the cache's usage. */

@@ -19,6 +19,7 @@ import type { PortFailure } from '../ports/settled';
 import type { ExecutionFailure, ExecutionOutcome, StatementOutcome } from './outcome';
 import type { ExecutionPlan } from './plan';
 import { isFatal } from './unknown-outcome';
+import type { ServedBy } from '../routing/replica-choice';
 
 /** QueryErrorObject (docs/interface.md), with every field the server gave and where it points in the submitted text. */
 export interface QueryErrorObject extends Omit<DatabaseErrorFields, 'file' | 'line'> {
@@ -52,6 +53,8 @@ export interface QueryExecutionResult {
   error?: string;
   /** The failure in full, when `error` is set. */
   cause?: QueryErrorObject;
+  /** On a named connection with replicas: where it ran (docs/decisions.md 13). */
+  servedBy?: ServedBy;
 }
 
 /** MultipleStatementsResponse (docs/interface.md). */
@@ -63,6 +66,8 @@ export interface MultipleStatementsResponse {
   rolledBack?: boolean;
   error?: string;
   failedStatementIndex?: number;
+  /** On a named connection with replicas: where it ran (docs/decisions.md 13). */
+  servedBy?: ServedBy;
 }
 
 /** Body after the service's transaction failed and was rolled back (docs/interface.md, docs/decisions.md 2.5). */

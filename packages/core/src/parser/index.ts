@@ -6,3 +6,4 @@ export { UnterminatedTextError } from './unterminated';
 export type { ParsedStatement, SourcePosition, StatementClass, StatementRelations } from './types';
 export { withLiteralsAsParameters } from './literals-as-parameters';
 export { roleChangeIn } from './role-guard';
+export { runsOnStandby } from './standby-safety';

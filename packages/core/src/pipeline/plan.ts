@@ -51,19 +51,24 @@ export function planRequest(run: RequestRun, prepared: PreparedRequest): Planned
     // A session's reads never use the cache, whatever QUERY_CACHE_DEFAULT says; nor do answers
     // in PostgreSQL's text, which the cache does not keep.
     requested:
-      !session && !textValues && cache !== undefined && cache.isCacheRequested(request.options),
+      !session &&
+      !textValues &&
+      run.route?.tokenBearing !== true &&
+      cache !== undefined &&
+      cache.isCacheRequested(request.options),
     streamed: rowStream !== undefined || mode.kind === 'copy-from',
   };
   const identity = session ? session.identity : request.identity;
+  const scopeTarget = prepared.scopeTarget ?? target;
   const scope = lazyCacheScope(
     identity
       ? async () => {
-          const settled = await parts.connections.scopeOf(target);
+          const settled = await parts.connections.scopeOf(scopeTarget);
           return settled.ok
             ? { ok: true, value: scopeAsIdentity(settled.value, identity) }
             : settled;
         }
-      : () => parts.connections.scopeOf(target),
+      : () => parts.connections.scopeOf(scopeTarget),
   );
   if (rowStream && cache) holdStreamedWriteEnds(rowStream, cache, scope, writeExtentOf(statements));
   const context = contextFor(run, prepared, textValues, scope);
@@ -124,8 +129,15 @@ function contextFor(
     clock: parts.clock,
     signal: executeOptions.signal,
     // A session's reads may see its own uncommitted writes: never cached, never served.
+    // A read bearing a consistency token is never served from the cache: an entry may be older
+    // than the write the token names (docs/decisions.md 13).
     cacheScope:
-      !session && !rowStream && !textValues && cache && requestMayUseCache(statements)
+      !session &&
+      !rowStream &&
+      !textValues &&
+      run.route?.tokenBearing !== true &&
+      cache &&
+      requestMayUseCache(statements)
         ? { cache, scope, refresh: refresherFor(parts, target, request.options) }
         : undefined,
     rowStream,

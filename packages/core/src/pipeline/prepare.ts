@@ -13,6 +13,7 @@ import type { BatchStatement, QueryRequest, RequestOrRefusal } from '../request'
 import type { Session } from '../sessions/session';
 import { statementsForTarget } from '../statements-for-target';
 import type { RequestRun } from './request-run';
+import { routeRequest } from './route';
 
 export interface PreparedRequest {
   request: QueryRequest;
@@ -23,6 +24,11 @@ export interface PreparedRequest {
   session: Session | undefined;
   /** A batch's values, by statement index (QueryRequest.sql); undefined for SQL text. */
   batchParams: readonly (unknown[] | undefined)[] | undefined;
+  /**
+   * Where the request's cached results belong when it runs on a replica: its primary's target, so
+   * that writes through the primary invalidate them (docs/decisions.md 13). Absent: `target`.
+   */
+  scopeTarget?: ConnectionTarget;
 }
 
 export async function prepareRequest(
@@ -53,7 +59,7 @@ export async function prepareRequest(
   run.statements = statements;
   checkStatements(run, statements, request);
   const batchParams = typeof sql === 'string' ? undefined : sql.map((item) => item.params);
-  return { request, target, statements, session, batchParams };
+  return routeRequest(run, { request, target, statements, session, batchParams });
 }
 
 /**

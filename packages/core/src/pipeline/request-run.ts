@@ -18,6 +18,7 @@ import { planRequest } from './plan';
 import { prepareRequest } from './prepare';
 import { reportRequest } from './report';
 import type { RequestMode } from './request-mode';
+import { rerunOnPrimary, tokenOfWrite, type RequestRoute } from './route';
 import type { ServiceParts } from './service-parts';
 import { failedAnswer, shapeAnswer } from './shape';
 
@@ -45,6 +46,8 @@ export interface RequestRun {
   cacheUse?: RequestCacheUse;
   outcome?: ExecutionOutcome;
   warnings?: string[] | undefined;
+  /** How a request of a named connection with replicas was routed (docs/decisions.md 13). */
+  route?: RequestRoute;
 }
 
 /** Runs a request: expected failures are answers, never rejections. */
@@ -92,10 +95,18 @@ async function runSteps(
   // every request costs a busy server several per cent of its SELECT 1 throughput (measured).
   if (run.executeOptions.requestIdKnown !== 'when-streaming') run.registered = run.register();
   try {
-    const prepared = await prepareRequest(run, request);
-    const planned = planRequest(run, prepared);
-    const outcome = await executeRequest(run, prepared, planned);
-    return shapeAnswer(run, planned, outcome);
+    let prepared = await prepareRequest(run, request);
+    let planned = planRequest(run, prepared);
+    let outcome = await executeRequest(run, prepared, planned);
+    const onPrimary = rerunOnPrimary(run, prepared, outcome);
+    if (onPrimary) {
+      prepared = onPrimary;
+      planned = planRequest(run, prepared);
+      outcome = await executeRequest(run, prepared, planned);
+    }
+    const token = await tokenOfWrite(run, planned.context.connected);
+    const answer = shapeAnswer(run, planned, outcome);
+    return token === undefined ? answer : { ...answer, consistencyToken: token };
   } catch (error) {
     // A refusal, or a defect (docs/decisions.md 10.21).
     return failedAnswer(run, error);

@@ -55,6 +55,15 @@ export function shapeAnswer(
     const duplicates = duplicateColumnWarnings(outcome);
     if (duplicates.length > 0) run.warnings = [...(run.warnings ?? []), ...duplicates];
   }
+  if (run.route) {
+    // Only on a named connection with replicas: other answers keep their fields.
+    const { servedBy } = run.route;
+    shaped.body = withFields(shaped.body, { servedBy }) as QueryResponseBody;
+    return withWarnings(
+      withFields(shaped, { timings: timings(context, executionMs), servedBy }),
+      run.warnings,
+    );
+  }
   return withWarnings(withFields(shaped, { timings: timings(context, executionMs) }), run.warnings);
 }
 

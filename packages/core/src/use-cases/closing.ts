@@ -1,7 +1,7 @@
 /** Ending a service: its sessions first, then its pools, its cache and its counters. */
 import type { ServiceParts } from '../pipeline/service-parts';
 
-export function serviceClosing({ sessions, connections, cache, counters }: ServiceParts) {
+export function serviceClosing({ sessions, connections, cache, counters, options }: ServiceParts) {
   let sessionsClosing: Promise<void> | undefined;
   let closing: Promise<void> | undefined;
   function closeSessions(): Promise<void> {
@@ -11,6 +11,8 @@ export function serviceClosing({ sessions, connections, cache, counters }: Servi
   function close(): Promise<void> {
     // Sessions first: each is ended and its connection given back to be cleaned (ROLLBACK,
     // DISCARD ALL) before the pools end. A store that fails to close must not keep the pools open.
+    // The replicas' lag checks stop before the pools they use end.
+    options.readRouting?.close();
     closing ??= closeSessions()
       .then(() =>
         Promise.all([

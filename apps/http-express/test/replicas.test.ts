@@ -1,0 +1,202 @@
+/**
+ * Replicas of a named connection (docs/decisions.md 13) against a real primary and a real streaming
+ * replica: reads go to the replica, writes to the primary with a consistency token, a token-bearing
+ * read sees its write, a stopped replica is left out and used again once it is back.
+ */
+import pino from 'pino';
+import { sqlgate } from '@sqlgate/client';
+import {
+  eventually,
+  startLocalCluster,
+  startLocalReplica,
+  type LocalCluster,
+  type LocalReplica,
+} from '@sqlgate/testing';
+import { parseAccessConfig } from '../src/access/config-file';
+import { startServer, type RunningServer } from '../src/server';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const KEY = 'replica-key-0123456789abcdef';
+const TABLE = 'sg_replica_items';
+
+let primary: LocalCluster;
+let replica: LocalReplica;
+let server: RunningServer;
+
+const urlOf = (where: { port: number; user: string; password: string; database: string }) =>
+  `postgresql://${encodeURIComponent(where.user)}:${encodeURIComponent(where.password)}@127.0.0.1:${where.port}/${where.database}?sslmode=disable`;
+
+interface Answer {
+  status: number;
+  body: Json;
+  token: string | null;
+  timing: string | null;
+}
+
+async function query(connection: string, sql: string, token?: string | null): Promise<Answer> {
+  const response = await fetch(`${server.url}/api/query`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${KEY}`,
+      ...(token ? { 'sqlgate-consistency-token': token } : {}),
+    },
+    body: JSON.stringify({ connection, sql }),
+  });
+  return {
+    status: response.status,
+    body: (await response.json()) as Json,
+    token: response.headers.get('sqlgate-consistency-token'),
+    timing: response.headers.get('server-timing'),
+  };
+}
+
+beforeAll(async () => {
+  primary = await startLocalCluster({ tls: false, replication: true });
+  replica = await startLocalReplica(primary);
+  const access = parseAccessConfig(
+    {
+      connections: {
+        // A generous bound: a paused replica's last replayed transaction grows old.
+        app: { url: urlOf(primary), replicas: [urlOf(replica)], maxReplicaLagMs: 600_000 },
+        strict: { url: urlOf(primary), replicas: [urlOf(replica)], maxReplicaLagMs: 1 },
+        plain: { url: urlOf(primary) },
+      },
+      keys: [{ id: 'app', secret: KEY, connections: ['app', 'strict', 'plain'] }],
+    },
+    {},
+  );
+  server = await startServer({
+    port: 0,
+    hostname: '127.0.0.1',
+    access,
+    consistencyWaitMs: 300,
+    logger: pino({ level: 'silent' }),
+  });
+  await query('app', `CREATE TABLE ${TABLE} (id int)`);
+  // The first lag checks have found the replica, and it has the table.
+  await eventually(async () => {
+    const answer = await query('app', `SELECT count(*)::int AS n FROM ${TABLE}`);
+    expect(answer.body).toMatchObject({ servedBy: 'replica', rows: [{ n: 0 }] });
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await server?.close();
+  await replica?.remove();
+  await primary?.stop();
+});
+
+test('a read runs on the replica and says so in its body and its Server-Timing', async () => {
+  const answer = await query(
+    'app',
+    'SELECT pg_is_in_recovery() AS standby, now() IS NOT NULL AS t',
+  );
+  expect(answer.status).toBe(200);
+  expect(answer.body).toMatchObject({ rows: [{ standby: true, t: true }], servedBy: 'replica' });
+  expect(answer.timing).toMatch(
+    /^pool;dur=[\d.]+, exec;dur=[\d.]+, ser;dur=[\d.]+, served;desc=replica$/,
+  );
+  expect(answer.token).toBe(null);
+});
+
+test('writes, and reads that might write, run on the primary; a write carries a token', async () => {
+  const write = await query('app', `INSERT INTO ${TABLE} VALUES (0)`);
+  expect(write.body).toMatchObject({ servedBy: 'primary', rowCount: 1 });
+  expect(write.token).toMatch(/^[A-Za-z0-9_-]+$/);
+  const sequence = await query(
+    'app',
+    'SELECT pg_is_in_recovery() AS standby, txid_current() > 0 AS x',
+  );
+  expect(sequence.body).toMatchObject({ rows: [{ standby: false }], servedBy: 'primary' });
+});
+
+test('a connection without replicas answers as before', async () => {
+  const answer = await query('plain', 'SELECT 1 AS one');
+  expect(answer.body).not.toHaveProperty('servedBy');
+  expect(answer.timing).not.toMatch(/served/);
+  const write = await query('plain', `INSERT INTO ${TABLE} VALUES (-1)`);
+  expect(write.token).toBe(null);
+});
+
+test('read-your-writes: with replay paused, a token-bearing read sees its write, one without is served by the replica; after resume the replica serves both', async () => {
+  await replica.pauseReplay();
+  try {
+    const write = await query('app', `INSERT INTO ${TABLE} VALUES (1)`);
+    expect(write.status).toBe(200);
+    const token = write.token;
+    expect(token).not.toBe(null);
+    const withToken = await query(
+      'app',
+      `SELECT count(*)::int AS n FROM ${TABLE} WHERE id = 1`,
+      token,
+    );
+    expect(withToken.body).toMatchObject({ rows: [{ n: 1 }], servedBy: 'primary' });
+    const withoutToken = await query(
+      'app',
+      `SELECT pg_is_in_recovery() AS standby, (SELECT count(*)::int FROM ${TABLE} WHERE id = 1) AS n`,
+    );
+    expect(withoutToken.body).toMatchObject({
+      rows: [{ standby: true, n: 0 }],
+      servedBy: 'replica',
+    });
+    // A replica further behind than its connection's bound is left out once a check sees it.
+    await eventually(async () => {
+      const strict = await query('strict', 'SELECT pg_is_in_recovery() AS standby');
+      expect(strict.body).toMatchObject({ rows: [{ standby: false }], servedBy: 'primary' });
+    });
+    await replica.resumeReplay();
+    await eventually(async () => {
+      const caughtUp = await query(
+        'app',
+        `SELECT count(*)::int AS n FROM ${TABLE} WHERE id = 1`,
+        token,
+      );
+      expect(caughtUp.body).toMatchObject({ rows: [{ n: 1 }], servedBy: 'replica' });
+    });
+  } finally {
+    await replica.resumeReplay();
+  }
+});
+
+test('@sqlgate/client carries the last token: with replay paused, its read after its write sees the write; another client reads the replica', async () => {
+  const writer = sqlgate({ url: server.url, connection: 'app', authToken: KEY });
+  const other = sqlgate({ url: server.url, connection: 'app', authToken: KEY });
+  await replica.pauseReplay();
+  try {
+    await writer.query(`INSERT INTO ${TABLE} VALUES (2)`);
+    const seen = await writer.query(`SELECT count(*)::int AS n FROM ${TABLE} WHERE id = 2`);
+    expect(seen).toEqual([{ n: 1 }]);
+    const unseen = await other.query(
+      `SELECT pg_is_in_recovery() AS standby, (SELECT count(*)::int FROM ${TABLE} WHERE id = 2) AS n`,
+    );
+    expect(unseen).toEqual([{ standby: true, n: 0 }]);
+  } finally {
+    await replica.resumeReplay();
+  }
+});
+
+test('metrics count reads by where they ran, consistency waits by outcome, and the lag seen', async () => {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  expect(text).toMatch(/sqlgate_replica_reads_total\{connection="app",served_by="replica"\} [1-9]/);
+  expect(text).toMatch(
+    /sqlgate_consistency_waits_total\{connection="app",outcome="primary"\} [1-9]/,
+  );
+  expect(text).toMatch(/sqlgate_replica_lag_seconds\{connection="app",replica="0"\} /);
+  expect(text).not.toContain(String(replica.port));
+});
+
+test('a stopped replica: reads keep answering from the primary; back, it serves again', async () => {
+  await replica.stop();
+  for (let i = 0; i < 5; i += 1) {
+    const answer = await query('app', 'SELECT pg_is_in_recovery() AS standby');
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ rows: [{ standby: false }], servedBy: 'primary' });
+  }
+  await replica.start();
+  await eventually(async () => {
+    const answer = await query('app', 'SELECT pg_is_in_recovery() AS standby');
+    expect(answer.body).toMatchObject({ rows: [{ standby: true }], servedBy: 'replica' });
+  });
+}, 120_000);

@@ -1,0 +1,11 @@
+export {
+  chooseReplica,
+  eligibleReplicas,
+  replicaLagMs,
+  requestRunsOnStandby,
+  type ReplicaRule,
+  type ReplicaView,
+  type ServedBy,
+} from './replica-choice';
+export type { ReadRoute, ReadRouting, RouteRequest } from './read-routing';
+export { consistencyTokenOf, walPositionOf, walPositionOfToken } from './wal-position';
