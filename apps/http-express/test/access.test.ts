@@ -159,6 +159,19 @@ async function query(
   };
 }
 
+/** The writer key's pg_sleep, under the caller's own request id. */
+function writerSleeping(requestId: string, seconds: number): Promise<Response> {
+  return fetch(`${server.url}/api/query`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Bearer ${WRITE_KEY}`,
+      'x-request-id': requestId,
+    },
+    body: JSON.stringify({ connection: 'app', sql: `SELECT pg_sleep(${seconds})` }),
+  });
+}
+
 const noteCount = async (): Promise<number> =>
   Number((await sql(`SELECT count(*) AS n FROM ${NOTES}`))[0]!['n']);
 
@@ -383,15 +396,7 @@ describe('ways around the rules, found by a hostile pass, refused', () => {
 
   it("cancels only the same credentials' requests", async () => {
     const requestId = `access-owner-${Date.now()}`;
-    const running = fetch(`${server.url}/api/query`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        authorization: `Bearer ${WRITE_KEY}`,
-        'x-request-id': requestId,
-      },
-      body: JSON.stringify({ connection: 'app', sql: 'SELECT pg_sleep(0.5)' }),
-    });
+    const running = writerSleeping(requestId, 0.5);
     // Until the request is answered: another key's cancel never reaches it.
     const cancels: number[] = [];
     for (let i = 0; i < 5; i++) {
@@ -500,15 +505,7 @@ describe('every endpoint that takes a target', () => {
 
   it("cancels a key's request by its id with the same credentials", async () => {
     const requestId = `access-cancel-${Date.now()}`;
-    const running = fetch(`${server.url}/api/query`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        authorization: `Bearer ${WRITE_KEY}`,
-        'x-request-id': requestId,
-      },
-      body: JSON.stringify({ connection: 'app', sql: 'SELECT pg_sleep(30)' }),
-    });
+    const running = writerSleeping(requestId, 30);
     const cancel = (bearer?: string) =>
       fetch(`${server.url}/api/requests/${requestId}/cancel`, {
         method: 'POST',

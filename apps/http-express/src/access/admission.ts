@@ -212,10 +212,8 @@ async function sessionAdmission(
   res: ServerResponse,
   caller: Caller,
 ): Promise<SessionAdmission> {
-  const { rate, concurrency } = caller.rules;
-  if (rate) await takeRate(options, res, caller);
-  let slot: ConcurrencySlot | undefined;
-  if (concurrency !== undefined) slot = await enterSlot(options, res, caller, concurrency);
+  const { rate } = caller.rules;
+  const slot = await takeRateAndSlot(options, res, caller);
   return {
     eachRequest: async () => {
       if (!rate) return undefined;
@@ -360,21 +358,27 @@ function allowedBody(
   return body;
 }
 
-/**
- * Takes a token of the caller's rate and a slot of its concurrency, the slot given back when `res`
- * closes.
- */
+/** Takes a token of the caller's rate and a slot of its concurrency, given back when `res` closes. */
 async function takeLimits(
   options: AccessOptions,
   res: ServerResponse,
   caller: Caller,
 ): Promise<void> {
-  const { rate, concurrency } = caller.rules;
-  if (rate) await takeRate(options, res, caller);
-  if (concurrency === undefined) return;
-  const slot = await enterSlot(options, res, caller, concurrency);
+  const slot = await takeRateAndSlot(options, res, caller);
+  if (slot === undefined) return;
   if (res.closed) slot.release();
   else res.once('close', () => slot.release());
+}
+
+/** A token of the caller's rate, and a slot of its concurrency when it has one. */
+async function takeRateAndSlot(
+  options: AccessOptions,
+  res: ServerResponse,
+  caller: Caller,
+): Promise<ConcurrencySlot | undefined> {
+  const { rate, concurrency } = caller.rules;
+  if (rate) await takeRate(options, res, caller);
+  return concurrency === undefined ? undefined : enterSlot(options, res, caller, concurrency);
 }
 
 async function takeRate(
