@@ -340,6 +340,8 @@ describe('ways around the rules, found by a hostile pass, refused', () => {
       // Read with backslash escapes by the server, what the guard took for a string is a call.
       `set standard_conforming_strings = off; select 'x\\'', set_config('role','${LOGIN}',true) -- '\n; select * from ${SECRET_TABLE}`,
       `set names 'SJIS'; select 1`,
+      // Another caller's sequence value, left on a shared connection.
+      `select lastval()`,
     ]) {
       const answer = await query({ connection: 'app', sql: text }, WRITE_KEY);
       expect(answer.status).toBe(403);

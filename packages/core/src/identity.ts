@@ -56,7 +56,24 @@ function refusalOf(statement: ParsedStatement, identity: RequestIdentity): strin
     return `these credentials may read and change rows, and ${keyword} does more`;
   }
   const change = roleChangeIn(statement);
-  return change && `${change} could leave the role these credentials run as`;
+  if (change !== undefined) return `${change} could leave the role these credentials run as`;
+  return readsEarlierSession(statement);
+}
+
+/**
+ * currval() and lastval() read what an earlier request left on the connection, which may be
+ * another caller's on a pool credentials share (docs/decisions.md 12): RETURNING tells a request
+ * its own values.
+ */
+function readsEarlierSession(statement: ParsedStatement): string | undefined {
+  const context = new StatementContext(statement.text);
+  for (let i = 0; i < context.length; i++) {
+    const name = context.identifierName(i)?.toLowerCase();
+    if (name === 'currval' || name === 'lastval') {
+      return `${name}() reads what an earlier request left on a shared connection; use RETURNING`;
+    }
+  }
+  return undefined;
 }
 
 /**

@@ -152,6 +152,13 @@ describe('refuseBeyondIdentity', () => {
     expect(refusal('CREATE TABLE x (a int)', all)).toBeUndefined();
   });
 
+  it("refuses currval() and lastval(), which read an earlier caller's sequence values", () => {
+    for (const sql of ["SELECT currval('s')", 'SELECT lastval()', 'SELECT "lastval"()']) {
+      expect(refusal(sql, all)).toMatchObject({ code: 'FORBIDDEN' });
+    }
+    expect(refusal("SELECT 'lastval'", all)).toBeUndefined();
+  });
+
   it('refuses a role PostgreSQL cannot hold', () => {
     for (const role of ['', 'a\0b', 'x'.repeat(64), 'é'.repeat(32)]) {
       expect(() => refuseUnusableRole({ role, may: 'all' })).toThrow(RequestError);

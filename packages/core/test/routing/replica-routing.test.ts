@@ -45,6 +45,12 @@ describe('which statements may run on a standby', () => {
     "SET search_path = 'x'",
     'BEGIN',
     'CREATE TABLE t (n int)',
+    // A standby refuses these ("recovery is in progress"), or answers from its own session.
+    'SELECT pg_current_wal_lsn()',
+    "SELECT pg_catalog.pg_current_wal_insert_lsn() - '0/0'",
+    'SELECT * FROM pg_current_wal_flush_lsn()',
+    "SELECT currval('s')",
+    'SELECT lastval()',
   ])('%s does not', (sql) => {
     expect(onStandby(sql)).toBe(false);
   });
