@@ -185,22 +185,14 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const given = definedOnly(overrides);
   const config: ServerConfig = { ...loadConfig(environmentWithout(process.env, given)), ...given };
   const logger = givenLogger ?? pino({ level: config.logLevel });
-  // Metrics exist once the service does: the routing's events reach them from then on.
-  const replicaMetrics: { current?: ServiceMetrics } = {};
-  const replicaEvents: ReplicaEvents = {
-    routed: (connection, servedBy) => replicaMetrics.current?.replicaRouted(connection, servedBy),
-    lag: (connection, replica, lagMs) =>
-      replicaMetrics.current?.replicaLag(connection, replica, lagMs),
-    consistencyWait: (connection, outcome) =>
-      replicaMetrics.current?.consistencyWait(connection, outcome),
-  };
-  const service = givenService ?? createServiceFromConfig(config, logger, {}, replicaEvents);
+  const replicaEvents = lateReplicaEvents();
+  const service = givenService ?? createServiceFromConfig(config, logger, {}, replicaEvents.events);
   const browsers = {
     ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
     ...(config.allowedHosts ? { allowedHosts: config.allowedHosts } : {}),
   };
   const observability = givenObservability ?? createObservability(service, logger, config);
-  if (observability.metrics) replicaMetrics.current = observability.metrics;
+  replicaEvents.reach(observability.metrics);
   const { access, close: closeAccess } = accessFromConfig(
     config,
     configuredTargets,
@@ -273,6 +265,25 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     port,
     close,
     [Symbol.asyncDispose]: close,
+  };
+}
+
+/**
+ * The replica routing's events, which reach the metrics once they exist: the service, which
+ * routes, is made before the metrics that observe it.
+ */
+function lateReplicaEvents(): {
+  events: ReplicaEvents;
+  reach(metrics: ServiceMetrics | undefined): void;
+} {
+  let metrics: ServiceMetrics | undefined;
+  return {
+    events: {
+      routed: (connection, servedBy) => metrics?.replicaRouted(connection, servedBy),
+      lag: (connection, replica, lagMs) => metrics?.replicaLag(connection, replica, lagMs),
+      consistencyWait: (connection, outcome) => metrics?.consistencyWait(connection, outcome),
+    },
+    reach: (observed) => (metrics = observed),
   };
 }
 

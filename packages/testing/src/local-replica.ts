@@ -43,6 +43,48 @@ const HOST = '127.0.0.1';
 /** How long a fresh or restarted standby may take to connect to its primary and stream. */
 const STREAMING_WITHIN_MS = 60_000;
 
+interface StandbyPlace {
+  binaries: Awaited<ReturnType<typeof findPostgresBinaries>>;
+  directory: string;
+  dataDirectory: string;
+  owner: Awaited<ReturnType<typeof serverProcessOwner>>;
+}
+
+/**
+ * `pg_basebackup -R` of `primary` into `dataDirectory`, its settings made a hot standby's on a
+ * free port of its own; the port.
+ */
+async function copyAsStandby(
+  primary: LocalCluster,
+  { binaries, directory, dataDirectory, owner }: StandbyPlace,
+): Promise<number> {
+  const source = `host=${HOST} port=${primary.port} user=${primary.user} password=${primary.password} sslmode=disable`;
+  await runCommand(
+    path.join(binaries.directory, 'pg_basebackup'),
+    [
+      `--pgdata=${dataDirectory}`,
+      `--dbname=${source}`,
+      '-R',
+      '-X',
+      'stream',
+      '-c',
+      'fast',
+      '--no-sync',
+    ],
+    { cwd: directory, owner },
+  );
+  const port = await findFreePort(HOST);
+  // The copy holds the primary's own settings file: its port and socket directory are replaced.
+  const settingsFile = path.join(dataDirectory, 'sqlgate.conf');
+  const settings = (await readFile(settingsFile, 'utf8'))
+    .split('\n')
+    .filter((line) => !/^(port|unix_socket_directories|hot_standby) =/.test(line));
+  settings.push(`port = ${port}`, `unix_socket_directories = '${directory}'`, 'hot_standby = on');
+  await writeFile(settingsFile, `${settings.join('\n')}\n`);
+  if (owner) await chown(settingsFile, owner.uid, owner.gid);
+  return port;
+}
+
 /**
  * Copies `primary` with `pg_basebackup -R` (the primary must be started with `replication: true`)
  * into a new data directory, starts it as a hot standby on a free port, and waits until it is in
@@ -117,30 +159,7 @@ export async function startLocalReplica(
   try {
     if (owner) await chown(directory, owner.uid, owner.gid);
     log(`local replica: copying ${primary.host}:${primary.port} into ${dataDirectory}`);
-    const source = `host=${HOST} port=${primary.port} user=${primary.user} password=${primary.password} sslmode=disable`;
-    await runCommand(
-      path.join(binaries.directory, 'pg_basebackup'),
-      [
-        `--pgdata=${dataDirectory}`,
-        `--dbname=${source}`,
-        '-R',
-        '-X',
-        'stream',
-        '-c',
-        'fast',
-        '--no-sync',
-      ],
-      { cwd: directory, owner },
-    );
-    port = await findFreePort(HOST);
-    // The copy holds the primary's own settings file: its port and socket directory are replaced.
-    const settingsFile = path.join(dataDirectory, 'sqlgate.conf');
-    const settings = (await readFile(settingsFile, 'utf8'))
-      .split('\n')
-      .filter((line) => !/^(port|unix_socket_directories|hot_standby) =/.test(line));
-    settings.push(`port = ${port}`, `unix_socket_directories = '${directory}'`, 'hot_standby = on');
-    await writeFile(settingsFile, `${settings.join('\n')}\n`);
-    if (owner) await chown(settingsFile, owner.uid, owner.gid);
+    port = await copyAsStandby(primary, { binaries, directory, dataDirectory, owner });
     await startServer();
     log(`local replica: streaming on ${HOST}:${port}`);
   } catch (error) {

@@ -41,20 +41,31 @@ export async function firstRow(
   return ran.ok ? (ran.value.rows[0] as readonly unknown[] | undefined) : undefined;
 }
 
+/** A named connection's primary and replicas, what is checked, and who hears of the lag. */
+export interface ReplicaSet {
+  name: string;
+  primary: ConnectionTarget;
+  replicas: readonly ConnectionTarget[];
+  maxLagMs: number;
+}
+
 export class ReplicaChecks {
   readonly replicas: ReplicaState[];
+  readonly name: string;
+  readonly primary: ConnectionTarget;
+  readonly maxLagMs: number;
   private primaryPosition: bigint | undefined;
   private timer: NodeJS.Timeout | undefined;
   private checking: Promise<void> | undefined;
 
   constructor(
-    readonly name: string,
-    readonly primary: ConnectionTarget,
-    replicas: readonly ConnectionTarget[],
-    readonly maxLagMs: number,
+    { name, primary, replicas, maxLagMs }: ReplicaSet,
     private readonly connections: ConnectionProvider,
     private readonly onLag: LagListener,
   ) {
+    this.name = name;
+    this.primary = primary;
+    this.maxLagMs = maxLagMs;
     // Each replica's pool is its own, named after the connection: never by its URL.
     this.replicas = replicas.map((target, index) => ({
       target: { ...target, name: `${name}/replica-${index}` },

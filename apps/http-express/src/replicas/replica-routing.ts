@@ -64,10 +64,7 @@ export function replicaRoutingOf(
     sets.set(
       name,
       new ReplicaChecks(
-        name,
-        { ...connection.target, name },
-        replicas,
-        maxReplicaLagMs,
+        { name, primary: { ...connection.target, name }, replicas, maxLagMs: maxReplicaLagMs },
         connections,
         (...lag) => options.events?.lag(...lag),
       ),
