@@ -3,7 +3,7 @@
  * that may run on a standby goes to a replica the routing chooses, anything else to the primary;
  * after a request that may have written, the primary's position becomes its consistency token.
  */
-import { ConnectionError } from '../errors';
+import { ConnectionError, DatabaseError } from '../errors';
 import type { ExecutionOutcome } from '../execution/outcome';
 import type { ConnectionTarget } from '../ports/connections';
 import { requestRunsOnStandby, type ServedBy } from '../routing/replica-choice';
@@ -68,9 +68,11 @@ export async function tokenOfWrite(
 }
 
 /**
- * A whole answer's request that a replica could not serve for want of a connection (a replica
- * just stopped, which the lag check has not seen yet): it wrote nothing and sent no row, so it runs
- * again on the primary, and the replica is left out.
+ * A whole answer's request that a replica could not serve: for want of a connection (a replica
+ * just stopped, which the lag check has not seen yet; it is then left out), or because the
+ * standby cancelled it in a conflict with its recovery (40001, 40P01: replay needed what the read
+ * held, such as a lock the primary took). It wrote nothing and sent no row, so it runs again on
+ * the primary.
  */
 export function rerunOnPrimary(
   run: RequestRun,
@@ -79,12 +81,27 @@ export function rerunOnPrimary(
 ): PreparedRequest | undefined {
   const { route } = run;
   if (route?.servedBy !== 'replica' || run.rowStream !== undefined) return undefined;
-  if (!lostConnection(outcome)) return undefined;
-  run.parts.options.readRouting?.replicaFailed?.(prepared.target);
+  const conflicted = conflictWithRecovery(outcome);
+  if (!conflicted && !lostConnection(outcome)) return undefined;
+  if (!conflicted) run.parts.options.readRouting?.replicaFailed?.(prepared.target);
   route.servedBy = 'primary';
   run.target = route.primary;
   const { scopeTarget: _replicaScope, ...rest } = prepared;
   return { ...rest, target: route.primary };
+}
+
+/**
+ * A read on a standby cancelled for its recovery: only such a conflict makes a standby's read
+ * answer 40001 or 40P01 (a SERIALIZABLE request never runs there).
+ */
+function conflictWithRecovery(outcome: ExecutionOutcome): boolean {
+  const { failure } = outcome;
+  const errors = outcome.outcomes.flatMap((statement) => (statement.ok ? [] : [statement.error]));
+  if (failure?.kind === 'request' || failure?.kind === 'transaction') errors.push(failure.error);
+  return errors.some(
+    (error) =>
+      error instanceof DatabaseError && (error.sqlState === '40001' || error.sqlState === '40P01'),
+  );
 }
 
 function lostConnection(outcome: ExecutionOutcome): boolean {

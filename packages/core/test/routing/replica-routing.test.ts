@@ -14,7 +14,7 @@ import {
 } from '../../src/routing';
 import { createQueryService } from '../../src/service';
 import type { QueryOptions } from '../../src/request';
-import { FakeConnectionProvider, fakeTarget } from '../fakes/fake-connections';
+import { databaseError, FakeConnectionProvider, fakeTarget } from '../fakes/fake-connections';
 
 beforeAll(async () => {
   await loadParser();
@@ -203,6 +203,17 @@ describe('the service with a read routing', () => {
       options: { ...options, isolationLevel: 'serializable' },
     });
     expect(answer.servedBy).toBe('primary');
+  });
+
+  test('a read the standby cancelled for its recovery runs again on the primary', async () => {
+    const { fake, service } = serviceWithRouting();
+    fake.once('SELECT 1', {
+      error: databaseError('40001', 'canceling statement due to conflict with recovery'),
+    });
+    const answer = await service.execute({ target: primary, sql: 'SELECT 1', options });
+    expect(answer.failure).toBeUndefined();
+    expect(answer.servedBy).toBe('primary');
+    expect(acquiredPorts(fake)).toEqual([6543, fakeTarget.port]);
   });
 
   test("the caller's token reaches the routing", async () => {
