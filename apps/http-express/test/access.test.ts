@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import pino from 'pino';
 import { neon, neonConfig } from '@neondatabase/serverless';
-import { startLocalRedis } from '@sqlgate/testing';
+import { eventually, startLocalRedis } from '@sqlgate/testing';
 import { loadConfig } from '../src/config';
 import { startServer, type RunningServer } from '../src/server';
 import { captureLogs, database, sql, target } from './support';
@@ -579,12 +579,17 @@ describe('limits', () => {
   });
 
   it('answers 429 to a request past the concurrency, and lets one in once the slot is free', async () => {
-    const slow = query({ connection: 'app', sql: 'SELECT pg_sleep(1)' }, SLOW_KEY);
-    // The first request holds the slot until it is answered.
-    let second = await query({ connection: 'app', sql: 'SELECT 1' }, SLOW_KEY);
-    for (let i = 0; i < 50 && second.status === 200; i++) {
-      second = await query({ connection: 'app', sql: 'SELECT 1' }, SLOW_KEY);
-    }
+    const marker = `access_slot_${Date.now()}`;
+    const slow = query({ connection: 'app', sql: `SELECT pg_sleep(8) AS ${marker}` }, SLOW_KEY);
+    // Once its statement runs it holds the slot until it is answered, however busy the machine.
+    await eventually(async () => {
+      const running = await sql(
+        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()',
+        [`%${marker}%`],
+      );
+      expect(running).toEqual([{ n: 1 }]);
+    });
+    const second = await query({ connection: 'app', sql: 'SELECT 1' }, SLOW_KEY);
     expect(second.status).toBe(429);
     expect((await slow).status).toBe(200);
     expect((await query({ connection: 'app', sql: 'SELECT 1' }, SLOW_KEY)).status).toBe(200);

@@ -325,17 +325,7 @@ function allowedBody(
       throw new RequestError(ErrorCodes.INVALID_REQUEST, "Send 'sql' or 'queryId', not both");
     }
     const text = typeof queryId === 'string' ? allow.byId.get(queryId) : undefined;
-    if (text === undefined) {
-      throw refusal(
-        options,
-        res,
-        'forbidden',
-        caller.id,
-        forbidden(
-          'These credentials run only the queries of their allowlist, and no query has this id',
-        ),
-      );
-    }
+    if (text === undefined) throw outsideAllowlist(options, res, caller, 'no query has this id');
     const { queryId: _id, ...rest } = body as Record<string, unknown>;
     return { ...rest, sql: text };
   }
@@ -345,17 +335,19 @@ function allowedBody(
   const allowed = (text: unknown) =>
     text === undefined || text === '' || (typeof text === 'string' && allow.queries.has(text));
   if (!texts.every(allowed)) {
-    throw refusal(
-      options,
-      res,
-      'forbidden',
-      caller.id,
-      forbidden(
-        'These credentials run only the queries of their allowlist, and this SQL is not one of them',
-      ),
-    );
+    throw outsideAllowlist(options, res, caller, 'this SQL is not one of them');
   }
   return body;
+}
+
+function outsideAllowlist(
+  options: AccessOptions,
+  res: ServerResponse,
+  caller: Caller,
+  why: string,
+): RequestError {
+  const message = `These credentials run only the queries of their allowlist, and ${why}`;
+  return refusal(options, res, 'forbidden', caller.id, forbidden(message));
 }
 
 /** Takes a token of the caller's rate and a slot of its concurrency, given back when `res` closes. */
