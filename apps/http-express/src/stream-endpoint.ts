@@ -8,7 +8,7 @@
  */
 import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import type { QueryStream, StreamEvent } from '@sqlgate/core';
+import type { QueryStream, StreamEvent, StreamRoute } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { csvText, ndjsonLines, STREAM_CONTENT_TYPES, type StreamFormat } from './stream-formats';
 import { answerHeader, writeAnswerHead } from './answer-headers';
@@ -62,14 +62,23 @@ async function writeEvents(
   stallLimitMs: number,
   written: Written,
 ): Promise<void> {
-  const { copy } = answer;
+  const { copy, route } = answer;
   const contentType = copy ? copyContentType(copy) : STREAM_CONTENT_TYPES[format ?? 'ndjson'];
-  writeAnswerHead(res, 200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
+  writeAnswerHead(res, 200, {
+    'Content-Type': contentType,
+    'Cache-Control': 'no-store',
+    ...(route ? routeHeaders(route) : {}),
+  });
   // The status line goes now: an answer cut later still reaches the client as a cut 200.
   res.flushHeaders();
   let complete = false;
   for await (const event of answer.events) {
-    if (event.type === 'done') complete = true;
+    if (event.type === 'done') {
+      complete = true;
+      if (event.consistencyToken !== undefined && route?.mayHaveWritten) {
+        res.addTrailers({ [CONSISTENCY_TOKEN]: event.consistencyToken });
+      }
+    }
     if (event.type === 'error' && event.internal !== undefined) {
       logger.error(
         { reqId: answerHeader(res, 'X-Request-Id'), err: event.internal },
@@ -93,6 +102,20 @@ async function writeEvents(
   // Without `done` the answer is not whole (a defect ended it): cut, so no client takes it as complete.
   if (complete) res.end();
   else cutAnswer(res);
+}
+
+const CONSISTENCY_TOKEN = 'Sqlgate-Consistency-Token';
+
+/**
+ * A streamed answer's head on a connection with replicas (docs/decisions.md 13): where it runs, in
+ * `Server-Timing` as for a whole answer; and for a request that may write, that its consistency
+ * token comes after the rows, as an HTTP trailer (and in NDJSON's `done` line), since it is read
+ * after the commit.
+ */
+function routeHeaders(route: StreamRoute): Record<string, string> {
+  const headers: Record<string, string> = { 'Server-Timing': `served;desc=${route.servedBy}` };
+  if (route.mayHaveWritten) headers.Trailer = CONSISTENCY_TOKEN;
+  return headers;
 }
 
 /**

@@ -3,6 +3,7 @@
  * replica: reads go to the replica, writes to the primary with a consistency token, a token-bearing
  * read sees its write, a stopped replica is left out and used again once it is back.
  */
+import { request as httpRequest } from 'node:http';
 import pino from 'pino';
 import { sqlgate } from '@sqlgate/client';
 import {
@@ -51,6 +52,55 @@ async function query(connection: string, sql: string, token?: string | null): Pr
     timing: response.headers.get('server-timing'),
   };
 }
+
+interface StreamedAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  trailers: Record<string, string | undefined>;
+}
+
+/** A streamed answer read with node:http, which gives HTTP trailers (fetch does not). */
+function streamed(
+  path: string,
+  accept: string,
+  body: Json,
+  headers: Record<string, string> = {},
+): Promise<StreamedAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      `${server.url}${path}`,
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${KEY}`,
+          accept,
+          ...headers,
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text,
+            trailers: res.trailers,
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+const ndjsonDone = (text: string): Json =>
+  (JSON.parse(text.trim().split('\n').at(-1) as string) as { done: Json }).done;
 
 beforeAll(async () => {
   primary = await startLocalCluster({ tls: false, replication: true });
@@ -187,8 +237,136 @@ test('metrics count reads by where they ran, consistency waits by outcome, and t
   expect(text).not.toContain(String(replica.port));
 });
 
+test('a streamed read says where it ran in its head and its done line', async () => {
+  for (const accept of ['application/x-ndjson', 'text/csv']) {
+    const answer = await streamed('/api/query', accept, {
+      connection: 'app',
+      sql: 'SELECT pg_is_in_recovery() AS standby',
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.headers['server-timing']).toBe('served;desc=replica');
+    expect(answer.headers.trailer).toBeUndefined();
+    expect(answer.trailers).toEqual({});
+    if (accept === 'text/csv') expect(answer.text).toBe('standby\r\nt\r\n');
+    else expect(ndjsonDone(answer.text)).toMatchObject({ servedBy: 'replica' });
+  }
+});
+
+test('a streamed write carries its token after its rows: in the done line and as a trailer; it reads its write back with replay paused', async () => {
+  await replica.pauseReplay();
+  try {
+    const ndjson = await streamed('/api/query', 'application/x-ndjson', {
+      connection: 'app',
+      sql: `INSERT INTO ${TABLE} VALUES (3) RETURNING id`,
+    });
+    expect(ndjson.headers['server-timing']).toBe('served;desc=primary');
+    expect(ndjson.headers.trailer).toBe('Sqlgate-Consistency-Token');
+    const done = ndjsonDone(ndjson.text);
+    expect(done).toMatchObject({ servedBy: 'primary', consistencyToken: expect.any(String) });
+    expect(ndjson.trailers['sqlgate-consistency-token']).toBe(done.consistencyToken);
+    const csv = await streamed('/api/query', 'text/csv', {
+      connection: 'app',
+      sql: `INSERT INTO ${TABLE} VALUES (4) RETURNING id`,
+    });
+    expect(csv.text).toBe('id\r\n4\r\n');
+    const token = csv.trailers['sqlgate-consistency-token'];
+    expect(token).toMatch(/^[A-Za-z0-9_-]+$/);
+    const seen = await query(
+      'app',
+      `SELECT count(*)::int AS n FROM ${TABLE} WHERE id IN (3, 4)`,
+      token,
+    );
+    expect(seen.body).toMatchObject({ rows: [{ n: 2 }], servedBy: 'primary' });
+    // The client keeps the token of a write it streamed.
+    const client = sqlgate({ url: server.url, connection: 'app', authToken: KEY });
+    const returned: unknown[] = [];
+    for await (const row of client.stream(`INSERT INTO ${TABLE} VALUES (5) RETURNING id`)) {
+      returned.push(row);
+    }
+    expect(returned).toEqual([{ id: 5 }]);
+    expect(await client.query(`SELECT count(*)::int AS n FROM ${TABLE} WHERE id = 5`)).toEqual([
+      { n: 1 },
+    ]);
+  } finally {
+    await replica.resumeReplay();
+  }
+});
+
+test('a session on a connection with replicas runs on the primary; a write and a COMMIT carry a token', async () => {
+  const opened = await fetch(`${server.url}/api/sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+    body: JSON.stringify({ connection: 'app' }),
+  });
+  expect(opened.status).toBe(201);
+  const { sessionId } = (await opened.json()) as { sessionId: string };
+  const inSession = async (sql: string) => {
+    const response = await fetch(`${server.url}/api/sessions/${sessionId}/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sql }),
+    });
+    return {
+      body: (await response.json()) as Json,
+      token: response.headers.get('sqlgate-consistency-token'),
+    };
+  };
+  try {
+    const read = await inSession('SELECT pg_is_in_recovery() AS standby');
+    expect(read.body).toMatchObject({ rows: [{ standby: false }], servedBy: 'primary' });
+    expect(read.token).toBe(null);
+    expect((await inSession('BEGIN')).token).toBe(null);
+    expect((await inSession(`INSERT INTO ${TABLE} VALUES (6)`)).token).not.toBe(null);
+    await replica.pauseReplay();
+    const commit = await inSession('COMMIT');
+    expect(commit.body).toMatchObject({ servedBy: 'primary' });
+    expect(commit.token).toMatch(/^[A-Za-z0-9_-]+$/);
+    const seen = await query(
+      'app',
+      `SELECT count(*)::int AS n FROM ${TABLE} WHERE id = 6`,
+      commit.token,
+    );
+    expect(seen.body).toMatchObject({ rows: [{ n: 1 }], servedBy: 'primary' });
+  } finally {
+    await replica.resumeReplay();
+    await fetch(`${server.url}/api/sessions/${sessionId}`, { method: 'DELETE' });
+  }
+});
+
+test('a read that may fill the result cache runs on the primary: what the cache keeps is never behind a write', async () => {
+  const sql = `SELECT count(*)::int AS n FROM ${TABLE} WHERE id = 7`;
+  const cached = async () => {
+    const response = await fetch(`${server.url}/api/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+      body: JSON.stringify({ connection: 'app', sql, cache: true }),
+    });
+    return (await response.json()) as Json;
+  };
+  expect(await cached()).toMatchObject({ rows: [{ n: 0 }], servedBy: 'primary' });
+  await replica.pauseReplay();
+  try {
+    // The write invalidates the entry; the replica, paused, has not replayed it.
+    expect((await query('app', `INSERT INTO ${TABLE} VALUES (7)`)).status).toBe(200);
+    expect(await cached()).toMatchObject({ rows: [{ n: 1 }], servedBy: 'primary' });
+    expect(await cached()).toMatchObject({ rows: [{ n: 1 }], servedBy: 'primary' });
+    // Without the cache, the same read goes to the replica, which has not replayed it yet.
+    expect((await query('app', sql)).body).toMatchObject({ rows: [{ n: 0 }], servedBy: 'replica' });
+  } finally {
+    await replica.resumeReplay();
+  }
+});
+
 test('a stopped replica: reads keep answering from the primary; back, it serves again', async () => {
   await replica.stop();
+  // A streamed read whose replica stopped, before any row went out, runs again on the primary.
+  const stream = await streamed('/api/query', 'application/x-ndjson', {
+    connection: 'app',
+    sql: 'SELECT pg_is_in_recovery() AS standby',
+  });
+  expect(stream.status).toBe(200);
+  expect(stream.headers['server-timing']).toBe('served;desc=primary');
+  expect(stream.text).toContain('{"row":{"standby":false}}');
   for (let i = 0; i < 5; i += 1) {
     const answer = await query('app', 'SELECT pg_is_in_recovery() AS standby');
     expect(answer.status).toBe(200);

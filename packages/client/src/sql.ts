@@ -270,7 +270,9 @@ function makeSql(context: SqlContext): Sql {
     async *[Symbol.asyncIterator]() {
       const target = targetOfCall(context, options, 'stream() cannot run inside begin()');
       const body = await streamStatement(wire, target, statementOf(text, params), options.signal);
-      yield* rowsOf(body, readOptions(options, defaults));
+      yield* rowsOf(body, readOptions(options, defaults), (token) => {
+        wire.consistencyToken = token;
+      });
     },
   });
   return sql;

@@ -38,7 +38,7 @@ interface StreamLine {
   statement?: { fields: Field[] };
   row?: (string | null)[];
   error?: { error?: string; cause?: Record<string, unknown>; code?: string };
-  done?: unknown;
+  done?: { consistencyToken?: unknown };
 }
 
 /** The failure an NDJSON `error` line reports, as the whole answer would have reported it. */
@@ -48,9 +48,14 @@ function streamedError(error: NonNullable<StreamLine['error']>): SqlgateError {
   return errorOfAnswer(400, { message: error.error ?? 'The statement failed', code: error.code });
 }
 
+/**
+ * The rows of a streamed answer. `keepToken` learns the consistency token its `done` line carries
+ * when the statement may have written on a connection with replicas.
+ */
 export async function* rowsOf(
   body: ReadableStream<Uint8Array>,
   { arrayMode = false, types }: ReadOptions,
+  keepToken: (token: string) => void = () => undefined,
 ): AsyncGenerator<unknown> {
   let fields: Field[] = [];
   let parsers: ValueParser[] = [];
@@ -67,6 +72,8 @@ export async function* rowsOf(
     } else if (line.error) {
       throw streamedError(line.error);
     } else if (line.done !== undefined) {
+      const token = line.done?.consistencyToken;
+      if (typeof token === 'string' && token !== '') keepToken(token);
       return;
     }
   }

@@ -1,6 +1,6 @@
 /** The query service's options, per-request options and answer shapes (built in service.ts). */
 import type { CacheEntry } from './cache';
-import type { ReadRouting } from './routing/read-routing';
+import type { ReadRouting, StreamRoute } from './routing/read-routing';
 import type { ServedBy } from './routing/replica-choice';
 import type { HeldResult, SharedLimit } from './execution/result-budget';
 import type { QueryResponse, ServiceAnswer } from './execution/response';
@@ -126,6 +126,8 @@ export type QueryStream =
       events: AsyncIterable<StreamEvent>;
       /** Set when the request is a COPY ... TO STDOUT: its `copy` events are the whole answer. */
       copy?: CopyOut;
+      /** Set on a named connection with replicas: where it runs, and whether a token follows. */
+      route?: StreamRoute;
     };
 
 /** Where the time of a request went, for the answer's timing header. */

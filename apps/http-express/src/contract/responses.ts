@@ -522,6 +522,18 @@ export const StreamLineSchema = Type.Union(
           transactionUsed: Type.Optional(Type.Boolean()),
           rolledBack: Type.Optional(Type.Literal(true)),
           warnings: Type.Optional(WarningsSchema),
+          servedBy: Type.Optional(
+            Type.Union([Type.Literal('primary'), Type.Literal('replica')], {
+              description: 'On a named connection with replicas: where the request ran.',
+            }),
+          ),
+          consistencyToken: Type.Optional(
+            Type.String({
+              description:
+                'On a named connection with replicas, for a request that may have written: the token to send back ' +
+                'as Sqlgate-Consistency-Token (also sent as an HTTP trailer of that name).',
+            }),
+          ),
         }),
       },
       { description: 'The last line: the answer is complete. A stream without it was cut.' },

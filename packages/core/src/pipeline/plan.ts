@@ -91,10 +91,14 @@ function openRowStream(
   if (run.mode.kind !== 'streamed') return undefined;
   const { openStream } = run.mode;
   const { statements, target, request } = prepared;
+  const route = run.route && {
+    servedBy: run.route.servedBy,
+    mayHaveWritten: run.route.mayHaveWritten,
+  };
   const rowStream = copyOut
-    ? openStream(poolIdOf(target), copyOutOf(statements[0] as ParsedStatement))
+    ? openStream(poolIdOf(target), copyOutOf(statements[0] as ParsedStatement), route)
     : run.executeOptions.rows
-      ? openStream(poolIdOf(target))
+      ? openStream(poolIdOf(target), undefined, route)
       : undefined;
   if (rowStream && run.executeOptions.requestIdKnown === 'when-streaming') {
     run.registered = run.register();

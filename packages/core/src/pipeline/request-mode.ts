@@ -2,6 +2,7 @@
  * The ways a request's answer is made. Each use case runs the same steps; the mode says which of
  * their variants apply.
  */
+import type { StreamRoute } from '../routing/read-routing';
 import type { SessionRun } from '../sessions/session-use-cases';
 import type { CopyOut } from '../streaming/copy-out';
 import type { EventChannel } from '../streaming/event-channel';
@@ -10,7 +11,7 @@ import type { EventChannel } from '../streaming/event-channel';
  * Asked for a channel once the request turns out to stream: always with `rows`, and for a lone
  * COPY ... TO STDOUT (with its format); `caller` is whom its rows in flight are counted for (10.37).
  */
-export type OpenStream = (caller: string, copy?: CopyOut) => EventChannel;
+export type OpenStream = (caller: string, copy?: CopyOut, route?: StreamRoute) => EventChannel;
 
 export type RequestMode =
   /** The answer is whole, in JSON (POST /api/query). */

@@ -6,6 +6,8 @@
 import { ConnectionError, DatabaseError } from '../errors';
 import type { ExecutionOutcome } from '../execution/outcome';
 import type { ConnectionTarget } from '../ports/connections';
+import { requestMayUseCache } from '../cache';
+import { runsOnStandby, type ParsedStatement } from '../parser';
 import { requestRunsOnStandby, type ServedBy } from '../routing/replica-choice';
 import type { PreparedRequest } from './prepare';
 import type { RequestRun } from './request-run';
@@ -26,15 +28,15 @@ export async function routeRequest(
 ): Promise<PreparedRequest> {
   const routing = run.parts.options.readRouting;
   const { target, session, statements, request } = prepared;
-  if (!routing || session || target.name === undefined) return prepared;
+  if (!routing || target.name === undefined) return prepared;
+  const { consistencyToken, signal } = run.executeOptions;
   const runsOnStandby =
+    !session &&
     // A standby refuses SERIALIZABLE transactions.
     request.options.isolationLevel !== 'serializable' &&
-    requestRunsOnStandby(statements, {
-      inSession: false,
-      copyFrom: run.mode.kind === 'copy-from',
-    });
-  const { consistencyToken, signal } = run.executeOptions;
+    // What the cache keeps must be current: a read that may fill it runs on the primary.
+    !mayFillCache(run, prepared) &&
+    requestRunsOnStandby(statements, { inSession: false, copyFrom: run.mode.kind === 'copy-from' });
   const routed = routing.route(target, {
     runsOnStandby,
     ...(consistencyToken === undefined ? {} : { consistencyToken }),
@@ -48,12 +50,39 @@ export async function routeRequest(
   run.route = {
     servedBy: route.servedBy,
     primary: target,
-    mayHaveWritten: !runsOnStandby && !readOnly,
+    mayHaveWritten: !readOnly && statements.some(mayWrite),
     tokenBearing: consistencyToken !== undefined,
   };
   if (route.servedBy === 'primary') return prepared;
   run.target = route.target;
   return { ...prepared, target: route.target, scopeTarget: target };
+}
+
+/**
+ * Whether a statement may write, or make a write visible: anything but a read a standby could run
+ * and transaction control, except COMMIT, END and COMMIT PREPARED, which make visible what a
+ * session's earlier requests wrote.
+ */
+function mayWrite(statement: ParsedStatement): boolean {
+  if (statement.keyword === 'COMMIT' || statement.keyword === 'END') return true;
+  return statement.statementClass !== 'transaction-control' && !runsOnStandby(statement);
+}
+
+/**
+ * A request whose answer may be put in the result cache: a whole answer (not streamed, not in
+ * PostgreSQL's text) outside a session, with no consistency token, asking for the cache.
+ */
+function mayFillCache(run: RequestRun, prepared: PreparedRequest): boolean {
+  const { cache } = run.parts;
+  const { executeOptions, mode } = run;
+  return (
+    cache !== undefined &&
+    (mode.kind === 'whole' || (mode.kind === 'streamed' && executeOptions.rows === undefined)) &&
+    executeOptions.textValues !== true &&
+    executeOptions.consistencyToken === undefined &&
+    cache.isCacheRequested(prepared.request.options) &&
+    requestMayUseCache(prepared.statements)
+  );
 }
 
 /** The consistency token of a request that may have written and reached its primary. */
@@ -68,11 +97,11 @@ export async function tokenOfWrite(
 }
 
 /**
- * A whole answer's request that a replica could not serve: for want of a connection (a replica
- * just stopped, which the lag check has not seen yet; it is then left out), or because the
- * standby cancelled it in a conflict with its recovery (40001, 40P01: replay needed what the read
- * held, such as a lock the primary took). It wrote nothing and sent no row, so it runs again on
- * the primary.
+ * A read that a replica could not serve: for want of a connection (a replica just stopped, which
+ * the lag check has not seen yet; it is then left out), or because the standby cancelled it in a
+ * conflict with its recovery (40001, 40P01: replay needed what the read held, such as a lock the
+ * primary took). It wrote nothing and sent nothing yet (a whole answer, or a streamed one before
+ * its first event), so it runs again on the primary.
  */
 export function rerunOnPrimary(
   run: RequestRun,
@@ -80,10 +109,13 @@ export function rerunOnPrimary(
   outcome: ExecutionOutcome,
 ): PreparedRequest | undefined {
   const { route } = run;
-  if (route?.servedBy !== 'replica' || run.rowStream !== undefined) return undefined;
+  // A streamed answer whose first event went out cannot be taken back.
+  if (route?.servedBy !== 'replica' || run.rowStream?.hasStarted === true) return undefined;
   const conflicted = conflictWithRecovery(outcome);
   if (!conflicted && !lostConnection(outcome)) return undefined;
   if (!conflicted) run.parts.options.readRouting?.replicaFailed?.(prepared.target);
+  // The rerun opens a channel of its own.
+  run.rowStream?.close();
   route.servedBy = 'primary';
   run.target = route.primary;
   const { scopeTarget: _replicaScope, ...rest } = prepared;

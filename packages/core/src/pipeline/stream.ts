@@ -10,6 +10,8 @@ import type { QueryStream, StreamOptions } from '../service-types';
 import { closingEvents } from '../streaming/closing-events';
 import type { CopyOut } from '../streaming/copy-out';
 import { EventChannel } from '../streaming/event-channel';
+import type { StreamRoute } from '../routing/read-routing';
+import type { OpenStream } from './request-mode';
 import { runRequest } from './request-run';
 import type { ServiceParts } from './service-parts';
 
@@ -21,8 +23,10 @@ export function streamRequest(
   return new Promise((resolve, reject) => {
     let channel: EventChannel | undefined;
     let copy: CopyOut | undefined;
-    const openStream = (caller: string, copyOut?: CopyOut): EventChannel => {
+    let route: StreamRoute | undefined;
+    const openStream: OpenStream = (caller, copyOut, routed) => {
       copy = copyOut;
+      route = routed;
       const { sharedResultBudget } = parts.settings;
       const opened = new EventChannel(
         statementText,
@@ -33,7 +37,12 @@ export function streamRequest(
       // `started` also settles when the channel closes without an event: then the answer is whole.
       void opened.started.then(() => {
         if (opened.hasStarted)
-          resolve({ streamed: true, events: opened, ...(copy ? { copy } : {}) });
+          resolve({
+            streamed: true,
+            events: opened,
+            ...(copy ? { copy } : {}),
+            ...(route ? { route } : {}),
+          });
       });
       return opened;
     };

@@ -7,5 +7,5 @@ export {
   type ReplicaView,
   type ServedBy,
 } from './replica-choice';
-export type { ReadRoute, ReadRouting, RouteRequest } from './read-routing';
+export type { ReadRoute, ReadRouting, RouteRequest, StreamRoute } from './read-routing';
 export { consistencyTokenOf, walPositionOf, walPositionOfToken } from './wal-position';

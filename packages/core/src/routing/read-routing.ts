@@ -13,6 +13,13 @@ export interface ReadRoute {
   servedBy: ServedBy;
 }
 
+/** What a streamed answer's head can say of its routing, known before its first row. */
+export interface StreamRoute {
+  servedBy: ServedBy;
+  /** The request may write: its consistency token follows the rows. */
+  mayHaveWritten: boolean;
+}
+
 export interface RouteRequest {
   /** Every statement may run on a standby (replica-choice.ts). */
   runsOnStandby: boolean;

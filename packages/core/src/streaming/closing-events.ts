@@ -38,6 +38,8 @@ export function closingEvents(response: QueryServiceResponse): StreamEvent[] {
   if (typeof body.transactionUsed === 'boolean') done.transactionUsed = body.transactionUsed;
   if (body.rolledBack === true) done.rolledBack = true;
   if (Array.isArray(body.warnings)) done.warnings = body.warnings as string[];
+  if (response.servedBy !== undefined) done.servedBy = response.servedBy;
+  if (response.consistencyToken !== undefined) done.consistencyToken = response.consistencyToken;
   events.push(done);
   return events;
 }

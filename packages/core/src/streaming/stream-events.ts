@@ -5,6 +5,7 @@
  */
 import type { FieldDescription } from '../ports/connections';
 import type { QueryResponseBody } from '../execution/response';
+import type { ServedBy } from '../routing/replica-choice';
 
 export type StreamEvent =
   /** A statement begins: its index in the request, its text as executed, its columns. */
@@ -43,4 +44,7 @@ export type StreamEvent =
       transactionUsed?: boolean;
       rolledBack?: boolean;
       warnings?: string[];
+      /** On a named connection with replicas (docs/decisions.md 13). */
+      servedBy?: ServedBy;
+      consistencyToken?: string;
     };

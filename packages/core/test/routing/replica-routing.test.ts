@@ -13,6 +13,7 @@ import {
   type RouteRequest,
 } from '../../src/routing';
 import { createQueryService } from '../../src/service';
+import { MemoryCacheStore } from '../../src/cache';
 import type { QueryOptions } from '../../src/request';
 import { databaseError, FakeConnectionProvider, fakeTarget } from '../fakes/fake-connections';
 
@@ -223,6 +224,43 @@ describe('the service with a read routing', () => {
       { consistencyToken: 'abc' },
     );
     expect(routes).toEqual([{ runsOnStandby: true, consistencyToken: 'abc' }]);
+  });
+
+  test('transaction control writes nothing, but COMMIT makes writes visible: it carries a token', async () => {
+    const { service } = serviceWithRouting();
+    const begin = await service.execute({ target: primary, sql: 'BEGIN', options });
+    expect(begin.servedBy).toBe('primary');
+    expect(begin.consistencyToken).toBe(undefined);
+    for (const sql of ['COMMIT', 'END', "COMMIT PREPARED 'x'"]) {
+      const answer = await service.execute({ target: primary, sql, options });
+      expect(answer.consistencyToken).toBe(consistencyTokenOf('0/10'));
+    }
+  });
+
+  test('a read that may fill the result cache runs on the primary; without the cache, on a replica', async () => {
+    const fake = new FakeConnectionProvider();
+    const readRouting: ReadRouting = {
+      route: (target, request) =>
+        request.runsOnStandby
+          ? { target: replicaTarget, servedBy: 'replica' }
+          : { target, servedBy: 'primary' },
+      tokenAfterWrite: () => Promise.resolve(undefined),
+      close: () => undefined,
+    };
+    const service = createQueryService({
+      connections: fake,
+      readRouting,
+      cacheStore: new MemoryCacheStore(),
+    });
+    const cached = await service.execute({
+      target: primary,
+      sql: 'SELECT 1',
+      options: { ...options, cache: {} },
+    });
+    expect(cached.servedBy).toBe('primary');
+    const uncached = await service.execute({ target: primary, sql: 'SELECT 2', options });
+    expect(uncached.servedBy).toBe('replica');
+    expect(acquiredPorts(fake)).toEqual([fakeTarget.port, 6543]);
   });
 
   test('a connection without replicas: answers as before', async () => {
