@@ -272,7 +272,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
  * The replica routing's events, which reach the metrics once they exist: the service, which
  * routes, is made before the metrics that observe it.
  */
-function lateReplicaEvents(): {
+export function lateReplicaEvents(): {
   events: ReplicaEvents;
   reach(metrics: ServiceMetrics | undefined): void;
 } {

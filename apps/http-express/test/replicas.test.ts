@@ -3,7 +3,10 @@
  * replica: reads go to the replica, writes to the primary with a consistency token, a token-bearing
  * read sees its write, a stopped replica is left out and used again once it is back.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pino from 'pino';
 import { sqlgate } from '@sqlgate/client';
 import {
@@ -15,6 +18,7 @@ import {
 } from '@sqlgate/testing';
 import { parseAccessConfig } from '../src/access/config-file';
 import { startServer, type RunningServer } from '../src/server';
+import { startSqlgateProcess } from './sqlgate-process';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -356,6 +360,42 @@ test('a read that may fill the result cache runs on the primary: what the cache 
     await replica.resumeReplay();
   }
 });
+
+test('with WORKERS=2, each worker routes to the replica and /metrics shows their routing and the lag', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'sqlgate-replicas-'));
+  const configFile = path.join(dir, 'config.json');
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      connections: { app: { url: urlOf(primary), replicas: [urlOf(replica)] } },
+      keys: [{ id: 'app', secret: KEY, connections: ['app'] }],
+    }),
+  );
+  const workers = await startSqlgateProcess({ WORKERS: '2', CONFIG_FILE: configFile });
+  try {
+    const read = async () => {
+      const response = await fetch(`${workers.url}/api/query`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+        body: JSON.stringify({ connection: 'app', sql: 'SELECT pg_is_in_recovery() AS standby' }),
+      });
+      return (await response.json()) as Json;
+    };
+    await eventually(async () => {
+      expect(await read()).toMatchObject({ rows: [{ standby: true }], servedBy: 'replica' });
+    });
+    await eventually(async () => {
+      const text = await (await fetch(`${workers.url}/metrics`)).text();
+      expect(text).toMatch(
+        /sqlgate_replica_reads_total\{connection="app",served_by="replica"\} [1-9]/,
+      );
+      expect(text).toMatch(/sqlgate_replica_lag_seconds\{connection="app",replica="0"\} /);
+    });
+  } finally {
+    await workers.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 60_000);
 
 test('a stopped replica: reads keep answering from the primary; back, it serves again', async () => {
   await replica.stop();

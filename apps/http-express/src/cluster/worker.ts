@@ -9,7 +9,12 @@ import type { Logger } from 'pino';
 import type { ServerConfig } from '../config';
 import { connectionTargetsOf } from '../access/access-from-config';
 import { createObservability } from '../observability';
-import { createServiceFromConfig, startServer, type RunningServer } from '../server';
+import {
+  createServiceFromConfig,
+  lateReplicaEvents,
+  startServer,
+  type RunningServer,
+} from '../server';
 import { ClusterCounters } from './cluster-counters';
 import { CoherentMemoryStore } from './coherent-memory-store';
 import { IpcChannel } from './ipc-channel';
@@ -79,12 +84,15 @@ export async function runWorker(config: ServerConfig, logger: Logger): Promise<R
   );
   // With Redis (QUERY_CACHE_REDIS_URL) every worker shares it directly, as separate instances do,
   // and this worker's own store stays empty: what the primary asks of it is then a no-op.
+  const replicaEvents = lateReplicaEvents();
   const service = createServiceFromConfig(
     config,
     logger,
     config.queryCacheRedisUrl ? {} : { cacheStore: store, counters: new ClusterCounters(channel) },
+    replicaEvents.events,
   );
   const observability = createObservability(service, logger, config);
+  replicaEvents.reach(observability.metrics);
   const routing = new WorkerRouting({
     primary: channel,
     service,

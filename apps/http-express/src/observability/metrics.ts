@@ -152,6 +152,8 @@ export class ServiceMetrics {
       "A replica's lag as the last check saw it, by connection and replica (its place in the " +
       "connection's replicas); absent while not known (unreachable, promoted).",
     labelNames: ['connection', 'replica'],
+    // Each worker of WORKERS=n checks the lag itself: /metrics shows the largest any saw, not a sum.
+    aggregator: 'max',
     registers: [],
   });
   /** Series by a key of their labels, so that a request's counts cost one lookup each. */
