@@ -2,7 +2,7 @@
  * The requests the console makes on its own behalf, beside the user's runs: the catalog for the
  * schema browser and the completion, and plans. Both go to the same sqlgate with the connection
  * form's target and credentials (request-fields.ts), as JSON answers, never through the result
- * cache and without the form's `params`. The catalog's queries are sent `readOnly`; a plan's request
+ * cache; only a plan takes the form's `params`. The catalog's queries are sent `readOnly`; a plan's request
  * says itself whether it is read-only or a dry run (plan.ts).
  */
 import { postJson, type JsonAnswer } from './api';
@@ -17,34 +17,28 @@ import {
 
 /** Where the console's requests go and with what: the form as a body and headers. */
 export interface RequestTarget {
+  /** The connection and the run settings (timeout, rows, isolation), without SQL or options. */
   body: Record<string, unknown>;
   headers: Record<string, string>;
+  /** The form's `params`, which an EXPLAIN of the one statement they belong to needs. */
+  params?: unknown[];
   /** Names the connection and the credentials: the catalog cache's key. */
   key: string;
 }
 
 /** The target of `form`; throws FormError when the form cannot make a request. */
 export function requestTarget(form: ConnectionForm, offered?: OfferedConnection): RequestTarget {
-  const body = queryBody(form, '', offered);
+  // The cache is for the user's reads, and these requests set readOnly or dryRun themselves.
+  const body = queryBody({ ...form, cache: '', readOnly: false, dryRun: false }, '', offered);
+  const params = body.params as unknown[] | undefined;
   delete body.sql;
-  delete body.cache;
   delete body.params;
-  delete body.dryRun;
-  delete body.readOnly;
   const headers = credentialHeaders(form);
-  return {
-    body,
+  const key = JSON.stringify([
+    ...['host', 'port', 'user', 'database', 'password', 'connection'].map((field) => body[field]),
     headers,
-    key: JSON.stringify([
-      body.host,
-      body.port,
-      body.user,
-      body.database,
-      body.connection,
-      body.password,
-      headers,
-    ]),
-  };
+  ]);
+  return { body, headers, key, ...(params === undefined ? {} : { params }) };
 }
 
 /** An answer's error message, with sqlgate's hint when it gave one. */
@@ -91,6 +85,7 @@ export async function fetchPlan(
   request: ExplainRequest,
 ): Promise<ExplainAnswer> {
   const body: Record<string, unknown> = { ...target.body, sql: request.sql, rowMode: 'array' };
+  if (target.params !== undefined) body.params = target.params;
   if (request.readOnly) body.readOnly = true;
   if (request.dryRun) body.dryRun = true;
   const answer = await postJson('api/query', body, target.headers);

@@ -61,7 +61,7 @@ export class PlanView {
             })
           : null,
       ]),
-      h('ul', { className: 'plan-tree', attrs: { role: 'tree' } }, [nodeItem(plan.root, plan)]),
+      h('ul', { className: 'plan-tree' }, [nodeItem(plan.root, plan)]),
     );
   }
 
@@ -100,7 +100,7 @@ function timeText(node: PlanNode, plan: Plan): string | null {
 }
 
 function nodeItem(node: PlanNode, plan: Plan): HTMLElement {
-  const attrs: Record<string, string> = { role: 'treeitem', 'data-node-type': node.nodeType };
+  const attrs: Record<string, string> = { 'data-node-type': node.nodeType };
   if (node.actualRows !== undefined) attrs['data-actual-rows'] = String(node.actualRows);
   if (node.slow) attrs['data-slow'] = 'yes';
   const time = timeText(node, plan);
@@ -123,9 +123,7 @@ function nodeItem(node: PlanNode, plan: Plan): HTMLElement {
     h('details', { attrs: { open: '' } }, [
       h('summary', {}, [line]),
       details.length > 0 ? h('ul', { className: 'plan-details' }, details) : null,
-      children.length > 0
-        ? h('ul', { className: 'plan-children', attrs: { role: 'group' } }, children)
-        : null,
+      children.length > 0 ? h('ul', { className: 'plan-children' }, children) : null,
     ]),
   ]);
 }

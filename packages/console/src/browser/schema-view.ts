@@ -9,6 +9,7 @@
 import { h } from './dom';
 import {
   filterCatalog,
+  firstRowsSql,
   relationReference,
   type Catalog,
   type CatalogFunction,
@@ -169,7 +170,7 @@ export class SchemaView {
         ? filtering
           ? 'Nothing matches'
           : 'No schema of its own in this database'
-        : `${shown.schemas.length} schemas, ${relations} relations`;
+        : `${plural(shown.schemas.length, 'schema')}, ${plural(relations, 'relation')}`;
     for (const schema of shown.schemas) {
       this.tree.append(this.schemaNode(this.catalog, schema, filtering));
     }
@@ -225,7 +226,7 @@ export class SchemaView {
     });
     run.addEventListener('click', (event) => {
       event.preventDefault();
-      this.options.run(`SELECT * FROM ${relation.qualified} LIMIT 100;`);
+      this.options.run(firstRowsSql(relation));
     });
     const details = h(
       'details',
@@ -285,6 +286,10 @@ export class SchemaView {
     });
     return button;
   }
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 function section(

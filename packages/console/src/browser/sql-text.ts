@@ -36,6 +36,17 @@ function skipQuoted(text: string, p: number): number {
     }
     return q;
   }
+  if (c === "'" && /[eE]/.test(text[p - 1] ?? '') && !/[\w$]/.test(text[p - 2] ?? '')) {
+    // E'…': a backslash escapes the next character, a quote included.
+    for (let q = p + 1; q < text.length; q++) {
+      if (text[q] === '\\') q++;
+      else if (text[q] === "'") {
+        if (text[q + 1] !== "'") return q + 1;
+        q++;
+      }
+    }
+    return text.length;
+  }
   if (c === "'" || c === '"') {
     let q = p + 1;
     for (;;) {
