@@ -3,14 +3,16 @@
  * there is one, else the whole text; an error's `location` gets a marker and is scrolled into view.
  */
 import { closeCompletion } from '@codemirror/autocomplete';
-import { PostgreSQL, sql } from '@codemirror/lang-sql';
 import { lintGutter, setDiagnostics } from '@codemirror/lint';
-import { EditorSelection, Prec } from '@codemirror/state';
+import { Compartment, EditorSelection, Prec } from '@codemirror/state';
 import { EditorView, keymap } from '@codemirror/view';
 import { classHighlighter } from '@lezer/highlight';
 import { syntaxHighlighting } from '@codemirror/language';
 import { basicSetup } from 'codemirror';
+import type { Catalog } from './catalog';
 import { offsetOfLocation, type TextLocation } from './location';
+import { sqlLanguage } from './schema-completion';
+import { statementAt } from './sql-text';
 
 /** The text a run sends, and where it starts in the document (to place its errors). */
 export interface RunText {
@@ -33,6 +35,8 @@ export interface SqlEditorOptions {
 
 export class SqlEditor {
   readonly view: EditorView;
+  /** The SQL language, reconfigured when a catalog's names arrive for the completion. */
+  private readonly language = new Compartment();
 
   constructor({ parent, doc, run, onChange, styleNonce }: SqlEditorOptions) {
     this.view = new EditorView({
@@ -42,7 +46,7 @@ export class SqlEditor {
         // The editor writes its styles into style elements; the page's policy admits them by nonce.
         EditorView.cspNonce.of(styleNonce),
         basicSetup,
-        sql({ dialect: PostgreSQL, upperCaseKeywords: true }),
+        this.language.of(sqlLanguage()),
         syntaxHighlighting(classHighlighter),
         // Long lines wrap: the console must stay readable 390 px wide.
         EditorView.lineWrapping,
@@ -72,6 +76,36 @@ export class SqlEditor {
     const range = state.selection.main;
     if (!range.empty) return { sql: state.sliceDoc(range.from, range.to), from: range.from };
     return { sql: state.doc.toString(), from: 0 };
+  }
+
+  /** The statement to explain: the selection, else the one under the cursor, else the only one. */
+  statementToExplain(): string | undefined {
+    const { state } = this.view;
+    const range = state.selection.main;
+    return statementAt(state.doc.toString(), range.from, range.to);
+  }
+
+  /** Completes the names of `catalog` from now on (none: keywords only). */
+  useCatalog(catalog: Catalog | undefined): void {
+    this.view.dispatch({ effects: this.language.reconfigure(sqlLanguage(catalog)) });
+  }
+
+  /** Puts `text` in place of the selection (at the cursor) and gives the editor the focus. */
+  insert(text: string): void {
+    this.view.dispatch(this.view.state.replaceSelection(text), { scrollIntoView: true });
+    this.view.focus();
+  }
+
+  /** Adds `text` on a line of its own at the end and selects it, so a run runs only it. */
+  appendAndSelect(text: string): void {
+    const { doc } = this.view.state;
+    const prefix = doc.length === 0 || doc.sliceString(doc.length - 1) === '\n' ? '' : '\n';
+    const from = doc.length + prefix.length;
+    this.view.dispatch({
+      changes: { from: doc.length, insert: prefix + text },
+      selection: EditorSelection.range(from, from + text.length),
+      scrollIntoView: true,
+    });
   }
 
   setText(text: string): void {

@@ -7,6 +7,8 @@ import { ConnectionView } from './connection-view';
 import { download, h, tabList, toast } from './dom';
 import { SqlEditor, type RunText } from './editor';
 import { HistoryView } from './history-view';
+import { requestTarget } from './inspect-requests';
+import { PlanView } from './plan-view';
 import {
   connectionLabel,
   credentialHeaders,
@@ -24,6 +26,7 @@ import {
 } from './results';
 import type { RunRequest } from './export-plan';
 import { ResultsView } from './results-view';
+import { SchemaView } from './schema-view';
 import { StatsView } from './stats-view';
 import { ConsoleStorage, type Theme } from './storage';
 
@@ -56,6 +59,19 @@ class ConsolePage {
     text: 'Cancel',
     attrs: { type: 'button', disabled: '' },
   });
+  private readonly explainButton = h('button', {
+    text: 'Explain',
+    attrs: {
+      type: 'button',
+      title: 'The plan of the selection, or of the statement at the cursor',
+    },
+  });
+  private readonly analyzeButton = h('button', {
+    text: 'Explain analyze',
+    attrs: { type: 'button', title: 'Runs the statement and shows its plan with actual figures' },
+  });
+  private readonly plan = new PlanView();
+  private readonly schema: SchemaView;
   private readonly themeButton = h('button', { className: 'theme', attrs: { type: 'button' } });
   private readonly results: ResultsView;
   private readonly connection: ConnectionView;
@@ -89,6 +105,17 @@ class ConsolePage {
       onChange: (sql) => this.storage.saveSql(sql),
       styleNonce: styleNonce(),
     });
+    this.schema = new SchemaView({
+      target: () => requestTarget(this.connection.value(), this.connection.offered),
+      insert: (text) => this.editor.insert(text),
+      run: (sql) => {
+        this.editor.appendAndSelect(sql);
+        void this.run();
+      },
+      catalogChanged: (catalog) => this.editor.useCatalog(catalog),
+    });
+    this.explainButton.addEventListener('click', () => void this.explain(false));
+    this.analyzeButton.addEventListener('click', () => void this.explain(true));
     this.runButton.addEventListener('click', () => void this.run());
     this.cancelButton.addEventListener('click', () => void this.cancel());
     this.themeButton.addEventListener('click', () => this.nextTheme());
@@ -99,12 +126,15 @@ class ConsolePage {
       h('div', { className: 'run-bar' }, [
         this.runButton,
         this.cancelButton,
+        this.explainButton,
+        this.analyzeButton,
         h('span', { className: 'hint', text: 'Ctrl+Enter runs everything, or the selection' }),
       ]),
+      this.plan.element,
       this.results.element,
     ]);
     const contents: Record<string, HTMLElement> = {
-      query,
+      query: h('div', { className: 'query-layout' }, [this.schema.element, query]),
       connection: this.connection.element,
       history: this.history.element,
       stats: this.stats.element,
@@ -147,6 +177,31 @@ class ConsolePage {
     this.connectionName.title = connectionLabel(form);
     // The history's "Run again" buttons name the connection they would use.
     this.history?.refresh();
+    this.schema?.connectionChanged();
+  }
+
+  /** Shows the plan of the statement to explain (plan-view.ts). */
+  private async explain(analyze: boolean): Promise<void> {
+    const statement = this.editor.statementToExplain();
+    if (statement === undefined) {
+      toast('There is no statement to explain');
+      return;
+    }
+    let target: ReturnType<typeof requestTarget>;
+    try {
+      target = requestTarget(this.connection.value(), this.connection.offered);
+    } catch (error) {
+      if (!(error instanceof FormError)) throw error;
+      this.showView('connection');
+      this.connection.showError(error);
+      return;
+    }
+    this.explainButton.disabled = this.analyzeButton.disabled = true;
+    try {
+      await this.plan.explain(target, statement, analyze);
+    } finally {
+      this.explainButton.disabled = this.analyzeButton.disabled = false;
+    }
   }
 
   private async run(): Promise<void> {
@@ -166,6 +221,7 @@ class ConsolePage {
     }
     this.connection.clearStatus();
     this.editor.clearErrors();
+    this.plan.hide();
     this.results.reset({ body, headers, sql: text.sql });
     const started = performance.now();
     const handle = runQuery({
@@ -185,6 +241,7 @@ class ConsolePage {
     }
     this.results.show(run);
     this.markError(run, text);
+    this.schema.afterRun(text.sql);
     this.history.add({
       at: new Date().toISOString(),
       sql: text.sql,

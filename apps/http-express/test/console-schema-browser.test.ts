@@ -1,0 +1,238 @@
+/// <reference lib="dom" />
+// The callbacks given to page.evaluate run in the browser, with its globals.
+/**
+ * The console's schema browser, completion from the catalog and plans, end to end: Debian's
+ * Chromium against sqlgate's built server as a child process and the real PostgreSQL, one page for
+ * the whole file. Like console-browser.test.ts, every test also checks that the page threw nothing,
+ * that its Content-Security-Policy blocked nothing and that it called nothing but its own sqlgate.
+ */
+import type { Page } from 'playwright-core';
+import { startChromium, type RunningChromium } from '@sqlgate/testing/chromium';
+import { watchProblems } from './browser';
+import { startSqlgateProcess, type SqlgateProcess } from './sqlgate-process';
+import { database, sql } from './support';
+
+const TEST_TIMEOUT_MS = 60_000;
+
+let sqlgate: SqlgateProcess;
+let browser: RunningChromium;
+let page: Page;
+let problems: string[];
+const requested: string[] = [];
+
+const SETUP = `DROP SCHEMA IF EXISTS shop CASCADE;
+CREATE SCHEMA shop;
+CREATE TABLE shop.my_table (id int PRIMARY KEY, name text NOT NULL);
+CREATE TABLE shop.orders (
+  id serial PRIMARY KEY,
+  my_table_id int NOT NULL REFERENCES shop.my_table (id),
+  amount numeric(10, 2) DEFAULT 0
+);
+CREATE TABLE shop."MixedCase" ("Value" int);
+INSERT INTO shop.my_table VALUES (1, 'one'), (2, 'two'), (3, 'three');
+INSERT INTO shop.orders (my_table_id, amount) VALUES (1, 10), (1, 20), (2, 5), (3, 7);
+ANALYZE shop.my_table;
+ANALYZE shop.orders;`;
+
+beforeAll(async () => {
+  await sql(SETUP);
+  [sqlgate, browser] = await Promise.all([startSqlgateProcess({}), startChromium()]);
+  page = await browser.context.newPage();
+  problems = watchProblems(page);
+  page.on('request', (request) => requested.push(request.url()));
+  await page.goto(`${sqlgate.url}/`);
+  await page.evaluate(() => localStorage.clear());
+  await page.reload();
+  await page.click('#tab-connection');
+  await page.fill('#field-host', database.host);
+  await page.fill('#field-port', String(database.port));
+  await page.fill('#field-user', database.user);
+  await page.fill('#field-password', database.password ?? '');
+  await page.fill('#field-database', database.database);
+  await page.click('#tab-query');
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await sqlgate?.stop();
+  await sql('DROP SCHEMA IF EXISTS shop CASCADE');
+});
+
+afterEach(() => {
+  expect(
+    requested.filter((url) => !url.startsWith(`${sqlgate.url}/`) && !url.startsWith('blob:')),
+  ).toEqual([]);
+  expect(problems).toEqual([]);
+});
+
+/** Replaces the editor's text; the cursor ends after it. */
+async function type(text: string): Promise<void> {
+  await page.click('.cm-content');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(text);
+}
+
+async function editorText(): Promise<string> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll('.cm-content .cm-line')]
+      .map((line) => line.textContent)
+      .join('\n'),
+  );
+}
+
+/** The labels of the completion list Ctrl+Space opens at the cursor. */
+async function completions(): Promise<string[]> {
+  await page.keyboard.press('Control+Space');
+  await page.waitForSelector('.cm-tooltip-autocomplete .cm-completionLabel');
+  return page.locator('.cm-tooltip-autocomplete .cm-completionLabel').allTextContents();
+}
+
+/**
+ * Accepts the completion labelled `label` with the mouse (keys pressed just after the list opens
+ * are ignored by CodeMirror, for a short while).
+ */
+async function accept(label: string): Promise<void> {
+  await page
+    .locator('.cm-tooltip-autocomplete .cm-completionLabel')
+    .filter({ hasText: new RegExp(`^${label}$`) })
+    .click();
+}
+
+/** The text of one column's line in the schema browser. */
+async function columnLine(relation: string, column: string): Promise<string> {
+  return page.$eval(`[data-relation="${relation}"] [data-column="${column}"]`, (line) =>
+    [...line.children].map((part) => part.textContent).join(' '),
+  );
+}
+
+it(
+  'lists the schema’s tables with their columns, keys and estimates, filters, and follows DDL',
+  async () => {
+    await page.click('[data-testid=schema-toggle]');
+    await page.waitForSelector('[data-relation="shop.my_table"]');
+    expect(
+      await page
+        .locator('[data-schema=shop] .schema-relation > summary .schema-name')
+        .allTextContents(),
+    ).toEqual(['MixedCase', 'my_table', 'orders']);
+    expect(await page.textContent('[data-relation="shop.my_table"] .schema-estimate')).toBe(
+      '~3 rows',
+    );
+
+    // Opening a relation lists its columns.
+    await page.click('[data-relation="shop.my_table"] .schema-estimate');
+    await page.click('[data-relation="shop.orders"] .schema-estimate');
+    expect(await columnLine('shop.my_table', 'id')).toMatch(/^id integer PK/);
+    expect(await columnLine('shop.my_table', 'name')).toBe('name text NOT NULL');
+    expect(await columnLine('shop.orders', 'my_table_id')).toBe(
+      'my_table_id integer NOT NULL → shop.my_table(id)',
+    );
+    expect(await columnLine('shop.orders', 'amount')).toBe('amount numeric(10,2) = 0');
+    expect(await page.textContent('[data-relation="shop.my_table"] .schema-index')).toContain(
+      'my_table_pkey',
+    );
+
+    // A name clicked is written at the cursor, quoted and qualified as SQL needs it.
+    await type('SELECT * FROM ');
+    await page.click('[data-relation="shop.MixedCase"] > summary .schema-name');
+    expect(await editorText()).toBe('SELECT * FROM shop."MixedCase"');
+
+    await page.fill('.schema-search', 'amount');
+    expect(await page.locator('[data-schema=shop] .schema-relation').count()).toBe(1);
+    expect(await columnLine('shop.orders', 'amount')).toContain('amount');
+    await page.fill('.schema-search', '');
+
+    // A run with DDL reads the catalog again: the new column shows without Refresh.
+    await page.fill('.schema-search', 'note');
+    await page.waitForSelector('.schema-status:text-is("Nothing matches")');
+    await type('ALTER TABLE shop.orders ADD COLUMN note text');
+    await page.keyboard.press('Control+Enter');
+    await page.waitForSelector('[data-relation="shop.orders"] [data-column=note]');
+    await page.fill('.schema-search', '');
+
+    // ▶ runs the relation's first rows, added to the editor's text rather than replacing it.
+    await page.click('[data-relation="shop.my_table"] .schema-run');
+    await page.waitForFunction(() => !document.body.classList.contains('is-running'));
+    expect(await editorText()).toBe(
+      'ALTER TABLE shop.orders ADD COLUMN note text\nSELECT * FROM shop.my_table LIMIT 100;',
+    );
+    await page.waitForSelector('.grid-rows .grid-row');
+    expect(await page.locator('.grid-rows .grid-row').count()).toBe(3);
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'completes table names of another schema qualified, and the columns of an alias',
+  async () => {
+    await type('SELECT * FROM my_t');
+    expect(await completions()).toContain('my_table');
+    await accept('my_table');
+    expect(await editorText()).toBe('SELECT * FROM shop.my_table');
+
+    await type('SELECT * FROM mixed');
+    expect(await completions()).toContain('MixedCase');
+    await accept('MixedCase');
+    expect(await editorText()).toBe('SELECT * FROM shop."MixedCase"');
+
+    await type('SELECT m. FROM shop.my_table m');
+    await page.keyboard.press('Home');
+    for (let i = 0; i < 'SELECT m.'.length; i++) await page.keyboard.press('ArrowRight');
+    expect(await completions()).toEqual(expect.arrayContaining(['id', 'name']));
+    await page.keyboard.press('Escape');
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'explains and analyses a join: a tree whose root counts the rows the query returns',
+  async () => {
+    const query =
+      'SELECT o.id, m.name FROM shop.orders o JOIN shop.my_table m ON m.id = o.my_table_id WHERE o.amount > 6';
+    const [{ count }] = (await sql(`SELECT count(*)::int AS count FROM (${query}) q`)) as [
+      { count: number },
+    ];
+    expect(count).toBe(3);
+    await type(query);
+    await page.click('button:text-is("Explain analyze")');
+    const root = page.locator('.plan-tree > .plan-node');
+    await root.waitFor();
+    expect(await root.getAttribute('data-actual-rows')).toBe(String(count));
+    // The join's inputs are nodes nested in it, each naming the table it scans.
+    const targets = await root.locator('.plan-children .plan-target').allTextContents();
+    expect(targets).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^on orders o\b/),
+        expect.stringMatching(/^on my_table m\b/),
+      ]),
+    );
+    expect(await page.textContent('[data-testid=plan-summary]')).toMatch(/Execution \d/);
+    expect(await page.locator('[data-testid=plan-rolled-back]').count()).toBe(0);
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'analyses an INSERT inside a transaction that is rolled back: the row is not kept',
+  async () => {
+    // The statement under the cursor is the one explained: the cursor is on the second line.
+    await type("SELECT 1;\nINSERT INTO shop.my_table VALUES (99, 'ghost');");
+    // Without ANALYZE nothing runs: estimates only, and no transaction to roll back.
+    await page.click('button:text-is("Explain")');
+    await page.waitForSelector('.plan-tree > .plan-node[data-node-type=ModifyTable]');
+    expect(await page.getAttribute('.plan-tree > .plan-node', 'data-actual-rows')).toBeNull();
+    expect(await page.locator('[data-testid=plan-rolled-back]').count()).toBe(0);
+
+    await page.click('button:text-is("Explain analyze")');
+    await page.waitForSelector('[data-testid=plan-rolled-back]');
+    expect(await page.textContent('[data-testid=plan-rolled-back]')).toContain(
+      'ran inside a transaction that was rolled back',
+    );
+    expect(await page.getAttribute('.plan-tree > .plan-node', 'data-node-type')).toBe(
+      'ModifyTable',
+    );
+    expect(await sql('SELECT id FROM shop.my_table WHERE id = 99')).toEqual([]);
+  },
+  TEST_TIMEOUT_MS,
+);
