@@ -11,6 +11,7 @@ const BROWSER_TESTS = [
   'apps/http-express/test/console-browser.test.ts',
   'apps/http-express/test/client-browser.test.ts',
   'apps/http-express/test/console-keys-browser.test.ts',
+  'apps/http-express/test/console-workbench-browser.test.ts',
 ];
 
 const STAGES = [

@@ -3,8 +3,9 @@
  * statistics, switched by a tab list. It talks to the sqlgate that served it, same origin.
  */
 import { exportCsv, runQuery, type RunHandle } from './api';
+import { formProblems, runProblems } from './connection-problems';
 import { ConnectionView } from './connection-view';
-import { download, h, tabList, toast } from './dom';
+import { button, download, h, tabList, toast } from './dom';
 import { SqlEditor, type RunText } from './editor';
 import { HistoryView } from './history-view';
 import {
@@ -24,6 +25,8 @@ import {
 } from './results';
 import type { RunRequest } from './export-plan';
 import { ResultsView } from './results-view';
+import { SavedView } from './saved-view';
+import { ShareView, sqlOfPageLink } from './share-view';
 import { StatsView } from './stats-view';
 import { ConsoleStorage, type Theme } from './storage';
 
@@ -36,6 +39,7 @@ const VIEWS = [
   { id: 'query', title: 'Query' },
   { id: 'connection', title: 'Connection' },
   { id: 'history', title: 'History' },
+  { id: 'saved', title: 'Saved' },
   { id: 'stats', title: 'Statistics' },
 ];
 
@@ -60,6 +64,10 @@ class ConsolePage {
   private readonly results: ResultsView;
   private readonly connection: ConnectionView;
   private readonly history: HistoryView;
+  private readonly saved: SavedView;
+  private readonly share = new ShareView(() => this.editor.textToRun().sql);
+  /** Whether a run of this page reached the database; until then, a failed connect opens the form. */
+  private connected = false;
   private readonly stats = new StatsView();
   private readonly editor: SqlEditor;
   private readonly views: ReturnType<typeof tabList>;
@@ -81,10 +89,17 @@ class ConsolePage {
       },
       () => connectionLabel(this.connection.value()),
     );
+    this.saved = new SavedView(this.storage, {
+      currentSql: () => this.editor.textToRun().sql,
+      open: (sql, run) => this.openSql(sql, run),
+      link: (sql) => void this.share.offer(sql),
+    });
     const editorHost = h('div', { className: 'editor' });
+    const linked = sqlOfPageLink();
+    if (linked !== undefined) this.storage.saveSql(linked);
     this.editor = new SqlEditor({
       parent: editorHost,
-      doc: this.storage.sql() ?? EXAMPLE_SQL,
+      doc: linked ?? this.storage.sql() ?? EXAMPLE_SQL,
       run: () => void this.run(),
       onChange: (sql) => this.storage.saveSql(sql),
       styleNonce: styleNonce(),
@@ -99,6 +114,10 @@ class ConsolePage {
       h('div', { className: 'run-bar' }, [
         this.runButton,
         this.cancelButton,
+        button('Save…', () => this.showView('saved', () => this.saved.focusName()), {
+          'data-action': 'save',
+        }),
+        this.share.element,
         h('span', { className: 'hint', text: 'Ctrl+Enter runs everything, or the selection' }),
       ]),
       this.results.element,
@@ -107,6 +126,7 @@ class ConsolePage {
       query,
       connection: this.connection.element,
       history: this.history.element,
+      saved: this.saved.element,
       stats: this.stats.element,
     };
     const main = h('main', {});
@@ -133,13 +153,26 @@ class ConsolePage {
     );
     this.applyTheme(this.storage.theme());
     this.showView('query');
+    // A link pasted into the address bar of an open console changes the fragment only.
+    window.addEventListener('hashchange', () => {
+      const sql = sqlOfPageLink();
+      if (sql !== undefined) this.openSql(sql, false);
+    });
   }
 
-  private showView(id: string): void {
+  private showView(id: string, then?: () => void): void {
     this.views.setSelected(id);
     for (const [view, panel] of this.panels) panel.hidden = view !== id;
     if (id === 'stats') this.stats.show();
     else this.stats.hide();
+    then?.();
+  }
+
+  /** Puts `sql` in the editor, shows it, and runs it when `run`. */
+  private openSql(sql: string, run: boolean): void {
+    this.editor.setText(sql);
+    this.showView('query');
+    if (run) void this.run();
   }
 
   private showConnection(form: ConnectionForm): void {
@@ -161,7 +194,9 @@ class ConsolePage {
     } catch (error) {
       if (!(error instanceof FormError)) throw error;
       this.showView('connection');
-      this.connection.showError(error);
+      const problems = formProblems(form, this.connection.offered);
+      if (problems) this.connection.showProblems(problems.fields, problems.message);
+      else this.connection.showError(error);
       return;
     }
     this.connection.clearStatus();
@@ -185,6 +220,7 @@ class ConsolePage {
     }
     this.results.show(run);
     this.markError(run, text);
+    this.showConnectionProblems(run, form);
     this.history.add({
       at: new Date().toISOString(),
       sql: text.sql,
@@ -193,6 +229,18 @@ class ConsolePage {
       statements: run.statements.length,
       durationMs: Math.round(performance.now() - started),
     });
+  }
+
+  /**
+   * Until a run of this page has reached the database, a run that failed for want of usable
+   * connection settings opens the form with those fields marked.
+   */
+  private showConnectionProblems(run: RunResult, form: ConnectionForm): void {
+    if (run.statements.length > 0 || run.outcome.state === 'succeeded') this.connected = true;
+    const problems = this.connected ? undefined : runProblems(run, form);
+    if (!problems) return;
+    this.showView('connection');
+    this.connection.showProblems(problems.fields, problems.message);
   }
 
   /** Marks the error in the editor, and shows its place as the editor counts it (the whole text). */
