@@ -217,6 +217,9 @@ export class ConnectionView {
   }
 
   private chooseLogin(method: LoginMethod): void {
+    // What was said about the other way in no longer applies.
+    this.clearProblems();
+    this.clearStatus();
     this.showLogin(method);
     this.changed();
   }
