@@ -357,6 +357,9 @@ it(
     expect(await page.textContent('[data-testid=connection-status]')).toBe("'host' is required");
     for (const field of ['host', 'user', 'database']) {
       expect(await page.getAttribute(`#field-${field}`, 'aria-invalid')).toBe('true');
+      expect(await page.getAttribute(`#field-${field}`, 'aria-describedby')).toBe(
+        'connection-status',
+      );
       expect(await markShown(field)).toBe(true);
     }
     expect(await page.getAttribute('#field-port', 'aria-invalid')).toBeNull();

@@ -103,7 +103,7 @@ export class ConnectionView {
   });
   private readonly status = h('p', {
     className: 'form-status',
-    attrs: { role: 'status', 'data-testid': 'connection-status' },
+    attrs: { role: 'status', id: 'connection-status', 'data-testid': 'connection-status' },
   });
   private login: LoginMethod = 'credentials';
   private readonly loginTabs = tabList('Log in with', LOGIN_TABS, (id) =>
@@ -191,6 +191,8 @@ export class ConnectionView {
     for (const field of fields) {
       const input = this.inputs.get(field);
       input?.setAttribute('aria-invalid', 'true');
+      // A screen reader reads why with the field.
+      input?.setAttribute('aria-describedby', 'connection-status');
       input?.closest('.field')?.classList.add('invalid');
     }
     this.status.textContent = message;
@@ -201,6 +203,7 @@ export class ConnectionView {
     const marked = input ? [input] : [...this.inputs.values()];
     for (const element of marked) {
       element.removeAttribute('aria-invalid');
+      element.removeAttribute('aria-describedby');
       element.closest('.field')?.classList.remove('invalid');
     }
   }
