@@ -1,6 +1,6 @@
 /**
- * The console page: views for the query (editor and results), the connection, the history and the
- * statistics, switched by a tab list. It talks to the sqlgate that served it, same origin.
+ * The console page: views for the query (editor and results), the connection, the history, the
+ * saved queries and the statistics, switched by a tab list. It talks to the sqlgate that served it, same origin.
  */
 import { exportCsv, runQuery, type RunHandle } from './api';
 import { formProblems, runProblems } from './connection-problems';
@@ -114,9 +114,14 @@ class ConsolePage {
       h('div', { className: 'run-bar' }, [
         this.runButton,
         this.cancelButton,
-        button('Save…', () => this.showView('saved', () => this.saved.focusName()), {
-          'data-action': 'save',
-        }),
+        button(
+          'Save…',
+          () => {
+            this.showView('saved');
+            this.saved.focusName();
+          },
+          { 'data-action': 'save' },
+        ),
         this.share.element,
         h('span', { className: 'hint', text: 'Ctrl+Enter runs everything, or the selection' }),
       ]),
@@ -160,12 +165,11 @@ class ConsolePage {
     });
   }
 
-  private showView(id: string, then?: () => void): void {
+  private showView(id: string): void {
     this.views.setSelected(id);
     for (const [view, panel] of this.panels) panel.hidden = view !== id;
     if (id === 'stats') this.stats.show();
     else this.stats.hide();
-    then?.();
   }
 
   /** Puts `sql` in the editor, shows it, and runs it when `run`. */
