@@ -1,6 +1,7 @@
 // Takes the README's screenshots of the browser console: a throwaway PostgreSQL (@sqlgate/testing),
 // the built server with its console, and Debian's Chromium driven by playwright-core, headless and
-// off the network. Writes docs/console-*.png. Run: npm run docs:screenshots
+// off the network. Writes docs/console-*.png: the results in the light and the dark theme, an error,
+// the statistics, and a narrow window. Run: npm run docs:screenshots
 /* global document, fetch */ // page callbacks run in the browser; fetch is Node's own.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +13,15 @@ const docs = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs
 const database = await startTestDatabase({ tls: false });
 const server = await startServer({ port: 0, hostname: '127.0.0.1', logLevel: 'silent' });
 const browser = await startChromium();
+
+/** Clicks the theme button (system, light, dark, in turn) until the page is in `theme`. */
+async function chooseTheme(page, theme) {
+  for (let click = 0; click < 3; click++) {
+    if ((await page.textContent('.theme')) === `Theme: ${theme}`) return;
+    await page.click('.theme');
+  }
+  throw new Error(`the theme button never showed ${theme}`);
+}
 
 async function run(page, sql) {
   await page.click('.cm-content');
@@ -43,7 +53,37 @@ try {
     ].join('\n'),
   );
   await page.click('.results [role=tab] >> text=3. SELECT');
+  await chooseTheme(page, 'light');
   await page.screenshot({ path: path.join(docs, 'console-results.png') });
+  await chooseTheme(page, 'dark');
+  await page.screenshot({ path: path.join(docs, 'console-results-dark.png') });
+  await chooseTheme(page, 'light');
+
+  // The Saved view, with the script saved in a folder and two more queries.
+  const saved = [
+    ['products with tax', 'shop'],
+    ['largest tables', 'maintenance'],
+    ['sessions', 'maintenance'],
+  ];
+  const texts = {
+    'largest tables':
+      "SELECT relname, pg_size_pretty(pg_total_relation_size(oid)) AS size\n  FROM pg_class WHERE relkind = 'r'\n ORDER BY pg_total_relation_size(oid) DESC LIMIT 10;",
+    sessions: 'SELECT pid, usename, state, query FROM pg_stat_activity;',
+  };
+  for (const [name, folder] of saved) {
+    if (texts[name]) {
+      await page.click('#tab-query');
+      await page.click('.cm-content');
+      await page.keyboard.press('Control+A');
+      await page.keyboard.insertText(texts[name]);
+    }
+    await page.click('[data-action=save]');
+    await page.fill('#saved-name', name);
+    await page.fill('#saved-folder', folder);
+    await page.click('[data-action=save-query]');
+  }
+  await page.screenshot({ path: path.join(docs, 'console-saved.png') });
+  await page.click('#tab-query');
 
   await run(page, 'SELECT id\n  FROM generate_series(1, 3) AS id\n WHERE nmae IS NOT NULL;');
   await page.screenshot({ path: path.join(docs, 'console-error.png') });
@@ -67,13 +107,12 @@ try {
   await page.screenshot({ path: path.join(docs, 'console-statistics.png') });
 
   await page.setViewportSize({ width: 390, height: 800 });
-  await page.click('.theme');
-  await page.click('.theme');
+  await chooseTheme(page, 'dark');
   await page.click('#tab-query');
   await run(page, 'SELECT n, n * n AS square, NULL AS nothing FROM generate_series(1, 12) AS n;');
   await page.screenshot({ path: path.join(docs, 'console-narrow-dark.png') });
   console.log(
-    'wrote docs/console-results.png, console-error.png, console-statistics.png, console-narrow-dark.png',
+    'wrote docs/console-results.png, console-results-dark.png, console-saved.png, console-error.png, console-statistics.png, console-narrow-dark.png',
   );
 } finally {
   await browser.close();

@@ -12,6 +12,7 @@ const BROWSER_TESTS = [
   'apps/http-express/test/client-browser.test.ts',
   'apps/http-express/test/console-keys-browser.test.ts',
   'apps/http-express/test/console-schema-browser.test.ts',
+  'apps/http-express/test/console-workbench-browser.test.ts',
 ];
 
 const STAGES = [

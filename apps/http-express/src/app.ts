@@ -182,7 +182,11 @@ function useRequestSteps(
   app.use((req, res, next) => {
     if (admit(req, res)) next();
   });
-  if (options.console) app.use(consoleRouter(options.configuredTargets?.default));
+  if (options.console) {
+    // The names of CONFIG_FILE's connections, for the console's key login; never their targets.
+    const names = [...(options.access?.targets?.connections?.keys() ?? [])];
+    app.use(consoleRouter(options.configuredTargets?.default, names));
+  }
   if (options.statsToken) app.use('/api/stats', requireStatsToken(options.statsToken));
   // With metrics off there is nothing to protect: /metrics answers 404 to everyone.
   if (options.metricsToken && observability.metrics) {

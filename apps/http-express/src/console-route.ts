@@ -44,9 +44,13 @@ function send(req: Request, res: Response, asset: ConsoleAsset): void {
 /**
  * A router answering GET and HEAD of `/` and `/console/<file>`. Mounted at `/db`, a request for
  * `/db` is redirected to `/db/`, where the page's relative links resolve. The page's form opens on
- * `connection`, when given.
+ * `connection`, when given, and its key login offers `connectionNames` (CONFIG_FILE's connections,
+ * by name only: docs/access.md).
  */
-export function consoleRouter(connection?: ConsoleConnection): Router {
+export function consoleRouter(
+  connection?: ConsoleConnection,
+  connectionNames: readonly string[] = [],
+): Router {
   const assets = loadConsoleAssets();
   const { files } = assets;
   const router = Router({ strict: true });
@@ -64,7 +68,7 @@ export function consoleRouter(connection?: ConsoleConnection): Router {
     res.setHeader('Referrer-Policy', 'no-referrer');
     res.setHeader('X-Frame-Options', 'DENY');
     res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
-    const body = assets.page(nonce, connection);
+    const body = assets.page(nonce, connection, connectionNames);
     send(req, res, { body, contentType: CONSOLE_PAGE_CONTENT_TYPE, immutable: false });
   });
   // Express would answer OPTIONS itself, in plain text; sqlgate answers in JSON, as elsewhere.

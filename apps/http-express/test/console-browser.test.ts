@@ -470,7 +470,8 @@ it(
     expect(await page.textContent('[data-testid=run-summary]')).toMatch(
       /^Cancelled · 57014: canceling statement due to user request/,
     );
-    expect(await page.textContent('.statement-error')).toContain('57014');
+    // A cancel is told as one, in the statement's neutral note rather than as its error.
+    expect(await page.textContent('[data-testid=statement-cancelled]')).toContain('57014');
     const shown = await page.textContent('[data-testid=statement-meta]');
     await page.waitForTimeout(300);
     expect(await page.textContent('[data-testid=statement-meta]')).toBe(shown);

@@ -30,9 +30,10 @@ export interface ConsoleConnection {
 export interface ConsoleAssets {
   /**
    * The page, for a nonce of its response (see `consoleContentSecurityPolicy`), naming the
-   * connection the form opens on, if any.
+   * connection the form opens on, if any, and the names of the server's named connections
+   * (CONFIG_FILE, docs/access.md), which its key login offers: names only, never their URLs.
    */
-  page(nonce: string, connection?: ConsoleConnection): Buffer;
+  page(nonce: string, connection?: ConsoleConnection, connectionNames?: readonly string[]): Buffer;
   /** Files the page loads, by name (the part after `console/`). */
   files: ReadonlyMap<string, ConsoleAsset>;
 }
@@ -106,12 +107,20 @@ export function loadConsoleAssets(directory = CONSOLE_ASSETS_DIR): ConsoleAssets
     });
   }
   const template = fs.readFileSync(path.join(directory, 'index.html'), 'utf8');
-  const page = (nonce: string, connection?: ConsoleConnection): Buffer => {
+  const page = (
+    nonce: string,
+    connection?: ConsoleConnection,
+    connectionNames: readonly string[] = [],
+  ): Buffer => {
     if (!NONCE.test(nonce)) throw new Error('A nonce must be base64 of at least 12 random bytes');
     const { host, port, user, database, sslMode } = connection ?? {};
     const named = connection ? JSON.stringify({ host, port, user, database, sslMode }) : '';
+    const names = connectionNames.length > 0 ? JSON.stringify([...connectionNames]) : '';
     return Buffer.from(
-      template.replaceAll('{{nonce}}', nonce).replaceAll('{{connection}}', attributeText(named)),
+      template
+        .replaceAll('{{nonce}}', nonce)
+        .replaceAll('{{connectionNames}}', attributeText(names))
+        .replaceAll('{{connection}}', attributeText(named)),
     );
   };
   return { page, files };

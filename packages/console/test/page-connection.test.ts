@@ -3,7 +3,11 @@
  * from the page's meta element defensively, the form opens on it, and while the form stays on it
  * without a password the requests name no target, so the server's own credentials apply.
  */
-import { connectionOfMeta, withPageConnection } from '../src/browser/page-connection';
+import {
+  connectionNamesOfMeta,
+  connectionOfMeta,
+  withPageConnection,
+} from '../src/browser/page-connection';
 import { blankForm, connectionFields, queryBody } from '../src/browser/request-fields';
 import { loadConsoleAssets } from '../src';
 
@@ -84,6 +88,30 @@ describe('the page a server sends', () => {
     expect(html.match(/<script/g)).toHaveLength(1);
     expect(loadConsoleAssets().page(nonce).toString('utf8')).toContain(
       '<meta name="sqlgate-connection" content="" />',
+    );
+  });
+});
+
+describe("the server's named connections", () => {
+  it('are read from a JSON array of names, anything else being no names', () => {
+    expect(connectionNamesOfMeta('["app","reports","app",""]')).toEqual(['app', 'reports']);
+    for (const content of [null, '', '{', '{"app":1}', '[1,null]']) {
+      expect(connectionNamesOfMeta(content)).toEqual([]);
+    }
+  });
+
+  it('are written into the page as names only, in an attribute nothing in them can leave', () => {
+    const nonce = 'AAAAAAAAAAAAAAAAAAAAAA==';
+    const names = ['app', 'a"><script>alert(1)</script>'];
+    const html = loadConsoleAssets().page(nonce, undefined, names).toString('utf8');
+    const content = /<meta name="sqlgate-connection-names" content="([^"]*)" \/>/.exec(html)?.[1];
+    const decoded = (content ?? '').replace(/&#(\d+);/g, (_, code: string) =>
+      String.fromCharCode(Number(code)),
+    );
+    expect(connectionNamesOfMeta(decoded)).toEqual(names);
+    expect(html.match(/<script/g)).toHaveLength(1);
+    expect(loadConsoleAssets().page(nonce).toString('utf8')).toContain(
+      '<meta name="sqlgate-connection-names" content="" />',
     );
   });
 });

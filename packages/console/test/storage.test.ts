@@ -148,4 +148,20 @@ describe('ConsoleStorage', () => {
     );
     expect(new ConsoleStorage(backing).history()).toHaveLength(HISTORY_LIMIT);
   });
+
+  it('keeps saved queries, and leaves out entries another version or a person wrote', () => {
+    const storage = new MapStorage();
+    const consoleStorage = new ConsoleStorage(storage);
+    const query = { name: 'q', folder: 'f', sql: 'SELECT 1', savedAt: '2026-01-01T00:00:00.000Z' };
+    expect(consoleStorage.saveSavedQueries([query])).toBe(true);
+    expect(new ConsoleStorage(storage).savedQueries()).toEqual([query]);
+    storage.setItem(
+      'sqlgate.console.saved-queries',
+      JSON.stringify([query, { name: 1 }, null, { name: ' ', sql: 'x' }]),
+    );
+    expect(consoleStorage.savedQueries()).toEqual([query]);
+    storage.quota = 10;
+    expect(consoleStorage.saveSavedQueries([query, { ...query, name: 'r' }])).toBe(false);
+    expect(consoleStorage.savedQueries()).toEqual([query]);
+  });
 });

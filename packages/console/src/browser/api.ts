@@ -7,6 +7,7 @@
 import { NdjsonLines } from './ndjson';
 import {
   applyLine,
+  asCancelled,
   closeUnfinished,
   emptyRun,
   isRowLine,
@@ -111,10 +112,12 @@ async function readRun(options: RunOptions, control: RunControl): Promise<RunRes
     return await copyDataRun(response);
   }
   if (!type.startsWith('application/x-ndjson') || !response.body) {
-    return withRetryAfter(
+    const run = withRetryAfter(
       runOfJsonAnswer(response.status, await response.json().catch(() => undefined)),
       response.headers.get('retry-after'),
     );
+    if (control.cancelled) asCancelled(run);
+    return run;
   }
   const run = emptyRun();
   run.streamed = true;
@@ -152,6 +155,7 @@ async function readRun(options: RunOptions, control: RunControl): Promise<RunRes
           error: { message: 'The answer was cut before its end: what is shown may be incomplete' },
         };
   }
+  if (control.cancelled) asCancelled(run);
   closeUnfinished(run);
   return run;
 }

@@ -16,7 +16,8 @@ import {
   type LoginMethod,
 } from './request-fields';
 import { postJson } from './api';
-import { pageConnection, withPageConnection } from './page-connection';
+import { pageConnection, pageConnectionNames, withPageConnection } from './page-connection';
+import type { FormField } from './connection-problems';
 import { retryAfterSeconds, retryAfterText } from './results';
 import { button, h, tabList } from './dom';
 import type { ConsoleStorage } from './storage';
@@ -93,6 +94,8 @@ export class ConnectionView {
   readonly element: HTMLElement;
   /** The connection the server offers, which the form opens on (page-connection.ts). */
   readonly offered = pageConnection();
+  /** The names of the connections the server's CONFIG_FILE holds, offered in the key tab. */
+  private readonly connectionNames = pageConnectionNames();
   private readonly inputs = new Map<keyof ConnectionForm, HTMLInputElement | HTMLSelectElement>();
   private readonly saved = h('ul', {
     className: 'saved',
@@ -100,7 +103,7 @@ export class ConnectionView {
   });
   private readonly status = h('p', {
     className: 'form-status',
-    attrs: { role: 'status', 'data-testid': 'connection-status' },
+    attrs: { role: 'status', id: 'connection-status', 'data-testid': 'connection-status' },
   });
   private login: LoginMethod = 'credentials';
   private readonly loginTabs = tabList('Log in with', LOGIN_TABS, (id) =>
@@ -139,8 +142,8 @@ export class ConnectionView {
       ],
     );
     form.addEventListener('submit', (event) => event.preventDefault());
-    form.addEventListener('input', () => this.changed());
-    form.addEventListener('change', () => this.changed());
+    form.addEventListener('input', (event) => this.changed(event));
+    form.addEventListener('change', (event) => this.changed(event));
     this.element = h(
       'section',
       { className: 'connection', attrs: { 'aria-label': 'Connection settings' } },
@@ -179,6 +182,32 @@ export class ConnectionView {
     this.inputs.get(error.field)?.focus();
   }
 
+  /**
+   * Marks the fields that kept a run from reaching the database (aria-invalid, and a mark beside
+   * the label), says why, and puts the cursor in the first. A field loses its mark when edited.
+   */
+  showProblems(fields: FormField[], message: string): void {
+    this.clearProblems();
+    for (const field of fields) {
+      const input = this.inputs.get(field);
+      input?.setAttribute('aria-invalid', 'true');
+      // A screen reader reads why with the field.
+      input?.setAttribute('aria-describedby', 'connection-status');
+      input?.closest('.field')?.classList.add('invalid');
+    }
+    this.status.textContent = message;
+    this.inputs.get(fields[0] as FormField)?.focus();
+  }
+
+  private clearProblems(input?: Element): void {
+    const marked = input ? [input] : [...this.inputs.values()];
+    for (const element of marked) {
+      element.removeAttribute('aria-invalid');
+      element.removeAttribute('aria-describedby');
+      element.closest('.field')?.classList.remove('invalid');
+    }
+  }
+
   private fill(form: ConnectionForm): void {
     this.showLogin(form.login === 'key' ? 'key' : 'credentials');
     for (const [field, input] of this.inputs) {
@@ -191,6 +220,9 @@ export class ConnectionView {
   }
 
   private chooseLogin(method: LoginMethod): void {
+    // What was said about the other way in no longer applies.
+    this.clearProblems();
+    this.clearStatus();
     this.showLogin(method);
     this.changed();
   }
@@ -213,14 +245,53 @@ export class ConnectionView {
       },
       fields.map((spec) => this.input(spec)),
     );
+    if (method === 'key') panel.append(this.connectionChoices());
     this.loginPanels.set(method, panel);
     return panel;
   }
 
-  private changed(): void {
+  private changed(event?: Event): void {
+    if (event?.target instanceof Element) this.clearProblems(event.target);
     const form = this.value();
     this.storage.saveCurrentForm(form);
     this.onChange(form);
+  }
+
+  /**
+   * The server's named connections (names only), as buttons that fill "Connection name" and as
+   * its suggestions; nothing when the server holds none.
+   */
+  private connectionChoices(): HTMLElement {
+    const names = this.connectionNames;
+    const input = this.inputs.get('connection');
+    if (names.length === 0 || !input) return h('span', { attrs: { hidden: '' } });
+    input.setAttribute('list', 'connection-names');
+    return h(
+      'div',
+      {
+        className: 'connection-choices',
+        attrs: { role: 'group', 'aria-label': 'Connections on this server' },
+      },
+      [
+        h('span', { text: 'On this server:' }),
+        ...names.map((name) =>
+          button(
+            name,
+            () => {
+              input.value = name;
+              this.clearProblems(input);
+              this.changed();
+            },
+            { 'data-connection-name': name, 'aria-label': `Use connection ${name}` },
+          ),
+        ),
+        h(
+          'datalist',
+          { attrs: { id: 'connection-names' } },
+          names.map((name) => h('option', { attrs: { value: name } })),
+        ),
+      ],
+    );
   }
 
   private input(spec: FieldSpec): HTMLElement {

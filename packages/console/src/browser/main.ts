@@ -1,10 +1,12 @@
 /**
- * The console page: views for the query (editor and results), the connection, the history and the
- * statistics, switched by a tab list. It talks to the sqlgate that served it, same origin.
+ * The console page: views for the query (editor and results), the connection, the history, the
+ * saved queries and the statistics, switched by a tab list; a schema browser beside the editor.
+ * It talks to the sqlgate that served it, same origin.
  */
 import { exportCsv, runQuery, type RunHandle } from './api';
+import { formProblems, runProblems } from './connection-problems';
 import { ConnectionView } from './connection-view';
-import { download, h, tabList, toast } from './dom';
+import { button, download, h, tabList, toast } from './dom';
 import { SqlEditor, type RunText } from './editor';
 import { HistoryView } from './history-view';
 import { requestTarget } from './inspect-requests';
@@ -27,6 +29,8 @@ import {
 import type { RunRequest } from './export-plan';
 import { ResultsView } from './results-view';
 import { SchemaView } from './schema-view';
+import { SavedView } from './saved-view';
+import { ShareView, sqlOfPageLink } from './share-view';
 import { StatsView } from './stats-view';
 import { ConsoleStorage, type Theme } from './storage';
 
@@ -39,6 +43,7 @@ const VIEWS = [
   { id: 'query', title: 'Query' },
   { id: 'connection', title: 'Connection' },
   { id: 'history', title: 'History' },
+  { id: 'saved', title: 'Saved' },
   { id: 'stats', title: 'Statistics' },
 ];
 
@@ -76,6 +81,10 @@ class ConsolePage {
   private readonly results: ResultsView;
   private readonly connection: ConnectionView;
   private readonly history: HistoryView;
+  private readonly saved: SavedView;
+  private readonly share = new ShareView(() => this.editor.textToRun().sql);
+  /** Whether a run of this page reached the database; until then, a failed connect opens the form. */
+  private connected = false;
   private readonly stats = new StatsView();
   private readonly editor: SqlEditor;
   private readonly views: ReturnType<typeof tabList>;
@@ -97,10 +106,17 @@ class ConsolePage {
       },
       () => connectionLabel(this.connection.value()),
     );
+    this.saved = new SavedView(this.storage, {
+      currentSql: () => this.editor.textToRun().sql,
+      open: (sql, run) => this.openSql(sql, run),
+      link: (sql) => void this.share.offer(sql),
+    });
     const editorHost = h('div', { className: 'editor' });
+    const linked = sqlOfPageLink();
+    if (linked !== undefined) this.storage.saveSql(linked);
     this.editor = new SqlEditor({
       parent: editorHost,
-      doc: this.storage.sql() ?? EXAMPLE_SQL,
+      doc: linked ?? this.storage.sql() ?? EXAMPLE_SQL,
       run: () => void this.run(),
       onChange: (sql) => this.storage.saveSql(sql),
       styleNonce: styleNonce(),
@@ -121,6 +137,18 @@ class ConsolePage {
     this.themeButton.addEventListener('click', () => this.nextTheme());
     this.views = tabList('Views', VIEWS, (id) => this.showView(id));
 
+    this.layOutPage(editorHost);
+    this.applyTheme(this.storage.theme());
+    this.showView('query');
+    // A link pasted into the address bar of an open console changes the fragment only.
+    window.addEventListener('hashchange', () => {
+      const sql = sqlOfPageLink();
+      if (sql !== undefined) this.openSql(sql, false);
+    });
+  }
+
+  /** The page's parts in place: the header with its tabs, and one panel per view. */
+  private layOutPage(editorHost: HTMLElement): void {
     const query = h('div', { className: 'query' }, [
       editorHost,
       h('div', { className: 'run-bar' }, [
@@ -128,6 +156,15 @@ class ConsolePage {
         this.cancelButton,
         this.explainButton,
         this.analyzeButton,
+        button(
+          'Save…',
+          () => {
+            this.showView('saved');
+            this.saved.focusName();
+          },
+          { 'data-action': 'save' },
+        ),
+        this.share.element,
         h('span', { className: 'hint', text: 'Ctrl+Enter runs everything, or the selection' }),
       ]),
       this.plan.element,
@@ -137,6 +174,7 @@ class ConsolePage {
       query: h('div', { className: 'query-layout' }, [this.schema.element, query]),
       connection: this.connection.element,
       history: this.history.element,
+      saved: this.saved.element,
       stats: this.stats.element,
     };
     const main = h('main', {});
@@ -161,8 +199,6 @@ class ConsolePage {
       ]),
       main,
     );
-    this.applyTheme(this.storage.theme());
-    this.showView('query');
   }
 
   private showView(id: string): void {
@@ -170,6 +206,13 @@ class ConsolePage {
     for (const [view, panel] of this.panels) panel.hidden = view !== id;
     if (id === 'stats') this.stats.show();
     else this.stats.hide();
+  }
+
+  /** Puts `sql` in the editor, shows it, and runs it when `run`. */
+  private openSql(sql: string, run: boolean): void {
+    this.editor.setText(sql);
+    this.showView('query');
+    if (run) void this.run();
   }
 
   private showConnection(form: ConnectionForm): void {
@@ -216,7 +259,9 @@ class ConsolePage {
     } catch (error) {
       if (!(error instanceof FormError)) throw error;
       this.showView('connection');
-      this.connection.showError(error);
+      const problems = formProblems(form, this.connection.offered);
+      if (problems) this.connection.showProblems(problems.fields, problems.message);
+      else this.connection.showError(error);
       return;
     }
     this.connection.clearStatus();
@@ -242,6 +287,7 @@ class ConsolePage {
     this.results.show(run);
     this.markError(run, text);
     this.schema.afterRun(text.sql);
+    this.showConnectionProblems(run, form);
     this.history.add({
       at: new Date().toISOString(),
       sql: text.sql,
@@ -250,6 +296,18 @@ class ConsolePage {
       statements: run.statements.length,
       durationMs: Math.round(performance.now() - started),
     });
+  }
+
+  /**
+   * Until a run of this page has reached the database, a run that failed for want of usable
+   * connection settings opens the form with those fields marked.
+   */
+  private showConnectionProblems(run: RunResult, form: ConnectionForm): void {
+    if (run.statements.length > 0 || run.outcome.state === 'succeeded') this.connected = true;
+    const problems = this.connected ? undefined : runProblems(run, form);
+    if (!problems) return;
+    this.showView('connection');
+    this.connection.showProblems(problems.fields, problems.message);
   }
 
   /** Marks the error in the editor, and shows its place as the editor counts it (the whole text). */

@@ -44,3 +44,27 @@ export function pageConnection(): OfferedConnection | undefined {
   const meta = document.querySelector<HTMLMetaElement>('meta[name="sqlgate-connection"]');
   return connectionOfMeta(meta?.content);
 }
+
+/**
+ * The names of the connections the server's CONFIG_FILE holds (docs/access.md), from the page's
+ * `sqlgate-connection-names` meta element: a JSON array of texts, names only. Anything else is
+ * read as no names.
+ */
+export function connectionNamesOfMeta(content: string | null | undefined): string[] {
+  if (!content) return [];
+  let value: unknown;
+  try {
+    value = JSON.parse(content);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(value)) return [];
+  return [
+    ...new Set(value.filter((name): name is string => typeof name === 'string' && name !== '')),
+  ];
+}
+
+export function pageConnectionNames(): string[] {
+  const meta = document.querySelector<HTMLMetaElement>('meta[name="sqlgate-connection-names"]');
+  return connectionNamesOfMeta(meta?.content);
+}

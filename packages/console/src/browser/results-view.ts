@@ -7,6 +7,7 @@ import { duplicateNames, jsonExport } from './cells';
 import { button, download, h, tabList, toast } from './dom';
 import { ResultGrid } from './grid';
 import { csvExportOf, type RunRequest } from './export-plan';
+import { statementToShow } from './statement-choice';
 import {
   MAX_KEPT_ROW_CHARACTERS,
   retryAfterText,
@@ -29,6 +30,8 @@ export class ResultsView {
     attrs: { role: 'status', 'data-testid': 'run-summary' },
   });
   private tabCount = -1;
+  /** Whether the tabs were drawn for the run's end (their marks, and the statement shown first). */
+  private endShown = false;
   private shownShape = '';
   /** The CSV export under way, if any: one at a time, stopped by its button or a new run. */
   private exporting: AbortController | undefined;
@@ -53,6 +56,7 @@ export class ResultsView {
     this.grids.clear();
     this.selected = 0;
     this.tabCount = -1;
+    this.endShown = false;
     this.shownShape = '';
     this.tabs?.element.remove();
     this.tabs = undefined;
@@ -69,7 +73,8 @@ export class ResultsView {
       this.showCopyData(run.copyData);
       return;
     }
-    if (run.statements.length !== this.tabCount) this.buildTabs(run);
+    const ended = run.outcome.state !== 'running';
+    if (run.statements.length !== this.tabCount || (ended && !this.endShown)) this.buildTabs(run);
     this.showStatement();
   }
 
@@ -109,10 +114,14 @@ export class ResultsView {
     const tabs = run.statements.map((statement, position) => ({
       id: `statement-${position}`,
       title: `${statement.index + 1}. ${statement.command ?? firstWord(statement.text) ?? (statement.state === 'failed' ? 'Failed' : 'Statement')}`,
-      className: statement.state === 'failed' ? 'failed' : '',
+      className:
+        statement.state === 'failed' || statement.state === 'cancelled' ? statement.state : '',
     }));
-    const failed = run.statements.findIndex((statement) => statement.state === 'failed');
-    if (run.outcome.state !== 'running' && failed >= 0) this.selected = failed;
+    // Once, when the run ends: later redraws keep the tab the user chose.
+    if (run.outcome.state !== 'running' && !this.endShown) {
+      this.selected = statementToShow(run);
+      this.endShown = true;
+    }
     const list = tabList('Statements', tabs, (id) => {
       this.selected = Number(id.slice('statement-'.length));
       this.showStatement();
@@ -149,7 +158,9 @@ export class ResultsView {
     const parts: (Node | false)[] = [
       (statement.truncated === true || statement.droppedByConsole === true) &&
         this.truncatedBanner(statement),
+      statement.state === 'cancelled' && cancelledNote(statement),
       error !== undefined &&
+        statement.state !== 'cancelled' &&
         h('div', { className: 'statement-error', attrs: { role: 'alert' } }, [
           h('strong', { text: error.code ? `${error.code}: ` : '' }),
           h('span', { text: error.message }),
@@ -168,7 +179,7 @@ export class ResultsView {
   private meta(statement: StatementResult): HTMLElement {
     // A statement that failed before any output has no figures to show.
     if (
-      statement.state === 'failed' &&
+      (statement.state === 'failed' || statement.state === 'cancelled') &&
       statement.fields.length === 0 &&
       statement.command === undefined
     ) {
@@ -311,6 +322,22 @@ function errorParts(error: ErrorInfo): string[] {
   }
   if (error.retryAfterSeconds !== undefined) parts.push(retryAfterText(error.retryAfterSeconds));
   return parts;
+}
+
+/** A cancelled statement's note: neutral, since stopping it was what the user asked for. */
+function cancelledNote(statement: StatementResult): HTMLElement {
+  const { error } = statement;
+  return h(
+    'div',
+    {
+      className: 'statement-cancelled',
+      attrs: { role: 'status', 'data-testid': 'statement-cancelled' },
+    },
+    [
+      h('strong', { text: 'Cancelled' }),
+      error ? h('span', { text: ` · ${error.code ? `${error.code}: ` : ''}${error.message}` }) : '',
+    ],
+  );
 }
 
 function firstWord(text: string): string | undefined {

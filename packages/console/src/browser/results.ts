@@ -38,8 +38,11 @@ export interface StatementResult {
   text: string;
   fields: Field[];
   rows: Cell[][];
-  /** `incomplete`: the answer ended (cancelled, cut) before this statement's end. */
-  state: 'running' | 'done' | 'failed' | 'incomplete';
+  /**
+   * `incomplete`: the answer ended (cancelled, cut) before this statement's end; `cancelled`: it
+   * was the statement running when Cancel stopped the run.
+   */
+  state: 'running' | 'done' | 'failed' | 'cancelled' | 'incomplete';
   command?: string | null;
   rowCount?: number | null;
   executionTime?: number;
@@ -197,8 +200,26 @@ function failRun(run: RunResult, body: Record<string, unknown>, status?: number)
     run.statements.push(statement);
     run.statements.sort((a, b) => a.index - b.index);
   }
-  statement.state = 'failed';
+  statement.state = cancelled ? 'cancelled' : 'failed';
   statement.error = error;
+}
+
+/** PostgreSQL's SQLSTATE for a statement stopped by a cancel request (query_canceled). */
+export const QUERY_CANCELED = '57014';
+
+/**
+ * A run stopped by its Cancel button, told as cancelled rather than failed: the error of the
+ * statement the cancel stopped is 57014 (query_canceled), when sqlgate's answer did not already
+ * say `cancelled`. A 57014 of a run nobody cancelled (a statement timeout) stays a failure.
+ */
+export function asCancelled(run: RunResult): void {
+  if (run.outcome.state !== 'failed' || run.outcome.error?.code !== QUERY_CANCELED) return;
+  run.outcome = { ...run.outcome, state: 'cancelled' };
+  for (const statement of run.statements) {
+    if (statement.state === 'failed' && statement.error?.code === QUERY_CANCELED) {
+      statement.state = 'cancelled';
+    }
+  }
 }
 
 /** A statement of a JSON answer: QueryExecutionResult, or an entry of `results`. */

@@ -1,17 +1,19 @@
 /**
  * What the console keeps in the browser's localStorage: saved connections (a password only when
- * its "remember password" box was ticked, a key or token never), the history of the last runs, and
- * the theme. Each entry
+ * its "remember password" box was ticked, a key or token never), the history of the last runs,
+ * saved queries (saved-queries.ts) and the theme. Each entry
  * is read defensively: another version of the console, or a person with the developer tools, may
  * have written anything there.
  */
 import { blankForm, savedName, type ConnectionForm } from './request-fields';
+import { savedQueryOf, type SavedQuery } from './saved-queries';
 
 const CONNECTIONS_KEY = 'sqlgate.console.connections';
 const CURRENT_KEY = 'sqlgate.console.current';
 const HISTORY_KEY = 'sqlgate.console.history';
 const THEME_KEY = 'sqlgate.console.theme';
 const SQL_KEY = 'sqlgate.console.sql';
+const SAVED_QUERIES_KEY = 'sqlgate.console.saved-queries';
 
 export const HISTORY_LIMIT = 100;
 
@@ -102,6 +104,24 @@ export class ConsoleStorage {
     } catch {
       // A text larger than the storage quota is simply not kept.
     }
+  }
+
+  /** The saved queries; an entry that is not one (another version wrote it) is left out. */
+  savedQueries(): SavedQuery[] {
+    const saved = this.read(SAVED_QUERIES_KEY);
+    if (!Array.isArray(saved)) return [];
+    return saved.flatMap((entry) => {
+      const query = savedQueryOf(entry);
+      return query && query.name !== '' ? [query] : [];
+    });
+  }
+
+  /**
+   * Replaces the saved queries with `queries`, in one write: false, and nothing changed, when the
+   * storage is full.
+   */
+  saveSavedQueries(queries: SavedQuery[]): boolean {
+    return this.write(SAVED_QUERIES_KEY, queries);
   }
 
   theme(): Theme {
