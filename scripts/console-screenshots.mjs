@@ -1,7 +1,8 @@
 // Takes the README's screenshots of the browser console: a throwaway PostgreSQL (@sqlgate/testing),
 // the built server with its console, and Debian's Chromium driven by playwright-core, headless and
-// off the network. Writes docs/console-*.png: the results in the light and the dark theme, an error,
-// the statistics, and a narrow window. Run: npm run docs:screenshots
+// off the network. Writes docs/console-*.png: the results beside the schema browser in the light
+// and the dark theme, a plan, the saved queries, an error, the statistics, and a narrow window.
+// Run: npm run docs:screenshots
 /* global document, fetch */ // page callbacks run in the browser; fetch is Node's own.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,18 +47,37 @@ try {
   await run(
     page,
     [
-      'CREATE TEMP TABLE product (id int PRIMARY KEY, name text, price numeric(8,2), tags text[]);',
-      "INSERT INTO product VALUES (1, 'Teapot', 24.50, '{kitchen,gift}'), (2, 'Kettle', 39.00, NULL),",
+      'CREATE SCHEMA shop;',
+      'CREATE TABLE shop.product (id int PRIMARY KEY, name text, price numeric(8,2), tags text[]);',
+      "INSERT INTO shop.product VALUES (1, 'Teapot', 24.50, '{kitchen,gift}'), (2, 'Kettle', 39.00, NULL),",
       "  (3, '', 5.25, '{}'), (4, 'Mug \"large\"', 7.90, '{kitchen}');",
-      'SELECT id, name, price, tags, price * 1.2 AS with_tax FROM product ORDER BY id;',
+      'CREATE TABLE shop.orders (id int PRIMARY KEY, product_id int NOT NULL REFERENCES shop.product,',
+      '  quantity int NOT NULL DEFAULT 1);',
+      'INSERT INTO shop.orders SELECT n, 1 + n % 4, 1 + n % 3 FROM generate_series(1, 500) AS n;',
+      'ANALYZE shop.product, shop.orders;',
+      'SELECT id, name, price, tags, price * 1.2 AS with_tax FROM shop.product ORDER BY id;',
     ].join('\n'),
   );
-  await page.click('.results [role=tab] >> text=3. SELECT');
+  // The schema browser beside the editor, with the product table open on its columns.
+  await page.click('[data-testid=schema-toggle]');
+  await page.click('[data-relation="shop.product"] > summary');
+  await page.click('[data-relation="shop.orders"] > summary');
+  await page.click('.results [role=tab] >> text=7. SELECT');
   await chooseTheme(page, 'light');
   await page.screenshot({ path: path.join(docs, 'console-results.png') });
   await chooseTheme(page, 'dark');
   await page.screenshot({ path: path.join(docs, 'console-results-dark.png') });
   await chooseTheme(page, 'light');
+
+  // A plan: Explain analyze of a join, as a tree.
+  await run(
+    page,
+    'SELECT p.name, sum(o.quantity) AS sold\n  FROM shop.orders o JOIN shop.product p ON p.id = o.product_id\n GROUP BY p.name ORDER BY sold DESC;',
+  );
+  await page.click('button:text-is("Explain analyze")');
+  await page.locator('.plan-tree > .plan-node').waitFor();
+  await page.screenshot({ path: path.join(docs, 'console-plan.png') });
+  await page.click('[data-testid=schema-toggle]');
 
   // The Saved view, with the script saved in a folder and two more queries.
   const saved = [
@@ -112,7 +132,7 @@ try {
   await run(page, 'SELECT n, n * n AS square, NULL AS nothing FROM generate_series(1, 12) AS n;');
   await page.screenshot({ path: path.join(docs, 'console-narrow-dark.png') });
   console.log(
-    'wrote docs/console-results.png, console-results-dark.png, console-saved.png, console-error.png, console-statistics.png, console-narrow-dark.png',
+    'wrote docs/console-results.png, console-results-dark.png, console-plan.png, console-saved.png, console-error.png, console-statistics.png, console-narrow-dark.png',
   );
 } finally {
   await browser.close();
