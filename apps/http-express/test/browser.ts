@@ -15,3 +15,25 @@ export function watchProblems(page: Page): string[] {
   });
   return problems;
 }
+
+/** Replaces the console editor's text; the cursor ends after it. */
+export async function replaceEditorText(page: Page, text: string): Promise<void> {
+  await page.click('.cm-content');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(text);
+}
+
+/** Fills the console's connection form with `target`'s settings and comes back to the query. */
+export async function fillConnectionForm(
+  page: Page,
+  target: { host: string; port: number; user: string; password?: string; database: string },
+): Promise<void> {
+  await page.click('#tab-connection');
+  await page.fill('#field-host', target.host);
+  await page.fill('#field-port', String(target.port));
+  await page.fill('#field-user', target.user);
+  await page.fill('#field-password', target.password ?? '');
+  await page.fill('#field-database', target.database);
+  await page.click('#tab-query');
+}

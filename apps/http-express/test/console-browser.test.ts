@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { eventually } from '@sqlgate/testing';
 import { startChromium, type RunningChromium } from '@sqlgate/testing/chromium';
-import { watchProblems } from './browser';
+import { fillConnectionForm, replaceEditorText, watchProblems } from './browser';
 import { startSqlgateProcess, type SqlgateProcess } from './sqlgate-process';
 import { startServer } from '../src/server';
 import { database, psql, sql, target } from './support';
@@ -56,14 +56,8 @@ afterEach(async () => {
 });
 
 /** Fills the connection form with the test database's settings. */
-async function useTestDatabase(): Promise<void> {
-  await page.click('#tab-connection');
-  await page.fill('#field-host', database.host);
-  await page.fill('#field-port', String(database.port));
-  await page.fill('#field-user', database.user);
-  await page.fill('#field-password', database.password ?? '');
-  await page.fill('#field-database', database.database);
-  await page.click('#tab-query');
+function useTestDatabase(): Promise<void> {
+  return fillConnectionForm(page, database);
 }
 
 /** Sets one field of the connection form, then comes back to the query view. */
@@ -74,11 +68,8 @@ async function setField(field: string, value: string): Promise<void> {
 }
 
 /** Replaces the editor's text. */
-async function type(text: string): Promise<void> {
-  await page.click('.cm-content');
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(text);
+function type(text: string): Promise<void> {
+  return replaceEditorText(page, text);
 }
 
 /** Runs the editor's text (or selection) with Ctrl+Enter and waits for the run to end. */

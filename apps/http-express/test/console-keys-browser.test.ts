@@ -13,7 +13,7 @@ import { SignJWT } from 'jose';
 import type { Page } from 'playwright-core';
 import { eventually } from '@sqlgate/testing';
 import { startChromium, type RunningChromium } from '@sqlgate/testing/chromium';
-import { watchProblems } from './browser';
+import { replaceEditorText, watchProblems } from './browser';
 import { loadConfig } from '../src/config';
 import { startServer, type RunningServer } from '../src/server';
 import { database, sql } from './support';
@@ -115,10 +115,7 @@ async function logInWithKey(token: string, connection = 'app'): Promise<void> {
 
 /** Runs `text` with Ctrl+Enter and waits for the run to end; gives the summary. */
 async function run(text: string): Promise<string> {
-  await page.click('.cm-content');
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(text);
+  await replaceEditorText(page, text);
   await page.keyboard.press('Control+Enter');
   await page.waitForFunction(() => !document.body.classList.contains('is-running'));
   return (await page.textContent('[data-testid=run-summary]')) ?? '';

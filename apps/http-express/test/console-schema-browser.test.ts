@@ -8,7 +8,7 @@
  */
 import type { Page } from 'playwright-core';
 import { startChromium, type RunningChromium } from '@sqlgate/testing/chromium';
-import { watchProblems } from './browser';
+import { fillConnectionForm, replaceEditorText, watchProblems } from './browser';
 import { startSqlgateProcess, type SqlgateProcess } from './sqlgate-process';
 import { database, sql } from './support';
 
@@ -43,13 +43,7 @@ beforeAll(async () => {
   await page.goto(`${sqlgate.url}/`);
   await page.evaluate(() => localStorage.clear());
   await page.reload();
-  await page.click('#tab-connection');
-  await page.fill('#field-host', database.host);
-  await page.fill('#field-port', String(database.port));
-  await page.fill('#field-user', database.user);
-  await page.fill('#field-password', database.password ?? '');
-  await page.fill('#field-database', database.database);
-  await page.click('#tab-query');
+  await fillConnectionForm(page, database);
 }, 60_000);
 
 afterAll(async () => {
@@ -66,11 +60,8 @@ afterEach(() => {
 });
 
 /** Replaces the editor's text; the cursor ends after it. */
-async function type(text: string): Promise<void> {
-  await page.click('.cm-content');
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(text);
+function type(text: string): Promise<void> {
+  return replaceEditorText(page, text);
 }
 
 async function editorText(): Promise<string> {

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { eventually } from '@sqlgate/testing';
 import { startChromium, type RunningChromium } from '@sqlgate/testing/chromium';
-import { watchProblems } from './browser';
+import { fillConnectionForm, replaceEditorText, watchProblems } from './browser';
 import { startSqlgateProcess, type SqlgateProcess } from './sqlgate-process';
 import { database, sql } from './support';
 
@@ -82,19 +82,11 @@ afterEach(() => {
 async function useTestDatabase(password = database.password ?? ''): Promise<void> {
   await page.click('#tab-connection');
   await page.click('#tab-login-credentials');
-  await page.fill('#field-host', database.host);
-  await page.fill('#field-port', String(database.port));
-  await page.fill('#field-user', database.user);
-  await page.fill('#field-password', password);
-  await page.fill('#field-database', database.database);
-  await page.click('#tab-query');
+  await fillConnectionForm(page, { ...database, password });
 }
 
-async function type(text: string): Promise<void> {
-  await page.click('.cm-content');
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(text);
+function type(text: string): Promise<void> {
+  return replaceEditorText(page, text);
 }
 
 async function waitForRunEnd(): Promise<string> {
