@@ -234,7 +234,13 @@ export function writeRendered(res: ServerResponse, logger: Logger, rendered: Ren
  */
 export function writeInternalError(res: ServerResponse, logger: Logger, error: unknown): void {
   const { status, json } = internalErrorAnswer(logger, answerHeader(res, 'X-Request-Id'), error);
-  writeJson(res, status, json);
+  try {
+    writeJson(res, status, json);
+  } catch (failure) {
+    // The answer cannot even be written (its head was refused): the connection ends instead.
+    logger.error({ reqId: answerHeader(res, 'X-Request-Id'), err: failure }, 'internal error');
+    res.destroy();
+  }
 }
 
 /** The 500 of a defect, logged with the request's id. */

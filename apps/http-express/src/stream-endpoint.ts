@@ -62,7 +62,10 @@ async function writeEvents(
   stallLimitMs: number,
   written: Written,
 ): Promise<void> {
-  const { copy, route } = answer;
+  const { copy } = answer;
+  // HTTP trailers need chunked encoding, which an HTTP/1.0 answer does not have.
+  const route =
+    answer.route && !sendsTrailers(res) ? { ...answer.route, mayHaveWritten: false } : answer.route;
   const contentType = copy ? copyContentType(copy) : STREAM_CONTENT_TYPES[format ?? 'ndjson'];
   writeAnswerHead(res, 200, {
     'Content-Type': contentType,
@@ -75,7 +78,7 @@ async function writeEvents(
   for await (const event of answer.events) {
     if (event.type === 'done') {
       complete = true;
-      if (event.consistencyToken !== undefined && route?.mayHaveWritten) {
+      if (event.consistencyToken !== undefined && route?.mayHaveWritten === true) {
         res.addTrailers({ [CONSISTENCY_TOKEN]: event.consistencyToken });
       }
     }
@@ -105,6 +108,12 @@ async function writeEvents(
 }
 
 const CONSISTENCY_TOKEN = 'Sqlgate-Consistency-Token';
+
+/** Whether the answer can end with HTTP trailers: chunked, so HTTP/1.1 or later. */
+function sendsTrailers(res: ServerResponse): boolean {
+  const { httpVersionMajor, httpVersionMinor } = res.req;
+  return httpVersionMajor > 1 || (httpVersionMajor === 1 && httpVersionMinor >= 1);
+}
 
 /**
  * A streamed answer's head on a connection with replicas (docs/decisions.md 13): where it runs, in

@@ -18,6 +18,7 @@ import {
 } from '@sqlgate/testing';
 import { parseAccessConfig } from '../src/access/config-file';
 import { startServer, type RunningServer } from '../src/server';
+import { rawExchange } from './raw-http';
 import { startSqlgateProcess } from './sqlgate-process';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -294,6 +295,30 @@ test('a streamed write carries its token after its rows: in the done line and as
   } finally {
     await replica.resumeReplay();
   }
+});
+
+test('an HTTP/1.0 client streaming a write gets its rows and the token in the done line, without trailers, which HTTP/1.0 cannot carry', async () => {
+  const port = new URL(server.url).port;
+  for (const accept of ['application/x-ndjson', 'text/csv']) {
+    const body = JSON.stringify({
+      connection: 'app',
+      sql: `INSERT INTO ${TABLE} VALUES (8) RETURNING id`,
+    });
+    const answer = await rawExchange(
+      Number(port),
+      `POST /api/query HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+        `Authorization: Bearer ${KEY}\r\nAccept: ${accept}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    const headEnd = answer.indexOf('\r\n\r\n');
+    const head = answer.slice(0, headEnd);
+    const text = answer.slice(headEnd + 4);
+    expect(head).toMatch(/^HTTP\/1\.1 200 /);
+    expect(head).not.toMatch(/^trailer:/im);
+    if (accept === 'text/csv') expect(text).toBe('id\r\n8\r\n');
+    else expect(ndjsonDone(text)).toMatchObject({ consistencyToken: expect.any(String) });
+  }
+  // The service is still there.
+  expect((await query('app', 'SELECT 1 AS one')).status).toBe(200);
 });
 
 test('a session on a connection with replicas runs on the primary; a write and a COMMIT carry a token', async () => {
