@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client } from 'pg';
 import pino from 'pino';
 import { sqlgate } from '@sqlgate/client';
 import {
@@ -240,6 +241,47 @@ test('metrics count reads by where they ran, consistency waits by outcome, and t
   );
   expect(text).toMatch(/sqlgate_replica_lag_seconds\{connection="app",replica="0"\} /);
   expect(text).not.toContain(String(replica.port));
+});
+
+test('reads a standby refuses run on the primary: an unlogged table, and a view over a writing function, whose write carries a token', async () => {
+  // As the primary's owner: a key's requests may not create functions (docs/decisions.md 12).
+  const owner = new Client({ connectionString: urlOf(primary) });
+  await owner.connect();
+  try {
+    await owner.query(`CREATE UNLOGGED TABLE sg_unlogged (n int);
+      INSERT INTO sg_unlogged VALUES (1);
+      CREATE FUNCTION sg_bump() RETURNS int LANGUAGE sql AS 'INSERT INTO ${TABLE} VALUES (10) RETURNING 1';
+      CREATE VIEW sg_bumping AS SELECT sg_bump() AS n;`);
+  } finally {
+    await owner.end();
+  }
+  // The replica has the view: a plain read of it would reach the standby.
+  await eventually(async () => {
+    const seen = await query(
+      'app',
+      "SELECT count(*)::int AS n FROM pg_views WHERE viewname = 'sg_bumping'",
+    );
+    expect(seen.body).toMatchObject({ rows: [{ n: 1 }], servedBy: 'replica' });
+  });
+  const unlogged = await query('app', 'SELECT n FROM sg_unlogged');
+  expect(unlogged.status).toBe(200);
+  expect(unlogged.body).toMatchObject({ rows: [{ n: 1 }], servedBy: 'primary' });
+  expect(unlogged.token).toBe(null);
+  await replica.pauseReplay();
+  try {
+    const bumped = await query('app', 'SELECT n FROM sg_bumping');
+    expect(bumped.status).toBe(200);
+    expect(bumped.body).toMatchObject({ rows: [{ n: 1 }], servedBy: 'primary' });
+    expect(bumped.token).toMatch(/^[A-Za-z0-9_-]+$/);
+    const seen = await query(
+      'app',
+      `SELECT count(*)::int AS n FROM ${TABLE} WHERE id = 10`,
+      bumped.token,
+    );
+    expect(seen.body).toMatchObject({ rows: [{ n: 1 }] });
+  } finally {
+    await replica.resumeReplay();
+  }
 });
 
 test('a streamed read says where it ran in its head and its done line', async () => {

@@ -9,6 +9,7 @@ import type { ConnectionTarget } from '../ports/connections';
 import { requestMayUseCache } from '../cache';
 import { runsOnStandby, type ParsedStatement } from '../parser';
 import { requestRunsOnStandby, type ServedBy } from '../routing/replica-choice';
+import type { QueryRequest } from '../request';
 import type { PreparedRequest } from './prepare';
 import type { RequestRun } from './request-run';
 
@@ -44,18 +45,20 @@ export async function routeRequest(
   });
   if (routed === undefined) return prepared;
   const route = routed instanceof Promise ? await routed : routed;
-  const { options, identity } = request;
-  // A READ ONLY transaction (readOnly, dryRun, reads-only credentials) writes nothing.
-  const readOnly = options.readOnly || options.dryRun || identity?.may === 'read';
   run.route = {
     servedBy: route.servedBy,
     primary: target,
-    mayHaveWritten: !readOnly && statements.some(mayWrite),
+    mayHaveWritten: !requestIsReadOnly(request) && statements.some(mayWrite),
     tokenBearing: consistencyToken !== undefined,
   };
   if (route.servedBy === 'primary') return prepared;
   run.target = route.target;
   return { ...prepared, target: route.target, scopeTarget: target };
+}
+
+/** A READ ONLY transaction (readOnly, dryRun, reads-only credentials) writes nothing. */
+function requestIsReadOnly({ options, identity }: QueryRequest): boolean {
+  return options.readOnly || options.dryRun || identity?.may === 'read';
 }
 
 /**
@@ -98,10 +101,10 @@ export async function tokenOfWrite(
 
 /**
  * A read that a replica could not serve: for want of a connection (a replica just stopped, which
- * the lag check has not seen yet; it is then left out), or because the standby cancelled it in a
- * conflict with its recovery (40001, 40P01: replay needed what the read held, such as a lock the
- * primary took). It wrote nothing and sent nothing yet (a whole answer, or a streamed one before
- * its first event), so it runs again on the primary.
+ * the lag check has not seen yet; it is then left out), or because the standby refused it (see
+ * STANDBY_REFUSALS). It wrote nothing and sent nothing yet (a whole answer, or a streamed one
+ * before its first event), so it runs again on the primary; one that tried to write may write
+ * there, so its answer carries a token.
  */
 export function rerunOnPrimary(
   run: RequestRun,
@@ -111,9 +114,10 @@ export function rerunOnPrimary(
   const { route } = run;
   // A streamed answer whose first event went out cannot be taken back.
   if (route?.servedBy !== 'replica' || run.rowStream?.hasStarted === true) return undefined;
-  const conflicted = conflictWithRecovery(outcome);
-  if (!conflicted && !lostConnection(outcome)) return undefined;
-  if (!conflicted) run.parts.options.readRouting?.replicaFailed?.(prepared.target);
+  const refusal = standbyRefusal(outcome);
+  if (refusal === undefined && !lostConnection(outcome)) return undefined;
+  if (refusal === undefined) run.parts.options.readRouting?.replicaFailed?.(prepared.target);
+  if (refusal === 'tried-to-write') route.mayHaveWritten = !requestIsReadOnly(prepared.request);
   // The rerun opens a channel of its own.
   run.rowStream?.close();
   route.servedBy = 'primary';
@@ -123,17 +127,33 @@ export function rerunOnPrimary(
 }
 
 /**
- * A read on a standby cancelled for its recovery: only such a conflict makes a standby's read
- * answer 40001 or 40P01 (a SERIALIZABLE request never runs there).
+ * What a standby's refusal of a read the parser let go there means. 40001 and 40P01: cancelled in
+ * a conflict with its recovery (replay needed what the read held, such as a lock the primary
+ * took; a SERIALIZABLE request never runs there). 0A000: it reads an unlogged or temporary
+ * relation, which a standby does not have. 25006: it tried to write, through something the
+ * parser cannot see into (a view over a writing function, an operator, a cast, a domain's check,
+ * a row-level security policy).
  */
-function conflictWithRecovery(outcome: ExecutionOutcome): boolean {
+const STANDBY_REFUSALS: ReadonlyMap<string, 'conflict' | 'not-on-standby' | 'tried-to-write'> =
+  new Map([
+    ['40001', 'conflict'],
+    ['40P01', 'conflict'],
+    ['0A000', 'not-on-standby'],
+    ['25006', 'tried-to-write'],
+  ]);
+
+function standbyRefusal(
+  outcome: ExecutionOutcome,
+): 'conflict' | 'not-on-standby' | 'tried-to-write' | undefined {
   const { failure } = outcome;
   const errors = outcome.outcomes.flatMap((statement) => (statement.ok ? [] : [statement.error]));
   if (failure?.kind === 'request' || failure?.kind === 'transaction') errors.push(failure.error);
-  return errors.some(
-    (error) =>
-      error instanceof DatabaseError && (error.sqlState === '40001' || error.sqlState === '40P01'),
-  );
+  for (const error of errors) {
+    const refusal =
+      error instanceof DatabaseError ? STANDBY_REFUSALS.get(error.sqlState) : undefined;
+    if (refusal !== undefined) return refusal;
+  }
+  return undefined;
 }
 
 function lostConnection(outcome: ExecutionOutcome): boolean {

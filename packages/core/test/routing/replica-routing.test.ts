@@ -217,6 +217,32 @@ describe('the service with a read routing', () => {
     expect(acquiredPorts(fake)).toEqual([6543, fakeTarget.port]);
   });
 
+  test('a read the standby refused as a write runs on the primary, and its answer carries a token', async () => {
+    const { fake, service } = serviceWithRouting();
+    fake.once('SELECT * FROM v', {
+      error: databaseError('25006', 'cannot execute INSERT in a read-only transaction'),
+    });
+    const answer = await service.execute({ target: primary, sql: 'SELECT * FROM v', options });
+    expect(answer.failure).toBeUndefined();
+    expect(answer.servedBy).toBe('primary');
+    expect(answer.consistencyToken).toBe(consistencyTokenOf('0/10'));
+    expect(acquiredPorts(fake)).toEqual([6543, fakeTarget.port]);
+  });
+
+  test('a read of an unlogged table, which a standby does not have, runs on the primary', async () => {
+    const { fake, service } = serviceWithRouting();
+    fake.once('SELECT * FROM u', {
+      error: databaseError(
+        '0A000',
+        'cannot access temporary or unlogged relations during recovery',
+      ),
+    });
+    const answer = await service.execute({ target: primary, sql: 'SELECT * FROM u', options });
+    expect(answer.failure).toBeUndefined();
+    expect(answer.servedBy).toBe('primary');
+    expect(answer.consistencyToken).toBe(undefined);
+  });
+
   test("the caller's token reaches the routing", async () => {
     const { routes, service } = serviceWithRouting();
     await service.execute(
