@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Client } from 'pg';
 import pino from 'pino';
 import { sqlgate } from '@sqlgate/client';
+import { consistencyTokenOf } from '@sqlgate/core';
 import {
   eventually,
   startLocalCluster,
@@ -30,6 +31,7 @@ const TABLE = 'sg_replica_items';
 let primary: LocalCluster;
 let replica: LocalReplica;
 let server: RunningServer;
+let access: ReturnType<typeof parseAccessConfig>;
 
 const urlOf = (where: { port: number; user: string; password: string; database: string }) =>
   `postgresql://${encodeURIComponent(where.user)}:${encodeURIComponent(where.password)}@127.0.0.1:${where.port}/${where.database}?sslmode=disable`;
@@ -111,7 +113,7 @@ const ndjsonDone = (text: string): Json =>
 beforeAll(async () => {
   primary = await startLocalCluster({ tls: false, replication: true });
   replica = await startLocalReplica(primary);
-  const access = parseAccessConfig(
+  access = parseAccessConfig(
     {
       connections: {
         // A generous bound: a paused replica's last replayed transaction grows old.
@@ -281,6 +283,52 @@ test('reads a standby refuses run on the primary: an unlogged table, and a view 
     expect(seen.body).toMatchObject({ rows: [{ n: 1 }] });
   } finally {
     await replica.resumeReplay();
+  }
+});
+
+test("a consistency wait ends for a token the primary never reached, at the request's timeoutMs, and at its cancel", async () => {
+  // Waits of ten minutes: a wait that does not end fails the test by its timeout.
+  const patient = await startServer({
+    port: 0,
+    hostname: '127.0.0.1',
+    access,
+    consistencyWaitMs: 600_000,
+    logger: pino({ level: 'silent' }),
+  });
+  const ask = async (body: Json, headers: Record<string, string>) => {
+    const response = await fetch(`${patient.url}/api/query`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}`, ...headers },
+      body: JSON.stringify({ connection: 'app', ...body }),
+    });
+    return { status: response.status, body: (await response.json()) as Json };
+  };
+  const sql = 'SELECT pg_is_in_recovery() AS standby';
+  try {
+    const forged = consistencyTokenOf('FFFFFFFF/0');
+    expect(await ask({ sql }, { 'sqlgate-consistency-token': forged })).toMatchObject({
+      status: 200,
+      body: { rows: [{ standby: false }], servedBy: 'primary' },
+    });
+    await replica.pauseReplay();
+    const write = await query('app', `INSERT INTO ${TABLE} VALUES (11)`);
+    const token = write.token as string;
+    expect(
+      await ask({ sql, timeoutMs: 500 }, { 'sqlgate-consistency-token': token }),
+    ).toMatchObject({ status: 200, body: { rows: [{ standby: false }], servedBy: 'primary' } });
+    const waiting = ask({ sql }, { 'sqlgate-consistency-token': token, 'x-request-id': 'waits-1' });
+    await eventually(async () => {
+      const cancel = await fetch(`${patient.url}/api/requests/waits-1/cancel`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+        body: JSON.stringify({ connection: 'app' }),
+      });
+      expect(cancel.status).toBe(200);
+    });
+    expect(await waiting).toMatchObject({ status: 409, body: { code: 'REQUEST_CANCELLED' } });
+  } finally {
+    await replica.resumeReplay();
+    await patient.close();
   }
 });
 

@@ -26,6 +26,8 @@ const REPLICA_CHECK = `SELECT pg_is_in_recovery(), pg_last_wal_replay_lsn()::tex
   (extract(epoch FROM now() - pg_last_xact_replay_timestamp()) * 1000)::float8`;
 const REPLAYED = 'SELECT pg_last_wal_replay_lsn()::text';
 const PRIMARY_POSITION = 'SELECT pg_current_wal_lsn()::text';
+/** Where a consistency token's position comes from (replica-routing.ts). */
+export const PRIMARY_INSERTED = 'SELECT pg_current_wal_insert_lsn()::text';
 
 /** The first row of `sql` on `target`, or undefined when it could not be had. */
 export async function firstRow(
@@ -55,6 +57,9 @@ export class ReplicaChecks {
   readonly primary: ConnectionTarget;
   readonly maxLagMs: number;
   private primaryPosition: bigint | undefined;
+  /** The highest insert position read from the primary, and a read of it under way. */
+  private primaryInserted = 0n;
+  private readingInserted: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private checking: Promise<void> | undefined;
 
@@ -127,6 +132,27 @@ export class ReplicaChecks {
           if (position !== undefined) replica.replayPosition = position;
         }),
     );
+  }
+
+  /**
+   * Whether the primary has written up to `position`: a consistency token names a position the
+   * primary reached. One it has not reached was not made by sqlgate (a forged or foreign token),
+   * and no replica will ever replay it. Read again only when the last position seen is behind.
+   */
+  async primaryHasReached(position: bigint): Promise<boolean> {
+    if (this.primaryInserted >= position) return true;
+    this.readingInserted ??= firstRow(this.connections, this.primary, PRIMARY_INSERTED)
+      .then((row) => {
+        const inserted = row ? walPositionOf(String(row[0])) : undefined;
+        if (inserted !== undefined && inserted > this.primaryInserted) {
+          this.primaryInserted = inserted;
+        }
+      })
+      .finally(() => {
+        this.readingInserted = undefined;
+      });
+    await this.readingInserted;
+    return this.primaryInserted >= position;
   }
 
   private async checkAll(): Promise<void> {

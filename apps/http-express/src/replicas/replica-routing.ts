@@ -20,7 +20,7 @@ import {
   type ServedBy,
 } from '@sqlgate/core';
 import { DEFAULT_MAX_REPLICA_LAG_MS, type AccessConfig } from '../access/config-file';
-import { firstRow, ReplicaChecks, type LagListener } from './replica-checks';
+import { firstRow, PRIMARY_INSERTED, ReplicaChecks, type LagListener } from './replica-checks';
 
 /** How a consistency wait ended: a replica at once, one after waiting, or the primary. */
 export type ConsistencyOutcome = 'replica' | 'replica_after_wait' | 'primary';
@@ -95,15 +95,11 @@ class ReplicaRouting implements ReadRouting {
     if (request.consistencyToken === undefined) {
       return this.served(set, target, this.choose(set, { maxLagMs: set.maxLagMs }));
     }
-    return this.routeAfter(set, target, request.consistencyToken);
+    return this.routeAfter(set, target, request);
   }
 
   async tokenAfterWrite(target: ConnectionTarget): Promise<string | undefined> {
-    const row = await firstRow(
-      this.connections,
-      target,
-      'SELECT pg_current_wal_insert_lsn()::text',
-    );
+    const row = await firstRow(this.connections, target, PRIMARY_INSERTED);
     return typeof row?.[0] === 'string' ? consistencyTokenOf(row[0]) : undefined;
   }
 
@@ -122,19 +118,25 @@ class ReplicaRouting implements ReadRouting {
   private async routeAfter(
     set: ReplicaChecks,
     target: ConnectionTarget,
-    token: string,
+    { consistencyToken = '', timeoutMs, stopped = () => false }: RouteRequest,
   ): Promise<ReadRoute> {
-    const atLeast = walPositionOfToken(token);
+    const atLeast = walPositionOfToken(consistencyToken);
     // A token sqlgate did not make names no write: the primary has everything.
     if (atLeast === undefined) return this.waited(set, target, undefined, 'primary');
     const rule: ReplicaRule = { maxLagMs: set.maxLagMs, atLeast };
     const chosen = this.choose(set, rule);
     if (chosen !== undefined) return this.waited(set, target, chosen, 'replica');
-    const deadline = Date.now() + this.options.consistencyWaitMs;
+    // A position the primary never reached: no replica will replay it, so no wait.
+    if (!(await set.primaryHasReached(atLeast))) {
+      return this.waited(set, target, undefined, 'primary');
+    }
+    // The caller's timeoutMs bounds the wait too; a cancel or a caller gone ends it.
+    const deadline = Date.now() + Math.min(this.options.consistencyWaitMs, timeoutMs ?? Infinity);
     const pollMs = this.options.consistencyPollMs ?? DEFAULT_CONSISTENCY_POLL_MS;
     // Only replicas that may serve at all are worth waiting for.
     while (
       Date.now() < deadline &&
+      !stopped() &&
       eligibleReplicas(this.views(set), { maxLagMs: set.maxLagMs }).length > 0
     ) {
       await sleep(Math.min(pollMs, Math.max(0, deadline - Date.now())));

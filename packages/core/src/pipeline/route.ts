@@ -38,10 +38,12 @@ export async function routeRequest(
     // What the cache keeps must be current: a read that may fill it runs on the primary.
     !mayFillCache(run, prepared) &&
     requestRunsOnStandby(statements, { inSession: false, copyFrom: run.mode.kind === 'copy-from' });
+  const { timeoutMs } = request.options;
   const routed = routing.route(target, {
     runsOnStandby,
     ...(consistencyToken === undefined ? {} : { consistencyToken }),
-    ...(signal === undefined ? {} : { signal }),
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    stopped: () => signal?.aborted === true || run.registered?.cancelled === true,
   });
   if (routed === undefined) return prepared;
   const route = routed instanceof Promise ? await routed : routed;

@@ -3,7 +3,6 @@
  * Core decides whether a request may run on a standby; the implementation knows the replicas, how
  * far behind they are, and where a request goes.
  */
-import type { AbortSignalLike } from '../ports/abort-signal';
 import type { ConnectionTarget } from '../ports/connections';
 import type { ServedBy } from './replica-choice';
 
@@ -25,7 +24,10 @@ export interface RouteRequest {
   runsOnStandby: boolean;
   /** The caller's consistency token: a replica serves only once it has replayed that write. */
   consistencyToken?: string;
-  signal?: AbortSignalLike;
+  /** The request's own timeoutMs: a consistency wait never outlasts it. */
+  timeoutMs?: number;
+  /** True once the caller went away or cancelled: a consistency wait ends at once. */
+  stopped?: () => boolean;
 }
 
 export interface ReadRouting {
