@@ -149,7 +149,7 @@ const STABLE = words(`
   obj_description col_description shobj_description has_table_privilege has_column_privilege
   has_schema_privilege has_database_privilege has_function_privilege has_sequence_privilege
   has_any_column_privilege pg_has_role pg_table_is_visible pg_type_is_visible
-  pg_function_is_visible version pg_encoding_to_char pg_char_to_encoding host hostmask netmask
+  pg_function_is_visible version current_database pg_encoding_to_char pg_char_to_encoding host hostmask netmask
   network masklen broadcast family abbrev set_masklen inet_merge inet_same_family
   xmlelement xmlforest xmlconcat xmlpi xmlroot xmlparse xmlserialize xmlexists xpath xpath_exists
   xmltable

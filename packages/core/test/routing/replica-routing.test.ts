@@ -29,6 +29,7 @@ describe('which statements may run on a standby', () => {
     'SELECT * FROM orders WHERE id = $1',
     'SELECT now(), random()',
     'SELECT pg_is_in_recovery()',
+    'SELECT current_database(), current_user, version()',
     'WITH t AS (SELECT 1 AS n) SELECT n FROM t',
   ])('%s does', (sql) => {
     expect(onStandby(sql)).toBe(true);
