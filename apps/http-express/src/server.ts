@@ -27,6 +27,7 @@ import {
   type ReplicaEvents,
 } from './replicas/replica-routing';
 import { inConnectionOrder } from './pipelined-requests';
+import { replicaStateLog } from './replicas/replica-log';
 import { withUnroutableTargetsAnswered } from './request-target';
 import type { ConfiguredTargets } from './contract';
 import {
@@ -185,7 +186,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
   const given = definedOnly(overrides);
   const config: ServerConfig = { ...loadConfig(environmentWithout(process.env, given)), ...given };
   const logger = givenLogger ?? pino({ level: config.logLevel });
-  const replicaEvents = lateReplicaEvents();
+  const replicaEvents = lateReplicaEvents(logger);
   const service = givenService ?? createServiceFromConfig(config, logger, {}, replicaEvents.events);
   const browsers = {
     ...(config.corsOrigins ? { corsOrigins: config.corsOrigins } : {}),
@@ -272,15 +273,19 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
  * The replica routing's events, which reach the metrics once they exist: the service, which
  * routes, is made before the metrics that observe it.
  */
-export function lateReplicaEvents(): {
+export function lateReplicaEvents(logger: Logger): {
   events: ReplicaEvents;
   reach(metrics: ServiceMetrics | undefined): void;
 } {
   let metrics: ServiceMetrics | undefined;
+  const logState = replicaStateLog(logger);
   return {
     events: {
       routed: (connection, servedBy) => metrics?.replicaRouted(connection, servedBy),
-      lag: (connection, replica, lagMs) => metrics?.replicaLag(connection, replica, lagMs),
+      lag: (connection, replica, lagMs) => {
+        logState(connection, replica, lagMs);
+        metrics?.replicaLag(connection, replica, lagMs);
+      },
       consistencyWait: (connection, outcome) => metrics?.consistencyWait(connection, outcome),
     },
     reach: (observed) => (metrics = observed),

@@ -84,7 +84,7 @@ export async function runWorker(config: ServerConfig, logger: Logger): Promise<R
   );
   // With Redis (QUERY_CACHE_REDIS_URL) every worker shares it directly, as separate instances do,
   // and this worker's own store stays empty: what the primary asks of it is then a no-op.
-  const replicaEvents = lateReplicaEvents();
+  const replicaEvents = lateReplicaEvents(logger);
   const service = createServiceFromConfig(
     config,
     logger,
