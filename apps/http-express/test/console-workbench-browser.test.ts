@@ -227,7 +227,7 @@ it(
     bad.queries.push({ name: 'new one', folder: '' }, { name: 'never', folder: '', sql: 'x' });
     writeFileSync(badPath, JSON.stringify(bad));
     expect(await importFile(badPath)).toBe(
-      'bad.json: Entry 3 needs a name, a folder and sql, each a text: nothing was imported',
+      'bad.json: Entry 3: needs a name, a folder and sql, each a text, so nothing was imported',
     );
     await page.reload();
     await page.click('#tab-saved');
