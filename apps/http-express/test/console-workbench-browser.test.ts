@@ -338,6 +338,33 @@ it(
 );
 
 it(
+  'marks the statement of a script that Cancel stopped as cancelled, with nothing to export',
+  async () => {
+    await useTestDatabase();
+    const marker = `workbench_script_cancel_${Date.now()}`;
+    await type(`SELECT 1 AS a; SELECT pg_sleep(30) AS ${marker}; SELECT 3 AS c;`);
+    await page.keyboard.press('Control+Enter');
+    await eventually(async () => {
+      const running = await sql(
+        "SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1 AND pid <> pg_backend_pid()",
+        [`%${marker}%`],
+      );
+      expect(running).toHaveLength(1);
+    });
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+    expect(await waitForRunEnd()).toMatch(/^Cancelled/);
+    const tab = await page.getAttribute('.results [role=tab][aria-selected=true]', 'class');
+    expect(tab).toContain('cancelled');
+    expect(await page.textContent('[data-testid=statement-cancelled]')).toMatch(/^Cancelled · /);
+    expect(await page.textContent('[data-testid=statement-meta]')).not.toContain(
+      'the answer stopped before this statement ended',
+    );
+    expect(await page.locator('[data-action=export-csv]').count()).toBe(0);
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
   'opens the connection view with the missing fields marked when the first run has no usable connection',
   async () => {
     await page.click('#tab-connection');

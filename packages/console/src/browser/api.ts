@@ -8,6 +8,7 @@ import { NdjsonLines } from './ndjson';
 import {
   applyLine,
   asCancelled,
+  cancelUnfinished,
   closeUnfinished,
   emptyRun,
   isRowLine,
@@ -155,7 +156,10 @@ async function readRun(options: RunOptions, control: RunControl): Promise<RunRes
           error: { message: 'The answer was cut before its end: what is shown may be incomplete' },
         };
   }
-  if (control.cancelled) asCancelled(run);
+  if (control.cancelled) {
+    asCancelled(run);
+    cancelUnfinished(run);
+  }
   closeUnfinished(run);
   return run;
 }
