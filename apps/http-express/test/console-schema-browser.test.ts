@@ -50,6 +50,7 @@ afterAll(async () => {
   await browser?.close();
   await sqlgate?.stop();
   await sql('DROP SCHEMA IF EXISTS shop CASCADE');
+  await sql('DROP SCHEMA IF EXISTS emptyschema CASCADE');
 });
 
 afterEach(() => {
@@ -224,6 +225,50 @@ it(
       'ModifyTable',
     );
     expect(await sql('SELECT id FROM shop.my_table WHERE id = 99')).toEqual([]);
+  },
+  TEST_TIMEOUT_MS,
+);
+
+/** The console's POST /api/query requests made while `act` runs. */
+async function queriesDuring(act: () => Promise<void>): Promise<number> {
+  const before = requested.filter((url) => url.endsWith('/api/query')).length;
+  await act();
+  return requested.filter((url) => url.endsWith('/api/query')).length - before;
+}
+
+it(
+  'lists empty schemas, reads the catalog whatever the form’s Max rows, and refreshes once at a time',
+  async () => {
+    await sql('CREATE SCHEMA IF NOT EXISTS emptyschema');
+    await page.click('#tab-connection');
+    await page.fill('#field-maxRows', '1');
+    await page.click('#tab-query');
+    const sent = await queriesDuring(async () => {
+      // Clicks while the catalog is being read add no read of their own.
+      await page.$eval('[data-testid=schema-refresh]', (refresh) => {
+        for (let i = 0; i < 15; i++) (refresh as HTMLButtonElement).click();
+      });
+      await page.waitForSelector('[data-schema=emptyschema]');
+    });
+    expect(sent).toBe(1);
+    expect(
+      await page
+        .locator('[data-schema=shop] .schema-relation > summary .schema-name')
+        .allTextContents(),
+    ).toEqual(['MixedCase', 'my_table', 'orders']);
+    expect(await page.textContent('.schema-status')).not.toContain('partial');
+
+    // A catalog that cannot be read says why, as PostgreSQL said it.
+    await page.click('#tab-connection');
+    await page.fill('#field-maxRows', '');
+    await page.fill('#field-password', 'not-the-password');
+    await page.click('#tab-query');
+    await page.click('[data-testid=schema-refresh]');
+    await page.waitForSelector('.schema-status:has-text("28P01")');
+    expect(await page.textContent('.schema-status')).toMatch(
+      /^The catalog could not be read: 28P01: password authentication failed/,
+    );
+    await fillConnectionForm(page, database);
   },
   TEST_TIMEOUT_MS,
 );

@@ -42,6 +42,14 @@ const GROUPS: { title: string; kinds: CatalogRelation['kind'][] }[] = [
   { title: 'Foreign tables', kinds: ['foreign table'] },
 ];
 
+/** What the status adds when a limit cut the catalog: the list is partial. */
+function truncationText(catalog: Catalog): string {
+  const cut = catalog.truncated;
+  if (!cut) return '';
+  const limit = cut.by === 'bytes' ? 'a size limit' : 'a row limit';
+  return ` · partial: the catalog was cut at ${plural(cut.rows, 'row')} by ${limit}`;
+}
+
 export class SchemaView {
   readonly element: HTMLElement;
   private readonly cache = new CatalogCache();
@@ -70,7 +78,7 @@ export class SchemaView {
     const refresh = h('button', {
       text: 'Refresh',
       attrs: { type: 'button', 'data-testid': 'schema-refresh' },
-      on: { click: () => void this.load(true) },
+      on: { click: () => this.refresh() },
     });
     this.element = h('aside', { className: 'schema-panel', attrs: { 'aria-label': 'Schema' } }, [
       h('div', { className: 'schema-head' }, [this.toggle, this.search, refresh]),
@@ -115,6 +123,16 @@ export class SchemaView {
     } catch {
       return null;
     }
+  }
+
+  /**
+   * Refresh: reads the catalog again, unless a read of this connection is under way (its answer
+   * is as new, and each read counts against a key's rate limit).
+   */
+  private refresh(): void {
+    const target = this.targetOrNull();
+    if (target && this.cache.reading(target)) return;
+    void this.load(true);
   }
 
   /** Shows the current connection's catalog, read again when `reload`. */
@@ -166,11 +184,12 @@ export class SchemaView {
     const shown = filterCatalog(this.catalog, this.search.value);
     const relations = shown.schemas.reduce((sum, schema) => sum + schema.relations.length, 0);
     this.status.textContent =
-      shown.schemas.length === 0
+      (shown.schemas.length === 0
         ? filtering
           ? 'Nothing matches'
-          : 'No schema of its own in this database'
-        : `${plural(shown.schemas.length, 'schema')}, ${plural(relations, 'relation')}`;
+          : 'No schema in this database'
+        : `${plural(shown.schemas.length, 'schema')}, ${plural(relations, 'relation')}`) +
+      truncationText(this.catalog);
     for (const schema of shown.schemas) {
       this.tree.append(this.schemaNode(this.catalog, schema, filtering));
     }
