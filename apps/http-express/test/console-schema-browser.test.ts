@@ -229,12 +229,45 @@ it(
   TEST_TIMEOUT_MS,
 );
 
+/** The plan view's error once the plan's request ended. */
+async function planError(): Promise<string | null> {
+  await page.waitForSelector('.plan-error');
+  return page.textContent('.plan-error');
+}
+
 /** The console's POST /api/query requests made while `act` runs. */
 async function queriesDuring(act: () => Promise<void>): Promise<number> {
   const before = requested.filter((url) => url.endsWith('/api/query')).length;
   await act();
   return requested.filter((url) => url.endsWith('/api/query')).length - before;
 }
+
+it(
+  'shows PostgreSQL’s errors in the plan, refuses what EXPLAIN cannot take, and says what it left out',
+  async () => {
+    await type('SELECT * FROM nosuchtable');
+    await page.click('button:text-is("Explain")');
+    expect(await planError()).toMatch(/^42P01: relation "nosuchtable" does not exist/);
+
+    // Statements EXPLAIN does not take are refused in the page, without a request.
+    for (const statement of ['COMMIT', 'VACUUM shop.orders']) {
+      await type(statement);
+      const sent = await queriesDuring(async () => {
+        await page.click('button:text-is("Explain")');
+        expect(await planError()).toMatch(/cannot be explained: EXPLAIN takes SELECT/);
+      });
+      expect(sent).toBe(0);
+    }
+
+    await type('SELECT 1; SELECT 2; SELECT 3;');
+    await page.keyboard.press('Control+A');
+    await page.click('button:text-is("Explain")');
+    expect(await page.textContent('[data-testid=plan-note]')).toBe(
+      'Explained the first of 3 statements selected',
+    );
+  },
+  TEST_TIMEOUT_MS,
+);
 
 it(
   'lists empty schemas, reads the catalog whatever the form’s Max rows, and refreshes once at a time',

@@ -14,12 +14,20 @@ export class PlanView {
     attrs: { 'aria-label': 'Plan', 'data-testid': 'plan-view', hidden: '' },
   });
 
-  /** Explains `statement` on `target` and shows its plan, or why there is none. */
-  async explain(target: RequestTarget, statement: string, analyze: boolean): Promise<void> {
+  /**
+   * Explains `statement` on `target` and shows its plan, or why there is none; `note` says what
+   * was left out (the other statements of a selection).
+   */
+  async explain(
+    target: RequestTarget,
+    statement: string,
+    analyze: boolean,
+    note?: string,
+  ): Promise<void> {
     const title = analyze ? 'Explain analyze' : 'Explain';
     this.showLoading(title);
     try {
-      this.showPlan(title, await fetchPlan(target, explainRequest(statement, analyze)));
+      this.showPlan(title, await fetchPlan(target, explainRequest(statement, analyze)), note);
     } catch (error) {
       this.showError(title, (error as Error).message);
     }
@@ -46,11 +54,14 @@ export class PlanView {
     );
   }
 
-  showPlan(title: string, answer: ExplainAnswer): void {
+  showPlan(title: string, answer: ExplainAnswer, note?: string): void {
     const { plan, rolledBack } = answer;
     this.element.hidden = false;
     this.element.replaceChildren(
       this.header(title),
+      ...(note
+        ? [h('p', { className: 'plan-note', attrs: { 'data-testid': 'plan-note' }, text: note })]
+        : []),
       h('p', { className: 'plan-summary', attrs: { 'data-testid': 'plan-summary' } }, [
         timings(plan),
         rolledBack
