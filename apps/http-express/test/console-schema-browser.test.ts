@@ -265,6 +265,18 @@ it(
     expect(await page.textContent('[data-testid=plan-note]')).toBe(
       'Explained the first of 3 statements selected',
     );
+
+    // With the form's Read only, a write is not run in a rolled-back transaction: it is refused.
+    await page.click('#tab-connection');
+    await page.check('#field-readOnly');
+    await page.click('#tab-query');
+    await type("INSERT INTO shop.my_table VALUES (98, 'read only')");
+    await page.click('button:text-is("Explain analyze")');
+    expect(await planError()).toMatch(/^25006: cannot execute INSERT in a read-only transaction/);
+    await page.click('#tab-connection');
+    await page.uncheck('#field-readOnly');
+    await page.click('#tab-query');
+    expect(await sql('SELECT id FROM shop.my_table WHERE id = 98')).toEqual([]);
   },
   TEST_TIMEOUT_MS,
 );

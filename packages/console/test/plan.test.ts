@@ -179,6 +179,14 @@ describe('the EXPLAIN request of a statement', () => {
       dryRun: true,
     });
   });
+
+  it('is read-only, so PostgreSQL refuses a write, when the form says Read only', () => {
+    expect(explainRequest('INSERT INTO t VALUES (1)', true, true)).toEqual({
+      sql: 'EXPLAIN (FORMAT JSON, ANALYZE, BUFFERS) INSERT INTO t VALUES (1)',
+      readOnly: true,
+      dryRun: false,
+    });
+  });
 });
 
 describe('the statements EXPLAIN takes', () => {

@@ -25,6 +25,8 @@ export interface RequestTarget {
   params?: unknown[];
   /** Names the connection and the credentials: the catalog cache's key. */
   key: string;
+  /** The form's Read only: a plan that may write is then sent read-only, never as a dry run. */
+  readOnly: boolean;
 }
 
 /** The target of `form`; throws FormError when the form cannot make a request. */
@@ -39,7 +41,13 @@ export function requestTarget(form: ConnectionForm, offered?: OfferedConnection)
     ...['host', 'port', 'user', 'database', 'password', 'connection'].map((field) => body[field]),
     headers,
   ]);
-  return { body, headers, key, ...(params === undefined ? {} : { params }) };
+  return {
+    body,
+    headers,
+    key,
+    readOnly: form.readOnly,
+    ...(params === undefined ? {} : { params }),
+  };
 }
 
 /**

@@ -27,7 +27,11 @@ export class PlanView {
     const title = analyze ? 'Explain analyze' : 'Explain';
     this.showLoading(title);
     try {
-      this.showPlan(title, await fetchPlan(target, explainRequest(statement, analyze)), note);
+      this.showPlan(
+        title,
+        await fetchPlan(target, explainRequest(statement, analyze, target.readOnly)),
+        note,
+      );
     } catch (error) {
       this.showError(title, (error as Error).message);
     }
@@ -68,7 +72,9 @@ export class PlanView {
           ? h('strong', {
               className: 'plan-rolled-back',
               attrs: { 'data-testid': 'plan-rolled-back' },
-              text: 'The statement ran inside a transaction that was rolled back: nothing it wrote was kept.',
+              text:
+                'The statement ran inside a transaction that was rolled back: nothing it wrote was ' +
+                'kept, but sequence values it took (nextval, serial columns) are not given back.',
             })
           : null,
       ]),

@@ -16,9 +16,17 @@ export interface ExplainRequest {
   dryRun: boolean;
 }
 
-export function explainRequest(statement: string, analyze: boolean): ExplainRequest {
+/**
+ * `formReadOnly`: the form's Read only is ticked, so a statement that may write is sent read-only
+ * too, and PostgreSQL refuses it rather than running it in a rolled-back transaction.
+ */
+export function explainRequest(
+  statement: string,
+  analyze: boolean,
+  formReadOnly = false,
+): ExplainRequest {
   const options = analyze ? 'FORMAT JSON, ANALYZE, BUFFERS' : 'FORMAT JSON';
-  const writes = analyze && !onlyReads(statement);
+  const writes = analyze && !onlyReads(statement) && !formReadOnly;
   return { sql: `EXPLAIN (${options}) ${statement}`, readOnly: !writes, dryRun: writes };
 }
 
