@@ -7,6 +7,7 @@
  * that its Content-Security-Policy blocked nothing and that it called nothing but its own sqlgate.
  */
 import type { Page } from 'playwright-core';
+import { eventually } from '@sqlgate/testing';
 import { startChromium, type RunningChromium } from '@sqlgate/testing/chromium';
 import { fillConnectionForm, replaceEditorText, watchProblems } from './browser';
 import { startSqlgateProcess, type SqlgateProcess } from './sqlgate-process';
@@ -277,6 +278,36 @@ it(
     await page.uncheck('#field-readOnly');
     await page.click('#tab-query');
     expect(await sql('SELECT id FROM shop.my_table WHERE id = 98')).toEqual([]);
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'cancels a running Explain analyze: the statement stops and the buttons come back',
+  async () => {
+    const marker = `plan_cancel_${Date.now()}`;
+    const running = (): Promise<unknown[]> =>
+      sql(
+        "SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1 AND pid <> pg_backend_pid()",
+        [`%${marker}%`],
+      );
+    await type(`SELECT pg_sleep(30) AS ${marker}`);
+    await page.click('button:text-is("Explain analyze")');
+    await eventually(async () => expect(await running()).toHaveLength(1));
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+    expect(await planError()).toBe(
+      'Cancelled: the statement was stopped before its plan came back',
+    );
+    await page.waitForSelector('button:text-is("Explain analyze"):not([disabled])');
+    expect(await page.getByRole('button', { name: 'Cancel', exact: true }).isDisabled()).toBe(true);
+    await eventually(async () => expect(await running()).toEqual([]));
+
+    // Close of a plan being made cancels it too.
+    await page.click('button:text-is("Explain analyze")');
+    await eventually(async () => expect(await running()).toHaveLength(1));
+    await page.click('button[aria-label="Close the plan"]');
+    await eventually(async () => expect(await running()).toEqual([]));
+    await page.waitForSelector('button:text-is("Explain analyze"):not([disabled])');
   },
   TEST_TIMEOUT_MS,
 );

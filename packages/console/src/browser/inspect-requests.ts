@@ -5,7 +5,7 @@
  * cache; only a plan takes the form's `params`. The catalog's queries are sent `readOnly`; a plan's request
  * says itself whether it is read-only or a dry run (plan.ts).
  */
-import { postJson, type JsonAnswer } from './api';
+import { cancelRequest, postJson, type JsonAnswer } from './api';
 import { CATALOG_SQL, catalogOf, type Catalog } from './catalog';
 import { errorInfoOf } from './results';
 import { planOf, type ExplainRequest, type Plan } from './plan';
@@ -117,16 +117,41 @@ export interface ExplainAnswer {
   rolledBack: boolean;
 }
 
-/** Runs an EXPLAIN and reads its plan; throws with the database's message when it fails. */
-export async function fetchPlan(
-  target: RequestTarget,
-  request: ExplainRequest,
-): Promise<ExplainAnswer> {
+/** A plan's request under way: Cancel stops it as it stops a run (api.ts `cancelRequest`). */
+export interface PlanRequest {
+  done: Promise<ExplainAnswer>;
+  cancel(): Promise<void>;
+}
+
+/** Runs an EXPLAIN and reads its plan; `done` throws with the database's message when it fails. */
+export function fetchPlan(target: RequestTarget, request: ExplainRequest): PlanRequest {
   const body: Record<string, unknown> = { ...target.body, sql: request.sql, rowMode: 'array' };
   if (target.params !== undefined) body.params = target.params;
   if (request.readOnly) body.readOnly = true;
   if (request.dryRun) body.dryRun = true;
-  const answer = await postJson('api/query', body, target.headers);
+  const requestId = `console-${crypto.randomUUID()}`;
+  const aborter = new AbortController();
+  return {
+    done: readPlan(body, target.headers, requestId, aborter.signal),
+    async cancel() {
+      await cancelRequest(requestId, body, target.headers);
+      aborter.abort();
+    },
+  };
+}
+
+async function readPlan(
+  body: Record<string, unknown>,
+  headers: Record<string, string>,
+  requestId: string,
+  signal: AbortSignal,
+): Promise<ExplainAnswer> {
+  const answer = await postJson(
+    'api/query',
+    body,
+    { ...headers, 'x-request-id': requestId },
+    signal,
+  );
   if (answer.status !== 200) throw new Error(errorOf(answer));
   const value: unknown = (rowsOf(answer.body) as unknown as unknown[][])[0]?.[0];
   return { plan: planOf(value), rolledBack: answer.body.rolledBack === true };

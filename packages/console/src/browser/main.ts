@@ -249,10 +249,12 @@ class ConsolePage {
       return;
     }
     this.explainButton.disabled = this.analyzeButton.disabled = true;
+    this.cancelButton.disabled = false;
     try {
       await this.plan.explain(target, statement, analyze, note);
     } finally {
       this.explainButton.disabled = this.analyzeButton.disabled = false;
+      this.cancelButton.disabled = !this.running;
     }
   }
 
@@ -327,14 +329,15 @@ class ConsolePage {
     this.results.show(run);
   }
 
+  /** Cancel stops the run under way, or the plan being made. */
   private async cancel(): Promise<void> {
     this.cancelButton.disabled = true;
-    await this.running?.cancel();
+    await Promise.all([this.running?.cancel(), this.plan.cancel()]);
   }
 
   private setRunning(running: boolean): void {
     this.runButton.disabled = running;
-    this.cancelButton.disabled = !running;
+    this.cancelButton.disabled = !running && !this.plan.isRunning();
     document.body.classList.toggle('is-running', running);
   }
 
