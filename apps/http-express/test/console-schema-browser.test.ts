@@ -52,6 +52,7 @@ afterAll(async () => {
   await sqlgate?.stop();
   await sql('DROP SCHEMA IF EXISTS shop CASCADE');
   await sql('DROP SCHEMA IF EXISTS emptyschema CASCADE');
+  await sql('DROP SCHEMA IF EXISTS spoof CASCADE');
 });
 
 afterEach(() => {
@@ -313,9 +314,11 @@ it(
 );
 
 it(
-  'lists empty schemas, reads the catalog whatever the form’s Max rows, and refreshes once at a time',
+  'lists empty schemas, shows bidi controls in names as escapes, ignores the form’s Max rows, refreshes once at a time',
   async () => {
-    await sql('CREATE SCHEMA IF NOT EXISTS emptyschema');
+    await sql('CREATE SCHEMA IF NOT EXISTS emptyschema; CREATE SCHEMA IF NOT EXISTS spoof');
+    // A right-to-left override would show this name as "reportexe.jpg".
+    await sql('CREATE TABLE IF NOT EXISTS spoof."report\u202Egpj.exe" (id int)');
     await page.click('#tab-connection');
     await page.fill('#field-maxRows', '1');
     await page.click('#tab-query');
@@ -333,6 +336,16 @@ it(
         .allTextContents(),
     ).toEqual(['MixedCase', 'my_table', 'orders']);
     expect(await page.textContent('.schema-status')).not.toContain('partial');
+    // The name shows its override as an escape; clicking it still inserts the name itself.
+    const spoofed = page.locator('[data-schema=spoof] .schema-relation > summary .schema-name');
+    expect(await spoofed.textContent()).toBe('report\\u202Egpj.exe');
+    await type('SELECT * FROM ');
+    await page.click('[data-schema=spoof] > summary .schema-kind');
+    await spoofed.click();
+    // The editor draws the override as a placeholder: its text, as kept, holds the name itself.
+    expect(await page.evaluate(() => localStorage.getItem('sqlgate.console.sql'))).toBe(
+      'SELECT * FROM spoof."report\u202Egpj.exe"',
+    );
 
     // A catalog that cannot be read says why, as PostgreSQL said it.
     await page.click('#tab-connection');

@@ -17,6 +17,7 @@ import {
   type CatalogSchema,
 } from './catalog';
 import { CatalogCache, type RequestTarget } from './inspect-requests';
+import { visibleName } from './visible-text';
 import { changesCatalog } from './sql-text';
 
 const OPEN_KEY = 'sqlgate.console.schemaPanel';
@@ -295,8 +296,8 @@ export class SchemaView {
   private nameButton(name: string, sql: string): HTMLElement {
     const button = h('button', {
       className: 'schema-name',
-      text: name,
-      attrs: { type: 'button', title: `Insert ${sql}` },
+      text: visibleName(name),
+      attrs: { type: 'button', title: `Insert ${visibleName(sql)}` },
     });
     button.addEventListener('click', (event) => {
       // Inside a summary: writing the name must not also open or close the list.
@@ -330,8 +331,8 @@ function columnList(relation: CatalogRelation, insert: (text: string) => void): 
     relation.columns.map((column) => {
       const name = h('button', {
         className: 'schema-name',
-        text: column.name,
-        attrs: { type: 'button', title: `Insert ${column.sql}` },
+        text: visibleName(column.name),
+        attrs: { type: 'button', title: `Insert ${visibleName(column.sql)}` },
         on: { click: () => insert(column.sql) },
       });
       return h('li', { className: 'schema-column', attrs: { 'data-column': column.name } }, [
@@ -342,7 +343,7 @@ function columnList(relation: CatalogRelation, insert: (text: string) => void): 
           ? h('span', { className: 'schema-badge', text: 'NOT NULL' })
           : null,
         ...column.references.map((target) =>
-          h('span', { className: 'schema-badge fk', text: `→ ${target}` }),
+          h('span', { className: 'schema-badge fk', text: `→ ${visibleName(target)}` }),
         ),
         column.default === null
           ? null
@@ -358,10 +359,13 @@ function indexList(relation: CatalogRelation): HTMLElement | null {
     'ul',
     { className: 'schema-indexes' },
     relation.indexes.map((index) =>
-      h('li', { className: 'schema-index', attrs: { title: index.definition } }, [
-        h('span', { className: 'schema-index-name', text: index.name }),
+      h('li', { className: 'schema-index', attrs: { title: visibleName(index.definition) } }, [
+        h('span', { className: 'schema-index-name', text: visibleName(index.name) }),
         // `CREATE [UNIQUE] INDEX name ON table USING btree (id)`: the method and the keys say most.
-        h('span', { className: 'schema-type', text: index.definition.replace(/^.*? USING /, '') }),
+        h('span', {
+          className: 'schema-type',
+          text: visibleName(index.definition.replace(/^.*? USING /, '')),
+        }),
       ]),
     ),
   );
