@@ -466,9 +466,8 @@ it(
     const shown = await page.textContent('[data-testid=statement-meta]');
     await page.waitForTimeout(300);
     expect(await page.textContent('[data-testid=statement-meta]')).toBe(shown);
-    await page.click('text=Export CSV');
-    await page.waitForSelector('.toast');
-    expect(await page.textContent('.toast')).toMatch(/did not finish/);
+    // Its rows are partial: a cancelled statement offers no export.
+    expect(await page.locator('[data-action=export-csv]').count()).toBe(0);
     // The 20 million rows' statement is gone from PostgreSQL: it was stopped, not read to its end.
     await eventually(
       async () =>

@@ -7,6 +7,7 @@
  * that its Content-Security-Policy blocked nothing and that it called nothing but its own sqlgate.
  */
 import type { Page } from 'playwright-core';
+import { eventually } from '@sqlgate/testing';
 import { startChromium, type RunningChromium } from '@sqlgate/testing/chromium';
 import { fillConnectionForm, replaceEditorText, watchProblems } from './browser';
 import { startSqlgateProcess, type SqlgateProcess } from './sqlgate-process';
@@ -50,6 +51,8 @@ afterAll(async () => {
   await browser?.close();
   await sqlgate?.stop();
   await sql('DROP SCHEMA IF EXISTS shop CASCADE');
+  await sql('DROP SCHEMA IF EXISTS emptyschema CASCADE');
+  await sql('DROP SCHEMA IF EXISTS spoof CASCADE');
 });
 
 afterEach(() => {
@@ -224,6 +227,137 @@ it(
       'ModifyTable',
     );
     expect(await sql('SELECT id FROM shop.my_table WHERE id = 99')).toEqual([]);
+  },
+  TEST_TIMEOUT_MS,
+);
+
+/** The plan view's error once the plan's request ended. */
+async function planError(): Promise<string | null> {
+  await page.waitForSelector('.plan-error');
+  return page.textContent('.plan-error');
+}
+
+/** The console's POST /api/query requests made while `act` runs. */
+async function queriesDuring(act: () => Promise<void>): Promise<number> {
+  const before = requested.filter((url) => url.endsWith('/api/query')).length;
+  await act();
+  return requested.filter((url) => url.endsWith('/api/query')).length - before;
+}
+
+it(
+  'shows PostgreSQL’s errors in the plan, refuses what EXPLAIN cannot take, and says what it left out',
+  async () => {
+    await type('SELECT * FROM nosuchtable');
+    await page.click('button:text-is("Explain")');
+    expect(await planError()).toMatch(/^42P01: relation "nosuchtable" does not exist/);
+
+    // Statements EXPLAIN does not take are refused in the page, without a request.
+    for (const statement of ['COMMIT', 'VACUUM shop.orders']) {
+      await type(statement);
+      const sent = await queriesDuring(async () => {
+        await page.click('button:text-is("Explain")');
+        expect(await planError()).toMatch(/cannot be explained: EXPLAIN takes SELECT/);
+      });
+      expect(sent).toBe(0);
+    }
+
+    await type('SELECT 1; SELECT 2; SELECT 3;');
+    await page.keyboard.press('Control+A');
+    await page.click('button:text-is("Explain")');
+    expect(await page.textContent('[data-testid=plan-note]')).toBe(
+      'Explained the first of 3 statements selected',
+    );
+
+    // With the form's Read only, a write is not run in a rolled-back transaction: it is refused.
+    await page.click('#tab-connection');
+    await page.check('#field-readOnly');
+    await page.click('#tab-query');
+    await type("INSERT INTO shop.my_table VALUES (98, 'read only')");
+    await page.click('button:text-is("Explain analyze")');
+    expect(await planError()).toMatch(/^25006: cannot execute INSERT in a read-only transaction/);
+    await page.click('#tab-connection');
+    await page.uncheck('#field-readOnly');
+    await page.click('#tab-query');
+    expect(await sql('SELECT id FROM shop.my_table WHERE id = 98')).toEqual([]);
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'cancels a running Explain analyze: the statement stops and the buttons come back',
+  async () => {
+    const marker = `plan_cancel_${Date.now()}`;
+    const running = (): Promise<unknown[]> =>
+      sql(
+        "SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1 AND pid <> pg_backend_pid()",
+        [`%${marker}%`],
+      );
+    await type(`SELECT pg_sleep(30) AS ${marker}`);
+    await page.click('button:text-is("Explain analyze")');
+    await eventually(async () => expect(await running()).toHaveLength(1));
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+    expect(await planError()).toBe(
+      'Cancelled: the statement was stopped before its plan came back',
+    );
+    await page.waitForSelector('button:text-is("Explain analyze"):not([disabled])');
+    expect(await page.getByRole('button', { name: 'Cancel', exact: true }).isDisabled()).toBe(true);
+    await eventually(async () => expect(await running()).toEqual([]));
+
+    // Close of a plan being made cancels it too.
+    await page.click('button:text-is("Explain analyze")');
+    await eventually(async () => expect(await running()).toHaveLength(1));
+    await page.click('button[aria-label="Close the plan"]');
+    await eventually(async () => expect(await running()).toEqual([]));
+    await page.waitForSelector('button:text-is("Explain analyze"):not([disabled])');
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'lists empty schemas, shows bidi controls in names as escapes, ignores the form’s Max rows, refreshes once at a time',
+  async () => {
+    await sql('CREATE SCHEMA IF NOT EXISTS emptyschema; CREATE SCHEMA IF NOT EXISTS spoof');
+    // A right-to-left override would show this name as "reportexe.jpg".
+    await sql('CREATE TABLE IF NOT EXISTS spoof."report\u202Egpj.exe" (id int)');
+    await page.click('#tab-connection');
+    await page.fill('#field-maxRows', '1');
+    await page.click('#tab-query');
+    const sent = await queriesDuring(async () => {
+      // Clicks while the catalog is being read add no read of their own.
+      await page.$eval('[data-testid=schema-refresh]', (refresh) => {
+        for (let i = 0; i < 15; i++) (refresh as HTMLButtonElement).click();
+      });
+      await page.waitForSelector('[data-schema=emptyschema]');
+    });
+    expect(sent).toBe(1);
+    expect(
+      await page
+        .locator('[data-schema=shop] .schema-relation > summary .schema-name')
+        .allTextContents(),
+    ).toEqual(['MixedCase', 'my_table', 'orders']);
+    expect(await page.textContent('.schema-status')).not.toContain('partial');
+    // The name shows its override as an escape; clicking it still inserts the name itself.
+    const spoofed = page.locator('[data-schema=spoof] .schema-relation > summary .schema-name');
+    expect(await spoofed.textContent()).toBe('report\\u202Egpj.exe');
+    await type('SELECT * FROM ');
+    await page.click('[data-schema=spoof] > summary .schema-kind');
+    await spoofed.click();
+    // The editor draws the override as a placeholder: its text, as kept, holds the name itself.
+    expect(await page.evaluate(() => localStorage.getItem('sqlgate.console.sql'))).toBe(
+      'SELECT * FROM spoof."report\u202Egpj.exe"',
+    );
+
+    // A catalog that cannot be read says why, as PostgreSQL said it.
+    await page.click('#tab-connection');
+    await page.fill('#field-maxRows', '');
+    await page.fill('#field-password', 'not-the-password');
+    await page.click('#tab-query');
+    await page.click('[data-testid=schema-refresh]');
+    await page.waitForSelector('.schema-status:has-text("28P01")');
+    expect(await page.textContent('.schema-status')).toMatch(
+      /^The catalog could not be read: 28P01: password authentication failed/,
+    );
+    await fillConnectionForm(page, database);
   },
   TEST_TIMEOUT_MS,
 );

@@ -227,7 +227,7 @@ it(
     bad.queries.push({ name: 'new one', folder: '' }, { name: 'never', folder: '', sql: 'x' });
     writeFileSync(badPath, JSON.stringify(bad));
     expect(await importFile(badPath)).toBe(
-      'bad.json: Entry 3 needs a name, a folder and sql, each a text: nothing was imported',
+      'bad.json: Entry 3: needs a name, a folder and sql, each a text, so nothing was imported',
     );
     await page.reload();
     await page.click('#tab-saved');
@@ -333,6 +333,33 @@ it(
     expect(await page.locator('.results [role=alert], .statement-error').count()).toBe(0);
     await page.click('#tab-history');
     expect(await page.getAttribute('.history-entry', 'class')).toBe('history-entry cancelled');
+  },
+  TEST_TIMEOUT_MS,
+);
+
+it(
+  'marks the statement of a script that Cancel stopped as cancelled, with nothing to export',
+  async () => {
+    await useTestDatabase();
+    const marker = `workbench_script_cancel_${Date.now()}`;
+    await type(`SELECT 1 AS a; SELECT pg_sleep(30) AS ${marker}; SELECT 3 AS c;`);
+    await page.keyboard.press('Control+Enter');
+    await eventually(async () => {
+      const running = await sql(
+        "SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1 AND pid <> pg_backend_pid()",
+        [`%${marker}%`],
+      );
+      expect(running).toHaveLength(1);
+    });
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+    expect(await waitForRunEnd()).toMatch(/^Cancelled/);
+    const tab = await page.getAttribute('.results [role=tab][aria-selected=true]', 'class');
+    expect(tab).toContain('cancelled');
+    expect(await page.textContent('[data-testid=statement-cancelled]')).toMatch(/^Cancelled · /);
+    expect(await page.textContent('[data-testid=statement-meta]')).not.toContain(
+      'the answer stopped before this statement ended',
+    );
+    expect(await page.locator('[data-action=export-csv]').count()).toBe(0);
   },
   TEST_TIMEOUT_MS,
 );

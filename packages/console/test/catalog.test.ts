@@ -9,8 +9,25 @@ import {
 import { sampleCatalog } from './catalog-fixture';
 
 describe('the catalog from the rows of its queries', () => {
-  it('sends three statements', () => {
-    expect(CATALOG_SQL.split(';\n')).toHaveLength(3);
+  it('sends four statements', () => {
+    expect(CATALOG_SQL.split(';\n')).toHaveLength(4);
+  });
+
+  it('lists every schema of the fourth query, empty ones too, with its current_schema()', () => {
+    const catalog = catalogOf(
+      [],
+      [],
+      [],
+      [
+        { schema: 'emptyschema', schema_sql: 'emptyschema', default_schema: 'work' },
+        { schema: 'public', schema_sql: 'public', default_schema: 'work' },
+      ],
+    );
+    expect(catalog.defaultSchema).toBe('work');
+    expect(catalog.schemas).toEqual([
+      { name: 'emptyschema', sql: 'emptyschema', relations: [], functions: [] },
+      { name: 'public', sql: 'public', relations: [], functions: [] },
+    ]);
   });
 
   it('groups relations and functions by schema, sorted, with the default schema', () => {

@@ -1,4 +1,4 @@
-import { explainRequest, formatMs, planNodes, planOf } from '../src/browser/plan';
+import { explainRequest, formatMs, planNodes, planOf, unexplainable } from '../src/browser/plan';
 
 /** EXPLAIN (FORMAT JSON, ANALYZE, BUFFERS) of a hash join, as PostgreSQL writes it. */
 const ANALYZED = [
@@ -179,6 +179,47 @@ describe('the EXPLAIN request of a statement', () => {
       dryRun: true,
     });
   });
+
+  it('is read-only, so PostgreSQL refuses a write, when the form says Read only', () => {
+    expect(explainRequest('INSERT INTO t VALUES (1)', true, true)).toEqual({
+      sql: 'EXPLAIN (FORMAT JSON, ANALYZE, BUFFERS) INSERT INTO t VALUES (1)',
+      readOnly: true,
+      dryRun: false,
+    });
+  });
+});
+
+describe('the statements EXPLAIN takes', () => {
+  it.each([
+    'SELECT 1',
+    '/* why */ select 1',
+    '(SELECT 1)',
+    'INSERT INTO t VALUES (1)',
+    'update t set a = 1',
+    'DELETE FROM t',
+    'MERGE INTO t USING s ON true WHEN MATCHED THEN DELETE',
+    'VALUES (1)',
+    'TABLE t',
+    'WITH x AS (SELECT 1) SELECT * FROM x',
+    'EXECUTE q(1)',
+    'DECLARE c CURSOR FOR SELECT 1',
+    'CREATE TABLE t2 AS SELECT 1',
+    'CREATE TEMP TABLE t2 AS SELECT 1',
+    'CREATE UNLOGGED TABLE IF NOT EXISTS t2 AS SELECT 1',
+    'CREATE MATERIALIZED VIEW m AS SELECT 1',
+  ])('takes %s', (statement) => {
+    expect(unexplainable(statement)).toBeUndefined();
+  });
+
+  it.each(['COMMIT', 'END', 'VACUUM t', 'CREATE INDEX i ON t (a)', 'CREATE VIEW v AS SELECT 1'])(
+    'refuses %s before any request, naming it',
+    (statement) => {
+      const first = statement.split(' ')[0] as string;
+      expect(unexplainable(statement)).toMatch(
+        new RegExp(`^${first} cannot be explained: EXPLAIN takes SELECT, INSERT`),
+      );
+    },
+  );
 });
 
 it('prints milliseconds with the digits that matter', () => {

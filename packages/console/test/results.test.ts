@@ -1,6 +1,7 @@
 import { csvExportOf } from '../src/browser/export-plan';
 import {
   applyLine,
+  cancelUnfinished,
   closeUnfinished,
   isRowLine,
   RowBudget,
@@ -260,6 +261,21 @@ describe('what a run says it kept', () => {
     ]);
     closeUnfinished(run);
     expect(run.statements.map((statement) => statement.state)).toEqual(['done', 'incomplete']);
+  });
+});
+
+describe('a cancelled script', () => {
+  it('marks the statement running when Cancel stopped the answer as cancelled, with the code', () => {
+    const run = runOf([
+      { statement: { index: 0, text: 'SELECT 1 AS a', fields: [int4] } },
+      { end: { index: 0, command: 'SELECT', rowCount: 1, executionTime: 1 } },
+      { statement: { index: 1, text: 'SELECT pg_sleep(30)', fields: [int4] } },
+      { error: { error: 'The request was cancelled', code: 'REQUEST_CANCELLED' } },
+    ]);
+    cancelUnfinished(run);
+    closeUnfinished(run);
+    expect(run.statements.map((statement) => statement.state)).toEqual(['done', 'cancelled']);
+    expect(run.statements[1]?.error?.code).toBe('REQUEST_CANCELLED');
   });
 });
 

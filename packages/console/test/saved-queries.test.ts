@@ -90,17 +90,17 @@ describe('the export file', () => {
     [
       'an entry without sql',
       fileOf([query('a'), { name: 'b', folder: '' }]),
-      'Entry 2 needs a name, a folder and sql, each a text: nothing was imported',
+      'Entry 2: needs a name, a folder and sql, each a text, so nothing was imported',
     ],
     [
       'an entry with an empty name',
       fileOf([{ ...query('a'), name: '  ' }]),
-      'Entry 1 A saved query needs a name: nothing was imported',
+      'Entry 1: A saved query needs a name, so nothing was imported',
     ],
     [
       'a name too long',
       fileOf([query('n'.repeat(MAX_NAME_LENGTH + 1))]),
-      `Entry 1 Names and folders are at most ${MAX_NAME_LENGTH} characters: nothing was imported`,
+      `Entry 1: Names and folders are at most ${MAX_NAME_LENGTH} characters, so nothing was imported`,
     ],
     [
       'two entries of one folder and name',

@@ -4,6 +4,7 @@ import {
   onlyReads,
   splitStatements,
   statementAt,
+  statementsSelected,
 } from '../src/browser/sql-text';
 
 describe('statements of a text', () => {
@@ -90,5 +91,14 @@ describe('what a statement does', () => {
 
   it('blanks quoted parts and comments out of the code', () => {
     expect(codeOf('a \'b\' "c" $$d$$ -- e\nf /* g */').trim().split(/\s+/)).toEqual(['a', 'f']);
+  });
+});
+
+describe('the statements a selection holds', () => {
+  it('counts the selection’s statements, and one without a selection', () => {
+    const text = 'SELECT 1; SELECT 2; SELECT 3;';
+    expect(statementsSelected(text, 0, text.length)).toBe(3);
+    expect(statementsSelected(text, 0, 8)).toBe(1);
+    expect(statementsSelected(text, 4, 4)).toBe(1);
   });
 });

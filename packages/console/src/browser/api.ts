@@ -8,6 +8,7 @@ import { NdjsonLines } from './ndjson';
 import {
   applyLine,
   asCancelled,
+  cancelUnfinished,
   closeUnfinished,
   emptyRun,
   isRowLine,
@@ -71,15 +72,7 @@ export function runQuery(options: RunOptions): RunHandle {
     done,
     async cancel() {
       control.cancelled = true;
-      // The login that ran the request (or the connection and key that did) names whose request
-      // it is; undefined fields are left out of the JSON.
-      const { host, port, user, database, password, connection } = options.body;
-      const cancelRequest = postJson(
-        `api/requests/${encodeURIComponent(control.requestId)}/cancel`,
-        { host, port, user, database, password, connection },
-        options.headers,
-      ).catch(() => undefined);
-      const answer = await Promise.race([cancelRequest, delay(CANCEL_WAIT_MS)]);
+      const answer = await cancelRequest(control.requestId, options.body, options.headers);
       // The cancelled request answers by itself and says what ran and what became of the
       // transaction (a 409 before any output, an error line and done in a stream): wait for that
       // briefly. Without it, closing the connection cancels too (sqlgate cancels the statement of a
@@ -88,6 +81,26 @@ export function runQuery(options: RunOptions): RunHandle {
       control.aborter.abort();
     },
   };
+}
+
+/**
+ * Asks sqlgate to cancel the request `requestId` sent with `body` and `headers`; undefined when no
+ * answer came within CANCEL_WAIT_MS.
+ */
+export async function cancelRequest(
+  requestId: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string>,
+): Promise<JsonAnswer | undefined> {
+  // The login that ran the request (or the connection and key that did) names whose request it
+  // is; undefined fields are left out of the JSON.
+  const { host, port, user, database, password, connection } = body;
+  const cancelled = postJson(
+    `api/requests/${encodeURIComponent(requestId)}/cancel`,
+    { host, port, user, database, password, connection },
+    headers,
+  ).catch(() => undefined);
+  return Promise.race([cancelled, delay(CANCEL_WAIT_MS).then(() => undefined)]);
 }
 
 async function readRun(options: RunOptions, control: RunControl): Promise<RunResult> {
@@ -155,7 +168,10 @@ async function readRun(options: RunOptions, control: RunControl): Promise<RunRes
           error: { message: 'The answer was cut before its end: what is shown may be incomplete' },
         };
   }
-  if (control.cancelled) asCancelled(run);
+  if (control.cancelled) {
+    asCancelled(run);
+    cancelUnfinished(run);
+  }
   closeUnfinished(run);
   return run;
 }
@@ -186,11 +202,13 @@ export async function postJson(
   path: string,
   body: unknown,
   headers: Record<string, string> = {},
+  signal?: AbortSignal,
 ): Promise<JsonAnswer> {
   const response = await fetch(path, {
     method: 'POST',
     headers: { ...headers, ...JSON_HEADERS },
     body: JSON.stringify(body),
+    ...(signal ? { signal } : {}),
   });
   return jsonAnswerOf(response);
 }

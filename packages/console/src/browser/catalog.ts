@@ -1,7 +1,7 @@
 /**
  * The database's catalog as the schema browser and the completion see it: schemas, their tables,
  * views, materialized views and foreign tables with columns, keys and indexes, and their functions.
- * Three pg_catalog queries read it in one read-only request (catalog-client.ts); this module holds
+ * Four pg_catalog queries read it in one read-only request (catalog-client.ts); this module holds
  * their text and shapes their rows. Pure: no DOM.
  */
 
@@ -61,6 +61,11 @@ export interface Catalog {
   /** current_schema(): its names complete unqualified. */
   defaultSchema: string;
   schemas: CatalogSchema[];
+  /**
+   * Set when a limit (a key's maxRows rule, the server's MAX_ROWS or MAX_RESULT_BYTES) cut one of
+   * the catalog's answers: what it lists is partial, `rows` rows of the answer cut.
+   */
+  truncated?: { rows: number; by: 'rows' | 'bytes' };
 }
 
 /** Schemas left out: PostgreSQL's own, TOAST and other sessions' temporary ones. */
@@ -108,8 +113,13 @@ FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
 WHERE ${USER_SCHEMAS('n.nspname')}
 ORDER BY n.nspname, p.proname, 6`;
 
-/** The three statements of one catalog request, in the order catalogOf reads their results. */
-export const CATALOG_SQL = [RELATIONS_SQL, KEYS_SQL, FUNCTIONS_SQL].join(';\n');
+/** Every schema, empty ones too, and current_schema() even in a database with no relation. */
+const SCHEMAS_SQL = `SELECT n.nspname AS schema, quote_ident(n.nspname) AS schema_sql,
+  current_schema() AS default_schema
+FROM pg_namespace n WHERE ${USER_SCHEMAS('n.nspname')} ORDER BY n.nspname`;
+
+/** The four statements of one catalog request, in the order catalogOf reads their results. */
+export const CATALOG_SQL = [RELATIONS_SQL, KEYS_SQL, FUNCTIONS_SQL, SCHEMAS_SQL].join(';\n');
 
 type Row = Record<string, unknown>;
 
@@ -196,8 +206,13 @@ function functionOf(row: Row): CatalogFunction {
   };
 }
 
-/** The catalog from the rows of the three queries of CATALOG_SQL (rowMode object). */
-export function catalogOf(relationRows: Row[], keyRows: Row[], functionRows: Row[]): Catalog {
+/** The catalog from the rows of the four queries of CATALOG_SQL (rowMode object). */
+export function catalogOf(
+  relationRows: Row[],
+  keyRows: Row[],
+  functionRows: Row[],
+  schemaRows: Row[] = [],
+): Catalog {
   const schemas = new Map<string, CatalogSchema>();
   const schemaOf = (name: string, sql: string): CatalogSchema => {
     let schema = schemas.get(name);
@@ -207,6 +222,7 @@ export function catalogOf(relationRows: Row[], keyRows: Row[], functionRows: Row
     }
     return schema;
   };
+  for (const row of schemaRows) schemaOf(text(row.schema), text(row.schema_sql));
   const relations = new Map<string, CatalogRelation>();
   for (const row of relationRows) {
     const relation = relationOf(row);
@@ -217,7 +233,7 @@ export function catalogOf(relationRows: Row[], keyRows: Row[], functionRows: Row
   for (const row of functionRows) {
     schemaOf(text(row.schema), text(row.schema_sql)).functions.push(functionOf(row));
   }
-  const defaultSchema = relationRows[0]?.default_schema;
+  const defaultSchema = (schemaRows[0] ?? relationRows[0])?.default_schema;
   return {
     defaultSchema: typeof defaultSchema === 'string' ? defaultSchema : 'public',
     schemas: [...schemas.values()].sort((a, b) => a.name.localeCompare(b.name)),

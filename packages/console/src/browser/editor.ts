@@ -12,7 +12,7 @@ import { basicSetup } from 'codemirror';
 import type { Catalog } from './catalog';
 import { offsetOfLocation, type TextLocation } from './location';
 import { sqlLanguage } from './schema-completion';
-import { statementAt } from './sql-text';
+import { statementAt, statementsSelected } from './sql-text';
 
 /** The text a run sends, and where it starts in the document (to place its errors). */
 export interface RunText {
@@ -83,6 +83,13 @@ export class SqlEditor {
     const { state } = this.view;
     const range = state.selection.main;
     return statementAt(state.doc.toString(), range.from, range.to);
+  }
+
+  /** How many statements the selection holds (1 without one): Explain says it took the first. */
+  statementsSelected(): number {
+    const { state } = this.view;
+    const range = state.selection.main;
+    return statementsSelected(state.doc.toString(), range.from, range.to);
   }
 
   /** Completes the names of `catalog` from now on (none: keywords only). */

@@ -5,8 +5,9 @@
  * cache; only a plan takes the form's `params`. The catalog's queries are sent `readOnly`; a plan's request
  * says itself whether it is read-only or a dry run (plan.ts).
  */
-import { postJson, type JsonAnswer } from './api';
+import { cancelRequest, postJson, type JsonAnswer } from './api';
 import { CATALOG_SQL, catalogOf, type Catalog } from './catalog';
+import { errorInfoOf } from './results';
 import { planOf, type ExplainRequest, type Plan } from './plan';
 import {
   credentialHeaders,
@@ -24,6 +25,8 @@ export interface RequestTarget {
   params?: unknown[];
   /** Names the connection and the credentials: the catalog cache's key. */
   key: string;
+  /** The form's Read only: a plan that may write is then sent read-only, never as a dry run. */
+  readOnly: boolean;
 }
 
 /** The target of `form`; throws FormError when the form cannot make a request. */
@@ -38,15 +41,26 @@ export function requestTarget(form: ConnectionForm, offered?: OfferedConnection)
     ...['host', 'port', 'user', 'database', 'password', 'connection'].map((field) => body[field]),
     headers,
   ]);
-  return { body, headers, key, ...(params === undefined ? {} : { params }) };
+  return {
+    body,
+    headers,
+    key,
+    readOnly: form.readOnly,
+    ...(params === undefined ? {} : { params }),
+  };
 }
 
-/** An answer's error message, with sqlgate's hint when it gave one. */
-function errorOf(answer: JsonAnswer): string {
-  const { error, cause } = answer.body;
-  const hint = (cause as { hint?: unknown } | undefined)?.hint;
-  const message = typeof error === 'string' ? error : `HTTP ${answer.status}`;
-  return typeof hint === 'string' ? `${message} (${hint})` : message;
+/**
+ * An answer's error as Run shows it: PostgreSQL's code and message (from an error object, or the
+ * `cause` of sqlgate's sentence), then the hint when there is one.
+ */
+export function errorOf(answer: JsonAnswer): string {
+  if (typeof answer.body.error !== 'string' && typeof answer.body.error !== 'object') {
+    return `HTTP ${answer.status}`;
+  }
+  const error = errorInfoOf(answer.body);
+  const message = `${error.code ? `${error.code}: ` : ''}${error.message}`;
+  return error.hint ? `${message} (${error.hint})` : message;
 }
 
 type Rows = Record<string, unknown>[];
@@ -56,21 +70,45 @@ function rowsOf(result: unknown): Rows {
   return Array.isArray(rows) ? (rows as Rows) : [];
 }
 
-/** Reads the catalog with the three queries of CATALOG_SQL in one read-only request. */
+/** The first result cut by a limit, as the catalog tells it (catalog.ts `truncated`). */
+export function catalogTruncation(results: unknown[]): Catalog['truncated'] {
+  for (const result of results) {
+    const { truncated, truncatedBy } = result as { truncated?: unknown; truncatedBy?: unknown };
+    if (truncated !== true) continue;
+    return { rows: rowsOf(result).length, by: truncatedBy === 'bytes' ? 'bytes' : 'rows' };
+  }
+  return undefined;
+}
+
+/**
+ * Reads the catalog with the queries of CATALOG_SQL in one read-only request. The form's Max rows
+ * is for the user's runs and is not sent; a key's or the server's limit may still cut an answer,
+ * and the catalog then says so.
+ */
 export async function fetchCatalog(target: RequestTarget): Promise<Catalog> {
-  const answer = await postJson(
-    'api/query',
-    { ...target.body, sql: CATALOG_SQL, readOnly: true, rowMode: 'object' },
-    target.headers,
-  );
+  const body: Record<string, unknown> = {
+    ...target.body,
+    sql: CATALOG_SQL,
+    readOnly: true,
+    rowMode: 'object',
+  };
+  delete body.maxRows;
+  const answer = await postJson('api/query', body, target.headers);
   const results = answer.body.results;
   if (answer.status !== 200 || !Array.isArray(results)) throw new Error(errorOf(answer));
   const failed = results.find(
-    (result): result is { error: string } =>
-      typeof (result as { error?: unknown }).error === 'string',
+    (result): result is Record<string, unknown> =>
+      (result as { error?: unknown }).error !== undefined,
   );
-  if (failed) throw new Error(failed.error);
-  return catalogOf(rowsOf(results[0]), rowsOf(results[1]), rowsOf(results[2]));
+  if (failed) throw new Error(errorOf({ status: answer.status, body: failed }));
+  const catalog = catalogOf(
+    rowsOf(results[0]),
+    rowsOf(results[1]),
+    rowsOf(results[2]),
+    rowsOf(results[3]),
+  );
+  const truncated = catalogTruncation(results);
+  return truncated ? { ...catalog, truncated } : catalog;
 }
 
 export interface ExplainAnswer {
@@ -79,16 +117,41 @@ export interface ExplainAnswer {
   rolledBack: boolean;
 }
 
-/** Runs an EXPLAIN and reads its plan; throws with the database's message when it fails. */
-export async function fetchPlan(
-  target: RequestTarget,
-  request: ExplainRequest,
-): Promise<ExplainAnswer> {
+/** A plan's request under way: Cancel stops it as it stops a run (api.ts `cancelRequest`). */
+export interface PlanRequest {
+  done: Promise<ExplainAnswer>;
+  cancel(): Promise<void>;
+}
+
+/** Runs an EXPLAIN and reads its plan; `done` throws with the database's message when it fails. */
+export function fetchPlan(target: RequestTarget, request: ExplainRequest): PlanRequest {
   const body: Record<string, unknown> = { ...target.body, sql: request.sql, rowMode: 'array' };
   if (target.params !== undefined) body.params = target.params;
   if (request.readOnly) body.readOnly = true;
   if (request.dryRun) body.dryRun = true;
-  const answer = await postJson('api/query', body, target.headers);
+  const requestId = `console-${crypto.randomUUID()}`;
+  const aborter = new AbortController();
+  return {
+    done: readPlan(body, target.headers, requestId, aborter.signal),
+    async cancel() {
+      await cancelRequest(requestId, body, target.headers);
+      aborter.abort();
+    },
+  };
+}
+
+async function readPlan(
+  body: Record<string, unknown>,
+  headers: Record<string, string>,
+  requestId: string,
+  signal: AbortSignal,
+): Promise<ExplainAnswer> {
+  const answer = await postJson(
+    'api/query',
+    body,
+    { ...headers, 'x-request-id': requestId },
+    signal,
+  );
   if (answer.status !== 200) throw new Error(errorOf(answer));
   const value: unknown = (rowsOf(answer.body) as unknown as unknown[][])[0]?.[0];
   return { plan: planOf(value), rolledBack: answer.body.rolledBack === true };
@@ -100,6 +163,13 @@ export async function fetchPlan(
  */
 export class CatalogCache {
   private readonly catalogs = new Map<string, Promise<Catalog>>();
+  /** The connections whose catalog is being read. */
+  private readonly pending = new Map<string, Promise<Catalog>>();
+
+  /** Whether a read of the connection's catalog is under way. */
+  reading(target: RequestTarget): boolean {
+    return this.pending.has(target.key);
+  }
 
   /** The connection's catalog: the one kept, else a new read (`reload`: always a new read). */
   get(target: RequestTarget, reload = false): Promise<Catalog> {
@@ -107,6 +177,12 @@ export class CatalogCache {
     if (!catalog) {
       catalog = fetchCatalog(target);
       this.catalogs.set(target.key, catalog);
+      this.pending.set(target.key, catalog);
+      const read = catalog;
+      const settled = (): void => {
+        if (this.pending.get(target.key) === read) this.pending.delete(target.key);
+      };
+      read.then(settled, settled);
       // A failed read is not kept: the next look tries again.
       catalog.catch(() => {
         if (this.catalogs.get(target.key) === catalog) this.catalogs.delete(target.key);

@@ -10,6 +10,7 @@ import { button, download, h, tabList, toast } from './dom';
 import { SqlEditor, type RunText } from './editor';
 import { HistoryView } from './history-view';
 import { requestTarget } from './inspect-requests';
+import { unexplainable } from './plan';
 import { PlanView } from './plan-view';
 import {
   connectionLabel,
@@ -230,6 +231,14 @@ class ConsolePage {
       toast('There is no statement to explain');
       return;
     }
+    const title = analyze ? 'Explain analyze' : 'Explain';
+    const refused = unexplainable(statement);
+    if (refused) {
+      this.plan.showError(title, refused);
+      return;
+    }
+    const count = this.editor.statementsSelected();
+    const note = count > 1 ? `Explained the first of ${count} statements selected` : undefined;
     let target: ReturnType<typeof requestTarget>;
     try {
       target = requestTarget(this.connection.value(), this.connection.offered);
@@ -240,10 +249,12 @@ class ConsolePage {
       return;
     }
     this.explainButton.disabled = this.analyzeButton.disabled = true;
+    this.cancelButton.disabled = false;
     try {
-      await this.plan.explain(target, statement, analyze);
+      await this.plan.explain(target, statement, analyze, note);
     } finally {
       this.explainButton.disabled = this.analyzeButton.disabled = false;
+      this.cancelButton.disabled = !this.running;
     }
   }
 
@@ -318,14 +329,15 @@ class ConsolePage {
     this.results.show(run);
   }
 
+  /** Cancel stops the run under way, or the plan being made. */
   private async cancel(): Promise<void> {
     this.cancelButton.disabled = true;
-    await this.running?.cancel();
+    await Promise.all([this.running?.cancel(), this.plan.cancel()]);
   }
 
   private setRunning(running: boolean): void {
     this.runButton.disabled = running;
-    this.cancelButton.disabled = !running;
+    this.cancelButton.disabled = !running && !this.plan.isRunning();
     document.body.classList.toggle('is-running', running);
   }
 

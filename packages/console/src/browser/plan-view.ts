@@ -6,7 +6,15 @@
  */
 import { h } from './dom';
 import { explainRequest, formatMs, type Plan, type PlanNode } from './plan';
-import { fetchPlan, type ExplainAnswer, type RequestTarget } from './inspect-requests';
+import {
+  fetchPlan,
+  type ExplainAnswer,
+  type PlanRequest,
+  type RequestTarget,
+} from './inspect-requests';
+
+/** What the plan view says of a plan whose request Cancel or Close stopped. */
+export const PLAN_CANCELLED = 'Cancelled: the statement was stopped before its plan came back';
 
 export class PlanView {
   readonly element = h('section', {
@@ -14,18 +22,57 @@ export class PlanView {
     attrs: { 'aria-label': 'Plan', 'data-testid': 'plan-view', hidden: '' },
   });
 
-  /** Explains `statement` on `target` and shows its plan, or why there is none. */
-  async explain(target: RequestTarget, statement: string, analyze: boolean): Promise<void> {
+  /** The request under way, and whether Cancel or Close stopped it. */
+  private running: { request: PlanRequest; stopped: boolean } | undefined;
+
+  /**
+   * Explains `statement` on `target` and shows its plan, or why there is none; `note` says what
+   * was left out (the other statements of a selection).
+   */
+  async explain(
+    target: RequestTarget,
+    statement: string,
+    analyze: boolean,
+    note?: string,
+  ): Promise<void> {
     const title = analyze ? 'Explain analyze' : 'Explain';
     this.showLoading(title);
+    const running = {
+      request: fetchPlan(target, explainRequest(statement, analyze, target.readOnly)),
+      stopped: false,
+    };
+    this.running = running;
+    let shown: () => void;
     try {
-      this.showPlan(title, await fetchPlan(target, explainRequest(statement, analyze)));
+      const answer = await running.request.done;
+      shown = () => this.showPlan(title, answer, note);
     } catch (error) {
-      this.showError(title, (error as Error).message);
+      const message = running.stopped ? PLAN_CANCELLED : (error as Error).message;
+      shown = () => this.showError(title, message);
     }
+    // Closed, or another plan asked for since: this answer is not shown.
+    if (this.running !== running) return;
+    this.running = undefined;
+    shown();
   }
 
+  /** Whether a plan's request is under way. */
+  isRunning(): boolean {
+    return this.running !== undefined;
+  }
+
+  /** Stops the plan's request under way, as Cancel stops a run; the view says it was cancelled. */
+  async cancel(): Promise<void> {
+    const running = this.running;
+    if (!running || running.stopped) return;
+    running.stopped = true;
+    await running.request.cancel();
+  }
+
+  /** Closes the view; a plan still being made is cancelled (its statement stops). */
   hide(): void {
+    void this.cancel();
+    this.running = undefined;
     this.element.hidden = true;
     this.element.replaceChildren();
   }
@@ -46,18 +93,23 @@ export class PlanView {
     );
   }
 
-  showPlan(title: string, answer: ExplainAnswer): void {
+  showPlan(title: string, answer: ExplainAnswer, note?: string): void {
     const { plan, rolledBack } = answer;
     this.element.hidden = false;
     this.element.replaceChildren(
       this.header(title),
+      ...(note
+        ? [h('p', { className: 'plan-note', attrs: { 'data-testid': 'plan-note' }, text: note })]
+        : []),
       h('p', { className: 'plan-summary', attrs: { 'data-testid': 'plan-summary' } }, [
         timings(plan),
         rolledBack
           ? h('strong', {
               className: 'plan-rolled-back',
               attrs: { 'data-testid': 'plan-rolled-back' },
-              text: 'The statement ran inside a transaction that was rolled back: nothing it wrote was kept.',
+              text:
+                'The statement ran inside a transaction that was rolled back: nothing it wrote was ' +
+                'kept, but sequence values it took (nextval, serial columns) are not given back.',
             })
           : null,
       ]),

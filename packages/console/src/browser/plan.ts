@@ -3,7 +3,7 @@
  * it shows from PostgreSQL's `EXPLAIN (FORMAT JSON …)` answer, with each node's exclusive time
  * (its own time, without its children's) and the nodes that took most of it marked. Pure: no DOM.
  */
-import { onlyReads } from './sql-text';
+import { onlyReads, wordsOf } from './sql-text';
 
 export interface ExplainRequest {
   sql: string;
@@ -16,10 +16,55 @@ export interface ExplainRequest {
   dryRun: boolean;
 }
 
-export function explainRequest(statement: string, analyze: boolean): ExplainRequest {
+/**
+ * `formReadOnly`: the form's Read only is ticked, so a statement that may write is sent read-only
+ * too, and PostgreSQL refuses it rather than running it in a rolled-back transaction.
+ */
+export function explainRequest(
+  statement: string,
+  analyze: boolean,
+  formReadOnly = false,
+): ExplainRequest {
   const options = analyze ? 'FORMAT JSON, ANALYZE, BUFFERS' : 'FORMAT JSON';
-  const writes = analyze && !onlyReads(statement);
+  const writes = analyze && !onlyReads(statement) && !formReadOnly;
   return { sql: `EXPLAIN (${options}) ${statement}`, readOnly: !writes, dryRun: writes };
+}
+
+/** The statements PostgreSQL's EXPLAIN takes, by their first word (CREATE only with AS). */
+const EXPLAINABLE = new Set([
+  'select',
+  'insert',
+  'update',
+  'delete',
+  'merge',
+  'values',
+  'table',
+  'with',
+  'execute',
+  'declare',
+]);
+
+/**
+ * Why `statement` cannot be explained, or undefined when EXPLAIN takes it: SELECT, INSERT, UPDATE,
+ * DELETE, MERGE, VALUES, TABLE, WITH, EXECUTE, DECLARE, and CREATE TABLE / CREATE MATERIALIZED
+ * VIEW … AS. Anything else (COMMIT, VACUUM, CREATE INDEX…) is refused before any request.
+ */
+export function unexplainable(statement: string): string | undefined {
+  const words = wordsOf(statement);
+  const first = words[0] ?? '';
+  if (EXPLAINABLE.has(first)) return undefined;
+  if (first === 'create' && words.includes('as')) {
+    const kind = words.slice(1, words.indexOf('as'));
+    const created = kind.filter((word) => !/^(global|local|temp|temporary|unlogged)$/.test(word));
+    if (created[0] === 'table' || (created[0] === 'materialized' && created[1] === 'view')) {
+      return undefined;
+    }
+  }
+  const name = first === '' ? 'this statement' : first.toUpperCase();
+  return (
+    `${name} cannot be explained: EXPLAIN takes SELECT, INSERT, UPDATE, DELETE, MERGE, VALUES, ` +
+    'TABLE, WITH, EXECUTE, DECLARE, and CREATE TABLE or CREATE MATERIALIZED VIEW … AS'
+  );
 }
 
 export interface PlanNode {

@@ -201,7 +201,11 @@ export class ResultsView {
     if (statement.state === 'running') parts.push('receiving…');
     if (statement.state === 'incomplete')
       parts.push('the answer stopped before this statement ended');
-    const hasRows = statement.fields.length > 0 && statement.state !== 'running';
+    // A cancelled statement's rows are partial: nothing to export.
+    const hasRows =
+      statement.fields.length > 0 &&
+      statement.state !== 'running' &&
+      statement.state !== 'cancelled';
     return h('div', { className: 'statement-meta' }, [
       h('span', { text: parts.join(' · '), attrs: { 'data-testid': 'statement-meta' } }),
       hasRows &&

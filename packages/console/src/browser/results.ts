@@ -317,6 +317,20 @@ export function transactionOutcome(outcome: RunOutcome): string | undefined {
   return undefined;
 }
 
+/**
+ * After Cancel, the statement that was running when the answer stopped is the one the cancel
+ * stopped: it reads Cancelled, with PostgreSQL's 57014 when the answer had it, else the code the
+ * run's cancel gave (sqlgate's REQUEST_CANCELLED, or none).
+ */
+export function cancelUnfinished(run: RunResult): void {
+  const outcome = run.outcome.error;
+  for (const statement of run.statements) {
+    if (statement.state !== 'running') continue;
+    statement.state = 'cancelled';
+    statement.error = outcome ?? { message: 'Stopped by Cancel before it ended' };
+  }
+}
+
 /** Marks the statements that never got their end when the answer stopped (cancelled, cut). */
 export function closeUnfinished(run: RunResult): void {
   for (const statement of run.statements) {

@@ -152,7 +152,7 @@ export function importedQueries(text: string): { queries: SavedQuery[] } | { err
         ? 'needs a name, a folder and sql, each a text'
         : nameProblem(query.name, query.folder);
     if (query === undefined || problem !== undefined) {
-      return { error: `Entry ${position + 1} ${problem ?? ''}: nothing was imported` };
+      return { error: `Entry ${position + 1}: ${problem ?? ''}, so nothing was imported` };
     }
     const earlier = read.findIndex((other) => sameQuery(other, query));
     if (earlier >= 0) {

@@ -19,6 +19,7 @@ import {
   type SavedQuery,
 } from './saved-queries';
 import type { ConsoleStorage } from './storage';
+import { visibleName } from './visible-text';
 
 export interface SavedViewActions {
   /** The editor's text now. */
@@ -177,7 +178,7 @@ export class SavedView {
     this.list.replaceChildren(
       ...groups.map(({ folder, queries }) =>
         h('section', { className: 'saved-folder', attrs: { 'data-folder': folder } }, [
-          h('h3', { text: folder === '' ? 'No folder' : folder }),
+          h('h3', { text: folder === '' ? 'No folder' : visibleName(folder) }),
           h(
             'ul',
             {},
@@ -194,7 +195,7 @@ export class SavedView {
   private entry(query: SavedQuery): HTMLElement {
     const item = h('li', { className: 'saved-query', attrs: { 'data-name': query.name } });
     item.append(
-      h('div', { className: 'saved-query-name', text: query.name }),
+      h('div', { className: 'saved-query-name', text: visibleName(query.name) }),
       h('pre', {
         className: 'history-sql',
         text: query.sql.length > 2000 ? `${query.sql.slice(0, 2000)}…` : query.sql,

@@ -17,6 +17,7 @@ import {
   type CatalogSchema,
 } from './catalog';
 import { CatalogCache, type RequestTarget } from './inspect-requests';
+import { visibleName } from './visible-text';
 import { changesCatalog } from './sql-text';
 
 const OPEN_KEY = 'sqlgate.console.schemaPanel';
@@ -41,6 +42,14 @@ const GROUPS: { title: string; kinds: CatalogRelation['kind'][] }[] = [
   { title: 'Materialized views', kinds: ['materialized view'] },
   { title: 'Foreign tables', kinds: ['foreign table'] },
 ];
+
+/** What the status adds when a limit cut the catalog: the list is partial. */
+function truncationText(catalog: Catalog): string {
+  const cut = catalog.truncated;
+  if (!cut) return '';
+  const limit = cut.by === 'bytes' ? 'a size limit' : 'a row limit';
+  return ` · partial: the catalog was cut at ${plural(cut.rows, 'row')} by ${limit}`;
+}
 
 export class SchemaView {
   readonly element: HTMLElement;
@@ -70,7 +79,7 @@ export class SchemaView {
     const refresh = h('button', {
       text: 'Refresh',
       attrs: { type: 'button', 'data-testid': 'schema-refresh' },
-      on: { click: () => void this.load(true) },
+      on: { click: () => this.refresh() },
     });
     this.element = h('aside', { className: 'schema-panel', attrs: { 'aria-label': 'Schema' } }, [
       h('div', { className: 'schema-head' }, [this.toggle, this.search, refresh]),
@@ -115,6 +124,16 @@ export class SchemaView {
     } catch {
       return null;
     }
+  }
+
+  /**
+   * Refresh: reads the catalog again, unless a read of this connection is under way (its answer
+   * is as new, and each read counts against a key's rate limit).
+   */
+  private refresh(): void {
+    const target = this.targetOrNull();
+    if (target && this.cache.reading(target)) return;
+    void this.load(true);
   }
 
   /** Shows the current connection's catalog, read again when `reload`. */
@@ -166,11 +185,12 @@ export class SchemaView {
     const shown = filterCatalog(this.catalog, this.search.value);
     const relations = shown.schemas.reduce((sum, schema) => sum + schema.relations.length, 0);
     this.status.textContent =
-      shown.schemas.length === 0
+      (shown.schemas.length === 0
         ? filtering
           ? 'Nothing matches'
-          : 'No schema of its own in this database'
-        : `${plural(shown.schemas.length, 'schema')}, ${plural(relations, 'relation')}`;
+          : 'No schema in this database'
+        : `${plural(shown.schemas.length, 'schema')}, ${plural(relations, 'relation')}`) +
+      truncationText(this.catalog);
     for (const schema of shown.schemas) {
       this.tree.append(this.schemaNode(this.catalog, schema, filtering));
     }
@@ -276,8 +296,8 @@ export class SchemaView {
   private nameButton(name: string, sql: string): HTMLElement {
     const button = h('button', {
       className: 'schema-name',
-      text: name,
-      attrs: { type: 'button', title: `Insert ${sql}` },
+      text: visibleName(name),
+      attrs: { type: 'button', title: `Insert ${visibleName(sql)}` },
     });
     button.addEventListener('click', (event) => {
       // Inside a summary: writing the name must not also open or close the list.
@@ -311,8 +331,8 @@ function columnList(relation: CatalogRelation, insert: (text: string) => void): 
     relation.columns.map((column) => {
       const name = h('button', {
         className: 'schema-name',
-        text: column.name,
-        attrs: { type: 'button', title: `Insert ${column.sql}` },
+        text: visibleName(column.name),
+        attrs: { type: 'button', title: `Insert ${visibleName(column.sql)}` },
         on: { click: () => insert(column.sql) },
       });
       return h('li', { className: 'schema-column', attrs: { 'data-column': column.name } }, [
@@ -323,7 +343,7 @@ function columnList(relation: CatalogRelation, insert: (text: string) => void): 
           ? h('span', { className: 'schema-badge', text: 'NOT NULL' })
           : null,
         ...column.references.map((target) =>
-          h('span', { className: 'schema-badge fk', text: `→ ${target}` }),
+          h('span', { className: 'schema-badge fk', text: `→ ${visibleName(target)}` }),
         ),
         column.default === null
           ? null
@@ -339,10 +359,13 @@ function indexList(relation: CatalogRelation): HTMLElement | null {
     'ul',
     { className: 'schema-indexes' },
     relation.indexes.map((index) =>
-      h('li', { className: 'schema-index', attrs: { title: index.definition } }, [
-        h('span', { className: 'schema-index-name', text: index.name }),
+      h('li', { className: 'schema-index', attrs: { title: visibleName(index.definition) } }, [
+        h('span', { className: 'schema-index-name', text: visibleName(index.name) }),
         // `CREATE [UNIQUE] INDEX name ON table USING btree (id)`: the method and the keys say most.
-        h('span', { className: 'schema-type', text: index.definition.replace(/^.*? USING /, '') }),
+        h('span', {
+          className: 'schema-type',
+          text: visibleName(index.definition.replace(/^.*? USING /, '')),
+        }),
       ]),
     ),
   );

@@ -15,11 +15,15 @@ export function encodeSql(sql: string): string {
   return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
-/** The SQL of a base64url text, or undefined when it is not base64url of UTF-8. */
+/**
+ * The SQL of a base64url text, or undefined when it is not base64 of UTF-8. Links are made in
+ * base64url without padding, but standard base64 (`+`, `/`, `=` padding), as other tools write
+ * it, is read too.
+ */
 export function decodeSql(text: string): string | undefined {
-  if (!/^[A-Za-z0-9_-]*$/.test(text)) return undefined;
+  if (!/^[A-Za-z0-9_+/-]*={0,2}$/.test(text)) return undefined;
   try {
-    const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/'));
+    const binary = atob(text.replace(/=+$/, '').replace(/-/g, '+').replace(/_/g, '/'));
     const bytes = Uint8Array.from(binary, (character) => character.charCodeAt(0));
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
@@ -52,8 +56,9 @@ export function shareLink(
  */
 export function sqlOfFragment(hash: string): { sql: string } | { error: string } | undefined {
   const parameters = new URLSearchParams(hash.startsWith('#') ? hash.slice(1) : hash);
-  const encoded = parameters.get(SQL_PARAMETER);
-  if (encoded === null) return undefined;
+  // URLSearchParams reads a `+` as a space: standard base64's `+` comes back as itself.
+  const encoded = parameters.get(SQL_PARAMETER)?.replace(/ /g, '+');
+  if (encoded === undefined) return undefined;
   const sql = decodeSql(encoded);
   return sql === undefined
     ? { error: 'The link’s SQL could not be read: it was cut or changed' }

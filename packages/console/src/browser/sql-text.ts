@@ -113,6 +113,11 @@ export function statementAt(text: string, from: number, to: number): string | un
   return [...spans].reverse().find((span) => span.to <= from)?.text ?? spans[0]?.text;
 }
 
+/** How many statements the selection holds (1 without a selection): Explain explains the first. */
+export function statementsSelected(text: string, from: number, to: number): number {
+  return to > from ? splitStatements(text.slice(from, to)).length : 1;
+}
+
 /** The text with comments and quoted parts replaced by spaces: what is left is keywords and names. */
 export function codeOf(text: string): string {
   let out = '';
@@ -128,7 +133,7 @@ export function codeOf(text: string): string {
 }
 
 /** The words of a statement's code, lower case. */
-function wordsOf(statement: string): string[] {
+export function wordsOf(statement: string): string[] {
   return (
     codeOf(statement)
       .toLowerCase()
