@@ -47,6 +47,8 @@ export interface ForwardedAnswer {
   status: number;
   json: string;
   serverTiming: string | null;
+  consistencyToken: string | null;
+  retryAfterSeconds: number | null;
 }
 
 /** The other workers of WORKERS=n, for sessions this one does not hold. */
@@ -136,8 +138,7 @@ export function sessionHandlers(
       return true;
     }
     if (answer === undefined) return false;
-    const { serverTiming, ...rest } = answer;
-    writeRendered(res, logger, serverTiming === null ? rest : { ...rest, serverTiming });
+    writeRendered(res, logger, renderedOf(answer));
     if (operation === 'query') giveUpWhenStalled(res, answerStallMs);
     return true;
   };
@@ -178,5 +179,20 @@ export function sessionHandlers(
       const sessionId = String(req.params.sessionId ?? '');
       writeRendered(res, logger, renderServiceAnswer(await service.closeSession(sessionId)));
     },
+  };
+}
+
+/** A forwarded answer as the worker that ran it rendered it: its nulls are headers it had not. */
+function renderedOf({
+  serverTiming,
+  consistencyToken,
+  retryAfterSeconds,
+  ...rest
+}: ForwardedAnswer): RenderedAnswer {
+  return {
+    ...rest,
+    ...(serverTiming === null ? {} : { serverTiming }),
+    ...(consistencyToken === null ? {} : { consistencyToken }),
+    ...(retryAfterSeconds === null ? {} : { retryAfterSeconds }),
   };
 }

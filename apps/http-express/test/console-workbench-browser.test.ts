@@ -89,6 +89,19 @@ function type(text: string): Promise<void> {
   return replaceEditorText(page, text);
 }
 
+/** Runs `text` and waits until PostgreSQL runs its statement that holds `marker`. */
+async function runUntilActive(text: string, marker: string): Promise<void> {
+  await type(text);
+  await page.keyboard.press('Control+Enter');
+  await eventually(async () => {
+    const running = await sql(
+      "SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1 AND pid <> pg_backend_pid()",
+      [`%${marker}%`],
+    );
+    expect(running).toHaveLength(1);
+  });
+}
+
 async function waitForRunEnd(): Promise<string> {
   await page.waitForFunction(() => !document.body.classList.contains('is-running'));
   return (await page.textContent('[data-testid=run-summary]')) ?? '';
@@ -310,15 +323,7 @@ it(
   async () => {
     await useTestDatabase();
     const marker = `workbench_cancel_${Date.now()}`;
-    await type(`SELECT pg_sleep(30) AS ${marker}`);
-    await page.keyboard.press('Control+Enter');
-    await eventually(async () => {
-      const running = await sql(
-        "SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1 AND pid <> pg_backend_pid()",
-        [`%${marker}%`],
-      );
-      expect(running).toHaveLength(1);
-    });
+    await runUntilActive(`SELECT pg_sleep(30) AS ${marker}`, marker);
     await page.getByRole('button', { name: 'Cancel', exact: true }).click();
     const summary = await waitForRunEnd();
     expect(summary).toMatch(/^Cancelled · 57014: canceling statement due to user request/);
@@ -342,15 +347,7 @@ it(
   async () => {
     await useTestDatabase();
     const marker = `workbench_script_cancel_${Date.now()}`;
-    await type(`SELECT 1 AS a; SELECT pg_sleep(30) AS ${marker}; SELECT 3 AS c;`);
-    await page.keyboard.press('Control+Enter');
-    await eventually(async () => {
-      const running = await sql(
-        "SELECT 1 FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1 AND pid <> pg_backend_pid()",
-        [`%${marker}%`],
-      );
-      expect(running).toHaveLength(1);
-    });
+    await runUntilActive(`SELECT 1 AS a; SELECT pg_sleep(30) AS ${marker}; SELECT 3 AS c;`, marker);
     await page.getByRole('button', { name: 'Cancel', exact: true }).click();
     expect(await waitForRunEnd()).toMatch(/^Cancelled/);
     const tab = await page.getAttribute('.results [role=tab][aria-selected=true]', 'class');

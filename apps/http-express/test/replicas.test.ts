@@ -20,7 +20,7 @@ import {
 } from '@sqlgate/testing';
 import { parseAccessConfig } from '../src/access/config-file';
 import { startServer, type RunningServer } from '../src/server';
-import { rawExchange } from './raw-http';
+import { rawExchange, rawRequest } from './raw-http';
 import { startSqlgateProcess } from './sqlgate-process';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -506,6 +506,25 @@ test('with WORKERS=2, each worker routes to the replica and /metrics shows their
       );
       expect(text).toMatch(/sqlgate_replica_lag_seconds\{connection="app",replica="0"\} /);
     });
+    // A session's writes carry their token whichever worker the request reaches (each request on
+    // a connection of its own: the workers take connections in turn).
+    const opened = await fetch(`${workers.url}/api/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+      body: JSON.stringify({ connection: 'app' }),
+    });
+    const { sessionId } = (await opened.json()) as { sessionId: string };
+    for (let i = 0; i < 4; i += 1) {
+      const write = await rawRequest({
+        port: Number(new URL(workers.url).port),
+        method: 'POST',
+        path: `/api/sessions/${sessionId}/query`,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ sql: `INSERT INTO ${TABLE} VALUES (12)` }),
+      });
+      expect(write.status).toBe(200);
+      expect(write.headers['sqlgate-consistency-token']).toMatch(/^[A-Za-z0-9_-]+$/);
+    }
   } finally {
     await workers.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -146,7 +146,14 @@ const sessionRequest = objectOf({
 export type SessionRequest = Guarded<typeof sessionRequest>;
 
 /** An answer made by the worker that ran the request (RenderedAnswer, a defect's made a 500). */
-const sessionAnswer = objectOf({ status: count, json: text, serverTiming: nullable(text) });
+const sessionAnswer = objectOf({
+  status: count,
+  json: text,
+  serverTiming: nullable(text),
+  /** Its headers beside Server-Timing: a write's token, and a rate refusal's Retry-After. */
+  consistencyToken: nullable(text),
+  retryAfterSeconds: nullable(count),
+});
 
 export type SessionAnswer = Guarded<typeof sessionAnswer>;
 

@@ -119,9 +119,16 @@ export class WorkerRouting implements CancelDesk, SessionsElsewhere {
         return {
           ...internalErrorAnswer(this.logger, requestId, rendered.internal),
           serverTiming: null,
+          consistencyToken: null,
+          retryAfterSeconds: null,
         };
       }
-      return { ...rendered, serverTiming: rendered.serverTiming ?? null };
+      return {
+        ...rendered,
+        serverTiming: rendered.serverTiming ?? null,
+        consistencyToken: rendered.consistencyToken ?? null,
+        retryAfterSeconds: rendered.retryAfterSeconds ?? null,
+      };
     } finally {
       this.running.delete(request.forwardId);
     }
