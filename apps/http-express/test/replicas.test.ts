@@ -316,6 +316,14 @@ test("a consistency wait ends for a token the primary never reached, at the requ
     expect(
       await ask({ sql, timeoutMs: 500 }, { 'sqlgate-consistency-token': token }),
     ).toMatchObject({ status: 200, body: { rows: [{ standby: false }], servedBy: 'primary' } });
+    // The wait spent the request's time: the statement after it has what is left, not all of it
+    // (0.3 s would fit in 800 ms; it does not fit after waiting them).
+    expect(
+      await ask(
+        { sql: 'SELECT pg_sleep(0.3)', timeoutMs: 800 },
+        { 'sqlgate-consistency-token': token },
+      ),
+    ).toMatchObject({ status: 504 });
     const waiting = ask({ sql }, { 'sqlgate-consistency-token': token, 'x-request-id': 'waits-1' });
     await eventually(async () => {
       const cancel = await fetch(`${patient.url}/api/requests/waits-1/cancel`, {

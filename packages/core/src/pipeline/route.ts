@@ -46,16 +46,33 @@ export async function routeRequest(
     stopped: () => signal?.aborted === true || run.registered?.cancelled === true,
   });
   if (routed === undefined) return prepared;
-  const route = routed instanceof Promise ? await routed : routed;
+  const waited = routed instanceof Promise;
+  const route = waited ? await routed : routed;
   run.route = {
     servedBy: route.servedBy,
     primary: target,
     mayHaveWritten: !requestIsReadOnly(request) && statements.some(mayWrite),
     tokenBearing: consistencyToken !== undefined,
   };
-  if (route.servedBy === 'primary') return prepared;
+  // A consistency wait spends the request's timeoutMs like its statements do.
+  const timed = waited ? withTimeLeft(run, prepared) : prepared;
+  if (route.servedBy === 'primary') return timed;
   run.target = route.target;
-  return { ...prepared, target: route.target, scopeTarget: target };
+  return { ...timed, target: route.target, scopeTarget: target };
+}
+
+/**
+ * The request with what is left of its timeoutMs since it began: a consistency wait, or a read a
+ * replica refused, has spent part of it, and the caller's bound is for the whole request. At least
+ * 1 ms, so that a request out of time fails as one that timed out.
+ */
+function withTimeLeft(run: RequestRun, prepared: PreparedRequest): PreparedRequest {
+  const { timeoutMs } = prepared.request.options;
+  if (timeoutMs === undefined) return prepared;
+  const left = Math.max(1, Math.floor(timeoutMs - (run.parts.clock.now() - run.started)));
+  if (left >= timeoutMs) return prepared;
+  const options = { ...prepared.request.options, timeoutMs: left };
+  return { ...prepared, request: { ...prepared.request, options } };
 }
 
 /** A READ ONLY transaction (readOnly, dryRun, reads-only credentials) writes nothing. */
@@ -124,7 +141,7 @@ export function rerunOnPrimary(
   run.rowStream?.close();
   route.servedBy = 'primary';
   run.target = route.primary;
-  const { scopeTarget: _replicaScope, ...rest } = prepared;
+  const { scopeTarget: _replicaScope, ...rest } = withTimeLeft(run, prepared);
   return { ...rest, target: route.primary };
 }
 
