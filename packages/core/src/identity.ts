@@ -3,13 +3,13 @@
  * settings that make its transaction, or its session, run as that role with its claims.
  */
 import { codedError, DatabaseError, ErrorCodes, RequestError } from './errors';
+import { createsTable } from './parser/creates-table';
 import { roleChangeIn } from './parser/role-guard';
 import type { ParsedStatement } from './parser/types';
 import type { CacheScope, Connection } from './ports/connections';
 import type { PortFailure } from './ports/settled';
 import { UNLIMITED_ROWS, type QueryOptions, type RequestIdentity } from './request';
 import { StatementContext } from './parser/statement-context';
-import { fieldsOf, walkTree } from './parser/tree';
 
 /** What `may: 'write'` runs besides reads: statements that read or change rows, never DDL. */
 const DATA_STATEMENTS = new Set([
@@ -90,24 +90,6 @@ function changesRowsOnly(statement: ParsedStatement): boolean {
   const { statementClass, keyword } = statement;
   if (statementClass === 'transaction-control') return true;
   return statementClass === 'write' && DATA_STATEMENTS.has(keyword) && !createsTable(statement);
-}
-
-/** `SELECT ... INTO`, anywhere in the statement (a CTE, EXPLAIN ANALYZE): it creates a table. */
-function createsTable(statement: ParsedStatement): boolean {
-  const tree = new StatementContext(statement.text).syntaxTree();
-  if (tree === null) return true;
-  let found = false;
-  try {
-    walkTree(tree, (key, fields) => {
-      if (key === 'SelectStmt' && fieldsOf(fields, 'intoClause') !== null) found = true;
-      return !found;
-    });
-  } catch (error) {
-    // A tree nested deeper than the stack is taken to create one: its reach is unknown.
-    if (error instanceof RangeError) return true;
-    throw error;
-  }
-  return found;
 }
 
 /**

@@ -139,10 +139,14 @@ describe('refuseBeyondIdentity', () => {
       'SELECT * INTO TABLE pg_temp.x FROM t',
       'WITH a AS (SELECT 1) SELECT * INTO y FROM a',
       'EXPLAIN ANALYZE SELECT * INTO z FROM t',
+      // EXPLAIN ANALYZE runs these, and PostgreSQL keeps their table even when READ ONLY.
+      'EXPLAIN ANALYZE CREATE TABLE x AS SELECT 1',
+      'EXPLAIN (ANALYZE) CREATE MATERIALIZED VIEW m AS SELECT 1',
     ]) {
       expect(refusal(sql, write)).toMatchObject({ code: 'FORBIDDEN' });
     }
     expect(refusal('SELECT * FROM t FOR UPDATE', write)).toBeUndefined();
+    expect(refusal('EXPLAIN ANALYZE INSERT INTO t VALUES (1)', write)).toBeUndefined();
   });
 
   it('refuses a way out of the role whatever the credentials may run, naming the statement', () => {

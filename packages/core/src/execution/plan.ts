@@ -3,6 +3,7 @@
  * the request options, so every rule is unit-testable without a database.
  */
 import { ErrorCodes, RequestError } from '../errors';
+import { createsTable } from '../parser/creates-table';
 import type { ParsedStatement } from '../parser/types';
 import type { IsolationLevel, QueryOptions, RequestIdentity } from '../request';
 import { withFields } from '../with-fields';
@@ -77,6 +78,26 @@ function rejectOutsideTransaction(
   }
 }
 
+/**
+ * EXPLAIN ANALYZE of CREATE TABLE ... AS (or a materialized view, or SELECT ... INTO) creates the
+ * table even in the READ ONLY transaction `readOnly` opens (parser/creates-table.ts).
+ */
+function refuseExplainedTableCreation(statements: readonly ParsedStatement[]): void {
+  const offending = statements.find(
+    (statement) =>
+      statement.keyword === 'EXPLAIN' &&
+      statement.statementClass !== 'read' &&
+      createsTable(statement),
+  );
+  if (offending) {
+    throw new RequestError(
+      ErrorCodes.INVALID_REQUEST,
+      `'readOnly' cannot be combined with EXPLAIN ANALYZE of a statement that creates a table (statement ${offending.index}): PostgreSQL would create it even in a read-only transaction`,
+      { statementIndex: offending.index },
+    );
+  }
+}
+
 function rejectIncompatibleOptions(
   statements: readonly ParsedStatement[],
   options: QueryOptions,
@@ -87,6 +108,7 @@ function rejectIncompatibleOptions(
       "'params' can only be used with exactly one statement",
     );
   }
+  if (options.readOnly) refuseExplainedTableCreation(statements);
   for (const [option, enabled] of [
     ['dryRun', options.dryRun],
     ['readOnly', options.readOnly],

@@ -1,4 +1,5 @@
 import { RequestError } from '../../src/errors';
+import { loadParser, parseSql } from '../../src/parser';
 import { planExecution } from '../../src/execution/plan';
 import { beginStatement } from '../../src/execution/transaction';
 import { defaults, script, statement } from './fixtures';
@@ -169,5 +170,25 @@ describe('planExecution', () => {
       ).transaction;
       expect(beginStatement(uncommitted)).toBe('BEGIN ISOLATION LEVEL READ UNCOMMITTED');
     });
+  });
+
+  it('refuses readOnly with EXPLAIN ANALYZE of a statement that creates a table, which READ ONLY does not stop', async () => {
+    await loadParser();
+    for (const sql of [
+      'EXPLAIN ANALYZE CREATE TABLE x AS SELECT 1',
+      'EXPLAIN (ANALYZE, BUFFERS) CREATE MATERIALIZED VIEW m AS SELECT 1',
+      'EXPLAIN ANALYZE SELECT 1 INTO y',
+    ]) {
+      expect(() => planExecution(parseSql(sql), { ...defaults, readOnly: true })).toThrow(
+        /'readOnly' cannot be combined with EXPLAIN ANALYZE of a statement that creates a table/,
+      );
+      expect(() => planExecution(parseSql(sql), { ...defaults, dryRun: true })).not.toThrow();
+    }
+    expect(() =>
+      planExecution(parseSql('EXPLAIN CREATE TABLE x AS SELECT 1'), {
+        ...defaults,
+        readOnly: true,
+      }),
+    ).not.toThrow();
   });
 });
