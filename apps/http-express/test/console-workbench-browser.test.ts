@@ -357,6 +357,16 @@ it(
       'the answer stopped before this statement ended',
     );
     expect(await page.locator('[data-action=export-csv]').count()).toBe(0);
+
+    // The script's first statement stopped: sqlgate answers before any row, as JSON.
+    const first = `workbench_first_cancel_${Date.now()}`;
+    await runUntilActive(`SELECT pg_sleep(30) AS ${first}; SELECT 2 AS b;`, first);
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+    expect(await waitForRunEnd()).toMatch(/^Cancelled/);
+    const firstTab = await page.getAttribute('.results [role=tab][aria-selected=true]', 'class');
+    expect(firstTab).toContain('cancelled');
+    expect(firstTab).not.toContain('failed');
+    expect(await page.locator('.statement-error').count()).toBe(0);
   },
   TEST_TIMEOUT_MS,
 );

@@ -213,8 +213,11 @@ export const QUERY_CANCELED = '57014';
  * say `cancelled`. A 57014 of a run nobody cancelled (a statement timeout) stays a failure.
  */
 export function asCancelled(run: RunResult): void {
-  if (run.outcome.state !== 'failed' || run.outcome.error?.code !== QUERY_CANCELED) return;
-  run.outcome = { ...run.outcome, state: 'cancelled' };
+  if (run.outcome.state === 'failed' && run.outcome.error?.code === QUERY_CANCELED) {
+    run.outcome = { ...run.outcome, state: 'cancelled' };
+  }
+  // sqlgate may say the run was cancelled (REQUEST_CANCELLED) while its statement says 57014.
+  if (run.outcome.state !== 'cancelled') return;
   for (const statement of run.statements) {
     if (statement.state === 'failed' && statement.error?.code === QUERY_CANCELED) {
       statement.state = 'cancelled';
