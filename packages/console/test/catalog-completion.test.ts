@@ -11,7 +11,7 @@ import { EditorState } from '@codemirror/state';
 import { catalogOf } from '../src/browser/catalog';
 import { catalogNamespace, elsewhereCompletions } from '../src/browser/catalog-completion';
 import { sqlLanguage } from '../src/browser/schema-completion';
-import { sampleCatalog } from './catalog-fixture';
+import { FUNCTION_ROWS, KEY_ROWS, RELATION_ROWS, sampleCatalog } from './catalog-fixture';
 
 /** The completions offered at `|` in `text`, as Ctrl+Space asks for them. */
 async function completionsAt(text: string): Promise<Completion[]> {
@@ -89,4 +89,20 @@ it('leaves the default schema out of the qualified names', () => {
     'shop.recent',
     'shop.total',
   ]);
+});
+
+it('shows a name holding bidirectional formatting characters escaped, and inserts it as it is', () => {
+  const spoofing = {
+    ...RELATION_ROWS[1],
+    name: 'rep\u202Egpj.exe',
+    name_sql: '"rep\u202Egpj.exe"',
+  };
+  const catalog = catalogOf([...RELATION_ROWS, spoofing], KEY_ROWS, FUNCTION_ROWS);
+  const option = elsewhereCompletions(catalog).find((each) => each.label === 'rep\u202Egpj.exe');
+  expect(option).toMatchObject({
+    displayLabel: 'rep\\u202Egpj.exe',
+    apply: 'shop."rep\u202Egpj.exe"',
+  });
+  const plain = elsewhereCompletions(catalog).find((each) => each.label === 'totals');
+  expect(plain).not.toHaveProperty('displayLabel');
 });

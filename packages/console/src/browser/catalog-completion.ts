@@ -10,9 +10,12 @@
  * module needs no import of CodeMirror and is tested in Node. Pure: no DOM.
  */
 import type { Catalog, CatalogFunction, CatalogRelation } from './catalog';
+import { visibleName } from './visible-text';
 
 export interface NameCompletion {
   label: string;
+  /** The label as lists show names (visible-text.ts), when it differs. */
+  displayLabel?: string;
   type: string;
   detail?: string;
   apply?: string;
@@ -25,7 +28,20 @@ export type Namespace =
 
 /** The completion of `name` written as `sql`: `apply` only when the two differ. */
 function completion(name: string, sql: string, type: string, detail: string): NameCompletion {
-  return sql === name ? { label: name, type, detail } : { label: name, type, detail, apply: sql };
+  return withVisibleLabel(
+    sql === name ? { label: name, type, detail } : { label: name, type, detail, apply: sql },
+  );
+}
+
+/** A name holding bidirectional formatting characters is shown escaped, and inserted as it is. */
+function withVisibleLabel(option: NameCompletion): NameCompletion {
+  const shown = visibleName(option.label);
+  const detail = option.detail === undefined ? undefined : visibleName(option.detail);
+  return {
+    ...option,
+    ...(shown === option.label ? {} : { displayLabel: shown }),
+    ...(detail === undefined ? {} : { detail }),
+  };
 }
 
 /** lang-sql splits a namespace key at dots; a dot inside a name is escaped. */
@@ -80,22 +96,26 @@ export function elsewhereCompletions(catalog: Catalog): NameCompletion[] {
   for (const schema of catalog.schemas) {
     if (schema.name === catalog.defaultSchema) continue;
     for (const relation of schema.relations) {
-      options.push({
-        label: relation.name,
-        type: relationType(relation),
-        detail: `${schema.name} · ${relation.kind}`,
-        apply: relation.qualified,
-        boost: -1,
-      });
+      options.push(
+        withVisibleLabel({
+          label: relation.name,
+          type: relationType(relation),
+          detail: `${schema.name} · ${relation.kind}`,
+          apply: relation.qualified,
+          boost: -1,
+        }),
+      );
     }
     for (const fn of schema.functions) {
-      options.push({
-        label: fn.name,
-        type: 'function',
-        detail: `${schema.name} · ${functionDetail(fn)}`,
-        apply: fn.qualified,
-        boost: -1,
-      });
+      options.push(
+        withVisibleLabel({
+          label: fn.name,
+          type: 'function',
+          detail: `${schema.name} · ${functionDetail(fn)}`,
+          apply: fn.qualified,
+          boost: -1,
+        }),
+      );
     }
   }
   return options;

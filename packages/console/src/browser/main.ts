@@ -228,6 +228,7 @@ class ConsolePage {
   private async explain(analyze: boolean): Promise<void> {
     const statement = this.editor.statementToExplain();
     if (statement === undefined) {
+      this.plan.hide();
       toast('There is no statement to explain');
       return;
     }
