@@ -1,4 +1,4 @@
-import { catalogTruncation, errorOf } from '../src/browser/inspect-requests';
+import { catalogTruncation, errorOf, planBody } from '../src/browser/inspect-requests';
 
 describe('the errors of the console’s own requests', () => {
   it('show PostgreSQL’s code and message from a one-statement answer’s error object', () => {
@@ -34,5 +34,15 @@ describe('a catalog cut by a limit', () => {
     expect(
       catalogTruncation([{ rows: [] }, { rows: [{}], truncated: true, truncatedBy: 'bytes' }]),
     ).toEqual({ rows: 1, by: 'bytes' });
+  });
+});
+
+describe('a plan’s request', () => {
+  const target = { body: { host: 'h' }, headers: {}, params: [1], key: 'k', readOnly: false };
+  it('sends the form’s params with a statement that has placeholders, and only then', () => {
+    const explain = (sql: string) =>
+      planBody(target, { sql: `EXPLAIN (FORMAT JSON) ${sql}`, readOnly: true, dryRun: false });
+    expect(explain('SELECT * FROM t WHERE id = $1')).toMatchObject({ params: [1], readOnly: true });
+    expect(explain('SELECT * FROM t')).not.toHaveProperty('params');
   });
 });

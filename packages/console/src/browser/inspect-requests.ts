@@ -2,8 +2,9 @@
  * The requests the console makes on its own behalf, beside the user's runs: the catalog for the
  * schema browser and the completion, and plans. Both go to the same sqlgate with the connection
  * form's target and credentials (request-fields.ts), as JSON answers, never through the result
- * cache; only a plan takes the form's `params`. The catalog's queries are sent `readOnly`; a plan's request
- * says itself whether it is read-only or a dry run (plan.ts).
+ * cache; only a plan takes the form's `params`, when its statement has placeholders. The
+ * catalog's queries are sent `readOnly`; a plan's request says itself whether it is read-only or a
+ * dry run (plan.ts).
  */
 import { cancelRequest, postJson, type JsonAnswer } from './api';
 import { CATALOG_SQL, catalogOf, type Catalog } from './catalog';
@@ -123,12 +124,21 @@ export interface PlanRequest {
   cancel(): Promise<void>;
 }
 
-/** Runs an EXPLAIN and reads its plan; `done` throws with the database's message when it fails. */
-export function fetchPlan(target: RequestTarget, request: ExplainRequest): PlanRequest {
+/**
+ * The body of a plan's request. The form's params go only with a statement that has placeholders
+ * (`$1`): they belong to it, and sent with one without, PostgreSQL refuses the bind (08P01).
+ */
+export function planBody(target: RequestTarget, request: ExplainRequest): Record<string, unknown> {
   const body: Record<string, unknown> = { ...target.body, sql: request.sql, rowMode: 'array' };
-  if (target.params !== undefined) body.params = target.params;
+  if (target.params !== undefined && /\$[1-9]/.test(request.sql)) body.params = target.params;
   if (request.readOnly) body.readOnly = true;
   if (request.dryRun) body.dryRun = true;
+  return body;
+}
+
+/** Runs an EXPLAIN and reads its plan; `done` throws with the database's message when it fails. */
+export function fetchPlan(target: RequestTarget, request: ExplainRequest): PlanRequest {
+  const body = planBody(target, request);
   const requestId = `console-${crypto.randomUUID()}`;
   const aborter = new AbortController();
   return {
