@@ -10,6 +10,7 @@ import type { CacheScope, Connection } from './ports/connections';
 import type { PortFailure } from './ports/settled';
 import { UNLIMITED_ROWS, type QueryOptions, type RequestIdentity } from './request';
 import { StatementContext } from './parser/statement-context';
+import { fieldsOf } from './parser/tree';
 
 /** What `may: 'write'` runs besides reads: statements that read or change rows, never DDL. */
 const DATA_STATEMENTS = new Set([
@@ -89,7 +90,24 @@ function isRead(statement: ParsedStatement): boolean {
 function changesRowsOnly(statement: ParsedStatement): boolean {
   const { statementClass, keyword } = statement;
   if (statementClass === 'transaction-control') return true;
-  return statementClass === 'write' && DATA_STATEMENTS.has(keyword) && !createsTable(statement);
+  return (
+    statementClass === 'write' &&
+    DATA_STATEMENTS.has(keyword) &&
+    !createsTable(statement) &&
+    !copiesOnServer(statement)
+  );
+}
+
+/**
+ * `COPY ... TO` or `FROM` a server file or a program: it reads or writes the server's files or
+ * runs a command there (what the role may), not only rows. STDIN and STDOUT change rows only.
+ */
+function copiesOnServer(statement: ParsedStatement): boolean {
+  if (statement.keyword !== 'COPY') return false;
+  const tree = new StatementContext(statement.text).syntaxTree();
+  const copy = tree === null ? null : fieldsOf(tree, 'CopyStmt');
+  // Unreadable: its reach is unknown.
+  return copy === null || typeof copy['filename'] === 'string';
 }
 
 /**

@@ -128,6 +128,8 @@ describe('refuseBeyondIdentity', () => {
       'UPDATE t SET a = 2',
       'DELETE FROM t',
       'SELECT 1',
+      'COPY t FROM STDIN',
+      'COPY (SELECT 1) TO STDOUT',
     ]) {
       expect(refusal(sql, write)).toBeUndefined();
     }
@@ -142,6 +144,16 @@ describe('refuseBeyondIdentity', () => {
       // EXPLAIN ANALYZE runs these, and PostgreSQL keeps their table even when READ ONLY.
       'EXPLAIN ANALYZE CREATE TABLE x AS SELECT 1',
       'EXPLAIN (ANALYZE) CREATE MATERIALIZED VIEW m AS SELECT 1',
+      // A quoted option name, and the last of two ANALYZE options, as PostgreSQL reads them.
+      'EXPLAIN ("analyze") CREATE TABLE x AS SELECT 1',
+      'EXPLAIN (ANALYZE false, ANALYZE) SELECT 1 INTO y',
+      // INTO in a branch of a set operation.
+      'SELECT 1 INTO z UNION SELECT 2',
+      '(SELECT 1 INTO z) EXCEPT SELECT 2',
+      // A server file or program is more than rows.
+      'COPY t TO PROGRAM \'psql -c "CREATE TABLE x ()"\'',
+      "COPY t FROM '/etc/hostname'",
+      'WITH a AS (SELECT 1 AS b) SELECT * INTO z FROM a UNION ALL SELECT 2',
     ]) {
       expect(refusal(sql, write)).toMatchObject({ code: 'FORBIDDEN' });
     }

@@ -296,16 +296,23 @@ function classifyExplain(context: StatementContext, from: number, tree: TreeAcce
 /** `EXPLAIN (ANALYZE [boolean], ...)`: the value may be omitted, or true/on/1, or false/off/0. */
 function explainOptionsAnalyze(context: StatementContext, open: number): boolean {
   const close = context.skipParentheses(open) - 1;
+  let analyze = false;
   for (let i = open + 1; i < close; i++) {
-    const option = context.word(i);
+    // An option's name starts the list or follows a comma; it may be quoted ("analyze").
+    if (i !== open + 1 && !context.isChar(i - 1, ',')) continue;
+    const option = context.identifierName(i)?.toLowerCase();
     if (option !== 'analyze' && option !== 'analyse') continue;
-    if (i + 1 >= close || context.isChar(i + 1, ',')) return true;
+    // The last ANALYZE wins, as in PostgreSQL: `(ANALYZE false, ANALYZE)` runs the statement.
+    if (i + 1 >= close || context.isChar(i + 1, ',')) {
+      analyze = true;
+      continue;
+    }
     const text = context
       .tokenText(i + 1)
-      .replace(/'/g, '')
+      .replace(/['"]/g, '')
       .toLowerCase();
     // PostgreSQL rejects other values, so anything else fails before it runs anything.
-    return text !== 'false' && text !== 'off' && text !== '0';
+    analyze = text !== 'false' && text !== 'off' && text !== '0';
   }
-  return false;
+  return analyze;
 }

@@ -6,7 +6,7 @@
  * requests refuse it here (docs/decisions.md 12).
  */
 import { StatementContext } from './statement-context';
-import { fieldsOf, walkTree } from './tree';
+import { fieldsOf, isSelectNode, walkTree } from './tree';
 import type { ParsedStatement } from './types';
 
 export function createsTable(statement: ParsedStatement): boolean {
@@ -16,7 +16,7 @@ export function createsTable(statement: ParsedStatement): boolean {
   try {
     walkTree(tree, (key, fields) => {
       if (key === 'CreateTableAsStmt') found = true;
-      if (key === 'SelectStmt' && fieldsOf(fields, 'intoClause') !== null) found = true;
+      if (isSelectNode(key) && fieldsOf(fields, 'intoClause') !== null) found = true;
       return !found;
     });
   } catch (error) {

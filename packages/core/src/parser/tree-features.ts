@@ -1,6 +1,7 @@
 import type { FunctionCall, StatementFeatures } from './features';
 import {
   fieldsOf,
+  isSelectNode,
   listOf,
   nameParts,
   stringOf,
@@ -36,7 +37,7 @@ export function featuresFromTree(root: unknown): Omit<StatementFeatures, 'mentio
     else if (key === 'JsonFuncExpr') {
       const name = JSON_FUNCTION_CALLS[stringOf(fields, 'op') ?? ''];
       if (name !== undefined) features.calls.push({ name });
-    } else if (key === 'SelectStmt') {
+    } else if (isSelectNode(key)) {
       if (listOf(fields, 'lockingClause').length > 0) features.locksRows = true;
       const into = fieldsOf(fields, 'intoClause');
       if (into !== null) {

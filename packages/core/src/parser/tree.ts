@@ -64,6 +64,15 @@ export function nameParts(list: readonly unknown[]): string[] {
 }
 
 /**
+ * Whether a node `walkTree` visits is a SELECT: a wrapped `SelectStmt`, or the bare branches of a
+ * set operation (`larg`, `rarg` of UNION, INTERSECT, EXCEPT), which hold their own INTO and
+ * locking clauses.
+ */
+export function isSelectNode(key: string): boolean {
+  return key === 'SelectStmt' || key === 'larg' || key === 'rarg';
+}
+
+/**
  * Calls `visit(key, fields)` for every object in the tree, parents before children. `key` is the
  * node kind for wrapped nodes (`FuncCall`) or the field name for bare ones (`relation`).
  * `visit` returns false to skip the children of that object.

@@ -178,6 +178,9 @@ describe('planExecution', () => {
       'EXPLAIN ANALYZE CREATE TABLE x AS SELECT 1',
       'EXPLAIN (ANALYZE, BUFFERS) CREATE MATERIALIZED VIEW m AS SELECT 1',
       'EXPLAIN ANALYZE SELECT 1 INTO y',
+      'EXPLAIN ("analyze") CREATE TABLE x AS SELECT 1',
+      'EXPLAIN (ANALYZE off, ANALYZE on) SELECT 1 INTO y',
+      'EXPLAIN ANALYZE SELECT 1 INTO y UNION SELECT 2',
     ]) {
       expect(() => planExecution(parseSql(sql), { ...defaults, readOnly: true })).toThrow(
         /'readOnly' cannot be combined with EXPLAIN ANALYZE of a statement that creates a table/,

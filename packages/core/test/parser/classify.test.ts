@@ -75,6 +75,17 @@ const writes: Row[] = [
     'EXPLAIN (ANALYZE true) DELETE FROM t',
     'write',
   ],
+  ['EXPLAIN ("analyze") of a DELETE is a write', 'EXPLAIN ("analyze") DELETE FROM t', 'write'],
+  [
+    'EXPLAIN with two ANALYZE options: the last decides',
+    'EXPLAIN (ANALYZE false, ANALYZE) DELETE FROM t',
+    'write',
+  ],
+  [
+    'EXPLAIN with two ANALYZE options, the last false, is a read',
+    'EXPLAIN (ANALYZE, ANALYZE off) DELETE FROM t',
+    'read',
+  ],
   [
     'EXPLAIN ANALYZE of a SELECT calling a side-effect function is a write',
     "EXPLAIN ANALYZE SELECT nextval('s')",
