@@ -314,13 +314,13 @@ test("a consistency wait ends for a token the primary never reached, at the requ
     const write = await query('app', `INSERT INTO ${TABLE} VALUES (11)`);
     const token = write.token as string;
     expect(
-      await ask({ sql, timeoutMs: 500 }, { 'sqlgate-consistency-token': token }),
+      await ask({ sql, timeoutMs: 2000 }, { 'sqlgate-consistency-token': token }),
     ).toMatchObject({ status: 200, body: { rows: [{ standby: false }], servedBy: 'primary' } });
-    // The wait spent the request's time: the statement after it has what is left, not all of it
-    // (0.3 s would fit in 800 ms; it does not fit after waiting them).
+    // The wait spent half the request's time: the statement after it has what is left, not all of
+    // it (0.6 s would fit in 800 ms; it does not fit in what is left after waiting 400).
     expect(
       await ask(
-        { sql: 'SELECT pg_sleep(0.3)', timeoutMs: 800 },
+        { sql: 'SELECT pg_sleep(0.6)', timeoutMs: 800 },
         { 'sqlgate-consistency-token': token },
       ),
     ).toMatchObject({ status: 504 });

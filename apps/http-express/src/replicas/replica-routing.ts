@@ -130,8 +130,10 @@ class ReplicaRouting implements ReadRouting {
     if (!(await set.primaryHasReached(atLeast))) {
       return this.waited(set, target, undefined, 'primary');
     }
-    // The caller's timeoutMs bounds the wait too; a cancel or a caller gone ends it.
-    const deadline = Date.now() + Math.min(this.options.consistencyWaitMs, timeoutMs ?? Infinity);
+    // The wait spends the caller's timeoutMs: it takes at most half, so that the primary, which
+    // can always serve, has the rest. A cancel or a caller gone ends it.
+    const deadline =
+      Date.now() + Math.min(this.options.consistencyWaitMs, (timeoutMs ?? Infinity) / 2);
     const pollMs = this.options.consistencyPollMs ?? DEFAULT_CONSISTENCY_POLL_MS;
     // Only replicas that may serve at all are worth waiting for.
     while (
