@@ -23,6 +23,9 @@ export function keepHeadersAside(res: ServerResponse): void {
   (res as KeepingResponse)[KEPT] = {};
 }
 
+/** The header of a write's consistency token, in answers and requests (docs/decisions.md 13). */
+export const CONSISTENCY_TOKEN = 'Sqlgate-Consistency-Token';
+
 /**
  * Sets a header of the answer: kept aside on the direct path, `setHeader` anywhere else. Names are
  * written as the callers here spell them.

@@ -19,7 +19,7 @@ import {
   type QueryServiceResponse,
 } from '@sqlgate/core';
 import type { Logger } from 'pino';
-import { answerHeader, setAnswerHeader } from './answer-headers';
+import { answerHeader, CONSISTENCY_TOKEN, setAnswerHeader } from './answer-headers';
 import { giveUpWhenStalled } from './answer-stall';
 import {
   neonConnectionNameOf,
@@ -303,7 +303,7 @@ async function runNeonQuery(
     response.servedBy === undefined ? timing : `${timing}, served;desc=${response.servedBy}`,
   );
   if (response.consistencyToken !== undefined) {
-    setAnswerHeader(res, 'Sqlgate-Consistency-Token', response.consistencyToken);
+    setAnswerHeader(res, CONSISTENCY_TOKEN, response.consistencyToken);
   }
   writeJson(res, rendered.status, rendered.json);
   giveUpWhenStalled(res, answerStallMs);

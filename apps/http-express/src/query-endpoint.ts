@@ -21,7 +21,12 @@ import { streamFormatOf } from './stream-formats';
 import { observerOf } from './observability/request-observation';
 import { abortOnDisconnect } from './disconnect-signal';
 import { holdAsWritten, holdUntilClosed } from './held-answers';
-import { answerHeader, setAnswerHeader, writeAnswerHead } from './answer-headers';
+import {
+  answerHeader,
+  CONSISTENCY_TOKEN,
+  setAnswerHeader,
+  writeAnswerHead,
+} from './answer-headers';
 import { readQueryBody } from './contract';
 import { readAdmitted, type Access, type Admission } from './access/admission';
 
@@ -49,13 +54,14 @@ export function executeOptionsOf(res: ServerResponse): ExecuteOptions {
     ? { signal, observer, requestId, requestIdKnown, holdResult }
     : { signal, requestId, requestIdKnown, holdResult };
   // docs/decisions.md 13: read-your-writes on a connection with replicas.
-  const token = res.req.headers[CONSISTENCY_TOKEN_HEADER];
+  const token = res.req.headers[CONSISTENCY_TOKEN_REQUEST];
   if (typeof token === 'string' && token !== '') options.consistencyToken = token;
   return options;
 }
 
 /** The request and answer header carrying a consistency token (docs/interface.md), lower-cased. */
-export const CONSISTENCY_TOKEN_HEADER = 'sqlgate-consistency-token';
+/** How Node names the request header (lower case). */
+const CONSISTENCY_TOKEN_REQUEST = CONSISTENCY_TOKEN.toLowerCase();
 
 /** Whether the caller chose the request's id, and so may cancel it by that id from the start. */
 function requestIdKnownOf(
@@ -217,7 +223,7 @@ export function writeRendered(res: ServerResponse, logger: Logger, rendered: Ren
     setAnswerHeader(res, 'Retry-After', String(rendered.retryAfterSeconds));
   }
   if (rendered.consistencyToken !== undefined) {
-    setAnswerHeader(res, 'Sqlgate-Consistency-Token', rendered.consistencyToken);
+    setAnswerHeader(res, CONSISTENCY_TOKEN, rendered.consistencyToken);
   }
   if (rendered.json.length < WRITTEN_AS_BYTES_FROM) {
     writeJson(res, rendered.status, rendered.json);

@@ -11,7 +11,7 @@ import type { ServerResponse } from 'node:http';
 import type { QueryStream, StreamEvent, StreamRoute } from '@sqlgate/core';
 import type { Logger } from 'pino';
 import { csvText, ndjsonLines, STREAM_CONTENT_TYPES, type StreamFormat } from './stream-formats';
-import { answerHeader, writeAnswerHead } from './answer-headers';
+import { answerHeader, CONSISTENCY_TOKEN, writeAnswerHead } from './answer-headers';
 import { copyContentType } from './copy-media-types';
 import { cutAnswer, giveUpAnswer } from './cut-answers';
 import { streamOpened } from './server-v8-settings';
@@ -106,8 +106,6 @@ async function writeEvents(
   if (complete) res.end();
   else cutAnswer(res);
 }
-
-const CONSISTENCY_TOKEN = 'Sqlgate-Consistency-Token';
 
 /** Whether the answer can end with HTTP trailers: chunked, so HTTP/1.1 or later. */
 function sendsTrailers(res: ServerResponse): boolean {
